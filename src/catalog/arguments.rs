@@ -1,0 +1,91 @@
+//! The argument map: for each tool, where every argument goes on the wire.
+//!
+//! It is exact and reversible: each argument of the input schema has one binding, each
+//! binding one argument, and no two bindings share a location and wire name. The
+//! dispatcher builds requests from it; it never appears in a tool schema.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::spec::{Encoding, ParamLocation, Style};
+
+/// Where an argument travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Location {
+    Path,
+    Query,
+    Header,
+    Cookie,
+    /// One property of an object body whose properties are flattened into the arguments.
+    BodyField,
+    /// The whole request body, as the argument `body`.
+    Body,
+}
+
+impl From<ParamLocation> for Location {
+    fn from(location: ParamLocation) -> Self {
+        match location {
+            ParamLocation::Path => Location::Path,
+            ParamLocation::Query => Location::Query,
+            ParamLocation::Header => Location::Header,
+            ParamLocation::Cookie => Location::Cookie,
+        }
+    }
+}
+
+/// One argument's destination.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Binding {
+    /// The property name in the input schema.
+    pub argument: String,
+    pub location: Location,
+    /// The name on the wire (parameter or body property name); empty for a whole body.
+    pub wire_name: String,
+    pub style: Style,
+    pub explode: bool,
+    pub allow_reserved: bool,
+    /// Parameters declared with `content`: serialize the value in this media type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    pub required: bool,
+}
+
+/// How the request body is sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BodyPlan {
+    pub media_type: String,
+    pub required: bool,
+    /// True when the body's properties are individual arguments ([`Location::BodyField`]).
+    pub flattened: bool,
+    /// Per-property encoding of form and multipart bodies.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub encoding: BTreeMap<String, Encoding>,
+}
+
+/// Every argument of one tool, in input-schema order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ArgumentMap {
+    pub bindings: Vec<Binding>,
+}
+
+impl ArgumentMap {
+    pub fn get(&self, argument: &str) -> Option<&Binding> {
+        self.bindings.iter().find(|b| b.argument == argument)
+    }
+
+    /// The argument sent at `location` under `wire_name`: the reverse direction.
+    pub fn by_wire(&self, location: Location, wire_name: &str) -> Option<&Binding> {
+        self.bindings
+            .iter()
+            .find(|b| b.location == location && b.wire_name == wire_name)
+    }
+
+    /// Arguments whose name differs from their wire name, for `restmcp check`.
+    pub fn renamed(&self) -> impl Iterator<Item = &Binding> {
+        self.bindings
+            .iter()
+            .filter(|b| b.location != Location::Body && b.argument != b.wire_name)
+    }
+}

@@ -1,0 +1,157 @@
+//! The command line: `restmcp tools` and `restmcp check`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{Config, Overrides};
+use crate::load::{self, Loaded};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "restmcp",
+    version,
+    about = "Serve REST APIs described by OpenAPI as MCP tools"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Configuration file.
+    #[arg(
+        long,
+        short,
+        global = true,
+        env = "RESTMCP_CONFIG",
+        default_value = "config.toml"
+    )]
+    pub config: PathBuf,
+    /// Use this spec (file or URL) instead of the APIs in the configuration file.
+    #[arg(long, global = true)]
+    pub spec: Option<String>,
+    /// With --spec: the upstream base URL, overriding the spec's servers.
+    #[arg(long, global = true, requires = "spec")]
+    pub base_url: Option<String>,
+    /// Longest tool name (overrides tools.max_name_length).
+    #[arg(long, global = true)]
+    pub max_name_length: Option<usize>,
+    /// Longest tool description in characters, 0 for no limit.
+    #[arg(long, global = true)]
+    pub max_description_length: Option<usize>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the tools the configured APIs produce.
+    Tools {
+        /// Print the exact `tools/list` result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Report, per operation, how it was mapped or why it was skipped; exits non-zero if
+    /// any operation could not be mapped.
+    Check {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+impl GlobalArgs {
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            spec: self.spec.clone(),
+            base_url: self.base_url.clone(),
+            max_name_length: self.max_name_length,
+            max_description_length: self.max_description_length,
+        }
+    }
+}
+
+/// Runs the command line; errors become a message on stderr and exit code 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = Config::load(&cli.global.config, &cli.global.overrides())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let loaded = runtime.block_on(load::load(&config))?;
+    let mut stdout = std::io::stdout().lock();
+    match cli.command {
+        Command::Tools { json } => {
+            if json {
+                let list: serde_json::Value = serde_json::from_str(loaded.catalog.list_json())?;
+                serde_json::to_writer_pretty(&mut stdout, &list)?;
+                writeln!(stdout)?;
+            } else {
+                write!(stdout, "{}", render_tools(&loaded))?;
+            }
+            warn_skipped(&loaded);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { json } => {
+            if json {
+                serde_json::to_writer_pretty(&mut stdout, &loaded.report)?;
+                writeln!(stdout)?;
+            } else {
+                write!(stdout, "{}", loaded.report.render())?;
+            }
+            Ok(if loaded.report.skipped() > 0 {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
+fn render_tools(loaded: &Loaded) -> String {
+    let tools = loaded.catalog.tools();
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for tool in tools {
+        let summary = tool
+            .title
+            .clone()
+            .unwrap_or_else(|| tool.description.lines().next().unwrap_or("").to_string());
+        out.push_str(&format!(
+            "{:<width$}  {:<7} {}  {}\n",
+            tool.name, tool.route.method, tool.route.path, summary
+        ));
+    }
+    out.push_str(&format!(
+        "{} tools; tools/list is {} bytes ≈ {} tokens\n",
+        tools.len(),
+        loaded.report.list_bytes,
+        loaded.report.estimated_tokens()
+    ));
+    out
+}
+
+fn warn_skipped(loaded: &Loaded) {
+    let skipped = loaded.report.skipped();
+    if skipped > 0 {
+        eprintln!(
+            "warning: {skipped} operation(s) could not be mapped; run `restmcp check` for the reasons"
+        );
+    }
+}

@@ -1,0 +1,28 @@
+//! restmcp turns REST APIs described by OpenAPI into Model Context Protocol tools.
+//!
+//! Data flows one way through one module per stage:
+//!
+//! ```text
+//! config.toml + env + flags ─► config ─► spec ─► catalog ─► (dispatch, MCP transports)
+//! ```
+//!
+//! * [`config`] layers the TOML file, `RESTMCP_*` environment variables and flags into a
+//!   validated [`config::Config`].
+//! * [`spec`] reads Swagger 2.0 and OpenAPI 3.0/3.1 documents (JSON or YAML, files or URLs),
+//!   resolves `$ref`s across documents and normalizes every operation into one small model.
+//! * [`schema`] translates OpenAPI schemas into self-contained JSON Schema 2020-12.
+//! * [`catalog`] synthesizes one MCP tool per operation (name, description, input and output
+//!   schemas, annotations) and the argument map that says where each argument goes on the
+//!   wire.
+//! * [`load`] runs the stages above for a whole configuration; [`cli`] is the command line.
+//!
+//! Lower stages never import higher ones: `spec` knows nothing of tools, `catalog` nothing
+//! of transports. Start reading at [`load::load`], then [`catalog::build`].
+
+pub mod catalog;
+pub mod cli;
+pub mod config;
+pub mod http_client;
+pub mod load;
+pub mod schema;
+pub mod spec;

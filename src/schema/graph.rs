@@ -1,0 +1,255 @@
+//! The `$ref` graph of one API description, built lazily and shared by every tool's
+//! translation.
+//!
+//! Each distinct `$ref` target becomes a node holding its direct references. A tool's
+//! analysis is then a walk over edges instead of over JSON, which matters for specs like
+//! Stripe's where most operations reach most of the components: the JSON of each
+//! component is read once per API, not once per tool. Whether a node is recursive (can
+//! reach itself) is a property of the graph, computed once with Tarjan's algorithm over
+//! the nodes first reached together and cached.
+
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value};
+
+use crate::spec::{DocId, DocumentSet};
+
+/// Index of a `$ref` target in its [`RefGraph`].
+pub type NodeId = u32;
+
+/// One `$ref` target.
+#[derive(Debug)]
+pub struct Node<'d> {
+    pub doc: DocId,
+    pub value: &'d Value,
+    /// The decoded JSON pointer, for `$defs` names.
+    pub pointer: String,
+    /// Direct references, with multiplicity, in document order. `None` until first used.
+    edges: Option<Result<Vec<NodeId>, String>>,
+    recursive: Option<bool>,
+}
+
+/// All `$ref` targets of one document set reached so far.
+#[derive(Debug)]
+pub struct RefGraph<'d> {
+    docs: &'d DocumentSet,
+    nodes: Vec<Node<'d>>,
+    /// Per document: reference string as written → node (or the reason it does not resolve).
+    by_reference: Vec<FxHashMap<String, Result<NodeId, String>>>,
+    by_key: FxHashMap<(DocId, String), NodeId>,
+}
+
+impl<'d> RefGraph<'d> {
+    pub fn new(docs: &'d DocumentSet) -> Self {
+        RefGraph {
+            docs,
+            nodes: Vec::new(),
+            by_reference: (0..docs.len()).map(|_| FxHashMap::default()).collect(),
+            by_key: FxHashMap::default(),
+        }
+    }
+
+    pub fn docs(&self) -> &'d DocumentSet {
+        self.docs
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node<'d> {
+        &self.nodes[id as usize]
+    }
+
+    /// The node `reference` (written in document `doc`) points to. The error names the
+    /// target and the problem; callers add where the reference stood.
+    pub fn resolve(&mut self, doc: DocId, reference: &str) -> Result<NodeId, String> {
+        if let Some(found) = self.by_reference[doc].get(reference) {
+            return found.clone();
+        }
+        let docs = self.docs;
+        let result = match docs.resolve(doc, reference) {
+            Ok(resolved) => {
+                let key = docs.key(&resolved);
+                let id = match self.by_key.get(&(key.doc, key.pointer.clone())) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.nodes.len() as NodeId;
+                        self.nodes.push(Node {
+                            doc: resolved.doc,
+                            value: resolved.value,
+                            pointer: key.pointer.clone(),
+                            edges: None,
+                            recursive: None,
+                        });
+                        self.by_key.insert((key.doc, key.pointer), id);
+                        id
+                    }
+                };
+                Ok(id)
+            }
+            Err(e) => Err(format!("{}: {}", e.target, e.problem)),
+        };
+        self.by_reference[doc].insert(reference.to_string(), result.clone());
+        result
+    }
+
+    /// The direct references of a node, reading its JSON the first time.
+    pub fn edges(&mut self, id: NodeId) -> Result<&[NodeId], String> {
+        if self.nodes[id as usize].edges.is_none() {
+            let (doc, value) = {
+                let node = &self.nodes[id as usize];
+                (node.doc, node.value)
+            };
+            let edges = self.direct_references(doc, value);
+            self.nodes[id as usize].edges = Some(edges);
+        }
+        match &self.nodes[id as usize].edges {
+            Some(Ok(edges)) => Ok(edges),
+            Some(Err(problem)) => Err(problem.clone()),
+            None => Ok(&[]),
+        }
+    }
+
+    /// Every `$ref` directly inside `value` (not following them), as nodes.
+    pub fn direct_references(&mut self, doc: DocId, value: &Value) -> Result<Vec<NodeId>, String> {
+        let mut found = Vec::new();
+        let mut stack = vec![value];
+        while let Some(node) = stack.pop() {
+            let Value::Object(map) = node else { continue };
+            if let Some(Value::String(reference)) = map.get("$ref") {
+                let id = self.resolve(doc, reference).map_err(|problem| {
+                    format!(
+                        "$ref \"{reference}\" in {} → {problem}",
+                        self.docs.doc(doc).name
+                    )
+                })?;
+                found.push(id);
+            }
+            let before = stack.len();
+            stack.extend(subschemas(map));
+            // Keep document order: the stack pops in reverse.
+            stack[before..].reverse();
+        }
+        Ok(found)
+    }
+
+    /// Whether `id` can reach itself. Computes, for every node reachable from `id` whose
+    /// answer is not known yet, the strongly connected components (iterative Tarjan).
+    pub fn is_recursive(&mut self, id: NodeId) -> Result<bool, String> {
+        if let Some(known) = self.nodes[id as usize].recursive {
+            return Ok(known);
+        }
+        self.classify_from(id)?;
+        Ok(self.nodes[id as usize].recursive.unwrap_or(false))
+    }
+
+    fn classify_from(&mut self, start: NodeId) -> Result<(), String> {
+        #[derive(Clone, Copy)]
+        struct State {
+            index: u32,
+            low: u32,
+            on_stack: bool,
+        }
+        let mut state: FxHashMap<NodeId, State> = FxHashMap::default();
+        let mut scc_stack: Vec<NodeId> = Vec::new();
+        // (node, next edge position)
+        let mut call: Vec<(NodeId, usize)> = Vec::new();
+        let mut next_index = 0u32;
+        state.insert(
+            start,
+            State {
+                index: 0,
+                low: 0,
+                on_stack: true,
+            },
+        );
+        next_index += 1;
+        scc_stack.push(start);
+        call.push((start, 0));
+        while let Some(&(node, position)) = call.last() {
+            let edges_len = self.edges(node)?.len();
+            if position < edges_len {
+                let target = self.edges(node)?[position];
+                if let Some(top) = call.last_mut() {
+                    top.1 += 1;
+                }
+                if self.nodes[target as usize].recursive.is_some() {
+                    // Classified earlier: its component is closed, so it cannot lead back.
+                    continue;
+                }
+                match state.get(&target).copied() {
+                    None => {
+                        state.insert(
+                            target,
+                            State {
+                                index: next_index,
+                                low: next_index,
+                                on_stack: true,
+                            },
+                        );
+                        next_index += 1;
+                        scc_stack.push(target);
+                        call.push((target, 0));
+                    }
+                    Some(t) if t.on_stack => {
+                        let s = state.get_mut(&node).expect("visited");
+                        s.low = s.low.min(t.index);
+                    }
+                    Some(_) => {}
+                }
+                continue;
+            }
+            call.pop();
+            let s = state[&node];
+            if let Some(&(parent, _)) = call.last() {
+                let p = state.get_mut(&parent).expect("visited");
+                p.low = p.low.min(s.low);
+            }
+            if s.low == s.index {
+                let mut component = Vec::new();
+                while let Some(member) = scc_stack.pop() {
+                    if let Some(m) = state.get_mut(&member) {
+                        m.on_stack = false;
+                    }
+                    component.push(member);
+                    if member == node {
+                        break;
+                    }
+                }
+                let self_loop = component.len() == 1 && self.edges(node)?.contains(&node);
+                let recursive = component.len() > 1 || self_loop;
+                for member in component {
+                    self.nodes[member as usize].recursive = Some(recursive);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The subschemas of a schema object: the places where `$ref`s that matter can stand.
+/// (`example`, `default`, `enum` and extensions are data, never followed.)
+pub fn subschemas(map: &Map<String, Value>) -> impl Iterator<Item = &Value> {
+    map.iter().flat_map(|(key, value)| {
+        let children: Box<dyn Iterator<Item = &Value>> = match (key.as_str(), value) {
+            ("properties" | "patternProperties" | "dependentSchemas", Value::Object(children)) => {
+                Box::new(children.values())
+            }
+            ("allOf" | "anyOf" | "oneOf" | "prefixItems" | "items", Value::Array(children)) => {
+                Box::new(children.iter())
+            }
+            (
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "unevaluatedProperties"
+                | "unevaluatedItems"
+                | "contentSchema",
+                Value::Object(_),
+            ) => Box::new(std::iter::once(value)),
+            _ => Box::new(std::iter::empty()),
+        };
+        children
+    })
+}

@@ -1,0 +1,715 @@
+//! OpenAPI schemas → self-contained JSON Schema 2020-12.
+//!
+//! Every schema restmcp publishes must be valid 2020-12, contain no OpenAPI-only keyword
+//! (`nullable`, `discriminator`, `xml`, boolean `exclusiveMinimum`, `example`…) and no
+//! `$ref` that leaves it, because clients validate with stock JSON Schema libraries and
+//! some reject the whole `tools/list` over one bad schema.
+//!
+//! A [`Session`] translates all the schema pieces of one tool in one direction (its
+//! parameters and body for the input, a response for the output) in two passes:
+//! 1. *analysis* follows every `$ref`, counts how often each target is used and marks the
+//!    targets that are reachable from themselves (recursive);
+//! 2. *emission* inlines a target used once and not recursive, and puts the rest under
+//!    the tool's own `$defs` — so schemas stay as small as the original, readable where
+//!    possible, and finite where the API is recursive.
+//!
+//! Output schemas are lenient by design ([`Direction::Output`]): upstreams return data their
+//! specs do not quite promise, and a client that sees `structuredContent` contradict the
+//! `outputSchema` rejects the result. So validation-only keywords are dropped there and
+//! `oneOf` becomes `anyOf`.
+
+mod graph;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::{Map, Value, json};
+
+pub use graph::{NodeId, RefGraph};
+
+use crate::spec::{DocId, SchemaRef, SpecVersion};
+
+/// Which side of the call a schema describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Arguments: faithful to the spec, `readOnly` properties left out.
+    Input,
+    /// Results: lenient, `writeOnly` properties left out.
+    Output,
+}
+
+/// Depth beyond which a `$ref` is never inlined (it goes to `$defs`), which bounds the
+/// recursion of emission whatever the input.
+const MAX_INLINE_DEPTH: usize = 200;
+
+/// What the translation changed, for `restmcp check`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Notes {
+    /// OpenAPI-only or unknown keywords removed, with how often.
+    pub dropped: BTreeMap<String, usize>,
+    /// Values that were not valid where they stood, removed.
+    pub invalid: Vec<String>,
+}
+
+impl Notes {
+    fn drop_keyword(&mut self, keyword: &str) {
+        *self.dropped.entry(keyword.to_string()).or_default() += 1;
+    }
+
+    pub fn merge(&mut self, other: Notes) {
+        for (k, n) in other.dropped {
+            *self.dropped.entry(k).or_default() += n;
+        }
+        self.invalid.extend(other.invalid);
+    }
+}
+
+/// Translation of several schema pieces that end up in one JSON Schema document.
+pub struct Session<'d, 'g> {
+    graph: &'g mut RefGraph<'d>,
+    version: SpecVersion,
+    direction: Direction,
+    counts: FxHashMap<NodeId, u32>,
+    reached: FxHashSet<NodeId>,
+    def_names: FxHashMap<NodeId, String>,
+    used_names: FxHashSet<String>,
+    pending: VecDeque<(String, NodeId)>,
+    /// Shallowest depth each pending def was referenced at: its body continues from there
+    /// when a depth limit applies.
+    def_depth: FxHashMap<String, usize>,
+    defs: Map<String, Value>,
+    limit: Option<Limit>,
+    spent: Spent,
+    pub notes: Notes,
+}
+
+/// A cap on an emission: below `max_depth` subschemas become `{}` (anything), and once the
+/// estimated size passes `budget` bytes the emission is abandoned as exceeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    pub max_depth: usize,
+    pub budget: usize,
+}
+
+#[derive(Debug, Default)]
+struct Spent {
+    bytes: usize,
+    exceeded: bool,
+}
+
+impl<'d, 'g> Session<'d, 'g> {
+    pub fn new(graph: &'g mut RefGraph<'d>, version: SpecVersion, direction: Direction) -> Self {
+        Session {
+            graph,
+            version,
+            direction,
+            counts: FxHashMap::default(),
+            reached: FxHashSet::default(),
+            def_names: FxHashMap::default(),
+            used_names: FxHashSet::default(),
+            pending: VecDeque::new(),
+            def_depth: FxHashMap::default(),
+            defs: Map::new(),
+            limit: None,
+            spent: Spent::default(),
+            notes: Notes::default(),
+        }
+    }
+
+    /// First pass over one piece: counts how often each `$ref` target would be emitted.
+    /// Every piece must be analyzed before any is emitted, so that a target shared between
+    /// pieces is known to be shared.
+    pub fn analyze(&mut self, piece: &SchemaRef<'_>) -> Result<(), String> {
+        let docs = self.graph.docs();
+        let at = |problem: String| {
+            format!(
+                "{problem} (schema at {}#{})",
+                docs.doc(piece.doc).name,
+                piece.pointer
+            )
+        };
+        let roots = match self.graph.direct_references(piece.doc, &piece.schema) {
+            Ok(roots) => roots,
+            Err(problem) => return Err(at(problem)),
+        };
+        let mut queue = Vec::new();
+        for id in roots {
+            *self.counts.entry(id).or_default() += 1;
+            if self.reached.insert(id) {
+                queue.push(id);
+            }
+        }
+        while let Some(id) = queue.pop() {
+            let edges = match self.graph.edges(id) {
+                Ok(edges) => edges.to_vec(),
+                Err(problem) => return Err(at(problem)),
+            };
+            for target in edges {
+                *self.counts.entry(target).or_default() += 1;
+                if self.reached.insert(target) {
+                    queue.push(target);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts (or restarts) emission under `limit`, forgetting any earlier attempt's output
+    /// but keeping the analysis.
+    pub fn begin(&mut self, limit: Option<Limit>) {
+        self.limit = limit;
+        self.spent = Spent::default();
+        self.def_names.clear();
+        self.used_names.clear();
+        self.pending.clear();
+        self.def_depth.clear();
+        self.defs.clear();
+        self.notes = Notes::default();
+    }
+
+    /// True when the current emission passed its byte budget.
+    pub fn exceeded(&self) -> bool {
+        self.spent.exceeded
+    }
+
+    /// Second pass: the translated piece. A `$ref` at the piece's root is followed, so the
+    /// caller sees the actual schema (needed to flatten bodies and to test for objects).
+    pub fn emit_root(&mut self, piece: &SchemaRef<'_>) -> Value {
+        let mut doc = piece.doc;
+        let mut node: &Value = &piece.schema;
+        let mut siblings: Vec<(&str, &Value)> = Vec::new();
+        let mut nullable_ref = false;
+        for _ in 0..32 {
+            let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
+                break;
+            };
+            let Ok(id) = self.graph.resolve(doc, reference) else {
+                break;
+            };
+            let target = self.graph.node(id);
+            if let Some(map) = node.as_object() {
+                nullable_ref |= self.is_nullable(map);
+                siblings.extend(
+                    map.iter()
+                        .filter(|(k, _)| is_annotation(k))
+                        .map(|(k, v)| (k.as_str(), v)),
+                );
+            }
+            doc = target.doc;
+            node = target.value;
+        }
+        let mut out = if node.get("$ref").is_some() {
+            self.emit(doc, node, 0)
+        } else {
+            self.emit_content(doc, node, 0)
+        };
+        for (key, value) in siblings {
+            self.apply_annotation(&mut out, key, value);
+        }
+        if nullable_ref {
+            out = make_nullable(out);
+        }
+        out
+    }
+
+    /// The `$defs` every emitted piece refers to; `None` when nothing was shared or
+    /// recursive. Call after the last `emit_root`.
+    pub fn defs(&mut self) -> Option<Map<String, Value>> {
+        while let Some((name, id)) = self.pending.pop_front() {
+            let depth = self.def_depth.get(&name).copied().unwrap_or(0);
+            let (doc, value) = {
+                let node = self.graph.node(id);
+                (node.doc, node.value)
+            };
+            let body = self.emit_content(doc, value, depth);
+            self.defs.insert(name, body);
+        }
+        if self.defs.is_empty() {
+            return None;
+        }
+        let mut sorted: Vec<(String, Value)> = std::mem::take(&mut self.defs).into_iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        Some(sorted.into_iter().collect())
+    }
+
+    pub fn into_notes(self) -> Notes {
+        self.notes
+    }
+
+    fn cut_off(&self, depth: usize) -> bool {
+        self.limit
+            .is_some_and(|limit| depth > limit.max_depth || self.spent.exceeded)
+    }
+
+    fn charge(&mut self, out: &Map<String, Value>) {
+        let Some(limit) = self.limit else { return };
+        self.spent.bytes += estimate_size(out);
+        if self.spent.bytes > limit.budget {
+            self.spent.exceeded = true;
+        }
+    }
+
+    fn emit(&mut self, doc: DocId, node: &Value, depth: usize) -> Value {
+        if self.cut_off(depth) {
+            return json!({});
+        }
+        match node {
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Object(map) => match map.get("$ref") {
+                Some(Value::String(reference)) => self.emit_ref(doc, map, reference, depth),
+                _ => self.emit_content(doc, node, depth),
+            },
+            other => {
+                self.notes
+                    .invalid
+                    .push(format!("{other} is not a schema; replaced by {{}}"));
+                json!({})
+            }
+        }
+    }
+
+    fn emit_ref(
+        &mut self,
+        doc: DocId,
+        map: &Map<String, Value>,
+        reference: &str,
+        depth: usize,
+    ) -> Value {
+        let Ok(id) = self.graph.resolve(doc, reference) else {
+            self.notes.invalid.push(format!(
+                "unresolvable $ref \"{reference}\" replaced by {{}}"
+            ));
+            return json!({});
+        };
+        let recursive = self.graph.is_recursive(id).unwrap_or(true);
+        let inline = self.counts.get(&id).copied().unwrap_or(0) <= 1
+            && !recursive
+            && depth < MAX_INLINE_DEPTH;
+        let mut out = if inline {
+            let (target_doc, target) = {
+                let node = self.graph.node(id);
+                (node.doc, node.value)
+            };
+            self.emit(target_doc, target, depth + 1)
+        } else {
+            let name = self.def_name(id, depth + 1);
+            json!({ "$ref": format!("#/$defs/{name}") })
+        };
+        for (k, v) in map {
+            if is_annotation(k) {
+                self.apply_annotation(&mut out, k, v);
+            }
+        }
+        if self.is_nullable(map) {
+            out = make_nullable(out);
+        }
+        out
+    }
+
+    fn def_name(&mut self, id: NodeId, depth: usize) -> String {
+        if let Some(name) = self.def_names.get(&id) {
+            let name = name.clone();
+            if let Some(d) = self.def_depth.get_mut(&name) {
+                *d = (*d).min(depth);
+            }
+            return name;
+        }
+        let pointer = &self.graph.node(id).pointer;
+        let last = pointer.rsplit('/').next().unwrap_or("");
+        let last = last.replace("~1", "/").replace("~0", "~");
+        let mut base: String = last
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if base.is_empty() {
+            base = "schema".into();
+        }
+        let mut name = base.clone();
+        let mut n = 2;
+        while !self.used_names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        self.def_names.insert(id, name.clone());
+        self.def_depth.insert(name.clone(), depth);
+        self.pending.push_back((name.clone(), id));
+        name
+    }
+
+    fn is_nullable(&self, map: &Map<String, Value>) -> bool {
+        let openapi_nullable = self.version != SpecVersion::OpenApi31
+            && map.get("nullable") == Some(&Value::Bool(true));
+        openapi_nullable || map.get("x-nullable") == Some(&Value::Bool(true))
+    }
+
+    /// Annotations written next to a `$ref` apply to the referenced schema; the referring
+    /// site's text wins because it is the more specific.
+    fn apply_annotation(&mut self, out: &mut Value, key: &str, value: &Value) {
+        let mut scratch = Map::new();
+        self.translate_annotation(&mut scratch, key, value);
+        if let Value::Object(target) = out {
+            for (k, v) in scratch {
+                target.insert(k, v);
+            }
+        }
+    }
+
+    fn translate_annotation(&mut self, out: &mut Map<String, Value>, key: &str, value: &Value) {
+        match key {
+            "title" | "description" => {
+                if let Some(s) = value.as_str() {
+                    out.insert(key.into(), json!(s));
+                }
+            }
+            "deprecated" | "readOnly" | "writeOnly" if value.is_boolean() => {
+                out.insert(key.into(), value.clone());
+            }
+            "default" => {
+                out.insert(key.into(), value.clone());
+            }
+            "example" => {
+                out.entry("examples")
+                    .or_insert_with(|| Value::Array(vec![value.clone()]));
+            }
+            "examples" => {
+                if let Value::Array(items) = value {
+                    out.insert(key.into(), Value::Array(items.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Translates a schema object's own keywords (a `$ref` in it is not followed here).
+    fn emit_content(&mut self, doc: DocId, node: &Value, depth: usize) -> Value {
+        let map = match node {
+            Value::Object(map) => map,
+            other => return self.emit(doc, other, depth),
+        };
+        let input = self.direction == Direction::Input;
+        let nullable = self.is_nullable(map);
+        let mut out = Map::new();
+        let mut removed_properties: Vec<&str> = Vec::new();
+        for (key, value) in map {
+            match key.as_str() {
+                "$ref" => {}
+                "type" => {
+                    if let Some(t) = translate_type(value, nullable) {
+                        out.insert("type".into(), t);
+                    } else {
+                        self.notes.invalid.push(format!("type {value} removed"));
+                    }
+                }
+                "format" => {
+                    if let Some(format) = value.as_str() {
+                        out.insert(key.clone(), value.clone());
+                        if input && format == "binary" && !map.contains_key("contentEncoding") {
+                            out.insert("contentEncoding".into(), json!("base64"));
+                        }
+                    }
+                }
+                "enum" | "const" if !input => {}
+                "enum" => {
+                    if let Value::Array(items) = value {
+                        let mut items = items.clone();
+                        if nullable && !items.contains(&Value::Null) {
+                            items.push(Value::Null);
+                        }
+                        out.insert(key.clone(), Value::Array(items));
+                    }
+                }
+                "const" => {
+                    out.insert(key.clone(), value.clone());
+                }
+                "properties" => {
+                    if let Value::Object(props) = value {
+                        let mut translated = Map::new();
+                        for (name, sub) in props {
+                            if self.excluded_property(doc, sub) {
+                                removed_properties.push(name);
+                                continue;
+                            }
+                            translated.insert(name.clone(), self.emit(doc, sub, depth + 1));
+                        }
+                        out.insert(key.clone(), Value::Object(translated));
+                    }
+                }
+                "patternProperties" | "dependentSchemas" => {
+                    if let Value::Object(props) = value {
+                        let translated: Map<String, Value> = props
+                            .iter()
+                            .map(|(name, sub)| (name.clone(), self.emit(doc, sub, depth + 1)))
+                            .collect();
+                        out.insert(key.clone(), Value::Object(translated));
+                    }
+                }
+                "required" | "dependentRequired" if !input => {}
+                "required" => {} // after properties, which may remove some
+                "dependentRequired" => {
+                    if value.is_object() {
+                        out.insert(key.clone(), value.clone());
+                    }
+                }
+                "additionalProperties" | "unevaluatedProperties" | "unevaluatedItems" => {
+                    match value {
+                        Value::Bool(false) if !input => {}
+                        Value::Bool(true) if !input => {}
+                        Value::Bool(_) | Value::Object(_) => {
+                            out.insert(key.clone(), self.emit(doc, value, depth + 1));
+                        }
+                        _ => self.notes.invalid.push(format!("{key}: {value} removed")),
+                    }
+                }
+                "items" => match value {
+                    Value::Array(tuple) => {
+                        let translated: Vec<Value> =
+                            tuple.iter().map(|s| self.emit(doc, s, depth + 1)).collect();
+                        out.insert("prefixItems".into(), Value::Array(translated));
+                    }
+                    Value::Object(_) | Value::Bool(_) => {
+                        out.insert(key.clone(), self.emit(doc, value, depth + 1));
+                    }
+                    _ => self.notes.invalid.push(format!("items: {value} removed")),
+                },
+                "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
+                    if let Value::Array(list) = value {
+                        if list.is_empty() {
+                            continue;
+                        }
+                        let translated: Vec<Value> =
+                            list.iter().map(|s| self.emit(doc, s, depth + 1)).collect();
+                        let name = if key == "oneOf" && !input {
+                            "anyOf"
+                        } else {
+                            key.as_str()
+                        };
+                        match out.get_mut(name) {
+                            // `anyOf` written next to a `oneOf` in an output: both apply.
+                            Some(Value::Array(existing)) => existing.extend(translated),
+                            _ => {
+                                out.insert(name.into(), Value::Array(translated));
+                            }
+                        }
+                    }
+                }
+                "not" if !input => {}
+                "not" | "if" | "then" | "else" | "contains" | "propertyNames" | "contentSchema" => {
+                    if value.is_object() || value.is_boolean() {
+                        out.insert(key.clone(), self.emit(doc, value, depth + 1));
+                    }
+                }
+                "multipleOf" | "maximum" | "minimum" | "pattern" | "uniqueItems" | "maxLength"
+                | "minLength" | "maxItems" | "minItems" | "maxProperties" | "minProperties"
+                | "maxContains" | "minContains" | "exclusiveMaximum" | "exclusiveMinimum"
+                    if !input => {}
+                "multipleOf" => {
+                    if value.as_f64().is_some_and(|n| n > 0.0) {
+                        out.insert(key.clone(), value.clone());
+                    }
+                }
+                "maximum" | "minimum" => {
+                    let exclusive = if key == "maximum" {
+                        "exclusiveMaximum"
+                    } else {
+                        "exclusiveMinimum"
+                    };
+                    // OpenAPI 3.0 / draft 4: a boolean exclusive flag modifies the bound.
+                    if value.is_number() && map.get(exclusive) != Some(&Value::Bool(true)) {
+                        out.insert(key.clone(), value.clone());
+                    }
+                }
+                "exclusiveMaximum" | "exclusiveMinimum" => match value {
+                    Value::Number(_) => {
+                        out.insert(key.clone(), value.clone());
+                    }
+                    Value::Bool(true) => {
+                        let bound = if key == "exclusiveMaximum" {
+                            "maximum"
+                        } else {
+                            "minimum"
+                        };
+                        if let Some(n) = map.get(bound).filter(|n| n.is_number()) {
+                            out.insert(key.clone(), n.clone());
+                        }
+                    }
+                    _ => {}
+                },
+                "pattern" => {
+                    if value.is_string() {
+                        out.insert(key.clone(), value.clone());
+                    }
+                }
+                "uniqueItems" => {
+                    if value.is_boolean() {
+                        out.insert(key.clone(), value.clone());
+                    }
+                }
+                "maxLength" | "minLength" | "maxItems" | "minItems" | "maxProperties"
+                | "minProperties" | "maxContains" | "minContains" => {
+                    match value.as_u64().or_else(|| {
+                        value
+                            .as_f64()
+                            .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                            .map(|f| f as u64)
+                    }) {
+                        Some(n) => {
+                            out.insert(key.clone(), json!(n));
+                        }
+                        None => self.notes.invalid.push(format!("{key}: {value} removed")),
+                    }
+                }
+                "title" | "description" | "default" | "deprecated" | "readOnly" | "writeOnly"
+                | "examples" | "example" => self.translate_annotation(&mut out, key, value),
+                "contentMediaType" | "contentEncoding" => {
+                    if value.is_string() {
+                        out.insert(key.clone(), value.clone());
+                    }
+                }
+                "nullable" | "x-nullable" | "$comment" | "$defs" | "definitions" => {}
+                "discriminator" | "xml" | "externalDocs" | "$schema" | "$id" | "$anchor"
+                | "$dynamicAnchor" | "$dynamicRef" | "$vocabulary" | "$recursiveRef"
+                | "$recursiveAnchor" | "additionalItems" => self.notes.drop_keyword(key),
+                other if other.starts_with("x-") => {}
+                other => self.notes.drop_keyword(other),
+            }
+        }
+        if input && let Some(Value::Array(required)) = map.get("required") {
+            let mut names: Vec<Value> = Vec::new();
+            for name in required {
+                if let Some(s) = name.as_str()
+                    && !removed_properties.contains(&s)
+                    && !names.contains(name)
+                {
+                    names.push(name.clone());
+                }
+            }
+            if !names.is_empty() {
+                out.insert("required".into(), Value::Array(names));
+            }
+        }
+        self.charge(&out);
+        let mut out = Value::Object(out);
+        // `nullable` with no `type` to extend (e.g. next to `allOf`): null is one more option.
+        if nullable && out.get("type").is_none() && !out.as_object().is_some_and(Map::is_empty) {
+            out = make_nullable(out);
+        }
+        out
+    }
+
+    /// `readOnly` properties are not sent (inputs); `writeOnly` ones are not returned
+    /// (outputs). Looks through one `$ref`, where the flag usually sits.
+    fn excluded_property(&mut self, doc: DocId, sub: &Value) -> bool {
+        let flag = match self.direction {
+            Direction::Input => "readOnly",
+            Direction::Output => "writeOnly",
+        };
+        if sub.get(flag) == Some(&Value::Bool(true)) {
+            return true;
+        }
+        match sub.get("$ref").and_then(Value::as_str) {
+            Some(reference) => self
+                .graph
+                .resolve(doc, reference)
+                .is_ok_and(|id| self.graph.node(id).value.get(flag) == Some(&Value::Bool(true))),
+            None => false,
+        }
+    }
+}
+
+/// The serialized size of one schema object, not counting nested schemas (they are
+/// charged when they are emitted): close enough to budget by, and cheap.
+fn estimate_size(map: &Map<String, Value>) -> usize {
+    fn scalar(value: &Value) -> usize {
+        match value {
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => 2 + items.iter().map(scalar).sum::<usize>(),
+            Value::Object(_) => 2,
+            _ => 6,
+        }
+    }
+    2 + map
+        .iter()
+        .map(|(k, v)| {
+            k.len()
+                + 4
+                + match v {
+                    Value::Object(children) => {
+                        2 + children.keys().map(|c| c.len() + 4).sum::<usize>()
+                    }
+                    other => scalar(other),
+                }
+        })
+        .sum::<usize>()
+}
+
+fn is_annotation(key: &str) -> bool {
+    matches!(
+        key,
+        "title"
+            | "description"
+            | "default"
+            | "deprecated"
+            | "readOnly"
+            | "writeOnly"
+            | "example"
+            | "examples"
+    )
+}
+
+const TYPES: [&str; 7] = [
+    "null", "boolean", "object", "array", "number", "string", "integer",
+];
+
+/// A valid 2020-12 `type` (one name or a non-empty set), with `null` added when nullable.
+fn translate_type(value: &Value, nullable: bool) -> Option<Value> {
+    let mut names: Vec<&str> = match value {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        _ => return None,
+    };
+    names.retain(|t| TYPES.contains(t));
+    names.dedup();
+    if names.is_empty() {
+        return None;
+    }
+    if nullable && !names.contains(&"null") {
+        names.push("null");
+    }
+    let mut unique: Vec<&str> = Vec::new();
+    for name in names {
+        if !unique.contains(&name) {
+            unique.push(name);
+        }
+    }
+    Some(match unique.as_slice() {
+        [one] => json!(one),
+        many => json!(many),
+    })
+}
+
+/// `X or null`: extends `type` (and `enum`) when there is one, else wraps in `anyOf`.
+fn make_nullable(schema: Value) -> Value {
+    match schema {
+        Value::Object(mut map) if map.contains_key("type") => {
+            if let Some(t) = translate_type(&map["type"], true) {
+                map.insert("type".into(), t);
+            }
+            if let Some(Value::Array(items)) = map.get_mut("enum")
+                && !items.contains(&Value::Null)
+            {
+                items.push(Value::Null);
+            }
+            Value::Object(map)
+        }
+        other => json!({"anyOf": [other, {"type": "null"}]}),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,420 @@
+//! The documents one API description is made of, and `$ref` resolution between them.
+//!
+//! An API may span several files or URLs. The root is loaded first; every document it
+//! references is then loaded exactly once (breadth-first, by absolute URL), so resolution
+//! afterwards is synchronous and cannot fail for I/O reasons mid-synthesis. A document that
+//! could not be loaded is remembered with its error, which surfaces only if a `$ref` that
+//! is actually used points into it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::Value;
+use url::Url;
+
+use super::{SpecError, parse::parse_document};
+
+/// Index of a document inside its [`DocumentSet`].
+pub type DocId = usize;
+
+/// One parsed document.
+#[derive(Debug)]
+pub struct Document {
+    /// Absolute location (`file://` or `http(s)://`), the base for its relative references.
+    pub url: Url,
+    /// What messages call it: the path as configured, or the URL.
+    pub name: String,
+    pub root: Value,
+}
+
+/// A resolved reference: which document, where in it, and the value found there.
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved<'a, 'r> {
+    pub doc: DocId,
+    /// The fragment as written in the reference (still percent-encoded).
+    pub pointer: &'r str,
+    pub value: &'a Value,
+}
+
+/// Identity of a `$ref` target, for counting and cycle detection.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TargetKey {
+    pub doc: DocId,
+    pub pointer: String,
+}
+
+/// Where a spec comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpecSource {
+    File(std::path::PathBuf),
+    Url(Url),
+}
+
+impl SpecSource {
+    /// Interprets a configured string: `http(s)://…` is a URL, anything else a file path.
+    pub fn parse(text: &str) -> Result<SpecSource, SpecError> {
+        if text.starts_with("http://") || text.starts_with("https://") {
+            Url::parse(text)
+                .map(SpecSource::Url)
+                .map_err(|e| SpecError::Read {
+                    file: text.to_string(),
+                    message: format!("not a valid URL: {e}"),
+                })
+        } else {
+            Ok(SpecSource::File(text.into()))
+        }
+    }
+
+    pub fn display_name(&self) -> String {
+        match self {
+            SpecSource::File(path) => path.display().to_string(),
+            SpecSource::Url(url) => url.to_string(),
+        }
+    }
+}
+
+/// Why a reference could not be followed; the caller adds where the reference stood.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefError {
+    /// The target as an absolute location, `file#/pointer`.
+    pub target: String,
+    pub problem: String,
+}
+
+/// All documents of one API description.
+#[derive(Debug)]
+pub struct DocumentSet {
+    docs: Vec<Document>,
+    by_url: HashMap<Url, DocId>,
+    /// Referenced documents that failed to load, with the reason.
+    failed: HashMap<Url, String>,
+}
+
+impl DocumentSet {
+    /// Loads the root document and everything it references, transitively.
+    pub async fn load(source: &SpecSource) -> Result<DocumentSet, SpecError> {
+        let root_url = match source {
+            SpecSource::Url(url) => url.clone(),
+            SpecSource::File(path) => file_url(path).map_err(|message| SpecError::Read {
+                file: source.display_name(),
+                message,
+            })?,
+        };
+        let bytes = fetch(&root_url, &source.display_name()).await?;
+        let root = parse_document(&source.display_name(), &bytes)?;
+        let mut set = DocumentSet::single(root_url, source.display_name(), root);
+        set.load_referenced().await;
+        Ok(set)
+    }
+
+    /// A set holding one already-parsed document (tests, benchmarks, in-memory specs).
+    pub fn single(url: Url, name: String, root: Value) -> DocumentSet {
+        let mut set = DocumentSet {
+            docs: Vec::new(),
+            by_url: HashMap::new(),
+            failed: HashMap::new(),
+        };
+        set.insert(url, name, root);
+        set
+    }
+
+    fn insert(&mut self, url: Url, name: String, root: Value) -> DocId {
+        let id = self.docs.len();
+        self.by_url.insert(url.clone(), id);
+        self.docs.push(Document { url, name, root });
+        id
+    }
+
+    async fn load_referenced(&mut self) {
+        let mut next = 0;
+        while next < self.docs.len() {
+            let wanted = external_documents(&self.docs[next]);
+            for url in wanted {
+                if self.by_url.contains_key(&url) || self.failed.contains_key(&url) {
+                    continue;
+                }
+                let name = self.display_name_for(next, &url);
+                match fetch(&url, &name).await {
+                    Ok(bytes) => match parse_document(&name, &bytes) {
+                        Ok(root) => {
+                            self.insert(url, name, root);
+                        }
+                        Err(e) => {
+                            self.failed.insert(url, e.to_string());
+                        }
+                    },
+                    Err(e) => {
+                        self.failed.insert(url, e.to_string());
+                    }
+                }
+            }
+            next += 1;
+        }
+    }
+
+    /// Files referenced from a file are named relative to the root's directory when possible,
+    /// so messages stay as short as the paths the user wrote.
+    fn display_name_for(&self, _from: DocId, url: &Url) -> String {
+        if url.scheme() == "file"
+            && let (Ok(target), Ok(root)) = (url.to_file_path(), self.docs[0].url.to_file_path())
+        {
+            let root_name = Path::new(&self.docs[0].name);
+            if let (Some(root_dir), Some(name_dir)) = (root.parent(), root_name.parent())
+                && let Ok(rest) = target.strip_prefix(root_dir)
+            {
+                return name_dir.join(rest).display().to_string();
+            }
+            return target.display().to_string();
+        }
+        url.to_string()
+    }
+
+    pub fn root(&self) -> &Document {
+        &self.docs[0]
+    }
+
+    pub fn doc(&self, id: DocId) -> &Document {
+        &self.docs[id]
+    }
+
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Resolves `reference` as written inside document `from`.
+    pub fn resolve<'a, 'r>(
+        &'a self,
+        from: DocId,
+        reference: &'r str,
+    ) -> Result<Resolved<'a, 'r>, RefError> {
+        let (location, fragment) = match reference.split_once('#') {
+            Some((l, f)) => (l, f),
+            None => (reference, ""),
+        };
+        let doc = if location.is_empty() {
+            from
+        } else {
+            let url = self.docs[from].url.join(location).map_err(|e| RefError {
+                target: reference.to_string(),
+                problem: format!("not a valid reference: {e}"),
+            })?;
+            let mut url = url;
+            url.set_fragment(None);
+            match self.by_url.get(&url) {
+                Some(id) => *id,
+                None => {
+                    let problem = match self.failed.get(&url) {
+                        Some(reason) => format!("document could not be loaded: {reason}"),
+                        None => "document was not loaded".to_string(),
+                    };
+                    return Err(RefError {
+                        target: format!("{url}#{fragment}"),
+                        problem,
+                    });
+                }
+            }
+        };
+        let value = lookup(&self.docs[doc].root, fragment).map_err(|problem| RefError {
+            target: format!("{}#{}", self.docs[doc].name, fragment),
+            problem,
+        })?;
+        Ok(Resolved {
+            doc,
+            pointer: fragment,
+            value,
+        })
+    }
+
+    /// The absolute identity of a reference's target, equal for all spellings of it.
+    pub fn key(&self, resolved: &Resolved<'_, '_>) -> TargetKey {
+        TargetKey {
+            doc: resolved.doc,
+            pointer: decode_fragment(resolved.pointer),
+        }
+    }
+
+    /// Follows `$ref` chains on a non-schema object (parameter, request body, response,
+    /// path item) until a real object is reached.
+    pub fn deref<'a>(
+        &'a self,
+        mut doc: DocId,
+        mut value: &'a Value,
+    ) -> Result<(DocId, &'a Value), RefError> {
+        for _ in 0..32 {
+            match value.get("$ref").and_then(Value::as_str) {
+                Some(reference) => {
+                    let resolved = self.resolve(doc, reference)?;
+                    doc = resolved.doc;
+                    value = resolved.value;
+                }
+                None => return Ok((doc, value)),
+            }
+        }
+        Err(RefError {
+            target: self.docs[doc].name.clone(),
+            problem: "more than 32 chained $refs (a reference cycle?)".to_string(),
+        })
+    }
+}
+
+/// Reads a `file://` or `http(s)://` location.
+async fn fetch(url: &Url, name: &str) -> Result<Vec<u8>, SpecError> {
+    let read_error = |message: String| SpecError::Read {
+        file: name.to_string(),
+        message,
+    };
+    match url.scheme() {
+        "file" => {
+            let path = url
+                .to_file_path()
+                .map_err(|_| read_error("not a local file path".to_string()))?;
+            tokio::fs::read(&path)
+                .await
+                .map_err(|e| read_error(e.to_string()))
+        }
+        "http" | "https" => {
+            let response = crate::http_client::shared()
+                .get(url.clone())
+                .send()
+                .await
+                .map_err(|e| read_error(crate::http_client::describe_error(&e)))?;
+            let status = response.status();
+            if !status.is_success() {
+                return Err(read_error(format!("HTTP {status}")));
+            }
+            let bytes = response
+                .bytes()
+                .await
+                .map_err(|e| read_error(crate::http_client::describe_error(&e)))?;
+            Ok(bytes.to_vec())
+        }
+        other => Err(read_error(format!("unsupported URL scheme {other:?}"))),
+    }
+}
+
+fn file_url(path: &Path) -> Result<Url, String> {
+    let absolute = std::path::absolute(path).map_err(|e| e.to_string())?;
+    Url::from_file_path(&absolute)
+        .map_err(|_| format!("cannot make a URL of {}", absolute.display()))
+}
+
+/// Every distinct document URL referenced from `doc`, excluding itself. Example and
+/// extension values are data, not references, so their subtrees are skipped.
+fn external_documents(doc: &Document) -> Vec<Url> {
+    let mut found = Vec::new();
+    let mut stack = vec![&doc.root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    if key == "$ref" {
+                        if let Some(reference) = child.as_str() {
+                            let location = reference.split('#').next().unwrap_or("");
+                            if !location.is_empty()
+                                && let Ok(mut url) = doc.url.join(location)
+                            {
+                                url.set_fragment(None);
+                                if url != doc.url && !found.contains(&url) {
+                                    found.push(url);
+                                }
+                            }
+                        }
+                    } else if !(key == "example" || key == "examples" || key.starts_with("x-")) {
+                        stack.push(child);
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// A URI fragment holding a JSON pointer: percent-decoded, then `~1` and `~0` unescaped per
+/// segment (RFC 6901 §3 and §6).
+fn lookup<'a>(root: &'a Value, fragment: &str) -> Result<&'a Value, String> {
+    if fragment.is_empty() {
+        return Ok(root);
+    }
+    let decoded = percent_encoding::percent_decode_str(fragment).decode_utf8_lossy();
+    let Some(rest) = decoded.strip_prefix('/') else {
+        return Err(format!(
+            "\"#{fragment}\" is not a JSON pointer (named anchors are not supported)"
+        ));
+    };
+    let mut current = root;
+    for raw in rest.split('/') {
+        let segment = raw.replace("~1", "/").replace("~0", "~");
+        current = match current {
+            Value::Object(map) => map.get(&segment),
+            Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        }
+        .ok_or_else(|| format!("no \"{segment}\" at this location"))?;
+    }
+    Ok(current)
+}
+
+fn decode_fragment(fragment: &str) -> String {
+    percent_encoding::percent_decode_str(fragment)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// Escapes one JSON-pointer segment (RFC 6901 §3).
+pub fn escape_segment(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn set(root: Value) -> DocumentSet {
+        DocumentSet::single(
+            Url::parse("file:///specs/api.yaml").expect("url"),
+            "api.yaml".into(),
+            root,
+        )
+    }
+
+    #[test]
+    fn pointer_unescapes_tilde_slash_and_percent() {
+        let docs = set(json!({"paths": {"/pets/{id}": {"get": 1}}, "a~b": {"c d": 2}}));
+        let r = docs
+            .resolve(0, "#/paths/~1pets~1%7Bid%7D/get")
+            .expect("resolves");
+        assert_eq!(r.value, &json!(1));
+        let r = docs.resolve(0, "#/a~0b/c%20d").expect("resolves");
+        assert_eq!(r.value, &json!(2));
+    }
+
+    #[test]
+    fn missing_target_names_target_and_problem() {
+        let docs = set(json!({"components": {"schemas": {}}}));
+        let err = docs.resolve(0, "#/components/schemas/Pet").unwrap_err();
+        assert_eq!(err.target, "api.yaml#/components/schemas/Pet");
+        assert!(err.problem.contains("\"Pet\""), "{}", err.problem);
+    }
+
+    #[test]
+    fn unloaded_document_is_reported_not_panicked() {
+        let docs = set(json!({}));
+        let err = docs.resolve(0, "other.yaml#/X").unwrap_err();
+        assert!(err.target.starts_with("file:///specs/other.yaml"));
+        assert_eq!(err.problem, "document was not loaded");
+    }
+
+    #[test]
+    fn deref_stops_on_cycles() {
+        let docs = set(json!({"a": {"$ref": "#/b"}, "b": {"$ref": "#/a"}}));
+        let err = docs.deref(0, &docs.root().root["a"]).unwrap_err();
+        assert!(err.problem.contains("cycle"));
+    }
+}

@@ -1,0 +1,136 @@
+//! Spec loading: bytes → documents → one normalized [`Api`].
+//!
+//! This stage owns everything about reading API descriptions: JSON/YAML parsing
+//! ([`parse`]), documents and `$ref` resolution across files and URLs ([`document`]),
+//! media-type preferences ([`media`]), and the translation of OpenAPI 3.x ([`openapi3`])
+//! and Swagger 2.0 ([`swagger2`]) into restmcp's own small model ([`model`]). It knows
+//! nothing of MCP: the catalog turns this model into tools.
+
+pub mod document;
+pub mod media;
+pub mod model;
+mod openapi3;
+pub mod parse;
+mod paths;
+mod swagger2;
+
+pub use document::{DocId, DocumentSet, RefError, Resolved, SpecSource, TargetKey};
+pub use model::{
+    Api, Encoding, Method, Operation, ParamLocation, Parameter, RequestBody, Response, SchemaRef,
+    Skipped, SpecVersion, Style,
+};
+
+use serde_json::Value;
+
+/// A document that cannot be used at all. Problems confined to one operation are not
+/// errors: that operation is reported as skipped and the rest of the API still loads.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SpecError {
+    #[error("{file}: cannot read: {message}")]
+    Read { file: String, message: String },
+    #[error("{file}:{line}:{column}: invalid {format}: {message}")]
+    Syntax {
+        file: String,
+        format: &'static str,
+        line: u64,
+        column: u64,
+        message: String,
+    },
+    #[error("{file}#{pointer}: {problem}")]
+    Invalid {
+        file: String,
+        pointer: String,
+        problem: String,
+    },
+}
+
+/// Loads a description and everything it references.
+pub async fn load(source: &SpecSource) -> Result<DocumentSet, SpecError> {
+    DocumentSet::load(source).await
+}
+
+/// Detects the dialect and normalizes the root document's operations.
+pub fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
+    let root = &docs.root().root;
+    let invalid = |pointer: &str, problem: String| SpecError::Invalid {
+        file: docs.root().name.clone(),
+        pointer: pointer.to_string(),
+        problem,
+    };
+    if !root.is_object() {
+        return Err(invalid(
+            "",
+            "expected an OpenAPI or Swagger object at the top level".into(),
+        ));
+    }
+    let version = detect_version(root).map_err(|(pointer, problem)| invalid(pointer, problem))?;
+    match version {
+        SpecVersion::Swagger2 => swagger2::normalize(docs),
+        SpecVersion::OpenApi30 | SpecVersion::OpenApi31 => openapi3::normalize(docs, version),
+    }
+}
+
+fn detect_version(root: &Value) -> Result<SpecVersion, (&'static str, String)> {
+    if let Some(swagger) = root.get("swagger") {
+        return match swagger.as_str() {
+            Some("2.0") => Ok(SpecVersion::Swagger2),
+            _ => Err((
+                "/swagger",
+                format!("unsupported Swagger version {swagger} (only \"2.0\" exists)"),
+            )),
+        };
+    }
+    match root.get("openapi") {
+        Some(Value::String(v)) if v.starts_with("3.0") => Ok(SpecVersion::OpenApi30),
+        // 3.2 only adds to 3.1; what restmcp reads of it is read the same way.
+        Some(Value::String(v)) if v.starts_with("3.1") || v.starts_with("3.2") => {
+            Ok(SpecVersion::OpenApi31)
+        }
+        Some(other) => Err((
+            "/openapi",
+            format!("unsupported OpenAPI version {other} (3.0, 3.1 and 3.2 are supported)"),
+        )),
+        None => Err((
+            "",
+            "neither \"openapi\" nor \"swagger\" is set: not an OpenAPI description".into(),
+        )),
+    }
+}
+
+/// Trimmed, non-empty text of a string field.
+pub(crate) fn text(value: &Value, key: &str) -> Option<String> {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+pub(crate) fn flag(value: &Value, key: &str) -> Option<bool> {
+    value.get(key).and_then(Value::as_bool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn versions_are_detected() {
+        assert_eq!(
+            detect_version(&json!({"swagger": "2.0"})),
+            Ok(SpecVersion::Swagger2)
+        );
+        assert_eq!(
+            detect_version(&json!({"openapi": "3.0.3"})),
+            Ok(SpecVersion::OpenApi30)
+        );
+        assert_eq!(
+            detect_version(&json!({"openapi": "3.1.1"})),
+            Ok(SpecVersion::OpenApi31)
+        );
+        assert!(detect_version(&json!({"openapi": 3.0})).is_err());
+        assert!(detect_version(&json!({"info": {}})).is_err());
+    }
+}

@@ -1,0 +1,309 @@
+//! restmcp's own small model of an API: the operations, each with its parameters, chosen
+//! request body and responses. Swagger 2.0, OpenAPI 3.0 and 3.1 all normalize to this.
+//!
+//! Schemas are not parsed into types: they stay JSON values (borrowed from the document
+//! where possible) tagged with the document they came from, so `$ref`s inside them can be
+//! resolved later relative to the right file.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::document::DocId;
+
+/// The description's dialect, which decides how schemas are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SpecVersion {
+    #[serde(rename = "2.0")]
+    Swagger2,
+    #[serde(rename = "3.0")]
+    OpenApi30,
+    #[serde(rename = "3.1")]
+    OpenApi31,
+}
+
+impl fmt::Display for SpecVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SpecVersion::Swagger2 => "Swagger 2.0",
+            SpecVersion::OpenApi30 => "OpenAPI 3.0",
+            SpecVersion::OpenApi31 => "OpenAPI 3.1",
+        })
+    }
+}
+
+/// HTTP methods an OpenAPI path item can hold, in the order the specification lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Method {
+    Get,
+    Put,
+    Post,
+    Delete,
+    Options,
+    Head,
+    Patch,
+    Trace,
+}
+
+impl Method {
+    pub const ALL: [Method; 8] = [
+        Method::Get,
+        Method::Put,
+        Method::Post,
+        Method::Delete,
+        Method::Options,
+        Method::Head,
+        Method::Patch,
+        Method::Trace,
+    ];
+
+    /// The path-item key (`get`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Method::Get => "get",
+            Method::Put => "put",
+            Method::Post => "post",
+            Method::Delete => "delete",
+            Method::Options => "options",
+            Method::Head => "head",
+            Method::Patch => "patch",
+            Method::Trace => "trace",
+        }
+    }
+
+    /// The wire form (`GET`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Put => "PUT",
+            Method::Post => "POST",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Head => "HEAD",
+            Method::Patch => "PATCH",
+            Method::Trace => "TRACE",
+        }
+    }
+
+    /// RFC 9110 §9.2.1: safe methods do not change server state.
+    pub fn is_safe(self) -> bool {
+        matches!(
+            self,
+            Method::Get | Method::Head | Method::Options | Method::Trace
+        )
+    }
+
+    /// RFC 9110 §9.2.2.
+    pub fn is_idempotent(self) -> bool {
+        self.is_safe() || matches!(self, Method::Put | Method::Delete)
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A schema together with the document its `$ref`s are relative to.
+#[derive(Debug, Clone)]
+pub struct SchemaRef<'a> {
+    pub doc: DocId,
+    pub schema: Cow<'a, Value>,
+    /// Where it stands, `#/…`, for messages.
+    pub pointer: String,
+}
+
+/// Where a parameter travels (OpenAPI 3.1 §4.8.12.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamLocation {
+    Path,
+    Query,
+    Header,
+    Cookie,
+}
+
+impl ParamLocation {
+    pub fn parse(text: &str) -> Option<ParamLocation> {
+        match text {
+            "path" => Some(ParamLocation::Path),
+            "query" => Some(ParamLocation::Query),
+            "header" => Some(ParamLocation::Header),
+            "cookie" => Some(ParamLocation::Cookie),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamLocation::Path => "path",
+            ParamLocation::Query => "query",
+            ParamLocation::Header => "header",
+            ParamLocation::Cookie => "cookie",
+        }
+    }
+}
+
+/// Serialization styles (OpenAPI 3.1 §4.8.12.4), plus Swagger 2.0's `tsv`, which 3.x dropped
+/// but which 2.0 upstreams still expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Style {
+    Matrix,
+    Label,
+    Simple,
+    Form,
+    SpaceDelimited,
+    PipeDelimited,
+    TabDelimited,
+    DeepObject,
+}
+
+impl Style {
+    pub fn parse(text: &str) -> Option<Style> {
+        match text {
+            "matrix" => Some(Style::Matrix),
+            "label" => Some(Style::Label),
+            "simple" => Some(Style::Simple),
+            "form" => Some(Style::Form),
+            "spaceDelimited" => Some(Style::SpaceDelimited),
+            "pipeDelimited" => Some(Style::PipeDelimited),
+            "deepObject" => Some(Style::DeepObject),
+            _ => None,
+        }
+    }
+
+    /// The default style for a location (§4.8.12.4: form for query and cookie, simple else).
+    pub fn default_for(location: ParamLocation) -> Style {
+        match location {
+            ParamLocation::Query | ParamLocation::Cookie => Style::Form,
+            ParamLocation::Path | ParamLocation::Header => Style::Simple,
+        }
+    }
+}
+
+/// One parameter after `$ref` resolution and path/operation merging.
+#[derive(Debug, Clone)]
+pub struct Parameter<'a> {
+    pub name: String,
+    pub location: ParamLocation,
+    pub required: bool,
+    pub description: Option<String>,
+    pub deprecated: bool,
+    pub style: Style,
+    pub explode: bool,
+    pub allow_reserved: bool,
+    pub schema: SchemaRef<'a>,
+    /// Set when the parameter uses `content` instead of `schema`: the value is serialized
+    /// in this media type (usually JSON) rather than by style.
+    pub content_type: Option<String>,
+    /// A single example value from `example` or the first of `examples`.
+    pub example: Option<Value>,
+}
+
+/// How one property of a form or multipart body is encoded (OpenAPI 3.1 §4.8.15).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Encoding {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    pub style: Style,
+    pub explode: bool,
+    pub allow_reserved: bool,
+}
+
+/// The request body in the one media type restmcp will send.
+#[derive(Debug, Clone)]
+pub struct RequestBody<'a> {
+    pub required: bool,
+    pub description: Option<String>,
+    pub media_type: String,
+    pub schema: Option<SchemaRef<'a>>,
+    pub encoding: BTreeMap<String, Encoding>,
+    /// Media types the operation also accepts that were not chosen.
+    pub alternatives: Vec<String>,
+}
+
+/// One documented response.
+#[derive(Debug, Clone)]
+pub struct Response<'a> {
+    /// `200`, `2XX`, `default`…
+    pub status: String,
+    pub description: Option<String>,
+    /// Every media type the response declares.
+    pub media_types: Vec<String>,
+    /// The JSON media type and its schema, when the response has one.
+    pub json: Option<(String, Option<SchemaRef<'a>>)>,
+}
+
+/// One callable operation.
+#[derive(Debug, Clone)]
+pub struct Operation<'a> {
+    pub method: Method,
+    pub path: String,
+    /// `#/paths/~1pets/get`
+    pub pointer: String,
+    pub operation_id: Option<String>,
+    pub summary: Option<String>,
+    pub description: Option<String>,
+    pub deprecated: bool,
+    pub tags: Vec<String>,
+    pub parameters: Vec<Parameter<'a>>,
+    pub request_body: Option<RequestBody<'a>>,
+    /// Sorted: numeric codes ascending, then ranges (`2XX`), then `default`.
+    pub responses: Vec<Response<'a>>,
+    /// Candidate base URLs, most specific level first (operation, path item, document).
+    pub servers: Vec<String>,
+    /// Things the normalizer changed or ignored, for `restmcp check`.
+    pub notes: Vec<String>,
+}
+
+impl Operation<'_> {
+    /// `GET /pets/{id}`
+    pub fn label(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+}
+
+/// An operation that could not be turned into a tool, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    /// `GET /pets`, or just the path when the whole path item is unusable.
+    pub operation: String,
+    pub pointer: String,
+    pub reason: String,
+}
+
+/// A whole API description, normalized.
+#[derive(Debug)]
+pub struct Api<'a> {
+    pub version: SpecVersion,
+    pub title: String,
+    pub operations: Vec<Operation<'a>>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Orders response codes as the output-schema rule needs: `200` before `201` before `2XX`
+/// before `default`.
+pub fn status_order(status: &str) -> (u8, String) {
+    if status.len() == 3 && status.bytes().all(|b| b.is_ascii_digit()) {
+        (0, status.to_string())
+    } else if status.eq_ignore_ascii_case("default") {
+        (2, String::new())
+    } else {
+        (1, status.to_ascii_uppercase())
+    }
+}
+
+/// True for `200`…`299` and `2XX`.
+pub fn is_success(status: &str) -> bool {
+    let upper = status.to_ascii_uppercase();
+    upper.len() == 3
+        && upper.starts_with('2')
+        && upper[1..].bytes().all(|b| b.is_ascii_digit() || b == b'X')
+}

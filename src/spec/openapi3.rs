@@ -1,0 +1,292 @@
+//! OpenAPI 3.0 and 3.1 (and 3.2, read as 3.1) into the normalized model.
+//!
+//! The two versions differ little at this level; their schema dialects differ more, and
+//! that difference is handled where schemas are translated, keyed by [`SpecVersion`].
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::document::{DocId, DocumentSet, escape_segment};
+use super::media::{self, MediaKind};
+use super::model::{
+    Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
+    status_order,
+};
+use super::paths::{self, OperationParts, RawOperation, RawParameter, ref_problem};
+use super::{SpecError, flag, text};
+
+pub(super) fn normalize(docs: &DocumentSet, version: SpecVersion) -> Result<Api<'_>, SpecError> {
+    let root = &docs.root().root;
+    let document_servers = servers(docs, 0, root.get("servers"));
+    let (operations, skipped) = paths::walk(docs, |raw| translate(docs, raw, &document_servers))?;
+    Ok(Api {
+        version,
+        title: root
+            .pointer("/info/title")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        operations,
+        skipped,
+    })
+}
+
+fn translate<'a>(
+    docs: &'a DocumentSet,
+    raw: &RawOperation<'a>,
+    document_servers: &[String],
+) -> Result<OperationParts<'a>, String> {
+    let mut notes = Vec::new();
+    let mut parameters = Vec::new();
+    for param in &raw.parameters {
+        if let Some(param) = parameter(docs, param, &mut notes)? {
+            parameters.push(param);
+        }
+    }
+    let request_body = match raw.value.get("requestBody") {
+        Some(body) => request_body(docs, raw.doc, &format!("{}/requestBody", raw.pointer), body)?,
+        None => None,
+    };
+    let responses = responses(docs, raw, &mut notes);
+    let mut servers = servers(docs, raw.doc, raw.value.get("servers"));
+    if servers.is_empty() {
+        servers = self::servers(docs, raw.doc, raw.path_item.get("servers"));
+    }
+    if servers.is_empty() {
+        servers = document_servers.to_vec();
+    }
+    Ok(OperationParts {
+        parameters,
+        request_body,
+        responses,
+        servers,
+        notes,
+    })
+}
+
+/// Returns `None` for parameters the specification says to ignore.
+fn parameter<'a>(
+    docs: &'a DocumentSet,
+    raw: &RawParameter<'a>,
+    notes: &mut Vec<String>,
+) -> Result<Option<Parameter<'a>>, String> {
+    let value = raw.value;
+    let pointer = &raw.pointer;
+    let name = value
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| format!("{pointer}: parameter has no \"name\""))?;
+    let location = value
+        .get("in")
+        .and_then(Value::as_str)
+        .and_then(ParamLocation::parse)
+        .ok_or_else(|| {
+            format!(
+                "{pointer}: parameter \"{name}\" has \"in\": {} (expected path, query, header or cookie)",
+                value.get("in").unwrap_or(&Value::Null)
+            )
+        })?;
+    if location == ParamLocation::Header && paths::is_reserved_header(name) {
+        notes.push(format!(
+            "header parameter \"{name}\" ignored (OpenAPI: Accept, Content-Type and Authorization are set by the client)"
+        ));
+        return Ok(None);
+    }
+    let style = match value.get("style").and_then(Value::as_str) {
+        Some(s) => Style::parse(s).ok_or_else(|| format!("{pointer}: unknown style \"{s}\""))?,
+        None => Style::default_for(location),
+    };
+    let (schema, content_type) = match (value.get("schema"), value.get("content")) {
+        (Some(schema), _) => (
+            SchemaRef {
+                doc: raw.doc,
+                schema: Cow::Borrowed(schema),
+                pointer: format!("{pointer}/schema"),
+            },
+            None,
+        ),
+        (None, Some(Value::Object(content))) if !content.is_empty() => {
+            let (media_type, media) = content.iter().next().expect("non-empty");
+            let schema = media
+                .get("schema")
+                .map(Cow::Borrowed)
+                .unwrap_or_else(|| Cow::Owned(Value::Object(Default::default())));
+            (
+                SchemaRef {
+                    doc: raw.doc,
+                    schema,
+                    pointer: format!("{pointer}/content/{}/schema", escape_segment(media_type)),
+                },
+                Some(media_type.clone()),
+            )
+        }
+        _ => {
+            notes.push(format!(
+                "parameter \"{name}\" has neither schema nor content; any value is accepted"
+            ));
+            (
+                SchemaRef {
+                    doc: raw.doc,
+                    schema: Cow::Owned(Value::Object(Default::default())),
+                    pointer: pointer.clone(),
+                },
+                None,
+            )
+        }
+    };
+    Ok(Some(Parameter {
+        name: name.to_string(),
+        location,
+        required: location == ParamLocation::Path || flag(value, "required").unwrap_or(false),
+        description: text(value, "description"),
+        deprecated: flag(value, "deprecated").unwrap_or(false),
+        style,
+        explode: flag(value, "explode").unwrap_or(style == Style::Form),
+        allow_reserved: flag(value, "allowReserved").unwrap_or(false),
+        schema,
+        content_type,
+        example: example(docs, raw.doc, value),
+    }))
+}
+
+/// `example`, else the first entry of `examples` (dereferenced).
+fn example(docs: &DocumentSet, doc: DocId, value: &Value) -> Option<Value> {
+    if let Some(example) = value.get("example") {
+        return Some(example.clone());
+    }
+    let first = value.get("examples")?.as_object()?.values().next()?;
+    let (_, example) = docs.deref(doc, first).ok()?;
+    example.get("value").cloned()
+}
+
+fn request_body<'a>(
+    docs: &'a DocumentSet,
+    doc: DocId,
+    pointer: &str,
+    value: &'a Value,
+) -> Result<Option<RequestBody<'a>>, String> {
+    let (body_doc, body) = docs
+        .deref(doc, value)
+        .map_err(|e| ref_problem(docs, doc, pointer, value, &e))?;
+    let Some(content) = body.get("content").and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    let Some(chosen) = media::choose(content.keys().map(String::as_str)) else {
+        return Ok(None);
+    };
+    let (media_type, media_object) = content.iter().nth(chosen).expect("index from choose");
+    let kind = media::classify(media_type);
+    let mut encoding = BTreeMap::new();
+    if matches!(kind, MediaKind::FormUrlEncoded | MediaKind::Multipart)
+        && let Some(map) = media_object.get("encoding").and_then(Value::as_object)
+    {
+        for (property, enc) in map {
+            let style = enc
+                .get("style")
+                .and_then(Value::as_str)
+                .and_then(Style::parse)
+                .unwrap_or(Style::Form);
+            encoding.insert(
+                property.clone(),
+                Encoding {
+                    content_type: text(enc, "contentType"),
+                    style,
+                    explode: flag(enc, "explode").unwrap_or(style == Style::Form),
+                    allow_reserved: flag(enc, "allowReserved").unwrap_or(false),
+                },
+            );
+        }
+    }
+    Ok(Some(RequestBody {
+        required: flag(body, "required").unwrap_or(false),
+        description: text(body, "description"),
+        media_type: media_type.clone(),
+        schema: media_object.get("schema").map(|schema| SchemaRef {
+            doc: body_doc,
+            schema: Cow::Borrowed(schema),
+            pointer: format!("{pointer}/content/{}/schema", escape_segment(media_type)),
+        }),
+        encoding,
+        alternatives: content
+            .keys()
+            .enumerate()
+            .filter(|(i, _)| *i != chosen)
+            .map(|(_, k)| k.clone())
+            .collect(),
+    }))
+}
+
+fn responses<'a>(
+    docs: &'a DocumentSet,
+    raw: &RawOperation<'a>,
+    notes: &mut Vec<String>,
+) -> Vec<Response<'a>> {
+    let Some(map) = raw.value.get("responses").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut responses = Vec::new();
+    for (status, value) in map {
+        if status.starts_with("x-") {
+            continue;
+        }
+        let pointer = format!("{}/responses/{}", raw.pointer, escape_segment(status));
+        let (doc, response) = match docs.deref(raw.doc, value) {
+            Ok(found) => found,
+            Err(e) => {
+                notes.push(format!(
+                    "response {status} ignored: {}",
+                    ref_problem(docs, raw.doc, &pointer, value, &e)
+                ));
+                continue;
+            }
+        };
+        let content = response.get("content").and_then(Value::as_object);
+        let media_types: Vec<String> = content
+            .map(|c| c.keys().cloned().collect())
+            .unwrap_or_default();
+        let json = content.and_then(|c| {
+            c.iter()
+                .find(|(mt, _)| media::is_json(mt))
+                .map(|(mt, media)| {
+                    let schema = media.get("schema").map(|schema| SchemaRef {
+                        doc,
+                        schema: Cow::Borrowed(schema),
+                        pointer: format!("{pointer}/content/{}/schema", escape_segment(mt)),
+                    });
+                    (mt.clone(), schema)
+                })
+        });
+        responses.push(Response {
+            status: status.clone(),
+            description: text(response, "description"),
+            media_types,
+            json,
+        });
+    }
+    responses.sort_by_key(|r| status_order(&r.status));
+    responses
+}
+
+/// `servers` → base URLs with variables replaced by their defaults (OpenAPI 3.1 §4.8.5).
+fn servers(docs: &DocumentSet, doc: DocId, value: Option<&Value>) -> Vec<String> {
+    let Some(list) = value.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let doc_url = &docs.doc(doc).url;
+    list.iter()
+        .filter_map(|server| {
+            let mut url = server.get("url")?.as_str()?.to_string();
+            if let Some(vars) = server.get("variables").and_then(Value::as_object) {
+                for (name, var) in vars {
+                    if let Some(default) = var.get("default").and_then(Value::as_str) {
+                        url = url.replace(&format!("{{{name}}}"), default);
+                    }
+                }
+            }
+            Some(paths::absolute_base_url(doc_url, &url))
+        })
+        .collect()
+}

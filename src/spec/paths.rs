@@ -1,0 +1,304 @@
+//! Walking `paths`: the part of normalization both dialects share. Path items and
+//! parameters are dereferenced, path-level parameters merged with operation-level ones (the
+//! operation's win on the same name and location), and each operation handed to the
+//! dialect for its parameters, body and responses.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::document::{DocId, DocumentSet, RefError, escape_segment};
+use super::model::{
+    Method, Operation, ParamLocation, Parameter, RequestBody, Response, SchemaRef, Skipped, Style,
+};
+use super::{SpecError, flag, text};
+
+/// One operation before dialect-specific translation.
+pub(super) struct RawOperation<'a> {
+    pub method: Method,
+    pub path: &'a str,
+    pub pointer: String,
+    /// Document the operation object lives in.
+    pub doc: DocId,
+    pub value: &'a Value,
+    pub path_item: &'a Value,
+    /// Merged and dereferenced parameters, in document order (path level first).
+    pub parameters: Vec<RawParameter<'a>>,
+}
+
+pub(super) struct RawParameter<'a> {
+    pub doc: DocId,
+    pub value: &'a Value,
+    pub pointer: String,
+}
+
+/// What a dialect makes of one operation.
+pub(super) struct OperationParts<'a> {
+    pub parameters: Vec<Parameter<'a>>,
+    pub request_body: Option<RequestBody<'a>>,
+    pub responses: Vec<Response<'a>>,
+    pub servers: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// Runs `translate` on every operation under `paths`.
+pub(super) fn walk<'a>(
+    docs: &'a DocumentSet,
+    mut translate: impl FnMut(&RawOperation<'a>) -> Result<OperationParts<'a>, String>,
+) -> Result<(Vec<Operation<'a>>, Vec<Skipped>), SpecError> {
+    let root = &docs.root().root;
+    let paths = match root.get("paths") {
+        None | Some(Value::Null) => return Ok((Vec::new(), Vec::new())),
+        Some(Value::Object(paths)) => paths,
+        Some(_) => {
+            return Err(SpecError::Invalid {
+                file: docs.root().name.clone(),
+                pointer: "/paths".into(),
+                problem: "\"paths\" must be an object".into(),
+            });
+        }
+    };
+    let mut operations = Vec::new();
+    let mut skipped = Vec::new();
+    for (path, item) in paths {
+        if path.starts_with("x-") {
+            continue;
+        }
+        let item_pointer = format!("/paths/{}", escape_segment(path));
+        let (item_doc, item) = match docs.deref(0, item) {
+            Ok(found) => found,
+            Err(e) => {
+                skipped.push(Skipped {
+                    operation: path.clone(),
+                    pointer: item_pointer.clone(),
+                    reason: ref_problem(docs, 0, &item_pointer, item, &e),
+                });
+                continue;
+            }
+        };
+        let path_parameters = item.get("parameters");
+        for method in Method::ALL {
+            let Some(value) = item.get(method.key()) else {
+                continue;
+            };
+            let pointer = format!("{item_pointer}/{}", method.key());
+            let label = format!("{method} {path}");
+            let result = if value.is_object() {
+                merge_parameters(
+                    docs,
+                    item_doc,
+                    &item_pointer,
+                    path_parameters,
+                    &pointer,
+                    value,
+                )
+                .and_then(|parameters| {
+                    let raw = RawOperation {
+                        method,
+                        path,
+                        pointer: pointer.clone(),
+                        doc: item_doc,
+                        value,
+                        path_item: item,
+                        parameters,
+                    };
+                    translate(&raw).map(|parts| assemble(&raw, parts))
+                })
+            } else {
+                Err("the operation is not an object".to_string())
+            };
+            match result {
+                Ok(operation) => operations.push(operation),
+                Err(reason) => skipped.push(Skipped {
+                    operation: label,
+                    pointer,
+                    reason,
+                }),
+            }
+        }
+    }
+    Ok((operations, skipped))
+}
+
+fn assemble<'a>(raw: &RawOperation<'a>, mut parts: OperationParts<'a>) -> Operation<'a> {
+    reconcile_path_parameters(raw.path, &mut parts);
+    let value = raw.value;
+    Operation {
+        method: raw.method,
+        path: raw.path.to_string(),
+        pointer: raw.pointer.clone(),
+        operation_id: text(value, "operationId"),
+        summary: text(value, "summary").or_else(|| text(raw.path_item, "summary")),
+        description: text(value, "description").or_else(|| text(raw.path_item, "description")),
+        deprecated: flag(value, "deprecated").unwrap_or(false),
+        tags: value
+            .get("tags")
+            .and_then(Value::as_array)
+            .map(|tags| {
+                tags.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        parameters: parts.parameters,
+        request_body: parts.request_body,
+        responses: parts.responses,
+        servers: parts.servers,
+        notes: parts.notes,
+    }
+}
+
+fn merge_parameters<'a>(
+    docs: &'a DocumentSet,
+    doc: DocId,
+    item_pointer: &str,
+    path_level: Option<&'a Value>,
+    op_pointer: &str,
+    operation: &'a Value,
+) -> Result<Vec<RawParameter<'a>>, String> {
+    let mut merged: Vec<RawParameter<'a>> = Vec::new();
+    let levels = [
+        (path_level, item_pointer),
+        (operation.get("parameters"), op_pointer),
+    ];
+    for (list, base) in levels {
+        let Some(list) = list else { continue };
+        let Some(items) = list.as_array() else {
+            return Err(format!("{base}/parameters must be an array"));
+        };
+        for (i, entry) in items.iter().enumerate() {
+            let pointer = format!("{base}/parameters/{i}");
+            let (param_doc, value) = docs
+                .deref(doc, entry)
+                .map_err(|e| ref_problem(docs, doc, &pointer, entry, &e))?;
+            let key = (value.get("name"), value.get("in"));
+            match merged
+                .iter_mut()
+                .find(|p| (p.value.get("name"), p.value.get("in")) == key)
+            {
+                Some(existing) => {
+                    *existing = RawParameter {
+                        doc: param_doc,
+                        value,
+                        pointer,
+                    }
+                }
+                None => merged.push(RawParameter {
+                    doc: param_doc,
+                    value,
+                    pointer,
+                }),
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// "`$ref` "x" at file#/here → file#/there: problem": both ends of a broken reference.
+pub(super) fn ref_problem(
+    docs: &DocumentSet,
+    doc: DocId,
+    pointer: &str,
+    value: &Value,
+    error: &RefError,
+) -> String {
+    let reference = value.get("$ref").and_then(Value::as_str).unwrap_or("");
+    format!(
+        "$ref \"{reference}\" at {}#{pointer} → {}: {}",
+        docs.doc(doc).name,
+        error.target,
+        error.problem
+    )
+}
+
+/// OpenAPI 3.1 §4.8.12.2: header parameters named Accept, Content-Type or Authorization
+/// "SHALL be ignored"; the client sets those from the body, response and security scheme.
+pub(super) fn is_reserved_header(name: &str) -> bool {
+    ["accept", "content-type", "authorization"]
+        .iter()
+        .any(|reserved| name.eq_ignore_ascii_case(reserved))
+}
+
+/// Makes a server URL absolute where the document's own location allows it
+/// (OpenAPI 3.1 §4.8.5: relative URLs are relative to where the document was served),
+/// and removes the trailing slash so joining with `/path` never doubles it.
+pub(super) fn absolute_base_url(doc_url: &url::Url, server: &str) -> String {
+    let served_over_http = matches!(doc_url.scheme(), "http" | "https");
+    let absolute = if server.contains("://") {
+        server.to_string()
+    } else if let Some(rest) = server.strip_prefix("//") {
+        let scheme = if served_over_http {
+            doc_url.scheme()
+        } else {
+            "https"
+        };
+        format!("{scheme}://{rest}")
+    } else if served_over_http {
+        doc_url
+            .join(server)
+            .map(|u| u.to_string())
+            .unwrap_or_else(|_| server.to_string())
+    } else {
+        server.to_string()
+    };
+    absolute.trim_end_matches('/').to_string()
+}
+
+/// The `{name}` placeholders of a path template, in order.
+pub(crate) fn template_names(path: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = path;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        let Some(end) = after.find('}') else { break };
+        names.push(&after[..end]);
+        rest = &after[end + 1..];
+    }
+    names
+}
+
+/// Makes path parameters and the path template agree: a placeholder without a parameter
+/// gets a required string parameter (the request could not be built otherwise), and a path
+/// parameter the template does not mention is dropped.
+fn reconcile_path_parameters<'a>(path: &str, parts: &mut OperationParts<'a>) {
+    let names = template_names(path);
+    parts.parameters.retain(|p| {
+        let keep = p.location != ParamLocation::Path || names.contains(&p.name.as_str());
+        if !keep {
+            parts.notes.push(format!(
+                "path parameter \"{}\" does not appear in the path template; ignored",
+                p.name
+            ));
+        }
+        keep
+    });
+    for name in names {
+        let declared = parts
+            .parameters
+            .iter()
+            .any(|p| p.location == ParamLocation::Path && p.name == name);
+        if !declared {
+            parts.notes.push(format!(
+                "path template names {{{name}}} but no parameter declares it; added as a string"
+            ));
+            parts.parameters.push(Parameter {
+                name: name.to_string(),
+                location: ParamLocation::Path,
+                required: true,
+                description: None,
+                deprecated: false,
+                style: Style::Simple,
+                explode: false,
+                allow_reserved: false,
+                schema: SchemaRef {
+                    doc: 0,
+                    schema: Cow::Owned(serde_json::json!({"type": "string"})),
+                    pointer: String::new(),
+                },
+                content_type: None,
+                example: None,
+            });
+        }
+    }
+}
