@@ -243,6 +243,7 @@ fn build_api(
         match result {
             Ok(draft) => drafts.push((draft, op)),
             Err(reason) => operations.push(OperationReport::skipped(
+                op.index,
                 op.label(),
                 format!("{file}#{}", op.pointer),
                 reason,
@@ -251,6 +252,7 @@ fn build_api(
     }
     for skipped in &api.skipped {
         operations.push(OperationReport::skipped(
+            skipped.index,
             skipped.operation.clone(),
             format!("{file}#{}", skipped.pointer),
             skipped.reason.clone(),
@@ -262,6 +264,7 @@ fn build_api(
     for ((draft, op), named) in drafts.into_iter().zip(names) {
         let source = op.operation_id.clone().unwrap_or_else(|| op.label());
         operations.push(OperationReport::mapped(
+            op.index,
             op.label(),
             format!("{file}#{}", op.pointer),
             named.name.clone(),
@@ -286,6 +289,7 @@ fn build_api(
             },
         });
     }
+    operations.sort_by_key(|o| o.index);
     let api_report = ApiReport {
         name: input.name.to_string(),
         source: file.clone(),

@@ -60,7 +60,7 @@ pub fn assign(requests: &[NameRequest], prefix: &str, max_len: usize) -> Vec<Nam
             .into_values()
             .filter(|members| members.len() > 1)
             .collect();
-        if collided.is_empty() || hash_len > 16 {
+        if collided.is_empty() || hash_len > MAX_HASH_LEN {
             return named;
         }
         for members in collided {
@@ -74,12 +74,12 @@ pub fn assign(requests: &[NameRequest], prefix: &str, max_len: usize) -> Vec<Nam
                 if untouched.len() == 1 && untouched[0] == i {
                     continue;
                 }
+                // Only the part after the prefix is shortened: the prefix is what keeps
+                // two APIs' tools apart.
                 let hash = short_hash(&requests[i].identity, hash_len);
-                let stem = shorten(
-                    &named[i].name,
-                    max_len.saturating_sub(hash.len() + 1).max(1),
-                );
-                named[i].name = format!("{stem}_{hash}");
+                let base = named[i].name.strip_prefix(prefix).unwrap_or(&named[i].name);
+                let room = max_len.saturating_sub(prefix.len() + hash.len() + 1).max(1);
+                named[i].name = format!("{prefix}{}_{hash}", shorten(base, room));
                 if !named[i].changes.contains(&NameChange::Deduplicated) {
                     named[i].changes.push(NameChange::Deduplicated);
                 }
@@ -89,22 +89,29 @@ pub fn assign(requests: &[NameRequest], prefix: &str, max_len: usize) -> Vec<Nam
     }
 }
 
+/// Hash suffixes grow by two characters per round of remaining collisions, up to this.
+const MAX_HASH_LEN: usize = 12;
+
 fn candidate(request: &NameRequest, prefix: &str, max_len: usize) -> Named {
     let mut changes = Vec::new();
-    let source = match &request.operation_id {
-        Some(id) => id.clone(),
+    let from_id = request
+        .operation_id
+        .as_deref()
+        .map(|id| (id, sanitize(id, false)))
+        .filter(|(_, name)| !name.is_empty());
+    let mut name = match from_id {
+        Some((id, name)) => {
+            if name != id {
+                changes.push(NameChange::Sanitized);
+            }
+            name
+        }
+        // No operationId, or one with nothing usable in it.
         None => {
             changes.push(NameChange::FromPath);
-            path_name(request.method, &request.path)
+            sanitize(&path_name(request.method, &request.path), false)
         }
     };
-    let mut name = sanitize(&source, false);
-    if name.is_empty() {
-        name = sanitize(&path_name(request.method, &request.path), false);
-    }
-    if name != source && !changes.contains(&NameChange::FromPath) {
-        changes.push(NameChange::Sanitized);
-    }
     let full = format!("{prefix}{name}");
     if full.len() > max_len {
         let room = max_len.saturating_sub(prefix.len()).max(1);
@@ -252,8 +259,10 @@ fn join(words: &[Word]) -> String {
 
 /// Shortens to at most `max` bytes without cutting a word: filler words go first
 /// (right to left), then long words are abbreviated, then whole words are dropped from the
-/// middle outwards (keeping the first word, usually the namespace or verb, and the last,
-/// usually the object). Only a single word longer than `max` is ever cut.
+/// middle outwards. The ends carry the meaning that tells operations apart: the first
+/// words the namespace and verb (`repos_list`), the last ones the object and qualifiers
+/// (`…BindingList`, `…for-authenticated-user`). Only a single word longer than `max` is
+/// ever cut.
 pub fn shorten(name: &str, max: usize) -> String {
     if name.len() <= max {
         return name.to_string();
@@ -280,7 +289,7 @@ pub fn shorten(name: &str, max: usize) -> String {
         }
     }
     while words.len() > 2 && !fits(&words) {
-        let victim = words.len() - 2;
+        let victim = words.len() / 2;
         let removed = words.remove(victim);
         if let Some(next) = words.get_mut(victim) {
             next.separator = next.separator.or(removed.separator);
@@ -350,7 +359,9 @@ impl ArgumentNames {
         if self.taken.insert(wanted.to_string()) {
             return wanted.to_string();
         }
-        let base = format!("{}__{qualifier}", shorten(wanted, 64 - qualifier.len() - 4));
+        // Room for `__{qualifier}` and a `_NNN` counter within the 64-character limit.
+        let room = 64usize.saturating_sub(qualifier.len() + 6).max(1);
+        let base = format!("{}__{qualifier}", shorten(wanted, room));
         let mut name = base.clone();
         let mut n = 2;
         while !self.taken.insert(name.clone()) {

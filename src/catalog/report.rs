@@ -46,6 +46,9 @@ pub enum Outcome {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct OperationReport {
+    /// Document order.
+    #[serde(skip)]
+    pub(super) index: usize,
     /// `GET /pets`
     pub operation: String,
     /// `file#/paths/~1pets/get`
@@ -60,8 +63,14 @@ pub struct OperationReport {
 }
 
 impl OperationReport {
-    pub(super) fn skipped(operation: String, location: String, reason: String) -> Self {
+    pub(super) fn skipped(
+        index: usize,
+        operation: String,
+        location: String,
+        reason: String,
+    ) -> Self {
         OperationReport {
+            index,
             operation,
             location,
             outcome: Outcome::Skipped { reason },
@@ -71,6 +80,7 @@ impl OperationReport {
     }
 
     pub(super) fn mapped(
+        index: usize,
         operation: String,
         location: String,
         tool: String,
@@ -81,6 +91,7 @@ impl OperationReport {
         let mut notes = draft.notes.clone();
         notes.extend(draft.schema_notes.invalid.iter().cloned());
         OperationReport {
+            index,
             operation,
             location,
             outcome: Outcome::Mapped {

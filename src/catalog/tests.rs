@@ -1,1 +1,690 @@
+use serde_json::{Value, json};
+use url::Url;
 
+use super::*;
+use crate::config::ToolSettings;
+use crate::spec::{DocumentSet, Style};
+
+fn build_one(spec: Value) -> (Catalog, Report) {
+    build_with(spec, ToolSettings::default())
+}
+
+fn build_with(spec: Value, settings: ToolSettings) -> (Catalog, Report) {
+    let docs = DocumentSet::single(
+        Url::parse("file:///specs/api.json").expect("url"),
+        "api.json".into(),
+        spec,
+    );
+    let input = ApiInput {
+        name: "t",
+        docs: &docs,
+        base_url: None,
+        prefix: "",
+    };
+    build(&[input], &settings).expect("catalog builds")
+}
+
+fn openapi(paths: Value) -> Value {
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1"},
+        "servers": [{"url": "https://api.example.test/v1/"}],
+        "paths": paths,
+    })
+}
+
+fn only(catalog: &Catalog) -> &Tool {
+    assert_eq!(catalog.len(), 1, "expected one tool");
+    &catalog.tools()[0]
+}
+
+#[test]
+fn body_property_keeps_its_name_and_the_colliding_parameter_is_renamed() {
+    let (catalog, report) = build_one(openapi(json!({
+        "/items/{id}": {"put": {
+            "operationId": "updateItem",
+            "parameters": [
+                {"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}},
+                {"name": "name", "in": "query", "schema": {"type": "string"}}
+            ],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"id": {"type": "string"}, "name": {"type": "string"}}
+            }}}}
+        }}
+    })));
+    let tool = only(&catalog);
+    let props = tool.input_schema["properties"]
+        .as_object()
+        .expect("properties");
+    let names: Vec<&str> = props.keys().map(String::as_str).collect();
+    assert_eq!(names, ["id__path", "name__query", "id", "name"]);
+    assert_eq!(props["id"], json!({"type": "string"}));
+    assert_eq!(props["id__path"], json!({"type": "integer"}));
+    assert_eq!(tool.input_schema["required"], json!(["id__path", "name"]));
+
+    let args = &tool.route.arguments;
+    let path = args.get("id__path").expect("binding");
+    assert_eq!(
+        (path.location, path.wire_name.as_str()),
+        (Location::Path, "id")
+    );
+    let field = args.get("id").expect("binding");
+    assert_eq!(
+        (field.location, field.wire_name.as_str()),
+        (Location::BodyField, "id")
+    );
+    assert_eq!(
+        args.by_wire(Location::Query, "name")
+            .map(|b| b.argument.as_str()),
+        Some("name__query")
+    );
+    let notes = &report.apis[0].operations[0].notes;
+    assert!(
+        notes.iter().any(|n| n.contains("\"id__path\"")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn argument_map_is_exact_and_reversible() {
+    let (catalog, _) = build_one(openapi(json!({
+        "/a/{x}": {"post": {
+            "parameters": [
+                {"name": "x", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "x", "in": "query", "schema": {"type": "string"}},
+                {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
+                {"name": "session", "in": "cookie", "schema": {"type": "string"}}
+            ],
+            "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"x": {"type": "boolean"}}}}}}
+        }}
+    })));
+    let tool = only(&catalog);
+    let props = tool.input_schema["properties"]
+        .as_object()
+        .expect("properties");
+    let bindings = &tool.route.arguments.bindings;
+    assert_eq!(props.len(), bindings.len(), "one binding per argument");
+    for binding in bindings {
+        assert!(props.contains_key(&binding.argument), "{binding:?}");
+        assert_eq!(
+            tool.route
+                .arguments
+                .by_wire(binding.location, &binding.wire_name),
+            Some(binding),
+            "reverse lookup"
+        );
+    }
+    let mut wires: Vec<(Location, &str)> = bindings
+        .iter()
+        .map(|b| (b.location, b.wire_name.as_str()))
+        .collect();
+    wires.sort();
+    wires.dedup();
+    assert_eq!(
+        wires.len(),
+        bindings.len(),
+        "no two bindings share a wire slot"
+    );
+}
+
+#[test]
+fn non_object_bodies_become_one_body_argument() {
+    let (catalog, _) = build_one(openapi(json!({
+        "/tags": {"post": {
+            "operationId": "setTags",
+            "requestBody": {"required": true, "description": "Tags to set", "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}}
+        }},
+        "/note": {"put": {
+            "operationId": "putNote",
+            "requestBody": {"content": {"text/plain": {}}}
+        }}
+    })));
+    let tags = catalog.get("setTags").expect("tool");
+    assert_eq!(
+        tags.input_schema["properties"]["body"],
+        json!({"type": "array", "items": {"type": "string"}, "description": "Tags to set"})
+    );
+    assert_eq!(tags.input_schema["required"], json!(["body"]));
+    let body = tags.route.body.as_ref().expect("body plan");
+    assert!(!body.flattened);
+    assert_eq!(
+        tags.route.arguments.get("body").map(|b| b.location),
+        Some(Location::Body)
+    );
+
+    let note = catalog.get("putNote").expect("tool");
+    assert_eq!(
+        note.input_schema["properties"]["body"],
+        json!({"type": "string"})
+    );
+    assert!(note.input_schema.get("required").is_none(), "optional body");
+    assert_eq!(
+        note.route.body.as_ref().map(|b| b.media_type.as_str()),
+        Some("text/plain")
+    );
+}
+
+#[test]
+fn object_body_with_open_additional_properties_is_not_flattened() {
+    let (catalog, _) = build_one(openapi(json!({
+        "/labels": {"put": {
+            "requestBody": {"content": {"application/json": {"schema": {
+                "type": "object", "additionalProperties": {"type": "string"}
+            }}}}
+        }}
+    })));
+    let tool = only(&catalog);
+    assert_eq!(
+        tool.input_schema["properties"]["body"],
+        json!({"type": "object", "additionalProperties": {"type": "string"}})
+    );
+}
+
+#[test]
+fn all_of_object_bodies_are_merged_into_arguments() {
+    let (catalog, _) = build_one(json!({
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1"},
+        "paths": {"/pets": {"post": {
+            "operationId": "addPet",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                "allOf": [
+                    {"$ref": "#/components/schemas/NewPet"},
+                    {"type": "object", "required": ["tag"], "properties": {"tag": {"type": "string"}}}
+                ]
+            }}}}
+        }}},
+        "components": {"schemas": {"NewPet": {
+            "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}
+        }}}
+    }));
+    let tool = only(&catalog);
+    assert_eq!(
+        tool.input_schema,
+        json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "tag": {"type": "string"}},
+            "required": ["name", "tag"],
+            "additionalProperties": false
+        })
+    );
+}
+
+#[test]
+fn json_is_preferred_over_form_and_multipart_and_alternatives_are_noted() {
+    let (catalog, report) = build_one(openapi(json!({
+        "/up": {"post": {
+            "operationId": "up",
+            "requestBody": {"content": {
+                "application/xml": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                "multipart/form-data": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                "application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}
+            }}
+        }}
+    })));
+    let tool = only(&catalog);
+    assert_eq!(
+        tool.route.body.as_ref().map(|b| b.media_type.as_str()),
+        Some("application/x-www-form-urlencoded")
+    );
+    let notes = &report.apis[0].operations[0].notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("also accepted: application/xml, multipart/form-data")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn form_encoding_styles_reach_the_argument_map() {
+    let (catalog, _) = build_one(openapi(json!({
+        "/charges": {"post": {
+            "operationId": "createCharge",
+            "requestBody": {"content": {"application/x-www-form-urlencoded": {
+                "schema": {"type": "object", "properties": {
+                    "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "expand": {"type": "array", "items": {"type": "string"}}
+                }},
+                "encoding": {"metadata": {"style": "deepObject", "explode": true}, "expand": {"explode": true}}
+            }}}
+        }}
+    })));
+    let tool = only(&catalog);
+    let metadata = tool.route.arguments.get("metadata").expect("binding");
+    assert_eq!(
+        (metadata.style, metadata.explode),
+        (Style::DeepObject, true)
+    );
+    let expand = tool.route.arguments.get("expand").expect("binding");
+    assert_eq!((expand.style, expand.explode), (Style::Form, true));
+}
+
+#[test]
+fn reserved_headers_are_ignored_and_unusual_names_are_made_valid() {
+    let (catalog, report) = build_one(openapi(json!({
+        "/calls": {"get": {
+            "operationId": "listCalls",
+            "parameters": [
+                {"name": "Accept", "in": "header", "schema": {"type": "string"}},
+                {"name": "authorization", "in": "header", "schema": {"type": "string"}},
+                {"name": "StartTime<", "in": "query", "schema": {"type": "string"}},
+                {"name": "StartTime>", "in": "query", "schema": {"type": "string"}},
+                {"name": "expand[]", "in": "query", "schema": {"type": "array", "items": {"type": "string"}}}
+            ]
+        }}
+    })));
+    let tool = only(&catalog);
+    let names: Vec<&str> = tool.input_schema["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["StartTime_lt", "StartTime_gt", "expand"]);
+    assert_eq!(
+        tool.route
+            .arguments
+            .get("StartTime_gt")
+            .map(|b| b.wire_name.as_str()),
+        Some("StartTime>")
+    );
+    let notes = &report.apis[0].operations[0].notes;
+    assert_eq!(
+        notes.iter().filter(|n| n.contains("ignored")).count(),
+        2,
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn path_template_and_parameters_are_reconciled() {
+    let (catalog, report) = build_one(openapi(json!({
+        "/orgs/{org}/repos": {"get": {
+            "operationId": "listRepos",
+            "parameters": [{"name": "owner", "in": "path", "required": true, "schema": {"type": "string"}}]
+        }}
+    })));
+    let tool = only(&catalog);
+    assert_eq!(
+        tool.input_schema["properties"],
+        json!({"org": {"type": "string"}})
+    );
+    assert_eq!(tool.input_schema["required"], json!(["org"]));
+    let notes = &report.apis[0].operations[0].notes;
+    assert!(notes.iter().any(|n| n.contains("{org}")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("\"owner\"")), "{notes:?}");
+}
+
+#[test]
+fn operation_level_parameters_override_path_level_ones() {
+    let (catalog, _) = build_one(openapi(json!({
+        "/items": {
+            "parameters": [
+                {"name": "limit", "in": "query", "description": "path level", "schema": {"type": "integer"}},
+                {"name": "trace", "in": "header", "schema": {"type": "string"}}
+            ],
+            "get": {"operationId": "list", "parameters": [
+                {"name": "limit", "in": "query", "required": true, "description": "operation level", "schema": {"type": "integer", "maximum": 100}}
+            ]}
+        }
+    })));
+    let tool = only(&catalog);
+    assert_eq!(
+        tool.input_schema["properties"]["limit"],
+        json!({"type": "integer", "maximum": 100, "description": "operation level"})
+    );
+    assert_eq!(tool.input_schema["required"], json!(["limit"]));
+    assert!(tool.input_schema["properties"].get("trace").is_some());
+}
+
+#[test]
+fn annotations_follow_the_http_method() {
+    let (catalog, _) = build_one(openapi(json!({
+        "/r": {
+            "get": {"operationId": "g"}, "head": {"operationId": "h"}, "options": {"operationId": "o"},
+            "post": {"operationId": "p"}, "put": {"operationId": "u"},
+            "patch": {"operationId": "a"}, "delete": {"operationId": "d"}
+        }
+    })));
+    let hints = |name: &str| {
+        let a = catalog.get(name).expect("tool").annotations;
+        (
+            a.read_only_hint,
+            a.destructive_hint,
+            a.idempotent_hint,
+            a.open_world_hint,
+        )
+    };
+    assert_eq!(hints("g"), (true, false, true, true));
+    assert_eq!(hints("h"), (true, false, true, true));
+    assert_eq!(hints("o"), (true, false, true, true));
+    assert_eq!(hints("p"), (false, false, false, true));
+    assert_eq!(hints("u"), (false, true, true, true));
+    assert_eq!(hints("a"), (false, true, false, true));
+    assert_eq!(hints("d"), (false, true, true, true));
+    let wire = catalog.get("g").expect("tool").to_mcp();
+    assert_eq!(
+        wire["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": true})
+    );
+}
+
+#[test]
+fn descriptions_combine_summary_and_description_and_are_never_empty() {
+    let long = "word ".repeat(400);
+    let (catalog, _) = build_with(
+        openapi(json!({
+            "/a": {"get": {"operationId": "both", "summary": "  List things ", "description": "Lists\nall things."}},
+            "/b": {"get": {"operationId": "none"}},
+            "/c": {"get": {"operationId": "old", "summary": "Old way", "deprecated": true}},
+            "/d": {"get": {"operationId": "long", "description": long}}
+        })),
+        ToolSettings {
+            max_description_length: 100,
+            ..ToolSettings::default()
+        },
+    );
+    let both = catalog.get("both").expect("tool");
+    assert_eq!(both.title.as_deref(), Some("List things"));
+    assert_eq!(both.description, "List things\n\nLists\nall things.");
+    assert_eq!(catalog.get("none").expect("tool").description, "GET /b");
+    assert_eq!(catalog.get("none").expect("tool").title, None);
+    assert_eq!(
+        catalog.get("old").expect("tool").description,
+        "[DEPRECATED] Old way"
+    );
+    let cut = &catalog.get("long").expect("tool").description;
+    assert!(cut.chars().count() <= 100, "{}", cut.len());
+    assert!(cut.ends_with("word…"), "cut at a word boundary: {cut:?}");
+}
+
+#[test]
+fn output_schema_comes_from_the_first_2xx_json_response_and_is_wrapped_when_not_an_object() {
+    let (catalog, _) = build_one(openapi(json!({
+        "/list": {"get": {"operationId": "list", "responses": {
+            "404": {"description": "no", "content": {"application/json": {"schema": {"type": "object"}}}},
+            "default": {"description": "err", "content": {"application/json": {"schema": {"type": "object"}}}},
+            "201": {"description": "also", "content": {"application/json": {"schema": {"type": "object", "properties": {"late": {"type": "string"}}}}}},
+            "200": {"description": "ok", "content": {"application/json": {"schema": {"type": "array", "items": {"type": "integer"}}}}}
+        }}},
+        "/one": {"get": {"operationId": "one", "responses": {
+            "200": {"description": "ok", "content": {"application/vnd.api+json": {"schema": {
+                "type": "object", "required": ["id"], "additionalProperties": false,
+                "properties": {"id": {"type": "integer", "minimum": 1}, "name": {"type": "string", "nullable": true}}
+            }}}}
+        }}},
+        "/text": {"get": {"operationId": "text", "responses": {
+            "200": {"description": "ok", "content": {"text/plain": {"schema": {"type": "string"}}}}
+        }}}
+    })));
+    let list = catalog.get("list").expect("tool");
+    assert_eq!(
+        list.output_schema,
+        Some(
+            json!({"type": "object", "properties": {"result": {"type": "array", "items": {"type": "integer"}}}})
+        )
+    );
+    assert!(list.route.output.as_ref().is_some_and(|o| o.wrapped));
+    let one = catalog.get("one").expect("tool");
+    assert_eq!(
+        one.output_schema,
+        Some(
+            json!({"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": ["string", "null"]}}})
+        )
+    );
+    assert!(one.route.output.as_ref().is_some_and(|o| !o.wrapped));
+    assert_eq!(catalog.get("text").expect("tool").output_schema, None);
+}
+
+#[test]
+fn large_output_schemas_are_relaxed_to_fit_the_budget() {
+    let mut properties = serde_json::Map::new();
+    for i in 0..40 {
+        properties.insert(
+            format!("field{i}"),
+            json!({"type": "object", "description": "x".repeat(50), "properties": {"inner": {"type": "object", "properties": {"leaf": {"type": "string", "description": "y".repeat(50)}}}}}),
+        );
+    }
+    let spec = openapi(json!({"/big": {"get": {"operationId": "big", "responses": {
+        "200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object", "properties": properties}}}}
+    }}}}));
+    let (catalog, report) = build_with(
+        spec.clone(),
+        ToolSettings {
+            max_output_schema_bytes: 4096,
+            ..ToolSettings::default()
+        },
+    );
+    let out = catalog
+        .get("big")
+        .expect("tool")
+        .output_schema
+        .clone()
+        .expect("output");
+    let size = serde_json::to_string(&out).expect("json").len();
+    assert!(size <= 4096, "{size}");
+    assert_eq!(
+        out["properties"].as_object().map(|p| p.len()),
+        Some(40),
+        "top level kept"
+    );
+    let notes = &report.apis[0].operations[0].notes;
+    assert!(
+        notes.iter().any(|n| n.contains("relaxed below depth")),
+        "{notes:?}"
+    );
+
+    let (unlimited, _) = build_with(
+        spec,
+        ToolSettings {
+            max_output_schema_bytes: 0,
+            ..ToolSettings::default()
+        },
+    );
+    let full = unlimited
+        .get("big")
+        .expect("tool")
+        .output_schema
+        .clone()
+        .expect("output");
+    assert_eq!(
+        full["properties"]["field0"]["properties"]["inner"]["properties"]["leaf"]["type"],
+        "string"
+    );
+}
+
+#[test]
+fn swagger2_form_data_with_a_file_becomes_a_multipart_body() {
+    let (catalog, _) = build_one(json!({
+        "swagger": "2.0",
+        "info": {"title": "T", "version": "1"},
+        "host": "files.example.test",
+        "basePath": "/api/",
+        "schemes": ["http", "https"],
+        "paths": {"/upload": {"post": {
+            "operationId": "upload",
+            "consumes": ["application/x-www-form-urlencoded"],
+            "parameters": [
+                {"name": "file", "in": "formData", "type": "file", "required": true, "description": "The file"},
+                {"name": "tags", "in": "formData", "type": "array", "items": {"type": "string"}, "collectionFormat": "multi"},
+                {"name": "ids", "in": "query", "type": "array", "items": {"type": "integer"}, "collectionFormat": "pipes"}
+            ]
+        }}}
+    }));
+    let tool = only(&catalog);
+    assert_eq!(
+        tool.route.base_url.as_deref(),
+        Some("https://files.example.test/api")
+    );
+    let body = tool.route.body.as_ref().expect("body");
+    assert_eq!(body.media_type, "multipart/form-data");
+    assert!(body.flattened);
+    assert_eq!(
+        tool.input_schema["properties"]["file"],
+        json!({"type": "string", "description": "The file", "format": "binary", "contentEncoding": "base64"})
+    );
+    assert_eq!(tool.input_schema["required"], json!(["file"]));
+    let tags = tool.route.arguments.get("tags").expect("binding");
+    assert_eq!(
+        (tags.location, tags.style, tags.explode),
+        (Location::BodyField, Style::Form, true)
+    );
+    let ids = tool.route.arguments.get("ids").expect("binding");
+    assert_eq!(
+        (ids.location, ids.style, ids.explode),
+        (Location::Query, Style::PipeDelimited, false)
+    );
+    assert_eq!(
+        tool.input_schema["properties"]["ids"],
+        json!({"type": "array", "items": {"type": "integer"}})
+    );
+}
+
+#[test]
+fn swagger2_body_parameter_uses_consumes_and_definitions() {
+    let (catalog, _) = build_one(json!({
+        "swagger": "2.0",
+        "info": {"title": "T", "version": "1"},
+        "consumes": ["application/xml", "application/json"],
+        "produces": ["application/json"],
+        "paths": {"/pets": {"post": {
+            "operationId": "addPet",
+            "parameters": [{"name": "pet", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Pet"}}],
+            "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/Pet"}}}
+        }}},
+        "definitions": {"Pet": {"type": "object", "required": ["name"], "properties": {
+            "id": {"type": "integer", "readOnly": true}, "name": {"type": "string"}, "tag": {"type": "string", "x-nullable": true}
+        }}}
+    }));
+    let tool = only(&catalog);
+    assert_eq!(
+        tool.route.body.as_ref().map(|b| b.media_type.as_str()),
+        Some("application/json")
+    );
+    assert_eq!(
+        tool.input_schema,
+        json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "tag": {"type": ["string", "null"]}},
+            "required": ["name"],
+            "additionalProperties": false
+        })
+    );
+    assert_eq!(
+        tool.output_schema,
+        Some(json!({"type": "object", "properties": {
+            "id": {"type": "integer", "readOnly": true}, "name": {"type": "string"}, "tag": {"type": ["string", "null"]}
+        }}))
+    );
+    // No host: the base URL cannot be known from a local file.
+    assert_eq!(tool.route.base_url, None);
+}
+
+#[test]
+fn server_urls_use_variable_defaults_and_the_most_specific_level() {
+    let (catalog, _) = build_one(json!({
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "servers": [{"url": "https://{region}.example.test/{version}", "variables": {
+            "region": {"default": "eu"}, "version": {"default": "v2", "enum": ["v1", "v2"]}
+        }}],
+        "paths": {
+            "/a": {"get": {"operationId": "doc"}},
+            "/b": {"servers": [{"url": "https://path.example.test/"}], "get": {"operationId": "path"},
+                   "post": {"operationId": "op", "servers": [{"url": "https://op.example.test"}]}}
+        }
+    }));
+    let base = |name: &str| catalog.get(name).expect("tool").route.base_url.clone();
+    assert_eq!(base("doc").as_deref(), Some("https://eu.example.test/v2"));
+    assert_eq!(base("path").as_deref(), Some("https://path.example.test"));
+    assert_eq!(base("op").as_deref(), Some("https://op.example.test"));
+}
+
+#[test]
+fn an_operation_with_a_broken_ref_is_skipped_with_both_ends_named() {
+    let (catalog, report) = build_one(openapi(json!({
+        "/ok": {"get": {"operationId": "fine"}},
+        "/bad": {"post": {"operationId": "broken", "requestBody": {"content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/Missing"}
+        }}}}}
+    })));
+    assert_eq!(catalog.len(), 1);
+    assert_eq!(report.skipped(), 1);
+    let skipped = report.apis[0]
+        .operations
+        .iter()
+        .find(|o| o.is_skipped())
+        .expect("skipped");
+    assert_eq!(skipped.operation, "POST /bad");
+    let Outcome::Skipped { reason } = &skipped.outcome else {
+        unreachable!()
+    };
+    assert!(
+        reason.contains("$ref \"#/components/schemas/Missing\""),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("api.json#/components/schemas/Missing"),
+        "{reason}"
+    );
+    assert!(reason.contains("/paths/~1bad/post/requestBody"), "{reason}");
+}
+
+#[test]
+fn tool_names_are_unique_across_apis_or_the_build_says_which_clash() {
+    let spec = openapi(json!({"/a": {"get": {"operationId": "same"}}}));
+    let docs_a = DocumentSet::single(
+        Url::parse("file:///a.json").expect("url"),
+        "a.json".into(),
+        spec.clone(),
+    );
+    let docs_b = DocumentSet::single(
+        Url::parse("file:///b.json").expect("url"),
+        "b.json".into(),
+        spec,
+    );
+    let api = |name, docs, prefix| ApiInput {
+        name,
+        docs,
+        base_url: None,
+        prefix,
+    };
+    let error = build(
+        &[api("a", &docs_a, ""), api("b", &docs_b, "")],
+        &ToolSettings::default(),
+    )
+    .expect_err("clash");
+    assert_eq!(
+        error.to_string(),
+        "tool name \"same\" is produced by both API \"a\" GET /a and API \"b\" GET /a; give one of the APIs a `prefix`"
+    );
+    let (catalog, _) = build(
+        &[api("a", &docs_a, ""), api("b", &docs_b, "b_")],
+        &ToolSettings::default(),
+    )
+    .expect("prefix resolves it");
+    let names: Vec<&str> = catalog.tools().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["same", "b_same"]);
+}
+
+#[test]
+fn tools_list_json_is_the_exact_wire_form() {
+    let (catalog, report) = build_one(openapi(json!({
+        "/a": {"get": {"operationId": "a", "summary": "A"}}
+    })));
+    let parsed: Value = serde_json::from_str(catalog.list_json()).expect("json");
+    assert_eq!(
+        parsed,
+        json!({"tools": [{
+            "name": "a",
+            "title": "A",
+            "description": "A",
+            "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
+            "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": true}
+        }]})
+    );
+    assert_eq!(report.list_bytes, catalog.list_json().len());
+}

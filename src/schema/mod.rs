@@ -221,7 +221,12 @@ impl<'d, 'g> Session<'d, 'g> {
                 let node = self.graph.node(id);
                 (node.doc, node.value)
             };
-            let body = self.emit_content(doc, value, depth);
+            // An alias (a def that is itself a `$ref`) is followed, not emptied.
+            let body = if value.get("$ref").is_some() {
+                self.emit(doc, value, depth)
+            } else {
+                self.emit_content(doc, value, depth)
+            };
             self.defs.insert(name, body);
         }
         if self.defs.is_empty() {
@@ -256,6 +261,11 @@ impl<'d, 'g> Session<'d, 'g> {
         match node {
             Value::Bool(b) => Value::Bool(*b),
             Value::Object(map) => match map.get("$ref") {
+                Some(Value::String(reference))
+                    if self.version == SpecVersion::OpenApi31 && has_schema_siblings(map) =>
+                {
+                    self.emit_ref_with_siblings(doc, node, reference, depth)
+                }
                 Some(Value::String(reference)) => self.emit_ref(doc, map, reference, depth),
                 _ => self.emit_content(doc, node, depth),
             },
@@ -306,6 +316,28 @@ impl<'d, 'g> Session<'d, 'g> {
         out
     }
 
+    /// OpenAPI 3.1 (JSON Schema 2020-12): keywords next to a `$ref` apply together with it,
+    /// so the reference becomes one more `allOf` member of the sibling schema.
+    fn emit_ref_with_siblings(
+        &mut self,
+        doc: DocId,
+        node: &Value,
+        reference: &str,
+        depth: usize,
+    ) -> Value {
+        let referenced = self.emit_ref(doc, &Map::new(), reference, depth);
+        let mut siblings = self.emit_content(doc, node, depth);
+        if let Value::Object(map) = &mut siblings {
+            match map.get_mut("allOf") {
+                Some(Value::Array(members)) => members.insert(0, referenced),
+                _ => {
+                    map.insert("allOf".into(), Value::Array(vec![referenced]));
+                }
+            }
+        }
+        siblings
+    }
+
     fn def_name(&mut self, id: NodeId, depth: usize) -> String {
         if let Some(name) = self.def_names.get(&id) {
             let name = name.clone();
@@ -314,9 +346,19 @@ impl<'d, 'g> Session<'d, 'g> {
             }
             return name;
         }
-        let pointer = &self.graph.node(id).pointer;
-        let last = pointer.rsplit('/').next().unwrap_or("");
-        let last = last.replace("~1", "/").replace("~0", "~");
+        let node = self.graph.node(id);
+        let last = if node.pointer.is_empty() {
+            // A whole document: named after its file.
+            let url = &self.graph.docs().doc(node.doc).url;
+            let file = url
+                .path_segments()
+                .and_then(|mut s| s.next_back())
+                .unwrap_or("");
+            file.split('.').next().unwrap_or("").to_string()
+        } else {
+            let last = node.pointer.rsplit('/').next().unwrap_or("");
+            last.replace("~1", "/").replace("~0", "~")
+        };
         let mut base: String = last
             .chars()
             .map(|c| {
@@ -452,8 +494,21 @@ impl<'d, 'g> Session<'d, 'g> {
                 "required" | "dependentRequired" if !input => {}
                 "required" => {} // after properties, which may remove some
                 "dependentRequired" => {
-                    if value.is_object() {
+                    let well_formed = value.as_object().is_some_and(|deps| {
+                        deps.values().all(|names| {
+                            names.as_array().is_some_and(|names| {
+                                names.iter().all(Value::is_string)
+                                    && names
+                                        .iter()
+                                        .enumerate()
+                                        .all(|(i, n)| !names[..i].contains(n))
+                            })
+                        })
+                    });
+                    if well_formed {
                         out.insert(key.clone(), value.clone());
+                    } else {
+                        self.notes.invalid.push(format!("{key}: {value} removed"));
                     }
                 }
                 "additionalProperties" | "unevaluatedProperties" | "unevaluatedItems" => {
@@ -579,18 +634,40 @@ impl<'d, 'g> Session<'d, 'g> {
                 other => self.notes.drop_keyword(other),
             }
         }
-        if input && let Some(Value::Array(required)) = map.get("required") {
-            let mut names: Vec<Value> = Vec::new();
-            for name in required {
-                if let Some(s) = name.as_str()
-                    && !removed_properties.contains(&s)
-                    && !names.contains(name)
-                {
-                    names.push(name.clone());
+        if input {
+            // A property left out (readOnly) may be declared in one `allOf` member and
+            // required by another, so the whole family's hidden names are filtered.
+            let mut hidden: Vec<String> =
+                removed_properties.iter().map(|s| s.to_string()).collect();
+            if map.contains_key("allOf") {
+                self.collect_excluded(doc, node, 0, &mut hidden);
+            }
+            if let Some(Value::Array(required)) = map.get("required") {
+                let mut names: Vec<Value> = Vec::new();
+                for name in required {
+                    if let Some(s) = name.as_str()
+                        && !hidden.iter().any(|h| h == s)
+                        && !names.contains(name)
+                    {
+                        names.push(name.clone());
+                    }
+                }
+                if !names.is_empty() {
+                    out.insert("required".into(), Value::Array(names));
                 }
             }
-            if !names.is_empty() {
-                out.insert("required".into(), Value::Array(names));
+            if !hidden.is_empty()
+                && let Some(Value::Array(members)) = out.get_mut("allOf")
+            {
+                for member in members.iter_mut().filter_map(Value::as_object_mut) {
+                    if let Some(Value::Array(required)) = member.get_mut("required") {
+                        required
+                            .retain(|n| !n.as_str().is_some_and(|n| hidden.iter().any(|h| h == n)));
+                        if required.is_empty() {
+                            member.remove("required");
+                        }
+                    }
+                }
             }
         }
         self.charge(&out);
@@ -602,22 +679,76 @@ impl<'d, 'g> Session<'d, 'g> {
         out
     }
 
-    /// `readOnly` properties are not sent (inputs); `writeOnly` ones are not returned
-    /// (outputs). Looks through one `$ref`, where the flag usually sits.
-    fn excluded_property(&mut self, doc: DocId, sub: &Value) -> bool {
-        let flag = match self.direction {
+    fn excluded_flag(&self) -> &'static str {
+        match self.direction {
             Direction::Input => "readOnly",
             Direction::Output => "writeOnly",
-        };
-        if sub.get(flag) == Some(&Value::Bool(true)) {
+        }
+    }
+
+    /// `readOnly` properties are not sent (inputs); `writeOnly` ones are not returned
+    /// (outputs).
+    fn excluded_property(&mut self, doc: DocId, sub: &Value) -> bool {
+        let flag = self.excluded_flag();
+        self.has_flag(doc, sub, flag, 0)
+    }
+
+    /// Whether a schema carries `flag: true`, looking through `$ref` chains and `allOf`
+    /// members (the 3.0 idiom for annotating a reference).
+    fn has_flag(&mut self, doc: DocId, node: &Value, flag: &str, hops: usize) -> bool {
+        if hops > 16 {
+            return false;
+        }
+        if node.get(flag) == Some(&Value::Bool(true)) {
             return true;
         }
-        match sub.get("$ref").and_then(Value::as_str) {
-            Some(reference) => self
-                .graph
-                .resolve(doc, reference)
-                .is_ok_and(|id| self.graph.node(id).value.get(flag) == Some(&Value::Bool(true))),
-            None => false,
+        if let Some(reference) = node.get("$ref").and_then(Value::as_str)
+            && let Ok(id) = self.graph.resolve(doc, reference)
+        {
+            let (target_doc, target) = {
+                let target = self.graph.node(id);
+                (target.doc, target.value)
+            };
+            if self.has_flag(target_doc, target, flag, hops + 1) {
+                return true;
+            }
+        }
+        if let Some(Value::Array(members)) = node.get("allOf") {
+            for member in members {
+                if self.has_flag(doc, member, flag, hops + 1) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Names of the excluded properties declared by `node` or any of its `allOf` members.
+    fn collect_excluded(&mut self, doc: DocId, node: &Value, hops: usize, names: &mut Vec<String>) {
+        if hops > 16 {
+            return;
+        }
+        let (doc, node) = match node.get("$ref").and_then(Value::as_str) {
+            Some(reference) => match self.graph.resolve(doc, reference) {
+                Ok(id) => {
+                    let target = self.graph.node(id);
+                    (target.doc, target.value)
+                }
+                Err(_) => return,
+            },
+            None => (doc, node),
+        };
+        if let Some(Value::Object(properties)) = node.get("properties") {
+            for (name, property) in properties {
+                if !names.contains(name) && self.excluded_property(doc, property) {
+                    names.push(name.clone());
+                }
+            }
+        }
+        if let Some(Value::Array(members)) = node.get("allOf") {
+            for member in members {
+                self.collect_excluded(doc, member, hops + 1, names);
+            }
         }
     }
 }
@@ -646,6 +777,17 @@ fn estimate_size(map: &Map<String, Value>) -> usize {
                 }
         })
         .sum::<usize>()
+}
+
+/// True when a schema holding a `$ref` also holds keywords other than annotations.
+fn has_schema_siblings(map: &Map<String, Value>) -> bool {
+    map.keys().any(|k| {
+        k != "$ref"
+            && !is_annotation(k)
+            && !k.starts_with("x-")
+            && k != "$comment"
+            && k != "nullable"
+    })
 }
 
 fn is_annotation(key: &str) -> bool {

@@ -244,6 +244,9 @@ pub struct Response<'a> {
 /// One callable operation.
 #[derive(Debug, Clone)]
 pub struct Operation<'a> {
+    /// Position in the document's `paths` walk: operations and skipped entries together
+    /// are numbered in document order.
+    pub index: usize,
     pub method: Method,
     pub path: String,
     /// `#/paths/~1pets/get`
@@ -273,6 +276,9 @@ impl Operation<'_> {
 /// An operation that could not be turned into a tool, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Skipped {
+    /// Position in the document's `paths` walk, shared with [`Operation::index`].
+    #[serde(skip)]
+    pub index: usize,
     /// `GET /pets`, or just the path when the whole path item is unusable.
     pub operation: String,
     pub pointer: String,

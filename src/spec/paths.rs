@@ -69,6 +69,7 @@ pub(super) fn walk<'a>(
             Ok(found) => found,
             Err(e) => {
                 skipped.push(Skipped {
+                    index: operations.len() + skipped.len(),
                     operation: path.clone(),
                     pointer: item_pointer.clone(),
                     reason: ref_problem(docs, 0, &item_pointer, item, &e),
@@ -107,9 +108,14 @@ pub(super) fn walk<'a>(
             } else {
                 Err("the operation is not an object".to_string())
             };
+            let index = operations.len() + skipped.len();
             match result {
-                Ok(operation) => operations.push(operation),
+                Ok(mut operation) => {
+                    operation.index = index;
+                    operations.push(operation);
+                }
                 Err(reason) => skipped.push(Skipped {
+                    index,
                     operation: label,
                     pointer,
                     reason,
@@ -124,6 +130,7 @@ fn assemble<'a>(raw: &RawOperation<'a>, mut parts: OperationParts<'a>) -> Operat
     reconcile_path_parameters(raw.path, &mut parts);
     let value = raw.value;
     Operation {
+        index: 0,
         method: raw.method,
         path: raw.path.to_string(),
         pointer: raw.pointer.clone(),

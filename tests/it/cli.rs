@@ -1,0 +1,278 @@
+//! The real binary: `restmcp tools` and `restmcp check`, configuration layering and the
+//! errors a user sees.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::support::fixture;
+
+fn restmcp(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_restmcp"));
+    command.args(args).current_dir(dir);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("RESTMCP_") {
+            command.env_remove(key);
+        }
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().expect("restmcp runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn tool_names(output: &Output) -> Vec<String> {
+    let list: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", stdout(output), stderr(output)));
+    list["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// A config directory with the Petstore spec beside a config.toml.
+fn config_dir(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("specs")).expect("mkdir");
+    std::fs::copy(
+        fixture("petstore-v3.yaml"),
+        dir.path().join("specs/pets.yaml"),
+    )
+    .expect("copy");
+    std::fs::write(dir.path().join("config.toml"), config).expect("write config");
+    dir
+}
+
+#[test]
+fn tools_json_prints_the_tools_list_of_a_spec() {
+    let spec = fixture("petstore-v3.yaml");
+    let output = restmcp(
+        &["tools", "--spec", spec.to_str().expect("utf-8"), "--json"],
+        Path::new("."),
+        &[],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let names = tool_names(&output);
+    assert_eq!(names.len(), 19);
+    assert_eq!(names[0], "updatePet");
+}
+
+#[test]
+fn tools_text_lists_name_method_path_and_summary() {
+    let spec = fixture("petstore-v3.yaml");
+    let output = restmcp(
+        &["tools", "--spec", spec.to_str().expect("utf-8")],
+        Path::new("."),
+        &[],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("getPetById"))
+        .expect("line");
+    assert!(
+        line.contains("GET") && line.contains("/pet/{petId}") && line.contains("Find pet by ID"),
+        "{line}"
+    );
+    assert!(text.contains("19 tools; tools/list is "), "{text}");
+}
+
+#[test]
+fn config_paths_are_relative_to_the_config_file_not_the_working_directory() {
+    let dir = config_dir("[apis.pets]\nspec = \"specs/pets.yaml\"\n");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.toml");
+    let output = restmcp(
+        &[
+            "tools",
+            "--json",
+            "--config",
+            config.to_str().expect("utf-8"),
+        ],
+        elsewhere.path(),
+        &[],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(tool_names(&output).len(), 19);
+}
+
+#[test]
+fn environment_overrides_the_file_and_flags_override_the_environment() {
+    let dir =
+        config_dir("[tools]\nmax_name_length = 64\n\n[apis.pets]\nspec = \"specs/pets.yaml\"\n");
+    let env = [
+        ("RESTMCP_APIS__PETS__PREFIX", "pets_"),
+        ("RESTMCP_TOOLS__MAX_NAME_LENGTH", "16"),
+    ];
+    let output = restmcp(&["tools", "--json"], dir.path(), &env);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let names = tool_names(&output);
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("pets_") && n.len() <= 16),
+        "{names:?}"
+    );
+    assert!(names.contains(&"pets_updatePet".to_string()), "{names:?}");
+
+    let output = restmcp(
+        &["tools", "--json", "--max-name-length", "64"],
+        dir.path(),
+        &env,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(tool_names(&output).contains(&"pets_createUsersWithListInput".to_string()));
+}
+
+#[test]
+fn unknown_keys_and_wrong_types_name_the_key_and_the_file() {
+    let dir = config_dir("[apis.pets]\nspec = \"specs/pets.yaml\"\nbase_ulr = \"http://x\"\n");
+    let output = restmcp(&["tools"], dir.path(), &[]);
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(message.contains("base_ulr"), "{message}");
+    assert!(message.contains("config.toml"), "{message}");
+
+    let dir = config_dir(
+        "[tools]\nmax_name_length = \"long\"\n[apis.pets]\nspec = \"specs/pets.yaml\"\n",
+    );
+    let message = stderr(&restmcp(&["tools"], dir.path(), &[]));
+    assert!(message.contains("tools.max_name_length"), "{message}");
+    assert!(message.contains("config.toml"), "{message}");
+
+    let dir = config_dir("[apis.pets]\nspec = \"specs/pets.yaml\"\n");
+    let message = stderr(&restmcp(
+        &["tools"],
+        dir.path(),
+        &[("RESTMCP_TOOLS__MAX_NAME_LENGTH", "5")],
+    ));
+    assert!(
+        message.contains("tools.max_name_length = 5: must be between 16 and 128"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_missing_config_file_says_what_to_do() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = restmcp(&["tools"], dir.path(), &[]);
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(
+        message.contains("config.toml: config file not found"),
+        "{message}"
+    );
+    assert!(message.contains("--spec"), "{message}");
+}
+
+#[test]
+fn check_passes_on_a_clean_spec_and_reports_totals() {
+    let spec = fixture("petstore-v3.yaml");
+    let output = restmcp(
+        &["check", "--spec", spec.to_str().expect("utf-8")],
+        Path::new("."),
+        &[],
+    );
+    assert!(output.status.success(), "{}", stdout(&output));
+    let text = stdout(&output);
+    assert!(text.contains("19 of 19 operations mapped"), "{text}");
+    assert!(
+        text.contains("19 operations: 19 mapped, 0 skipped; tools/list is "),
+        "{text}"
+    );
+    assert!(text.contains(" tokens"), "{text}");
+}
+
+#[test]
+fn check_fails_and_explains_each_operation_it_could_not_map() {
+    let spec = fixture("broken/missing-ref.yaml");
+    let output = restmcp(
+        &["check", "--spec", spec.to_str().expect("utf-8")],
+        Path::new("."),
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(text.contains("1 of 3 operations mapped"), "{text}");
+    assert!(text.contains("SKIPPED  GET /local"), "{text}");
+    assert!(text.contains("#/components/parameters/Gone"), "{text}");
+    assert!(text.contains("SKIPPED  POST /external"), "{text}");
+    assert!(text.contains("absent.yaml"), "{text}");
+
+    let output = restmcp(
+        &["check", "--json", "--spec", spec.to_str().expect("utf-8")],
+        Path::new("."),
+        &[],
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("json");
+    let outcomes: Vec<&str> = report["apis"][0]["operations"]
+        .as_array()
+        .expect("operations")
+        .iter()
+        .map(|o| o["outcome"].as_str().expect("outcome"))
+        .collect();
+    assert_eq!(outcomes, ["mapped", "skipped", "skipped"]);
+}
+
+#[test]
+fn check_reports_renames_and_dropped_keywords() {
+    let spec = fixture("library-3.1.yaml");
+    let output = restmcp(
+        &["check", "--spec", spec.to_str().expect("utf-8")],
+        Path::new("."),
+        &[],
+    );
+    let text = stdout(&output);
+    assert!(
+        text.contains("renamed from \"GET /categories/{categoryId}\": no operationId"),
+        "{text}"
+    );
+}
+
+#[test]
+fn broken_documents_name_the_file_and_the_position() {
+    let spec = fixture("broken/bad-yaml.yaml");
+    let output = restmcp(
+        &["tools", "--spec", spec.to_str().expect("utf-8")],
+        Path::new("."),
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    let expected = format!("{}:", spec.display());
+    assert!(message.contains(&expected), "{message}");
+    assert!(message.contains("invalid YAML"), "{message}");
+
+    let spec = fixture("broken/not-openapi.json");
+    let message = stderr(&restmcp(
+        &["tools", "--spec", spec.to_str().expect("utf-8")],
+        Path::new("."),
+        &[],
+    ));
+    assert!(
+        message.contains("not-openapi.json#: neither \"openapi\" nor \"swagger\" is set"),
+        "{message}"
+    );
+
+    let message = stderr(&restmcp(
+        &["tools", "--spec", "no/such/file.yaml"],
+        Path::new("."),
+        &[],
+    ));
+    assert!(
+        message.contains("no/such/file.yaml: cannot read"),
+        "{message}"
+    );
+}

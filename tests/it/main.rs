@@ -1,0 +1,7 @@
+//! Integration tests: one binary, a module per feature (see DEVELOPERS.md).
+
+mod cli;
+mod real_specs;
+mod remote;
+mod snapshots;
+mod support;

@@ -1,0 +1,229 @@
+//! Fixtures and the checks every synthesized tool must pass.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use restmcp::catalog::{self, ApiInput, Catalog, Report, Tool};
+use restmcp::config::ToolSettings;
+use restmcp::spec::{self, DocumentSet, SpecSource};
+use serde_json::Value;
+
+pub fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(relative)
+}
+
+/// A file under `../shared/specs`. CI always has it (and a missing one fails there);
+/// elsewhere the test is skipped with a notice.
+pub fn shared_spec(relative: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/specs")
+        .join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "{} is missing; CI must have ../shared beside the repo",
+            path.display()
+        );
+    }
+    eprintln!("skipped: {} not present", path.display());
+    None
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+pub fn load_docs(path: &Path) -> DocumentSet {
+    runtime()
+        .block_on(spec::load(&SpecSource::File(path.to_path_buf())))
+        .unwrap_or_else(|e| panic!("{} does not load: {e}", path.display()))
+}
+
+pub fn build(docs: &DocumentSet) -> (Catalog, Report) {
+    let input = ApiInput {
+        name: "api",
+        docs,
+        base_url: None,
+        prefix: "",
+    };
+    catalog::build(&[input], &ToolSettings::default()).expect("catalog builds")
+}
+
+/// Counts operations the way the OpenAPI specification defines them, independently of
+/// restmcp's own walker: every HTTP-method key of every path item under `paths`.
+pub fn count_operations(docs: &DocumentSet) -> usize {
+    const METHODS: [&str; 8] = [
+        "get", "put", "post", "delete", "options", "head", "patch", "trace",
+    ];
+    docs.root()
+        .root
+        .get("paths")
+        .and_then(Value::as_object)
+        .map(|paths| {
+            paths
+                .values()
+                .filter_map(Value::as_object)
+                .map(|item| METHODS.iter().filter(|m| item.contains_key(**m)).count())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Everything a client relies on: valid unique names, and schemas that are valid JSON
+/// Schema 2020-12, self-contained, free of OpenAPI-only keywords, and compilable.
+pub fn assert_tools_are_valid(catalog: &Catalog) {
+    let mut names = HashSet::new();
+    for tool in catalog.tools() {
+        assert!(
+            !tool.name.is_empty()
+                && tool.name.len() <= 64
+                && tool
+                    .name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+            "invalid tool name {:?}",
+            tool.name
+        );
+        assert!(
+            names.insert(tool.name.clone()),
+            "duplicate tool name {}",
+            tool.name
+        );
+        assert!(
+            !tool.description.trim().is_empty(),
+            "{}: empty description",
+            tool.name
+        );
+        assert_eq!(
+            tool.input_schema["type"], "object",
+            "{}: input root",
+            tool.name
+        );
+        for key in tool.input_schema["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+        {
+            assert!(
+                key.len() <= 64
+                    && key
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)),
+                "{}: argument name {key:?}",
+                tool.name
+            );
+        }
+        check_schema(tool, "inputSchema", &tool.input_schema);
+        if let Some(output) = &tool.output_schema {
+            assert_eq!(output["type"], "object", "{}: output root", tool.name);
+            check_schema(tool, "outputSchema", output);
+        }
+    }
+}
+
+fn check_schema(tool: &Tool, which: &str, schema: &Value) {
+    if let Err(error) = jsonschema::draft202012::meta::validate(schema) {
+        panic!(
+            "{} {which} is not valid JSON Schema 2020-12: {error}\n{}",
+            tool.name,
+            serde_json::to_string_pretty(schema).unwrap_or_default()
+        );
+    }
+    if let Err(error) = jsonschema::draft202012::new(schema) {
+        panic!("{} {which} does not compile: {error}", tool.name);
+    }
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    walk_schema(schema, &mut |node| {
+        if let Some(reference) = node.get("$ref") {
+            let name = reference
+                .as_str()
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .unwrap_or_else(|| {
+                    panic!("{} {which}: $ref {reference} leaves the schema", tool.name)
+                });
+            assert!(
+                defs.is_some_and(|d| d.contains_key(name)),
+                "{} {which}: $ref to missing def {name}",
+                tool.name
+            );
+        }
+        for key in node.as_object().into_iter().flat_map(|m| m.keys()) {
+            let openapi_only = matches!(
+                key.as_str(),
+                "nullable" | "discriminator" | "xml" | "example" | "externalDocs" | "x-nullable"
+            ) || key.starts_with("x-");
+            assert!(
+                !openapi_only,
+                "{} {which}: OpenAPI keyword {key} left",
+                tool.name
+            );
+        }
+        for bound in ["exclusiveMinimum", "exclusiveMaximum"] {
+            if let Some(value) = node.get(bound) {
+                assert!(value.is_number(), "{} {which}: boolean {bound}", tool.name);
+            }
+        }
+    });
+}
+
+/// Visits every schema object in schema positions (not inside `properties` names,
+/// `enum` values, `default`s or `examples`).
+pub fn walk_schema(schema: &Value, visit: &mut dyn FnMut(&Value)) {
+    let Value::Object(map) = schema else { return };
+    visit(schema);
+    for (key, value) in map {
+        match (key.as_str(), value) {
+            (
+                "properties" | "patternProperties" | "$defs" | "dependentSchemas",
+                Value::Object(children),
+            ) => children.values().for_each(|c| walk_schema(c, visit)),
+            ("allOf" | "anyOf" | "oneOf" | "prefixItems", Value::Array(children)) => {
+                children.iter().for_each(|c| walk_schema(c, visit))
+            }
+            (
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "unevaluatedProperties"
+                | "unevaluatedItems"
+                | "contentSchema",
+                child,
+            ) => walk_schema(child, visit),
+            _ => {}
+        }
+    }
+}
+
+/// Loads a spec and asserts the invariants every API must satisfy; returns the catalog.
+pub fn assert_spec_maps_completely(path: &Path) -> Catalog {
+    let docs = load_docs(path);
+    let operations = count_operations(&docs);
+    let (catalog, report) = build(&docs);
+    assert_eq!(
+        report.skipped(),
+        0,
+        "{}: {}",
+        path.display(),
+        report.render()
+    );
+    assert_eq!(
+        catalog.len(),
+        operations,
+        "{}: one tool per operation",
+        path.display()
+    );
+    assert_tools_are_valid(&catalog);
+    catalog
+}
