@@ -135,7 +135,10 @@ fn render_tools(loaded: &Loaded) -> String {
             .unwrap_or_else(|| tool.description.lines().next().unwrap_or("").to_string());
         out.push_str(&format!(
             "{:<width$}  {:<7} {}  {}\n",
-            tool.name, tool.route.method, tool.route.path, summary
+            tool.name,
+            tool.route.method.as_str(),
+            tool.route.path,
+            summary
         ));
     }
     out.push_str(&format!(
