@@ -16,18 +16,22 @@ pub fn install_crypto_provider() {
 }
 
 /// The shared client for fetching specs. Connection pooling only pays off when one client
-/// is reused, so everything that fetches goes through here.
-pub fn shared() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        install_crypto_provider();
-        reqwest::Client::builder()
-            .user_agent(USER_AGENT)
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(60))
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new())
-    })
+/// is reused, so everything that fetches goes through here. Building it can only fail if
+/// the TLS backend cannot start; that is reported, not panicked on.
+pub fn shared() -> Result<&'static reqwest::Client, String> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            install_crypto_provider();
+            reqwest::Client::builder()
+                .user_agent(USER_AGENT)
+                .connect_timeout(Duration::from_secs(10))
+                .timeout(Duration::from_secs(60))
+                .build()
+                .map_err(|e| format!("cannot start the HTTP client: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// A one-line cause for a transport error, without the URL's query string (which may hold

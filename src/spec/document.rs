@@ -133,7 +133,7 @@ impl DocumentSet {
                 if self.by_url.contains_key(&url) || self.failed.contains_key(&url) {
                     continue;
                 }
-                let name = self.display_name_for(next, &url);
+                let name = self.display_name_for(&url);
                 match fetch(&url, &name).await {
                     Ok(bytes) => match parse_document(&name, &bytes) {
                         Ok(root) => {
@@ -154,7 +154,7 @@ impl DocumentSet {
 
     /// Files referenced from a file are named relative to the root's directory when possible,
     /// so messages stay as short as the paths the user wrote.
-    fn display_name_for(&self, _from: DocId, url: &Url) -> String {
+    fn display_name_for(&self, url: &Url) -> String {
         if url.scheme() == "file"
             && let (Ok(target), Ok(root)) = (url.to_file_path(), self.docs[0].url.to_file_path())
         {
@@ -278,6 +278,7 @@ async fn fetch(url: &Url, name: &str) -> Result<Vec<u8>, SpecError> {
         }
         "http" | "https" => {
             let response = crate::http_client::shared()
+                .map_err(read_error)?
                 .get(url.clone())
                 .send()
                 .await

@@ -12,7 +12,6 @@ use super::document::{DocId, DocumentSet, escape_segment};
 use super::media::{self, MediaKind};
 use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
-    status_order,
 };
 use super::paths::{self, OperationParts, RawOperation, RawParameter, ref_problem};
 use super::{SpecError, flag, text};
@@ -224,29 +223,8 @@ fn responses<'a>(
     raw: &RawOperation<'a>,
     notes: &mut Vec<String>,
 ) -> Vec<Response<'a>> {
-    let Some(map) = raw.value.get("responses").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    let mut responses = Vec::new();
-    for (status, value) in map {
-        if status.starts_with("x-") {
-            continue;
-        }
-        let pointer = format!("{}/responses/{}", raw.pointer, escape_segment(status));
-        let (doc, response) = match docs.deref(raw.doc, value) {
-            Ok(found) => found,
-            Err(e) => {
-                notes.push(format!(
-                    "response {status} ignored: {}",
-                    ref_problem(docs, raw.doc, &pointer, value, &e)
-                ));
-                continue;
-            }
-        };
+    paths::responses(docs, raw, notes, |status, pointer, doc, response| {
         let content = response.get("content").and_then(Value::as_object);
-        let media_types: Vec<String> = content
-            .map(|c| c.keys().cloned().collect())
-            .unwrap_or_default();
         let json = content.and_then(|c| {
             c.iter()
                 .find(|(mt, _)| media::is_json(mt))
@@ -259,15 +237,15 @@ fn responses<'a>(
                     (mt.clone(), schema)
                 })
         });
-        responses.push(Response {
-            status: status.clone(),
+        Response {
+            status: status.to_string(),
             description: text(response, "description"),
-            media_types,
+            media_types: content
+                .map(|c| c.keys().cloned().collect())
+                .unwrap_or_default(),
             json,
-        });
-    }
-    responses.sort_by_key(|r| status_order(&r.status));
-    responses
+        }
+    })
 }
 
 /// `servers` → base URLs with variables replaced by their defaults (OpenAPI 3.1 §4.8.5).

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::document::{DocId, DocumentSet, RefError, escape_segment};
 use super::model::{
     Method, Operation, ParamLocation, Parameter, RequestBody, Response, SchemaRef, Skipped, Style,
+    status_order,
 };
 use super::{SpecError, flag, text};
 
@@ -217,6 +218,36 @@ pub(super) fn ref_problem(
         error.target,
         error.problem
     )
+}
+
+/// The operation's `responses`, dereferenced and sorted (`200` … `2XX` … `default`);
+/// `build` reads one response object in the dialect's terms. A response whose `$ref` does
+/// not resolve is left out with a note: the tool still works, only without that response.
+pub(super) fn responses<'a>(
+    docs: &'a DocumentSet,
+    raw: &RawOperation<'a>,
+    notes: &mut Vec<String>,
+    mut build: impl FnMut(&str, &str, DocId, &'a Value) -> Response<'a>,
+) -> Vec<Response<'a>> {
+    let Some(map) = raw.value.get("responses").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut responses = Vec::new();
+    for (status, value) in map {
+        if status.starts_with("x-") {
+            continue;
+        }
+        let pointer = format!("{}/responses/{}", raw.pointer, escape_segment(status));
+        match docs.deref(raw.doc, value) {
+            Ok((doc, response)) => responses.push(build(status, &pointer, doc, response)),
+            Err(e) => notes.push(format!(
+                "response {status} ignored: {}",
+                ref_problem(docs, raw.doc, &pointer, value, &e)
+            )),
+        }
+    }
+    responses.sort_by_key(|r| status_order(&r.status));
+    responses
 }
 
 /// OpenAPI 3.1 §4.8.12.2: header parameters named Accept, Content-Type or Authorization

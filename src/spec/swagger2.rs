@@ -13,9 +13,8 @@ use super::document::DocumentSet;
 use super::media::{self, MediaKind};
 use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
-    status_order,
 };
-use super::paths::{self, OperationParts, RawOperation, RawParameter, ref_problem};
+use super::paths::{self, OperationParts, RawOperation, RawParameter};
 use super::{SpecError, flag, text};
 
 pub(super) fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
@@ -306,30 +305,12 @@ fn responses<'a>(
     produces: &[String],
     notes: &mut Vec<String>,
 ) -> Vec<Response<'a>> {
-    let Some(map) = raw.value.get("responses").and_then(Value::as_object) else {
-        return Vec::new();
-    };
     let json_type = if produces.is_empty() {
         Some("application/json".to_string())
     } else {
         produces.iter().find(|mt| media::is_json(mt)).cloned()
     };
-    let mut responses = Vec::new();
-    for (status, value) in map {
-        if status.starts_with("x-") {
-            continue;
-        }
-        let pointer = format!("{}/responses/{status}", raw.pointer);
-        let (doc, response) = match docs.deref(raw.doc, value) {
-            Ok(found) => found,
-            Err(e) => {
-                notes.push(format!(
-                    "response {status} ignored: {}",
-                    ref_problem(docs, raw.doc, &pointer, value, &e)
-                ));
-                continue;
-            }
-        };
+    paths::responses(docs, raw, notes, |status, pointer, doc, response| {
         let schema = response.get("schema");
         let json = match (schema, &json_type) {
             (Some(schema), Some(mt)) => Some((
@@ -342,8 +323,8 @@ fn responses<'a>(
             )),
             _ => None,
         };
-        responses.push(Response {
-            status: status.clone(),
+        Response {
+            status: status.to_string(),
             description: text(response, "description"),
             media_types: if schema.is_some() {
                 produces.to_vec()
@@ -351,8 +332,6 @@ fn responses<'a>(
                 Vec::new()
             },
             json,
-        });
-    }
-    responses.sort_by_key(|r| status_order(&r.status));
-    responses
+        }
+    })
 }
