@@ -14,6 +14,8 @@
 //! * [`catalog`] synthesizes one MCP tool per operation (name, description, input and output
 //!   schemas, annotations) and the argument map that says where each argument goes on the
 //!   wire.
+//! * [`upstream`] turns a tool call into the exact HTTP request and the response into a
+//!   tool result.
 //! * [`load`] runs the stages above for a whole configuration; [`cli`] is the command line.
 //!
 //! Lower stages never import higher ones: `spec` knows nothing of tools, `catalog` nothing
@@ -26,3 +28,4 @@ pub mod http_client;
 pub mod load;
 pub mod schema;
 pub mod spec;
+pub mod upstream;

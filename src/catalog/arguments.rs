@@ -50,6 +50,10 @@ pub struct Binding {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     pub required: bool,
+    /// The value is file content, given as base64 or a `data:` URI (schema `format: binary`
+    /// or `contentEncoding: base64`), and is sent as raw bytes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
 }
 
 /// How the request body is sent.

@@ -148,12 +148,14 @@ fn input<'d>(
                         allow_reserved: encoding.is_some_and(|e| e.allow_reserved),
                         content_type: encoding.and_then(|e| e.content_type.clone()),
                         required: is_required,
+                        binary: is_binary(&field_schema),
                     });
                     properties.insert(argument, field_schema);
                 }
             }
             None => {
                 let argument = names.claim("body", "body");
+                let binary = is_binary(&schema);
                 properties.insert(argument.clone(), describe_body(schema, body));
                 if body.required {
                     required.push(json!(argument));
@@ -167,6 +169,7 @@ fn input<'d>(
                     allow_reserved: false,
                     content_type: Some(body.media_type.clone()),
                     required: body.required,
+                    binary,
                 });
             }
         }
@@ -204,6 +207,7 @@ fn input<'d>(
             allow_reserved: param.allow_reserved,
             content_type: param.content_type.clone(),
             required: param.required,
+            binary: is_binary(&schema),
         });
         param_properties.push((argument, schema));
     }
@@ -266,6 +270,12 @@ fn parameter_schema(session: &mut Session<'_, '_>, param: &Parameter<'_>) -> Val
         }
     }
     schema
+}
+
+/// File content: the client sends base64 (or a `data:` URI) and the upstream gets bytes.
+fn is_binary(schema: &Value) -> bool {
+    schema.get("format").and_then(Value::as_str) == Some("binary")
+        || schema.get("contentEncoding").and_then(Value::as_str) == Some("base64")
 }
 
 /// A body without a schema: JSON may be anything, other media types are text.

@@ -1,0 +1,82 @@
+//! The upstream side of a tool call: arguments → the exact HTTP request the API's
+//! description defines → a [`ToolResult`] an LLM can act on.
+//!
+//! [`request`] builds the request from a tool's argument map (pure, no I/O), [`response`]
+//! maps the HTTP response to a result (pure). This module knows nothing of MCP: it returns
+//! restmcp's own result type and the MCP layer converts it.
+
+pub mod request;
+pub mod response;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One piece of a tool result's content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    Text {
+        text: String,
+    },
+    /// `data` is base64.
+    Image {
+        data: String,
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// `data` is base64.
+    Audio {
+        data: String,
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// An embedded resource holding binary content; `blob` is base64.
+    Resource {
+        uri: String,
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        blob: String,
+    },
+}
+
+/// The outcome of a tool call, success or failure. A failure is a result with
+/// `is_error: true` and a message the model can act on, never a protocol error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolResult {
+    pub content: Vec<Content>,
+    /// The JSON body (wrapped as `{"result": …}` when the tool's outputSchema wraps it).
+    pub structured: Option<Value>,
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A failed call explained in one text.
+    pub fn error(text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: vec![Content::Text { text: text.into() }],
+            structured: None,
+            is_error: true,
+        }
+    }
+
+    /// A successful call with one text.
+    pub fn text(text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: vec![Content::Text { text: text.into() }],
+            structured: None,
+            is_error: false,
+        }
+    }
+
+    /// All text content joined, for logs and tests.
+    pub fn joined_text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
