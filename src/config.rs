@@ -72,6 +72,31 @@ pub struct ApiConfig {
     /// Prepended to every tool name of this API.
     #[serde(default)]
     pub prefix: Option<String>,
+    /// Seconds before a call to this API is abandoned (connection, retries and body).
+    #[serde(default = "default_timeout_seconds")]
+    pub timeout_seconds: f64,
+    /// Per-tool overrides of `timeout_seconds`, keyed by tool name.
+    #[serde(default)]
+    pub tool_timeouts: BTreeMap<String, f64>,
+    /// Response bodies are read up to this many bytes; the rest is left out and the
+    /// result says how much.
+    #[serde(default = "default_max_response_bytes")]
+    pub max_response_bytes: u64,
+    /// Retries of an idempotent call after a connection failure, 429 or 503.
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+}
+
+fn default_timeout_seconds() -> f64 {
+    30.0
+}
+
+fn default_max_response_bytes() -> u64 {
+    4 * 1024 * 1024
+}
+
+fn default_max_retries() -> u32 {
+    2
 }
 
 impl ApiConfig {
@@ -198,6 +223,29 @@ impl Config {
                         "must be an absolute http:// or https:// URL",
                     ));
                 }
+            }
+            let timeouts =
+                std::iter::once((format!("apis.{name}.timeout_seconds"), api.timeout_seconds))
+                    .chain(
+                        api.tool_timeouts
+                            .iter()
+                            .map(|(tool, t)| (format!("apis.{name}.tool_timeouts.{tool}"), *t)),
+                    );
+            for (key, seconds) in timeouts {
+                if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+                    return Err(invalid(
+                        key,
+                        seconds.to_string(),
+                        "must be between 0 and 3600 seconds",
+                    ));
+                }
+            }
+            if api.max_retries > 10 {
+                return Err(invalid(
+                    format!("apis.{name}.max_retries"),
+                    api.max_retries.to_string(),
+                    "must be at most 10",
+                ));
             }
             if let Some(prefix) = &api.prefix {
                 let ok = prefix

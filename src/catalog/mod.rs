@@ -139,6 +139,11 @@ impl Catalog {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
+    /// Position of tool `name` in [`Catalog::tools`].
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
     pub fn len(&self) -> usize {
         self.tools.len()
     }

@@ -5,8 +5,12 @@
 //! maps the HTTP response to a result (pure). This module knows nothing of MCP: it returns
 //! restmcp's own result type and the MCP layer converts it.
 
+mod dispatch;
 pub mod request;
 pub mod response;
+pub mod validate;
+
+pub use dispatch::{Dispatcher, UnknownTool, UpstreamSettings};
 
 use serde::Serialize;
 use serde_json::Value;
