@@ -1,9 +1,65 @@
 //! An upstream HTTP response → a [`ToolResult`].
+//!
+//! The result is read by an LLM, so every outcome is spelled out in text it can act on, and
+//! it is checked by MCP clients, so `structuredContent` never contradicts the tool's
+//! `outputSchema`. The mapping:
+//!
+//! * **2xx, JSON media type** (`application/json`, `text/json`, `*/*+json`; parameters and
+//!   case ignored), complete body that parses: `structured` is the body (as `{"result": …}`
+//!   when the output plan wraps it; without an outputSchema only an object body is given as
+//!   structured content, as MCP requires an object), plus one text with the same JSON,
+//!   compact. With an outputSchema the structured value is checked first; a mismatch (or a
+//!   non-object root the schema does not wrap) gives `is_error` with the explanation and the
+//!   data as text, and no structured content.
+//! * **2xx, JSON media type, body that does not parse**: `is_error`, saying the upstream sent
+//!   invalid JSON, with an excerpt of the body.
+//! * **2xx with no body** (204, or an empty body): success with a short text.
+//! * **2xx, other media types**: text for textual types (`text/*`, XML, YAML, JavaScript,
+//!   form-urlencoded, CSV, …, decoded as UTF-8, lossy), [`Content::Image`] for `image/*`
+//!   (except SVG, which is XML text), [`Content::Audio`] for `audio/*`, and an embedded
+//!   [`Content::Resource`] for other binary types. A missing or malformed Content-Type, or
+//!   one that is neither known textual nor known binary, is sniffed: UTF-8 without control
+//!   characters is text, anything else an `application/octet-stream` resource.
+//! * **2xx over the size cap** (`omitted > 0`): a truncated body cannot be parsed, so JSON is
+//!   returned as text like any textual body, followed by a marker text saying how much was
+//!   left out. A truncated binary body is not returned at all (a partial image or archive is
+//!   corrupt, and a client passing a corrupt image to a model can fail the whole turn): one
+//!   text says what it was and how large. These are still successes: the call succeeded.
+//! * **Anything else** (1xx, 3xx, 4xx, 5xx, and nonsense like 0 or 999): `is_error`, no
+//!   structured content, one text `upstream API "petstore" answered 404 Not Found: {body}`
+//!   with the body shown up to [`ERROR_EXCERPT`] bytes (JSON compacted, binary described as
+//!   `<N bytes of image/png>`), then a one-line hint for the common statuses.
+//!
+//! **Successful non-JSON results of a tool with an outputSchema.** MCP says a tool with an
+//! outputSchema must return structured content that conforms to it, and clients (the
+//! official SDKs among them) reject a successful result without one. When the upstream
+//! returns no JSON (an empty body, text, an image, a truncated body) the data lives in
+//! `content`, and `structured` is the placeholder `{}`: restmcp's outputSchemas are lenient
+//! (no `required`, the wrapper has no required `result`), so an empty object conforms and
+//! claims nothing. The placeholder is still passed to `check_output`; should a schema refuse
+//! it, the result becomes `is_error` with the data as content and a note that the request
+//! itself succeeded, rather than a result clients would reject.
+//!
+//! **Resource URIs.** Binary bodies are embedded as `restmcp://{api}/response` (the API name
+//! percent-encoded). The URI only labels the blob, which is carried in full in the result:
+//! restmcp serves no resource under it, and it is the same for every call.
 
-use serde_json::Value;
+use std::fmt::Write as _;
 
-use super::ToolResult;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::{Map, Value};
+
+use super::{Content, ToolResult};
 use crate::catalog::OutputPlan;
+
+#[cfg(test)]
+mod tests;
+
+/// The most body bytes an error result quotes (error pages can be large HTML documents; the
+/// first few KiB hold what a model can use).
+pub const ERROR_EXCERPT: usize = 4096;
 
 /// What came back from the upstream, already read (up to the size cap).
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +83,502 @@ pub fn to_result(
     output: Option<&OutputPlan>,
     check_output: &dyn Fn(&Value) -> Result<(), String>,
 ) -> ToolResult {
-    let _ = (api, response, output, check_output);
-    unimplemented!("response mapping")
+    let r = Reading::new(api, response);
+    if !(200..=299).contains(&response.status) {
+        return failure(&r);
+    }
+    if r.is_empty() {
+        let text = format!(
+            "{}: the request succeeded and returned no body.",
+            r.status_line()
+        );
+        return success(&r, vec![text_content(text)], output, check_output);
+    }
+    if r.kind == Kind::Json && !r.truncated() {
+        return json_success(&r, output, check_output);
+    }
+    let content = match r.kind {
+        Kind::Json | Kind::Text => {
+            let mut content = vec![text_content(decode(r.body, r.truncated()))];
+            if r.truncated() {
+                content.push(text_content(r.truncation_marker()));
+            }
+            content
+        }
+        _ if r.truncated() => vec![text_content(format!(
+            "{}: the request succeeded, but its {} body ({}) is larger than the response \
+             size cap ({} read), and a partial {} cannot be returned.",
+            r.status_line(),
+            r.mime,
+            human_size(r.total()),
+            human_size(r.body.len() as u64),
+            r.mime,
+        ))],
+        Kind::Image => vec![Content::Image {
+            data: STANDARD.encode(r.body),
+            mime_type: r.mime.clone(),
+        }],
+        Kind::Audio => vec![Content::Audio {
+            data: STANDARD.encode(r.body),
+            mime_type: r.mime.clone(),
+        }],
+        Kind::Binary => vec![Content::Resource {
+            uri: resource_uri(api),
+            mime_type: r.mime.clone(),
+            blob: STANDARD.encode(r.body),
+        }],
+    };
+    success(&r, content, output, check_output)
+}
+
+/// How a body is returned, from its media type (or from the bytes when there is none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Json,
+    Text,
+    Image,
+    Audio,
+    Binary,
+}
+
+/// A response with its media type classified.
+struct Reading<'r> {
+    api: &'r str,
+    status: u16,
+    reason: &'r str,
+    body: &'r [u8],
+    omitted: u64,
+    kind: Kind,
+    /// The media type's essence (`image/png`), lowercase, or the sniffed one.
+    mime: String,
+}
+
+impl<'r> Reading<'r> {
+    fn new(api: &'r str, response: &HttpResponse<'r>) -> Self {
+        let truncated = response.omitted > 0;
+        let (kind, mime) = match response.content_type.and_then(essence) {
+            Some(mime) => {
+                let kind = classify(&mime).unwrap_or_else(|| sniff(response.body, truncated));
+                (kind, mime)
+            }
+            None => match sniff(response.body, truncated) {
+                Kind::Text => (Kind::Text, "text/plain".to_owned()),
+                _ => (Kind::Binary, "application/octet-stream".to_owned()),
+            },
+        };
+        Reading {
+            api,
+            status: response.status,
+            reason: response.reason,
+            body: response.body,
+            omitted: response.omitted,
+            kind,
+            mime,
+        }
+    }
+
+    fn truncated(&self) -> bool {
+        self.omitted > 0
+    }
+
+    fn total(&self) -> u64 {
+        (self.body.len() as u64).saturating_add(self.omitted)
+    }
+
+    /// No body at all; for JSON, whitespace only counts as none too.
+    fn is_empty(&self) -> bool {
+        !self.truncated()
+            && (self.body.is_empty()
+                || (self.kind == Kind::Json && self.body.iter().all(u8::is_ascii_whitespace)))
+    }
+
+    /// `404 Not Found`, or `999` when there is no reason.
+    fn status_line(&self) -> String {
+        let reason = self.reason.trim();
+        if reason.is_empty() {
+            self.status.to_string()
+        } else {
+            format!("{} {reason}", self.status)
+        }
+    }
+
+    fn truncation_marker(&self) -> String {
+        format!(
+            "[response truncated: {} of {} shown; {} bytes omitted]",
+            human_size(self.body.len() as u64),
+            human_size(self.total()),
+            self.omitted
+        )
+    }
+}
+
+/// A successful result; with an outputSchema, `{}` stands for the data in `content` (see
+/// the module documentation).
+fn success(
+    r: &Reading<'_>,
+    mut content: Vec<Content>,
+    output: Option<&OutputPlan>,
+    check_output: &dyn Fn(&Value) -> Result<(), String>,
+) -> ToolResult {
+    if output.is_none() {
+        return ToolResult {
+            content,
+            structured: None,
+            is_error: false,
+        };
+    }
+    let placeholder = Value::Object(Map::new());
+    match check_output(&placeholder) {
+        Ok(()) => ToolResult {
+            content,
+            structured: Some(placeholder),
+            is_error: false,
+        },
+        Err(violations) => {
+            let note = format!(
+                "upstream API \"{}\" answered {} and the request succeeded, but its {} \
+                 response cannot be given as structured content matching the tool's \
+                 outputSchema ({}). The response follows.",
+                r.api,
+                r.status_line(),
+                r.mime,
+                excerpt(&violations).0
+            );
+            content.insert(0, text_content(note));
+            ToolResult {
+                content,
+                structured: None,
+                is_error: true,
+            }
+        }
+    }
+}
+
+/// A complete 2xx JSON body.
+fn json_success(
+    r: &Reading<'_>,
+    output: Option<&OutputPlan>,
+    check_output: &dyn Fn(&Value) -> Result<(), String>,
+) -> ToolResult {
+    let body: Value = match serde_json::from_slice(r.body) {
+        Ok(body) => body,
+        Err(e) => {
+            let decoded = decode(r.body, false);
+            let (shown, cut) = excerpt(&decoded);
+            let mut text = format!(
+                "upstream API \"{}\" answered {} with {}, but the body is not valid JSON \
+                 ({e}). The request itself succeeded. Body: {shown}",
+                r.api,
+                r.status_line(),
+                r.mime,
+            );
+            if cut {
+                let _ = write!(text, " … [body truncated; {} bytes in all]", r.total());
+            }
+            return ToolResult::error(text);
+        }
+    };
+    let Some(plan) = output else {
+        let text = body.to_string();
+        let structured = body.is_object().then_some(body);
+        return ToolResult {
+            content: vec![text_content(text)],
+            structured,
+            is_error: false,
+        };
+    };
+    let structured = if plan.wrapped {
+        let mut map = Map::new();
+        map.insert("result".to_owned(), body);
+        Value::Object(map)
+    } else {
+        body
+    };
+    let verdict = if structured.is_object() {
+        check_output(&structured)
+    } else {
+        Err(format!(
+            "the response root is {}, not an object",
+            json_type(&structured)
+        ))
+    };
+    match verdict {
+        Ok(()) => ToolResult {
+            content: vec![text_content(structured.to_string())],
+            structured: Some(structured),
+            is_error: false,
+        },
+        Err(violations) => {
+            let data = if plan.wrapped {
+                structured.get("result").map(Value::to_string)
+            } else {
+                None
+            }
+            .unwrap_or_else(|| structured.to_string());
+            let explanation = format!(
+                "upstream API \"{}\" answered {} and the request succeeded, but the response \
+                 does not match the tool's outputSchema: {}. The response follows as text.",
+                r.api,
+                r.status_line(),
+                excerpt(&violations).0
+            );
+            ToolResult {
+                content: vec![text_content(explanation), text_content(data)],
+                structured: None,
+                is_error: true,
+            }
+        }
+    }
+}
+
+/// Any status outside 2xx.
+fn failure(r: &Reading<'_>) -> ToolResult {
+    let mut text = format!("upstream API \"{}\" answered {}", r.api, r.status_line());
+    if r.body.is_empty() && !r.truncated() {
+        text.push_str(" with an empty body.");
+    } else {
+        let shown = match r.kind {
+            Kind::Json if !r.truncated() => match serde_json::from_slice::<Value>(r.body) {
+                Ok(value) => value.to_string(),
+                Err(_) => decode(r.body, false),
+            },
+            Kind::Json | Kind::Text => decode(r.body, r.truncated()),
+            Kind::Image | Kind::Audio | Kind::Binary => {
+                format!("<{} bytes of {}>", r.total(), r.mime)
+            }
+        };
+        let (shown, cut) = excerpt(&shown);
+        let _ = write!(text, ": {shown}");
+        let binary = matches!(r.kind, Kind::Image | Kind::Audio | Kind::Binary);
+        if !binary && (cut || r.truncated()) {
+            let _ = write!(
+                text,
+                " … [error body truncated; {} bytes in all]",
+                r.total()
+            );
+        }
+    }
+    if let Some(hint) = hint(r.status) {
+        text.push('\n');
+        text.push_str(hint);
+    }
+    ToolResult::error(text)
+}
+
+/// A line the model can act on, for the statuses that have an obvious next step.
+fn hint(status: u16) -> Option<&'static str> {
+    Some(match status {
+        400 | 422 => {
+            "Hint: the upstream rejected the request; check the arguments against the \
+             tool's inputSchema and the error above, then retry with corrected arguments."
+        }
+        401 => {
+            "Hint: the upstream did not accept the credentials. Authentication is part of \
+             the restmcp server's configuration, not something the tool's arguments can fix; \
+             tell the user."
+        }
+        403 => {
+            "Hint: the configured credentials lack permission for this operation. That is a \
+             matter of the restmcp server's configuration or the account's rights, not \
+             something the tool's arguments can fix; tell the user."
+        }
+        404 => {
+            "Hint: the resource does not exist; check the identifiers in the arguments \
+             (list or search for the resource first if unsure)."
+        }
+        405 => {
+            "Hint: the upstream does not allow this operation on this resource; retrying \
+             will not help."
+        }
+        409 => {
+            "Hint: the request conflicts with the resource's current state (it may already \
+             exist or have changed); fetch the current state before deciding what to do."
+        }
+        410 => "Hint: the resource existed but is gone for good; retrying will not help.",
+        413 => "Hint: the request is too large for the upstream; send less data at once.",
+        415 => {
+            "Hint: the upstream does not accept this request's body format; retrying will \
+             not help."
+        }
+        429 => "Hint: rate limited by the upstream; wait before retrying.",
+        501 => "Hint: the upstream does not implement this operation; retrying will not help.",
+        500..=599 => "Hint: the upstream failed; retrying after a short wait may help.",
+        300..=399 => {
+            "Hint: the upstream answered with a redirect that was not followed; the API's \
+             base URL in the restmcp server's configuration may be outdated."
+        }
+        _ => return None,
+    })
+}
+
+/// The lowercase essence of a Content-Type (`type/subtype`, parameters dropped), or None
+/// when it is not shaped like a media type.
+fn essence(content_type: &str) -> Option<String> {
+    let essence = content_type.split(';').next()?.trim().to_ascii_lowercase();
+    let (kind, subtype) = essence.split_once('/')?;
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_graphic() && !b"/()<>@,;:\\\"[]?={}".contains(&b))
+    };
+    (token(kind) && token(subtype)).then_some(essence)
+}
+
+/// The kind a media type essence declares, or None for one to sniff.
+fn classify(essence: &str) -> Option<Kind> {
+    let (kind, subtype) = essence.split_once('/')?;
+    if essence == "application/json" || essence == "text/json" || subtype.ends_with("+json") {
+        return Some(Kind::Json);
+    }
+    const TEXTUAL: [&str; 17] = [
+        "xml",
+        "yaml",
+        "x-yaml",
+        "javascript",
+        "x-javascript",
+        "ecmascript",
+        "x-www-form-urlencoded",
+        "graphql",
+        "sql",
+        "csv",
+        "toml",
+        "x-toml",
+        "markdown",
+        "x-sh",
+        "rtf",
+        "x-tex",
+        "x-httpd-php",
+    ];
+    let textual_subtype = TEXTUAL.contains(&subtype)
+        || subtype.ends_with("+xml")
+        || subtype.ends_with("+yaml")
+        // ndjson, jsonl, json-seq, x-json, json5: JSON-ish text that is not one JSON value.
+        || subtype.contains("json");
+    if kind == "text" || (matches!(kind, "application" | "image") && textual_subtype) {
+        return Some(Kind::Text);
+    }
+    const BINARY: [&str; 14] = [
+        "octet-stream",
+        "pdf",
+        "zip",
+        "gzip",
+        "x-gzip",
+        "x-tar",
+        "x-7z-compressed",
+        "x-bzip2",
+        "x-xz",
+        "wasm",
+        "protobuf",
+        "x-protobuf",
+        "msgpack",
+        "cbor",
+    ];
+    match kind {
+        "image" => Some(Kind::Image),
+        "audio" => Some(Kind::Audio),
+        "video" | "font" | "model" => Some(Kind::Binary),
+        "application" if BINARY.contains(&subtype) => Some(Kind::Binary),
+        _ => None,
+    }
+}
+
+/// Text when the bytes are UTF-8 without control characters (other than whitespace),
+/// binary otherwise. A truncated body may end inside a character, which is allowed.
+fn sniff(body: &[u8], truncated: bool) -> Kind {
+    let body = if truncated {
+        &body[..complete_utf8_len(body)]
+    } else {
+        body
+    };
+    match std::str::from_utf8(body) {
+        Ok(text)
+            if !text
+                .chars()
+                .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\x0c')) =>
+        {
+            Kind::Text
+        }
+        _ => Kind::Binary,
+    }
+}
+
+/// The length of `body` without a UTF-8 sequence left incomplete at its very end.
+fn complete_utf8_len(body: &[u8]) -> usize {
+    let tail_start = body.len().saturating_sub(4);
+    let lead = (tail_start..body.len())
+        .rev()
+        .find(|&i| body[i] & 0xC0 != 0x80);
+    match lead {
+        Some(i) => match std::str::from_utf8(&body[i..]) {
+            Err(e) if e.error_len().is_none() => i + e.valid_up_to(),
+            _ => body.len(),
+        },
+        None => body.len(),
+    }
+}
+
+/// The body as text (invalid UTF-8 replaced); a truncated body loses a character cut in
+/// half at its end rather than gaining a replacement character.
+fn decode(body: &[u8], truncated: bool) -> String {
+    let body = if truncated {
+        &body[..complete_utf8_len(body)]
+    } else {
+        body
+    };
+    String::from_utf8_lossy(body).into_owned()
+}
+
+/// At most [`ERROR_EXCERPT`] bytes of `text`, cut at a character boundary, and whether it
+/// was cut.
+fn excerpt(text: &str) -> (&str, bool) {
+    if text.len() <= ERROR_EXCERPT {
+        return (text, false);
+    }
+    let mut end = ERROR_EXCERPT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&text[..end], true)
+}
+
+fn text_content(text: impl Into<String>) -> Content {
+    Content::Text { text: text.into() }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Characters kept as-is in the API name part of a resource URI (RFC 3986 unreserved).
+const URI_KEEP: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The URI labelling an embedded binary body; see the module documentation.
+fn resource_uri(api: &str) -> String {
+    format!("restmcp://{}/response", utf8_percent_encode(api, URI_KEEP))
+}
+
+/// `512 B`, `1.5 KiB`, `1.2 MiB`, `3.0 GiB`.
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut size = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while size >= 1024.0 && unit + 1 < UNITS.len() {
+        size /= 1024.0;
+        unit += 1;
+    }
+    format!("{size:.1} {}", UNITS[unit])
 }

@@ -1,0 +1,903 @@
+use serde_json::{Value, json};
+
+use super::*;
+
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+fn response<'a>(
+    status: u16,
+    reason: &'a str,
+    content_type: Option<&'a str>,
+    body: &'a [u8],
+) -> HttpResponse<'a> {
+    HttpResponse {
+        status,
+        reason,
+        content_type,
+        body,
+        omitted: 0,
+    }
+}
+
+fn ok(_: &Value) -> Result<(), String> {
+    Ok(())
+}
+
+fn plan(wrapped: bool) -> OutputPlan {
+    OutputPlan {
+        media_type: "application/json".into(),
+        wrapped,
+    }
+}
+
+fn map(r: &HttpResponse<'_>, output: Option<&OutputPlan>) -> ToolResult {
+    to_result("petstore", r, output, &ok)
+}
+
+fn text(t: &str) -> Content {
+    Content::Text { text: t.into() }
+}
+
+fn only_text(result: &ToolResult) -> &str {
+    match result.content.as_slice() {
+        [Content::Text { text }] => text,
+        other => panic!("expected one text, got {other:?}"),
+    }
+}
+
+// ---- 2xx JSON ----
+
+#[test]
+fn json_object_without_output_is_structured_and_text() {
+    let body = br#"{ "id": 1, "name": "Rex" }"#;
+    let result = map(&response(200, "OK", Some("application/json"), body), None);
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![text(r#"{"id":1,"name":"Rex"}"#)],
+            structured: Some(json!({"id": 1, "name": "Rex"})),
+            is_error: false,
+        }
+    );
+}
+
+#[test]
+fn json_array_without_output_has_no_structured_content() {
+    let result = map(
+        &response(200, "OK", Some("application/json"), b"[1, 2]"),
+        None,
+    );
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![text("[1,2]")],
+            structured: None,
+            is_error: false,
+        }
+    );
+}
+
+#[test]
+fn json_object_with_output_is_checked_and_returned() {
+    let checked = std::cell::RefCell::new(Vec::new());
+    let check = |v: &Value| {
+        checked.borrow_mut().push(v.clone());
+        Ok(())
+    };
+    let r = response(201, "Created", Some("application/json"), br#"{"id": 7}"#);
+    let result = to_result("petstore", &r, Some(&plan(false)), &check);
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![text(r#"{"id":7}"#)],
+            structured: Some(json!({"id": 7})),
+            is_error: false,
+        }
+    );
+    assert_eq!(checked.into_inner(), vec![json!({"id": 7})]);
+}
+
+#[test]
+fn json_array_is_wrapped_when_the_plan_wraps() {
+    let checked = std::cell::RefCell::new(Vec::new());
+    let check = |v: &Value| {
+        checked.borrow_mut().push(v.clone());
+        Ok(())
+    };
+    let r = response(
+        200,
+        "OK",
+        Some("application/json"),
+        br#"[{"id": 1}, {"id": 2}]"#,
+    );
+    let result = to_result("petstore", &r, Some(&plan(true)), &check);
+    let expected = json!({"result": [{"id": 1}, {"id": 2}]});
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![text(r#"{"result":[{"id":1},{"id":2}]}"#)],
+            structured: Some(expected.clone()),
+            is_error: false,
+        }
+    );
+    assert_eq!(checked.into_inner(), vec![expected]);
+}
+
+#[test]
+fn json_media_types_with_parameters_suffixes_and_case() {
+    for content_type in [
+        "application/json; charset=utf-8",
+        "Application/JSON;charset=UTF-8",
+        "application/problem+json",
+        "application/vnd.api+json; ext=\"x\"",
+        "text/json",
+        " application/json ",
+    ] {
+        let result = map(
+            &response(200, "OK", Some(content_type), br#"{"a":true}"#),
+            None,
+        );
+        assert_eq!(
+            result.structured,
+            Some(json!({"a": true})),
+            "{content_type}"
+        );
+        assert_eq!(only_text(&result), r#"{"a":true}"#, "{content_type}");
+        assert!(!result.is_error, "{content_type}");
+    }
+}
+
+#[test]
+fn json_lookalikes_are_text_not_structured() {
+    for content_type in [
+        "application/x-ndjson",
+        "application/json-seq",
+        "application/jsonl",
+    ] {
+        let body = b"{\"a\":1}\n{\"a\":2}\n";
+        let result = map(&response(200, "OK", Some(content_type), body), None);
+        assert_eq!(
+            result,
+            ToolResult::text("{\"a\":1}\n{\"a\":2}\n"),
+            "{content_type}"
+        );
+    }
+}
+
+#[test]
+fn invalid_json_is_an_error_with_an_excerpt() {
+    let r = response(200, "OK", Some("application/json"), b"{\"id\": 1,");
+    let result = map(&r, Some(&plan(false)));
+    assert!(result.is_error);
+    assert_eq!(result.structured, None);
+    let text = only_text(&result);
+    assert!(
+        text.starts_with(
+            "upstream API \"petstore\" answered 200 OK with application/json, but the body \
+             is not valid JSON ("
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("The request itself succeeded. Body: {\"id\": 1,"),
+        "{text}"
+    );
+}
+
+#[test]
+fn invalid_json_excerpt_is_capped() {
+    let mut body = b"<html>".to_vec();
+    body.extend(std::iter::repeat_n(b'x', 10_000));
+    let r = response(200, "OK", Some("application/json"), &body);
+    let result = map(&r, None);
+    assert!(result.is_error);
+    let text = only_text(&result);
+    assert!(
+        text.ends_with(&format!(
+            "Body: <html>{} … [body truncated; 10006 bytes in all]",
+            "x".repeat(ERROR_EXCERPT - 6)
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn output_check_failure_is_an_error_without_structured_content() {
+    let check = |_: &Value| Err("/name: 5 is not of type \"string\"".to_owned());
+    let r = response(200, "OK", Some("application/json"), br#"{"name": 5}"#);
+    let result = to_result("petstore", &r, Some(&plan(false)), &check);
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![
+                text(
+                    "upstream API \"petstore\" answered 200 OK and the request succeeded, but \
+                     the response does not match the tool's outputSchema: /name: 5 is not of \
+                     type \"string\". The response follows as text."
+                ),
+                text(r#"{"name":5}"#),
+            ],
+            structured: None,
+            is_error: true,
+        }
+    );
+}
+
+#[test]
+fn output_check_failure_of_a_wrapped_value_shows_the_body_itself() {
+    let check = |v: &Value| {
+        assert_eq!(v, &json!({"result": [1]}));
+        Err("/result/0: 1 is not of type \"string\"".to_owned())
+    };
+    let r = response(200, "OK", Some("application/json"), b"[1]");
+    let result = to_result("petstore", &r, Some(&plan(true)), &check);
+    assert!(result.is_error);
+    assert_eq!(result.structured, None);
+    assert_eq!(result.content[1], text("[1]"));
+    assert!(
+        result.joined_text().contains(
+            "does not match the tool's outputSchema: /result/0: 1 is not of type \"string\""
+        ),
+        "{}",
+        result.joined_text()
+    );
+}
+
+#[test]
+fn a_non_object_root_for_an_unwrapped_plan_never_becomes_structured() {
+    // Even if the checker let it through, MCP requires structuredContent to be an object.
+    let r = response(200, "OK", Some("application/json"), b"[1, 2]");
+    let result = map(&r, Some(&plan(false)));
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![
+                text(
+                    "upstream API \"petstore\" answered 200 OK and the request succeeded, but \
+                     the response does not match the tool's outputSchema: the response root \
+                     is an array, not an object. The response follows as text."
+                ),
+                text("[1,2]"),
+            ],
+            structured: None,
+            is_error: true,
+        }
+    );
+}
+
+// ---- 2xx without a body ----
+
+#[test]
+fn no_content_without_output() {
+    let result = map(&response(204, "No Content", None, b""), None);
+    assert_eq!(
+        result,
+        ToolResult::text("204 No Content: the request succeeded and returned no body.")
+    );
+}
+
+#[test]
+fn no_content_with_output_gives_an_empty_object() {
+    let result = map(&response(204, "No Content", None, b""), Some(&plan(true)));
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![text(
+                "204 No Content: the request succeeded and returned no body."
+            )],
+            structured: Some(json!({})),
+            is_error: false,
+        }
+    );
+}
+
+#[test]
+fn empty_json_body_is_no_body_not_invalid_json() {
+    for body in [&b""[..], b" \r\n"] {
+        let result = map(
+            &response(200, "OK", Some("application/json"), body),
+            Some(&plan(false)),
+        );
+        assert_eq!(
+            result,
+            ToolResult {
+                content: vec![text("200 OK: the request succeeded and returned no body.")],
+                structured: Some(json!({})),
+                is_error: false,
+            }
+        );
+    }
+}
+
+#[test]
+fn a_placeholder_the_schema_refuses_makes_an_error_that_keeps_the_data() {
+    let check = |v: &Value| {
+        assert_eq!(v, &json!({}));
+        Err("\"id\" is a required property".to_owned())
+    };
+    let r = response(200, "OK", Some("text/plain"), b"pong");
+    let result = to_result("petstore", &r, Some(&plan(false)), &check);
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![
+                text(
+                    "upstream API \"petstore\" answered 200 OK and the request succeeded, but \
+                     its text/plain response cannot be given as structured content matching \
+                     the tool's outputSchema (\"id\" is a required property). The response \
+                     follows."
+                ),
+                text("pong"),
+            ],
+            structured: None,
+            is_error: true,
+        }
+    );
+}
+
+// ---- 2xx, other media types ----
+
+#[test]
+fn plain_text() {
+    let result = map(
+        &response(
+            200,
+            "OK",
+            Some("text/plain; charset=utf-8"),
+            "héllo\n".as_bytes(),
+        ),
+        None,
+    );
+    assert_eq!(result, ToolResult::text("héllo\n"));
+}
+
+#[test]
+fn text_with_output_gets_the_placeholder() {
+    let result = map(
+        &response(200, "OK", Some("text/csv"), b"a,b\n1,2\n"),
+        Some(&plan(false)),
+    );
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![text("a,b\n1,2\n")],
+            structured: Some(json!({})),
+            is_error: false,
+        }
+    );
+}
+
+#[test]
+fn invalid_utf8_text_is_decoded_lossily() {
+    let result = map(&response(200, "OK", Some("text/plain"), b"ab\xffcd"), None);
+    assert_eq!(result, ToolResult::text("ab\u{fffd}cd"));
+}
+
+#[test]
+fn textual_application_types() {
+    for content_type in [
+        "application/xml",
+        "application/atom+xml",
+        "image/svg+xml",
+        "application/yaml",
+        "application/x-yaml",
+        "application/javascript",
+        "application/x-www-form-urlencoded",
+        "application/graphql",
+    ] {
+        let result = map(
+            &response(200, "OK", Some(content_type), b"<a>x=1</a>"),
+            None,
+        );
+        assert_eq!(result, ToolResult::text("<a>x=1</a>"), "{content_type}");
+    }
+}
+
+#[test]
+fn png_is_an_image() {
+    let result = map(&response(200, "OK", Some("image/PNG; q=1"), PNG), None);
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![Content::Image {
+                data: "iVBORw0KGgoAAAANSUhEUg==".into(),
+                mime_type: "image/png".into(),
+            }],
+            structured: None,
+            is_error: false,
+        }
+    );
+}
+
+#[test]
+fn image_with_output_gets_the_placeholder() {
+    let result = map(
+        &response(200, "OK", Some("image/jpeg"), b"\xff\xd8\xff"),
+        Some(&plan(true)),
+    );
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![Content::Image {
+                data: "/9j/".into(),
+                mime_type: "image/jpeg".into(),
+            }],
+            structured: Some(json!({})),
+            is_error: false,
+        }
+    );
+}
+
+#[test]
+fn mpeg_is_audio() {
+    let result = map(&response(200, "OK", Some("audio/mpeg"), b"ID3\x04\0"), None);
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![Content::Audio {
+                data: "SUQzBAA=".into(),
+                mime_type: "audio/mpeg".into(),
+            }],
+            structured: None,
+            is_error: false,
+        }
+    );
+}
+
+#[test]
+fn pdf_is_an_embedded_resource() {
+    let result = map(
+        &response(200, "OK", Some("application/pdf"), b"%PDF-1.7"),
+        None,
+    );
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![Content::Resource {
+                uri: "restmcp://petstore/response".into(),
+                mime_type: "application/pdf".into(),
+                blob: "JVBERi0xLjc=".into(),
+            }],
+            structured: None,
+            is_error: false,
+        }
+    );
+}
+
+#[test]
+fn explicit_binary_types_stay_binary_even_when_the_bytes_are_text() {
+    for content_type in ["application/octet-stream", "application/zip", "video/mp4"] {
+        let result = map(&response(200, "OK", Some(content_type), b"abc"), None);
+        assert_eq!(
+            result.content,
+            vec![Content::Resource {
+                uri: "restmcp://petstore/response".into(),
+                mime_type: content_type.into(),
+                blob: "YWJj".into(),
+            }],
+            "{content_type}"
+        );
+    }
+}
+
+#[test]
+fn resource_uri_encodes_the_api_name() {
+    let r = response(200, "OK", Some("application/zip"), b"PK\x03\x04");
+    let result = to_result("Pet Store/v2", &r, None, &ok);
+    let Content::Resource { uri, .. } = &result.content[0] else {
+        panic!("{result:?}")
+    };
+    assert_eq!(uri, "restmcp://Pet%20Store%2Fv2/response");
+}
+
+#[test]
+fn unknown_types_are_sniffed() {
+    let text = map(
+        &response(200, "OK", Some("application/vnd.acme.report"), b"total: 3"),
+        None,
+    );
+    assert_eq!(text, ToolResult::text("total: 3"));
+    let binary = map(
+        &response(200, "OK", Some("application/vnd.acme.blob"), b"\0\x01\x02"),
+        None,
+    );
+    assert_eq!(
+        binary.content,
+        vec![Content::Resource {
+            uri: "restmcp://petstore/response".into(),
+            mime_type: "application/vnd.acme.blob".into(),
+            blob: "AAEC".into(),
+        }]
+    );
+}
+
+#[test]
+fn missing_content_type_utf8_is_text() {
+    let result = map(&response(200, "OK", None, "ok ✓\r\n".as_bytes()), None);
+    assert_eq!(result, ToolResult::text("ok ✓\r\n"));
+}
+
+#[test]
+fn missing_content_type_binary_is_an_octet_stream_resource() {
+    for body in [&b"\xff\xfe\x00"[..], b"abc\0def"] {
+        let result = map(&response(200, "OK", None, body), None);
+        assert_eq!(
+            result,
+            ToolResult {
+                content: vec![Content::Resource {
+                    uri: "restmcp://petstore/response".into(),
+                    mime_type: "application/octet-stream".into(),
+                    blob: STANDARD.encode(body),
+                }],
+                structured: None,
+                is_error: false,
+            }
+        );
+    }
+}
+
+#[test]
+fn malformed_content_type_is_sniffed() {
+    for content_type in ["", "json", "text/", "/plain", "a b/c", ";charset=utf-8"] {
+        let result = map(&response(200, "OK", Some(content_type), b"{\"a\":1}"), None);
+        assert_eq!(result, ToolResult::text("{\"a\":1}"), "{content_type:?}");
+    }
+}
+
+// ---- truncation ----
+
+#[test]
+fn truncated_json_is_text_with_an_exact_marker() {
+    let body = vec![b' '; 1_258_291]; // 1.2 MiB
+    let mut r = response(200, "OK", Some("application/json"), &body);
+    r.omitted = 2_306_868; // total 3_565_159 bytes = 3.4 MiB
+    let result = map(&r, None);
+    assert!(!result.is_error);
+    assert_eq!(result.structured, None);
+    assert_eq!(result.content.len(), 2);
+    assert_eq!(result.content[0], text(&" ".repeat(1_258_291)));
+    assert_eq!(
+        result.content[1],
+        text("[response truncated: 1.2 MiB of 3.4 MiB shown; 2306868 bytes omitted]")
+    );
+}
+
+#[test]
+fn truncated_json_with_output_gets_the_placeholder() {
+    let mut r = response(200, "OK", Some("application/json"), br#"[{"id":1},{"i"#);
+    r.omitted = 100;
+    let result = map(&r, Some(&plan(true)));
+    assert_eq!(
+        result,
+        ToolResult {
+            content: vec![
+                text(r#"[{"id":1},{"i"#),
+                text("[response truncated: 13 B of 113 B shown; 100 bytes omitted]"),
+            ],
+            structured: Some(json!({})),
+            is_error: false,
+        }
+    );
+}
+
+#[test]
+fn truncated_text_drops_a_character_cut_in_half() {
+    // "é" is C3 A9; the cap fell between the two bytes.
+    let mut r = response(200, "OK", Some("text/plain"), b"caf\xc3");
+    r.omitted = 1;
+    let result = map(&r, None);
+    assert_eq!(
+        result.content,
+        vec![
+            text("caf"),
+            text("[response truncated: 4 B of 5 B shown; 1 bytes omitted]"),
+        ]
+    );
+}
+
+#[test]
+fn truncated_binary_is_described_not_returned() {
+    let mut r = response(200, "OK", Some("image/png"), PNG);
+    r.omitted = 2048;
+    let result = map(&r, None);
+    assert_eq!(
+        result,
+        ToolResult::text(
+            "200 OK: the request succeeded, but its image/png body (2.0 KiB) is larger than \
+             the response size cap (16 B read), and a partial image/png cannot be returned."
+        )
+    );
+}
+
+#[test]
+fn truncated_empty_body_is_not_no_body() {
+    let mut r = response(200, "OK", Some("text/plain"), b"");
+    r.omitted = 10;
+    let result = map(&r, None);
+    assert_eq!(
+        result.content,
+        vec![
+            text(""),
+            text("[response truncated: 0 B of 10 B shown; 10 bytes omitted]"),
+        ]
+    );
+}
+
+#[test]
+fn human_sizes() {
+    assert_eq!(human_size(0), "0 B");
+    assert_eq!(human_size(1023), "1023 B");
+    assert_eq!(human_size(1024), "1.0 KiB");
+    assert_eq!(human_size(1536), "1.5 KiB");
+    assert_eq!(human_size(3 << 30), "3.0 GiB");
+    assert_eq!(human_size(u64::MAX), "16777216.0 TiB");
+}
+
+// ---- errors ----
+
+#[test]
+fn not_found_with_a_json_body() {
+    let r = response(
+        404,
+        "Not Found",
+        Some("application/problem+json"),
+        b"{\n  \"title\": \"Pet not found\",\n  \"status\": 404\n}",
+    );
+    let result = map(&r, Some(&plan(false)));
+    assert_eq!(
+        result,
+        ToolResult::error(
+            "upstream API \"petstore\" answered 404 Not Found: \
+             {\"title\":\"Pet not found\",\"status\":404}\n\
+             Hint: the resource does not exist; check the identifiers in the arguments (list \
+             or search for the resource first if unsure)."
+        )
+    );
+}
+
+#[test]
+fn server_error_with_an_html_body() {
+    let body = b"<html><body><h1>502 Bad Gateway</h1></body></html>";
+    let r = response(500, "Internal Server Error", Some("text/html"), body);
+    let result = map(&r, None);
+    assert_eq!(
+        result,
+        ToolResult::error(
+            "upstream API \"petstore\" answered 500 Internal Server Error: \
+             <html><body><h1>502 Bad Gateway</h1></body></html>\n\
+             Hint: the upstream failed; retrying after a short wait may help."
+        )
+    );
+}
+
+#[test]
+fn rate_limited_hint() {
+    let r = response(429, "Too Many Requests", Some("text/plain"), b"slow down");
+    assert_eq!(
+        map(&r, None),
+        ToolResult::error(
+            "upstream API \"petstore\" answered 429 Too Many Requests: slow down\n\
+             Hint: rate limited by the upstream; wait before retrying."
+        )
+    );
+}
+
+#[test]
+fn hints_for_common_statuses() {
+    let cases: [(u16, &str); 7] = [
+        (400, "check the arguments against the tool's inputSchema"),
+        (422, "check the arguments against the tool's inputSchema"),
+        (401, "not something the tool's arguments can fix"),
+        (403, "lack permission"),
+        (409, "conflicts with the resource's current state"),
+        (503, "retrying after a short wait may help"),
+        (301, "redirect that was not followed"),
+    ];
+    for (status, expected) in cases {
+        let result = map(&response(status, "X", Some("text/plain"), b"e"), None);
+        let text = only_text(&result);
+        assert!(result.is_error && result.structured.is_none(), "{status}");
+        assert!(
+            text.starts_with(&format!(
+                "upstream API \"petstore\" answered {status} X: e\nHint: "
+            )),
+            "{text}"
+        );
+        assert!(text.contains(expected), "{status}: {text}");
+    }
+}
+
+#[test]
+fn statuses_without_a_hint_or_a_reason() {
+    for status in [0, 102, 418, 999] {
+        let result = map(&response(status, "", None, b""), None);
+        assert_eq!(
+            result,
+            ToolResult::error(format!(
+                "upstream API \"petstore\" answered {status} with an empty body."
+            ))
+        );
+    }
+}
+
+#[test]
+fn binary_error_body_is_described() {
+    let mut r = response(403, "Forbidden", Some("image/png"), PNG);
+    r.omitted = 84;
+    let result = map(&r, None);
+    let text = only_text(&result);
+    assert!(result.is_error);
+    assert!(
+        text.starts_with(
+            "upstream API \"petstore\" answered 403 Forbidden: <100 bytes of image/png>\nHint: "
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("PNG"), "{text}");
+}
+
+#[test]
+fn binary_error_body_without_content_type_is_described() {
+    let result = map(&response(502, "Bad Gateway", None, b"\0\x01\x02\x03"), None);
+    assert!(
+        only_text(&result)
+            .starts_with("upstream API \"petstore\" answered 502 Bad Gateway: <4 bytes of application/octet-stream>\n"),
+        "{}",
+        only_text(&result)
+    );
+}
+
+#[test]
+fn huge_error_body_is_capped() {
+    // Multi-byte characters straddle the cap: the excerpt must end on a boundary.
+    let body = format!("x{}", "é".repeat(5000));
+    let mut r = response(
+        500,
+        "Internal Server Error",
+        Some("text/plain"),
+        body.as_bytes(),
+    );
+    r.omitted = 1000;
+    let result = map(&r, None);
+    assert_eq!(
+        result,
+        ToolResult::error(format!(
+            "upstream API \"petstore\" answered 500 Internal Server Error: x{} … [error body \
+             truncated; 11001 bytes in all]\n\
+             Hint: the upstream failed; retrying after a short wait may help.",
+            "é".repeat(ERROR_EXCERPT / 2 - 1)
+        ))
+    );
+}
+
+#[test]
+fn short_error_body_cut_by_the_size_cap_says_so() {
+    let mut r = response(
+        503,
+        "Service Unavailable",
+        Some("application/json"),
+        b"{\"error\": \"down",
+    );
+    r.omitted = 20;
+    assert_eq!(
+        map(&r, None),
+        ToolResult::error(
+            "upstream API \"petstore\" answered 503 Service Unavailable: {\"error\": \"down … \
+             [error body truncated; 35 bytes in all]\n\
+             Hint: the upstream failed; retrying after a short wait may help."
+        )
+    );
+}
+
+#[test]
+fn large_json_error_body_is_compacted_then_capped() {
+    let items: Vec<Value> = (0..2000).map(|i| json!({"field": i})).collect();
+    let body = serde_json::to_vec_pretty(&json!({"errors": items})).expect("serialize");
+    let r = response(422, "Unprocessable Entity", Some("application/json"), &body);
+    let result = map(&r, None);
+    let text = only_text(&result);
+    let prefix = "upstream API \"petstore\" answered 422 Unprocessable Entity: ";
+    let compact = json!({"errors": items}).to_string();
+    assert_eq!(
+        text,
+        format!(
+            "{prefix}{} … [error body truncated; {} bytes in all]\n{}",
+            &compact[..ERROR_EXCERPT],
+            body.len(),
+            hint(422).expect("hint")
+        )
+    );
+}
+
+#[test]
+fn error_with_invalid_json_body_shows_the_text() {
+    let r = response(400, "Bad Request", Some("application/json"), b"oops");
+    let text = map(&r, None).joined_text();
+    assert!(
+        text.starts_with("upstream API \"petstore\" answered 400 Bad Request: oops\nHint: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn redirects_are_errors() {
+    let r = response(302, "Found", Some("text/html"), b"moved");
+    let result = map(&r, Some(&plan(false)));
+    assert!(result.is_error);
+    assert_eq!(result.structured, None);
+}
+
+// ---- robustness ----
+
+#[test]
+fn never_panics() {
+    let bodies: [&[u8]; 9] = [
+        b"",
+        b"\0",
+        b"\xff\xfe\xfd",
+        b"\xf0\x9f",
+        b"\xe2\x82\xac",
+        b"{\"a\":",
+        b"1e400",
+        b"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+        PNG,
+    ];
+    let types = [
+        None,
+        Some(""),
+        Some(";"),
+        Some("/"),
+        Some("application/json"),
+        Some("image/png"),
+        Some("audio/"),
+        Some("text/plain; charset=\"x"),
+        Some("\u{0}/\u{7f}"),
+        Some("é/ü"),
+        Some("*/*"),
+    ];
+    let check_err = |_: &Value| Err(String::new());
+    for status in [
+        0,
+        1,
+        100,
+        200,
+        204,
+        206,
+        299,
+        300,
+        404,
+        500,
+        599,
+        600,
+        999,
+        u16::MAX,
+    ] {
+        for body in bodies {
+            for content_type in types {
+                for omitted in [0, 1, u64::MAX] {
+                    let r = HttpResponse {
+                        status,
+                        reason: "",
+                        content_type,
+                        body,
+                        omitted,
+                    };
+                    for output in [None, Some(plan(true)), Some(plan(false))] {
+                        let a = to_result("", &r, output.as_ref(), &ok);
+                        let b = to_result("x", &r, output.as_ref(), &check_err);
+                        for result in [a, b] {
+                            assert!(!result.content.is_empty());
+                            if let Some(s) = &result.structured {
+                                assert!(s.is_object());
+                                assert!(!result.is_error);
+                            }
+                            if output.is_some() && !result.is_error {
+                                assert!(result.structured.is_some());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
