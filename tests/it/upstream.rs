@@ -1,0 +1,162 @@
+//! An in-process upstream on 127.0.0.1:0 that echoes exactly what it received, plus
+//! routes under `/_/` that misbehave on purpose. No traffic leaves the machine.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+/// Counts requests per behaviour, for retry assertions.
+#[derive(Default)]
+pub struct Counters {
+    pub flaky: AtomicUsize,
+    pub all: AtomicUsize,
+}
+
+pub struct Upstream {
+    pub addr: SocketAddr,
+    pub counters: Arc<Counters>,
+}
+
+impl Upstream {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+/// What the echo handler saw, as JSON.
+async fn echo(State(counters): State<Arc<Counters>>, request: Request) -> Json<Value> {
+    counters.all.fetch_add(1, Ordering::SeqCst);
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, 16 * 1024 * 1024)
+        .await
+        .unwrap_or_default();
+    let mut headers = Map::new();
+    for (name, value) in &parts.headers {
+        headers.insert(
+            name.as_str().to_string(),
+            json!(String::from_utf8_lossy(value.as_bytes())),
+        );
+    }
+    Json(json!({
+        "method": parts.method.as_str(),
+        "path": parts.uri.path(),
+        "query": parts.uri.query(),
+        "headers": headers,
+        "body": String::from_utf8_lossy(&bytes),
+        "body_base64": base64::engine::general_purpose::STANDARD.encode(&bytes),
+    }))
+}
+
+async fn status(Path(code): Path<u16>) -> Response {
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::IM_A_TEAPOT);
+    (status, Json(json!({"error": "requested status", "code": code}))).into_response()
+}
+
+async fn flaky(State(counters): State<Arc<Counters>>) -> Response {
+    let n = counters.flaky.fetch_add(1, Ordering::SeqCst);
+    if n == 0 {
+        (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "0")], "try again").into_response()
+    } else {
+        Json(json!({"attempt": n + 1})).into_response()
+    }
+}
+
+/// A 1x1 transparent PNG.
+pub const PNG: &[u8] = &[
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+    0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+    0x42, 0x60, 0x82,
+];
+
+/// Starts the upstream; it runs until the test's runtime ends.
+pub async fn start() -> Upstream {
+    let counters = Arc::new(Counters::default());
+    let app = Router::new()
+        .route("/_/slow", get(|| async {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            "late"
+        }))
+        .route("/_/status/{code}", get(status))
+        .route("/_/big", get(|| async { "x".repeat(100_000) }))
+        .route("/_/image", get(|| async { ([(header::CONTENT_TYPE, "image/png")], PNG) }))
+        .route("/_/flaky", get(flaky).post(flaky))
+        .route("/_/wrong-shape", get(|| async { Json(json!({"name": 42})) }))
+        .route("/_/list", get(|| async { Json(json!([1, 2, 3])) }))
+        .route(
+            "/_/redirect-away",
+            get(|| async {
+                (StatusCode::FOUND, [(header::LOCATION, "http://127.0.0.2:9/elsewhere")], Body::empty())
+            }),
+        )
+        .fallback(echo)
+        .with_state(counters.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Upstream { addr, counters }
+}
+
+/// Parses a multipart/form-data body into (name, filename, content type, bytes) parts —
+/// independently of restmcp's own serializer.
+pub fn multipart_parts(content_type: &str, body: &[u8]) -> Vec<(String, Option<String>, Option<String>, Vec<u8>)> {
+    let boundary = content_type
+        .split("boundary=")
+        .nth(1)
+        .expect("boundary")
+        .trim_matches('"');
+    let delimiter = format!("--{boundary}");
+    let text = body.to_vec();
+    let mut parts = Vec::new();
+    let positions: Vec<usize> = find_all(&text, delimiter.as_bytes());
+    for window in positions.windows(2) {
+        let start = window[0] + delimiter.len() + 2; // CRLF after the delimiter
+        let end = window[1] - 2; // CRLF before the next delimiter
+        let part = &text[start..end];
+        let split = find_all(part, b"\r\n\r\n")[0];
+        let head = String::from_utf8_lossy(&part[..split]).to_string();
+        let content = part[split + 4..].to_vec();
+        let disposition = head
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("content-disposition"))
+            .unwrap_or("")
+            .to_string();
+        let field = |key: &str| {
+            disposition
+                .split(';')
+                .map(str::trim)
+                .find_map(|p| p.strip_prefix(&format!("{key}=")))
+                .map(|v| v.trim_matches('"').to_string())
+        };
+        let part_type = head
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("content-type"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string());
+        parts.push((field("name").unwrap_or_default(), field("filename"), part_type, content));
+    }
+    parts
+}
+
+fn find_all(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
+    haystack
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[allow(dead_code)]
+fn _unused(_: Bytes, _: HeaderMap) {}
