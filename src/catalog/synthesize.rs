@@ -273,9 +273,13 @@ fn parameter_schema(session: &mut Session<'_, '_>, param: &Parameter<'_>) -> Val
 }
 
 /// File content: the client sends base64 (or a `data:` URI) and the upstream gets bytes.
+/// An array of files counts too: each item is sent as a file part.
 fn is_binary(schema: &Value) -> bool {
-    schema.get("format").and_then(Value::as_str) == Some("binary")
-        || schema.get("contentEncoding").and_then(Value::as_str) == Some("base64")
+    let file = |s: &Value| {
+        s.get("format").and_then(Value::as_str) == Some("binary")
+            || s.get("contentEncoding").and_then(Value::as_str) == Some("base64")
+    };
+    file(schema) || schema.get("items").is_some_and(file)
 }
 
 /// A body without a schema: JSON may be anything, other media types are text.

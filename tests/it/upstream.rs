@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -59,13 +59,22 @@ async fn echo(State(counters): State<Arc<Counters>>, request: Request) -> Json<V
 
 async fn status(Path(code): Path<u16>) -> Response {
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::IM_A_TEAPOT);
-    (status, Json(json!({"error": "requested status", "code": code}))).into_response()
+    (
+        status,
+        Json(json!({"error": "requested status", "code": code})),
+    )
+        .into_response()
 }
 
 async fn flaky(State(counters): State<Arc<Counters>>) -> Response {
     let n = counters.flaky.fetch_add(1, Ordering::SeqCst);
     if n == 0 {
-        (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "0")], "try again").into_response()
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "0")],
+            "try again",
+        )
+            .into_response()
     } else {
         Json(json!({"attempt": n + 1})).into_response()
     }
@@ -84,33 +93,51 @@ pub const PNG: &[u8] = &[
 pub async fn start() -> Upstream {
     let counters = Arc::new(Counters::default());
     let app = Router::new()
-        .route("/_/slow", get(|| async {
-            tokio::time::sleep(Duration::from_secs(2)).await;
-            "late"
-        }))
+        .route(
+            "/_/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                "late"
+            }),
+        )
         .route("/_/status/{code}", get(status))
         .route("/_/big", get(|| async { "x".repeat(100_000) }))
-        .route("/_/image", get(|| async { ([(header::CONTENT_TYPE, "image/png")], PNG) }))
+        .route(
+            "/_/image",
+            get(|| async { ([(header::CONTENT_TYPE, "image/png")], PNG) }),
+        )
         .route("/_/flaky", get(flaky).post(flaky))
-        .route("/_/wrong-shape", get(|| async { Json(json!({"name": 42})) }))
+        .route(
+            "/_/wrong-shape",
+            get(|| async { Json(json!({"name": 42})) }),
+        )
         .route("/_/list", get(|| async { Json(json!([1, 2, 3])) }))
         .route(
             "/_/redirect-away",
             get(|| async {
-                (StatusCode::FOUND, [(header::LOCATION, "http://127.0.0.2:9/elsewhere")], Body::empty())
+                (
+                    StatusCode::FOUND,
+                    [(header::LOCATION, "http://127.0.0.2:9/elsewhere")],
+                    Body::empty(),
+                )
             }),
         )
         .fallback(echo)
         .with_state(counters.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move { axum::serve(listener, app).await });
     Upstream { addr, counters }
 }
 
-/// Parses a multipart/form-data body into (name, filename, content type, bytes) parts —
-/// independently of restmcp's own serializer.
-pub fn multipart_parts(content_type: &str, body: &[u8]) -> Vec<(String, Option<String>, Option<String>, Vec<u8>)> {
+/// One part of a multipart body: name, filename, content type, bytes.
+pub type Part = (String, Option<String>, Option<String>, Vec<u8>);
+
+/// Parses a multipart/form-data body into its parts — independently of restmcp's own
+/// serializer.
+pub fn multipart_parts(content_type: &str, body: &[u8]) -> Vec<Part> {
     let boundary = content_type
         .split("boundary=")
         .nth(1)
@@ -144,7 +171,12 @@ pub fn multipart_parts(content_type: &str, body: &[u8]) -> Vec<(String, Option<S
             .find(|l| l.to_ascii_lowercase().starts_with("content-type"))
             .and_then(|l| l.split_once(':'))
             .map(|(_, v)| v.trim().to_string());
-        parts.push((field("name").unwrap_or_default(), field("filename"), part_type, content));
+        parts.push((
+            field("name").unwrap_or_default(),
+            field("filename"),
+            part_type,
+            content,
+        ));
     }
     parts
 }
@@ -157,6 +189,3 @@ fn find_all(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
         .map(|(i, _)| i)
         .collect()
 }
-
-#[allow(dead_code)]
-fn _unused(_: Bytes, _: HeaderMap) {}

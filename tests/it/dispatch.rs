@@ -1,0 +1,628 @@
+//! The dispatcher against a real HTTP upstream on loopback: the upstream receives exactly
+//! the request the description defines, and every outcome is a faithful tool result
+//! (issue #3).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use restmcp::catalog::{self, ApiInput};
+use restmcp::config::ToolSettings;
+use restmcp::spec::{self, SpecSource};
+use restmcp::upstream::{Content, Dispatcher, ToolResult, UnknownTool, UpstreamSettings};
+use serde_json::{Map, Value, json};
+
+use crate::support::{fixture, shared_spec};
+use crate::upstream::{self, PNG, multipart_parts};
+
+async fn dispatcher_for(spec: PathBuf, base_url: &str, settings: UpstreamSettings) -> Dispatcher {
+    let docs = spec::load(&SpecSource::File(spec))
+        .await
+        .expect("spec loads");
+    let input = ApiInput {
+        name: "echo",
+        docs: &docs,
+        base_url: Some(base_url),
+        prefix: "",
+    };
+    let (catalog, report) = catalog::build(&[input], &ToolSettings::default()).expect("builds");
+    assert_eq!(report.skipped(), 0, "{}", report.render());
+    Dispatcher::with_settings(
+        Arc::new(catalog),
+        HashMap::from([("echo".to_string(), settings)]),
+    )
+    .expect("dispatcher")
+}
+
+async fn echo_dispatcher(upstream: &upstream::Upstream) -> Dispatcher {
+    dispatcher_for(
+        fixture("echo-api.yaml"),
+        &upstream.url(),
+        UpstreamSettings::default(),
+    )
+    .await
+}
+
+fn args(value: Value) -> Map<String, Value> {
+    value.as_object().expect("object").clone()
+}
+
+/// The echo upstream's account of the request, from a successful result.
+fn received(result: &ToolResult) -> Value {
+    assert!(!result.is_error, "{}", result.joined_text());
+    match &result.structured {
+        Some(structured) => structured.clone(),
+        None => serde_json::from_str(&result.joined_text()).expect("echo JSON"),
+    }
+}
+
+#[tokio::test]
+async fn path_query_header_and_cookie_parameters_arrive_as_the_description_says() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call(
+            "getItem",
+            args(json!({
+                "id": "a b/c",
+                "tags": ["x", "y z"],
+                "colors": ["red", "blue"],
+                "filter": {"owner": "me", "year": 2024},
+                "limit": 5,
+                "X-Trace": "t-1",
+                "session": "s1"
+            })),
+        )
+        .await
+        .expect("known tool");
+    let seen = received(&result);
+    assert_eq!(seen["method"], "GET");
+    assert_eq!(seen["path"], "/echo/items/a%20b%2Fc");
+    assert_eq!(
+        seen["query"],
+        "tags=x&tags=y%20z&colors=red,blue&filter[owner]=me&filter[year]=2024&limit=5"
+    );
+    assert_eq!(seen["headers"]["x-trace"], "t-1");
+    assert_eq!(seen["headers"]["cookie"], "session=s1");
+    assert!(
+        seen["headers"]["user-agent"]
+            .as_str()
+            .is_some_and(|ua| ua.starts_with("restmcp/")),
+        "{seen}"
+    );
+}
+
+#[tokio::test]
+async fn a_body_property_and_a_parameter_with_one_name_both_reach_the_upstream() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call(
+            "updateItem",
+            args(json!({"id__path": 7, "id": "body-id", "name": "n", "labels": ["a"]})),
+        )
+        .await
+        .expect("known tool");
+    let seen = received(&result);
+    assert_eq!(seen["method"], "POST");
+    assert_eq!(seen["path"], "/echo/items/7");
+    assert_eq!(seen["headers"]["content-type"], "application/json");
+    let body: Value =
+        serde_json::from_str(seen["body"].as_str().expect("body")).expect("JSON body");
+    assert_eq!(body, json!({"id": "body-id", "name": "n", "labels": ["a"]}));
+}
+
+#[tokio::test]
+async fn a_stripe_style_form_body_uses_bracket_notation() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call(
+            "createCharge",
+            args(json!({
+                "amount": 2000,
+                "metadata": {"order": "42"},
+                "line_items": [{"price": "price_1", "quantity": 2}],
+                "expand": ["customer", "invoice"]
+            })),
+        )
+        .await
+        .expect("known tool");
+    let seen = received(&result);
+    assert_eq!(
+        seen["headers"]["content-type"],
+        "application/x-www-form-urlencoded"
+    );
+    assert_eq!(
+        seen["body"],
+        "amount=2000&metadata[order]=42&line_items[0][price]=price_1&line_items[0][quantity]=2&expand[0]=customer&expand[1]=invoice"
+    );
+}
+
+#[tokio::test]
+async fn multipart_bodies_carry_files_as_raw_bytes() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let png = base64::engine::general_purpose::STANDARD.encode(PNG);
+    let result = dispatcher
+        .call(
+            "upload",
+            args(json!({"note": "hello", "file": format!("data:image/png;base64,{png}")})),
+        )
+        .await
+        .expect("known tool");
+    let seen = received(&result);
+    let content_type = seen["headers"]["content-type"]
+        .as_str()
+        .expect("content type");
+    assert!(
+        content_type.starts_with("multipart/form-data; boundary="),
+        "{content_type}"
+    );
+    let body = base64::engine::general_purpose::STANDARD
+        .decode(seen["body_base64"].as_str().expect("body"))
+        .expect("base64");
+    let parts = multipart_parts(content_type, &body);
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    assert_eq!(parts[0].0, "note");
+    assert_eq!(parts[0].3, b"hello");
+    assert_eq!(parts[1].0, "file");
+    assert_eq!(parts[1].1.as_deref(), Some("file"));
+    assert_eq!(parts[1].2.as_deref(), Some("image/png"));
+    assert_eq!(parts[1].3, PNG);
+}
+
+#[tokio::test]
+async fn swagger_2_form_data_and_collection_formats_arrive_faithfully() {
+    let upstream = upstream::start().await;
+    let dispatcher = dispatcher_for(
+        fixture("echo-swagger2.yaml"),
+        &upstream.url(),
+        UpstreamSettings::default(),
+    )
+    .await;
+    let photo = base64::engine::general_purpose::STANDARD.encode(b"\x00\x01binary");
+    let seen = received(
+        &dispatcher
+            .call(
+                "updatePetWithForm",
+                args(json!({"petId": 3, "name": "Rex", "tags": ["a", "b"], "photo": photo})),
+            )
+            .await
+            .expect("known tool"),
+    );
+    assert_eq!(seen["path"], "/echo/pets/3");
+    let content_type = seen["headers"]["content-type"]
+        .as_str()
+        .expect("content type");
+    let body = base64::engine::general_purpose::STANDARD
+        .decode(seen["body_base64"].as_str().expect("body"))
+        .expect("base64");
+    let parts: Vec<(String, Vec<u8>)> = multipart_parts(content_type, &body)
+        .into_iter()
+        .map(|(name, _, _, bytes)| (name, bytes))
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            ("name".to_string(), b"Rex".to_vec()),
+            ("tags".to_string(), b"a".to_vec()),
+            ("tags".to_string(), b"b".to_vec()),
+            ("photo".to_string(), b"\x00\x01binary".to_vec()),
+        ]
+    );
+
+    let seen = received(
+        &dispatcher
+            .call(
+                "findPets",
+                args(json!({"status": ["available", "sold"], "ids": [1, 2]})),
+            )
+            .await
+            .expect("known tool"),
+    );
+    assert_eq!(seen["query"], "status=available|sold&ids=1&ids=2");
+
+    let seen = received(
+        &dispatcher
+            .call("renamePet", args(json!({"name": "Max Power"})))
+            .await
+            .expect("known tool"),
+    );
+    assert_eq!(
+        seen["headers"]["content-type"],
+        "application/x-www-form-urlencoded"
+    );
+    assert_eq!(seen["body"], "name=Max%20Power");
+}
+
+#[tokio::test]
+async fn path_arguments_cannot_add_segments_queries_or_change_the_host() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let seen = received(
+        &dispatcher
+            .call("getFile", args(json!({"path": "a/b?x=1#frag"})))
+            .await
+            .expect("known tool"),
+    );
+    assert_eq!(seen["path"], "/echo/files/a%2Fb%3Fx%3D1%23frag");
+    assert_eq!(seen["query"], Value::Null);
+
+    let seen = received(
+        &dispatcher
+            .call("getFile", args(json!({"path": "@evil.example:80"})))
+            .await
+            .expect("known tool"),
+    );
+    assert_eq!(seen["path"], "/echo/files/%40evil%2Eexample%3A80");
+
+    let before = upstream.counters.all.load(Ordering::SeqCst);
+    let result = dispatcher
+        .call("getFile", args(json!({"path": ".."})))
+        .await
+        .expect("known tool");
+    assert!(result.is_error, "{}", result.joined_text());
+    assert_eq!(
+        upstream.counters.all.load(Ordering::SeqCst),
+        before,
+        "nothing sent"
+    );
+}
+
+#[tokio::test]
+async fn header_values_with_line_breaks_are_refused_before_sending() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call(
+            "getItem",
+            args(json!({"id": "1", "X-Trace": "a\r\nX-Injected: 1"})),
+        )
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    assert!(
+        result.joined_text().contains("X-Trace"),
+        "{}",
+        result.joined_text()
+    );
+    assert_eq!(
+        upstream.counters.all.load(Ordering::SeqCst),
+        0,
+        "nothing sent"
+    );
+}
+
+#[tokio::test]
+async fn invalid_arguments_list_every_violation_and_send_nothing() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call(
+            "getItem",
+            args(json!({"limt": 5, "tags": "not-an-array", "limit": "five"})),
+        )
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    assert_eq!(result.structured, None);
+    let text = result.joined_text();
+    assert!(
+        text.starts_with("Invalid arguments for tool \"getItem\"; no request was sent:"),
+        "{text}"
+    );
+    assert!(text.contains("missing required argument \"id\""), "{text}");
+    assert!(
+        text.contains("unknown argument \"limt\" (did you mean \"limit\"?)"),
+        "{text}"
+    );
+    assert!(text.contains("/tags: "), "{text}");
+    assert!(text.contains("/limit: "), "{text}");
+    assert_eq!(
+        upstream.counters.all.load(Ordering::SeqCst),
+        0,
+        "nothing sent"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_a_protocol_error_not_a_result() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let outcome = dispatcher.call("noSuchTool", Map::new()).await;
+    assert_eq!(outcome, Err(UnknownTool("noSuchTool".into())));
+}
+
+#[tokio::test]
+async fn a_slow_upstream_hits_the_tool_timeout() {
+    let upstream = upstream::start().await;
+    let settings = UpstreamSettings {
+        tool_timeouts: HashMap::from([("slow".to_string(), Duration::from_millis(300))]),
+        ..UpstreamSettings::default()
+    };
+    let dispatcher = dispatcher_for(fixture("echo-api.yaml"), &upstream.url(), settings).await;
+    let started = Instant::now();
+    let result = dispatcher
+        .call("slow", Map::new())
+        .await
+        .expect("known tool");
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(result.is_error);
+    assert_eq!(
+        result.joined_text(),
+        "upstream API \"echo\" did not answer GET /_/slow within 0.3 s; the call was abandoned"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_one_line_error_naming_the_api() {
+    let dispatcher = dispatcher_for(
+        fixture("echo-api.yaml"),
+        "http://127.0.0.1:1",
+        UpstreamSettings::default(),
+    )
+    .await;
+    let result = dispatcher
+        .call("slow", Map::new())
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    let text = result.joined_text();
+    assert!(
+        text.starts_with("upstream API \"echo\" could not be reached for GET /_/slow:"),
+        "{text}"
+    );
+    assert!(text.to_lowercase().contains("refused"), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+}
+
+#[tokio::test]
+async fn upstream_errors_are_tool_errors_with_status_and_body() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call("status", args(json!({"code": 404})))
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    assert_eq!(result.structured, None);
+    let text = result.joined_text();
+    assert!(
+        text.starts_with("upstream API \"echo\" answered 404 Not Found:"),
+        "{text}"
+    );
+    assert!(text.contains("requested status"), "{text}");
+}
+
+#[tokio::test]
+async fn bodies_over_the_cap_are_cut_with_a_clear_marker() {
+    let upstream = upstream::start().await;
+    let settings = UpstreamSettings {
+        max_response_bytes: 1000,
+        ..UpstreamSettings::default()
+    };
+    let dispatcher = dispatcher_for(fixture("echo-api.yaml"), &upstream.url(), settings).await;
+    let result = dispatcher
+        .call("big", Map::new())
+        .await
+        .expect("known tool");
+    assert!(!result.is_error);
+    let text = result.joined_text();
+    assert!(
+        text.starts_with(&"x".repeat(1000)),
+        "kept the first 1000 bytes"
+    );
+    assert!(!text.contains(&"x".repeat(1001)), "kept no more");
+    assert!(text.contains("99000 bytes omitted"), "{}", &text[1000..]);
+}
+
+#[tokio::test]
+async fn images_come_back_as_image_content() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call("image", Map::new())
+        .await
+        .expect("known tool");
+    assert!(!result.is_error);
+    assert_eq!(
+        result.content,
+        [Content::Image {
+            data: base64::engine::general_purpose::STANDARD.encode(PNG),
+            mime_type: "image/png".into()
+        }]
+    );
+}
+
+#[tokio::test]
+async fn idempotent_calls_are_retried_after_503_and_others_are_not() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call("flakyGet", Map::new())
+        .await
+        .expect("known tool");
+    assert!(!result.is_error, "{}", result.joined_text());
+    assert_eq!(upstream.counters.flaky.load(Ordering::SeqCst), 2);
+
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call("flakyPost", Map::new())
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    assert!(
+        result.joined_text().contains("503"),
+        "{}",
+        result.joined_text()
+    );
+    assert_eq!(
+        upstream.counters.flaky.load(Ordering::SeqCst),
+        1,
+        "POST is not retried"
+    );
+}
+
+#[tokio::test]
+async fn results_that_contradict_the_output_schema_are_errors_without_structured_content() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call("wrongShape", Map::new())
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    assert_eq!(result.structured, None);
+    assert!(
+        result.joined_text().contains("outputSchema"),
+        "{}",
+        result.joined_text()
+    );
+    assert!(
+        result.joined_text().contains("42"),
+        "the data is still shown"
+    );
+}
+
+#[tokio::test]
+async fn non_object_json_is_wrapped_as_the_output_schema_says() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call("list", Map::new())
+        .await
+        .expect("known tool");
+    assert!(!result.is_error, "{}", result.joined_text());
+    assert_eq!(result.structured, Some(json!({"result": [1, 2, 3]})));
+}
+
+#[tokio::test]
+async fn redirects_to_another_origin_are_not_followed() {
+    let upstream = upstream::start().await;
+    let dispatcher = echo_dispatcher(&upstream).await;
+    let result = dispatcher
+        .call("redirectAway", Map::new())
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    assert!(
+        result.joined_text().contains("302"),
+        "{}",
+        result.joined_text()
+    );
+}
+
+/// Dropping the call future (what a transport does when the client cancels) closes the
+/// upstream connection: the upstream sees end-of-stream.
+#[tokio::test]
+async fn a_dropped_call_closes_its_upstream_connection() {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let mut buffer = [0u8; 4096];
+        // Read the request, never answer, and report when the client goes away.
+        loop {
+            match socket.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => continue,
+            }
+        }
+        let _ = closed_tx.send(());
+    });
+    let dispatcher = dispatcher_for(
+        fixture("echo-api.yaml"),
+        &format!("http://{addr}"),
+        UpstreamSettings::default(),
+    )
+    .await;
+    let call = dispatcher.call("slow", Map::new());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), call)
+            .await
+            .is_err(),
+        "still waiting"
+    );
+    tokio::time::timeout(Duration::from_secs(2), closed_rx)
+        .await
+        .expect("the upstream saw the connection close")
+        .expect("signal");
+}
+
+#[tokio::test]
+async fn a_stripe_form_body_round_trips_through_the_shared_spec() {
+    let Some(path) = shared_spec("real/stripe.json") else {
+        return;
+    };
+    let upstream = upstream::start().await;
+    let dispatcher = dispatcher_for(path, &upstream.url(), UpstreamSettings::default()).await;
+    let seen = received(
+        &dispatcher
+            .call(
+                "PostCustomers",
+                args(json!({
+                    "email": "a@b.test",
+                    "metadata": {"plan": "pro"},
+                    "expand": ["default_source"]
+                })),
+            )
+            .await
+            .expect("known tool"),
+    );
+    assert_eq!(seen["method"], "POST");
+    assert_eq!(seen["path"], "/v1/customers");
+    assert_eq!(
+        seen["headers"]["content-type"],
+        "application/x-www-form-urlencoded"
+    );
+    let body = seen["body"].as_str().expect("body");
+    let mut pairs: Vec<&str> = body.split('&').collect();
+    pairs.sort();
+    assert_eq!(
+        pairs,
+        [
+            "email=a%40b.test",
+            "expand[0]=default_source",
+            "metadata[plan]=pro"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_github_json_body_round_trips_through_the_shared_spec() {
+    let Some(path) = shared_spec("real/github.json") else {
+        return;
+    };
+    let upstream = upstream::start().await;
+    let dispatcher = dispatcher_for(path, &upstream.url(), UpstreamSettings::default()).await;
+    let result = dispatcher
+        .call(
+            "issues_create",
+            args(json!({
+                "owner": "octo",
+                "repo": "hello world",
+                "title": "Found a bug",
+                "labels": ["bug"]
+            })),
+        )
+        .await
+        .expect("known tool");
+    let seen = received(&result);
+    assert_eq!(seen["method"], "POST");
+    assert_eq!(seen["path"], "/repos/octo/hello%20world/issues");
+    let body: Value = serde_json::from_str(seen["body"].as_str().expect("body")).expect("JSON");
+    assert_eq!(body, json!({"title": "Found a bug", "labels": ["bug"]}));
+}
