@@ -1,4 +1,4 @@
-//! The command line: `restmcp tools` and `restmcp check`.
+//! The command line: `restmcp tools`, `restmcp check` and `restmcp call`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,8 +7,11 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
+use std::sync::Arc;
+
 use crate::config::{Config, Overrides};
 use crate::load::{self, Loaded};
+use crate::upstream::Dispatcher;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -63,6 +66,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Call one tool against its upstream API and print the result as MCP would return it;
+    /// exits non-zero when the result is an error.
+    Call {
+        /// The tool name, as `restmcp tools` lists it.
+        tool: String,
+        /// The arguments, a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+    },
 }
 
 impl GlobalArgs {
@@ -97,6 +109,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let loaded = runtime.block_on(load::load(&config))?;
     let mut stdout = std::io::stdout().lock();
     match cli.command {
+        Command::Call { tool, args } => {
+            let arguments = match serde_json::from_str::<serde_json::Value>(&args) {
+                Ok(serde_json::Value::Object(arguments)) => arguments,
+                Ok(_) => anyhow::bail!("--args must be a JSON object"),
+                Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
+            };
+            warn_skipped(&loaded);
+            let dispatcher =
+                Dispatcher::new(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
+            let result = runtime.block_on(dispatcher.call(&tool, arguments))?;
+            let mut printed = serde_json::json!({
+                "content": result.content,
+                "isError": result.is_error,
+            });
+            if let Some(structured) = &result.structured {
+                printed["structuredContent"] = structured.clone();
+            }
+            serde_json::to_writer_pretty(&mut stdout, &printed)?;
+            writeln!(stdout)?;
+            Ok(if result.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         Command::Tools { json } => {
             if json {
                 let list: serde_json::Value = serde_json::from_str(loaded.catalog.list_json())?;

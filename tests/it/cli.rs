@@ -276,3 +276,60 @@ fn broken_documents_name_the_file_and_the_position() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn call_sends_the_request_and_prints_the_mcp_result() {
+    let upstream = crate::upstream::start().await;
+    let spec = fixture("echo-api.yaml");
+    let base_url = upstream.url();
+    let run = |args: Vec<String>| {
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            restmcp(&args, Path::new("."), &[])
+        })
+    };
+    let common = |tool: &str, arguments: &str| {
+        vec![
+            "call".to_string(),
+            tool.to_string(),
+            "--args".to_string(),
+            arguments.to_string(),
+            "--spec".to_string(),
+            spec.display().to_string(),
+            "--base-url".to_string(),
+            base_url.clone(),
+        ]
+    };
+    let output = run(common("getItem", r#"{"id": "42", "limit": 3}"#))
+        .await
+        .expect("runs");
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let printed: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(printed["isError"], false);
+    assert_eq!(printed["structuredContent"]["path"], "/echo/items/42");
+    assert_eq!(printed["structuredContent"]["query"], "limit=3");
+    assert_eq!(printed["content"][0]["type"], "text");
+
+    let output = run(common("getItem", r#"{"limit": "x"}"#))
+        .await
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    let printed: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(printed["isError"], true);
+    assert!(printed.get("structuredContent").is_none());
+    let text = printed["content"][0]["text"].as_str().expect("text");
+    assert!(text.contains("missing required argument \"id\""), "{text}");
+
+    let output = run(common("getItem", "[1]")).await.expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("--args must be a JSON object"),
+        "{}",
+        stderr(&output)
+    );
+}
