@@ -626,3 +626,27 @@ async fn a_github_json_body_round_trips_through_the_shared_spec() {
     let body: Value = serde_json::from_str(seen["body"].as_str().expect("body")).expect("JSON");
     assert_eq!(body, json!({"title": "Found a bug", "labels": ["bug"]}));
 }
+
+#[tokio::test]
+async fn a_tls_failure_is_a_one_line_error_naming_the_api() {
+    let upstream = upstream::start().await;
+    // The echo upstream speaks plain HTTP: the TLS handshake fails.
+    let base_url = format!("https://{}", upstream.addr);
+    let dispatcher = dispatcher_for(
+        fixture("echo-api.yaml"),
+        &base_url,
+        UpstreamSettings::default(),
+    )
+    .await;
+    let result = dispatcher
+        .call("list", Map::new())
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    let text = result.joined_text();
+    assert!(
+        text.starts_with("upstream API \"echo\" could not be reached for GET /_/list:"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 1, "{text}");
+}
