@@ -32,9 +32,45 @@ use crate::spec::SpecSource;
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
+    pub server: ServerSettings,
+    #[serde(default)]
     pub tools: ToolSettings,
     #[serde(default)]
     pub apis: BTreeMap<String, ApiConfig>,
+}
+
+/// The MCP endpoint.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSettings {
+    /// Address `restmcp serve` listens on. Loopback unless told otherwise.
+    pub listen: String,
+    /// `Host` header values accepted (DNS-rebinding protection); empty accepts any.
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` header values accepted when present; empty accepts any.
+    pub allowed_origins: Vec<String>,
+    /// Keep sessions (`Mcp-Session-Id`) for initialize-based clients; off = stateless.
+    pub sessions: bool,
+    /// Answer POSTs with plain JSON rather than an SSE stream where the protocol allows.
+    pub json_response: bool,
+    /// Largest request body accepted, in bytes.
+    pub max_request_bytes: usize,
+    /// Tools per `tools/list` page.
+    pub page_size: usize,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            listen: "127.0.0.1:8080".into(),
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: Vec::new(),
+            sessions: true,
+            json_response: true,
+            max_request_bytes: 4 * 1024 * 1024,
+            page_size: 500,
+        }
+    }
 }
 
 /// How tools are named and described.
@@ -186,6 +222,20 @@ impl Config {
             value,
             problem: problem.to_string(),
         };
+        if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
+            return Err(invalid(
+                "server.listen".into(),
+                self.server.listen.clone(),
+                "must be an IP address and port, e.g. 127.0.0.1:8080",
+            ));
+        }
+        if self.server.page_size == 0 {
+            return Err(invalid(
+                "server.page_size".into(),
+                "0".into(),
+                "must be at least 1",
+            ));
+        }
         let n = self.tools.max_name_length;
         if !(16..=128).contains(&n) {
             return Err(invalid(

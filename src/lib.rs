@@ -16,6 +16,7 @@
 //!   wire.
 //! * [`upstream`] turns a tool call into the exact HTTP request and the response into a
 //!   tool result.
+//! * [`mcp`] serves the tools over MCP (stdio and Streamable HTTP) with the official SDK.
 //! * [`load`] runs the stages above for a whole configuration; [`cli`] is the command line.
 //!
 //! Lower stages never import higher ones: `spec` knows nothing of tools, `catalog` nothing
@@ -26,6 +27,7 @@ pub mod cli;
 pub mod config;
 pub mod http_client;
 pub mod load;
+pub mod mcp;
 pub mod schema;
 pub mod spec;
 pub mod upstream;

@@ -1,0 +1,330 @@
+//! MCP: the protocol face of restmcp, on the official Rust SDK (`rmcp`). This is the only
+//! module that knows rmcp, so the next protocol revision is a contained change.
+//!
+//! [`McpServer`] is the `ServerHandler`: it lists the catalog's tools shaped for the
+//! client's protocol version, and calls them through the [`Dispatcher`]. The tool set
+//! lives in a [`Shared`] snapshot that can be replaced at run time; connected clients are
+//! told with `notifications/tools/list_changed`. [`stdio`] and [`http`] are the transports.
+
+pub mod http;
+pub mod stdio;
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use base64::Engine as _;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+
+use crate::catalog::Catalog;
+use crate::upstream::{Content, Dispatcher, ToolResult};
+
+/// One tool set and everything derived from it, replaced as a whole.
+pub struct Snapshot {
+    dispatcher: Dispatcher,
+    /// `tools/list` entries for 2025-06-18 and later.
+    tools: Arc<Vec<Tool>>,
+    /// For 2025-03-26 (no `title`, no `outputSchema`).
+    tools_2025_03_26: Arc<Vec<Tool>>,
+    /// For 2024-11-05 (no annotations either).
+    tools_2024_11_05: Arc<Vec<Tool>>,
+}
+
+impl Snapshot {
+    pub fn new(dispatcher: Dispatcher) -> Snapshot {
+        let tools: Vec<Tool> = wire_tools(dispatcher.catalog());
+        let older: Vec<Tool> = tools
+            .iter()
+            .cloned()
+            .map(|mut tool| {
+                tool.title = None;
+                tool.output_schema = None;
+                tool
+            })
+            .collect();
+        let oldest: Vec<Tool> = older
+            .iter()
+            .cloned()
+            .map(|mut tool| {
+                tool.annotations = None;
+                tool
+            })
+            .collect();
+        Snapshot {
+            dispatcher,
+            tools: Arc::new(tools),
+            tools_2025_03_26: Arc::new(older),
+            tools_2024_11_05: Arc::new(oldest),
+        }
+    }
+
+    fn tools_for(&self, version: Option<&ProtocolVersion>) -> &Arc<Vec<Tool>> {
+        match version {
+            Some(v) if *v == ProtocolVersion::V_2024_11_05 => &self.tools_2024_11_05,
+            Some(v) if *v == ProtocolVersion::V_2025_03_26 => &self.tools_2025_03_26,
+            _ => &self.tools,
+        }
+    }
+}
+
+/// The catalog's tools as rmcp values (the catalog's own MCP form, deserialized once).
+fn wire_tools(catalog: &Catalog) -> Vec<Tool> {
+    catalog
+        .tools()
+        .iter()
+        .filter_map(|tool| serde_json::from_value(tool.to_mcp()).ok())
+        .collect()
+}
+
+/// State shared by every connection: the current snapshot and the clients to notify.
+pub struct Shared {
+    current: RwLock<Arc<Snapshot>>,
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+    page_size: usize,
+}
+
+impl Shared {
+    pub fn new(snapshot: Snapshot, page_size: usize) -> Arc<Shared> {
+        Arc::new(Shared {
+            current: RwLock::new(Arc::new(snapshot)),
+            peers: Mutex::new(Vec::new()),
+            page_size: page_size.max(1),
+        })
+    }
+
+    /// The snapshot calls start on; a call in flight keeps the one it started with.
+    pub fn current(&self) -> Arc<Snapshot> {
+        match self.current.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Serves `snapshot` from now on and tells every connected client its tools changed.
+    pub async fn replace(&self, snapshot: Snapshot) {
+        {
+            let mut guard = match self.current.write() {
+                Ok(guard) => guard,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            *guard = Arc::new(snapshot);
+        }
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+    }
+}
+
+/// The MCP server handler; cheap to create (one per session or stateless request).
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+impl McpServer {
+    pub fn new(shared: Arc<Shared>) -> McpServer {
+        McpServer { shared }
+    }
+}
+
+/// How often a long call reports progress to a client that asked for it.
+const PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        #[allow(deprecated)] // logging is deprecated in 2026-07-28 but served to older clients
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("restmcp", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let snapshot = self.shared.current();
+        let version = context.protocol_version();
+        let tools = snapshot.tools_for(version.as_ref());
+        let start = match request.and_then(|r| r.cursor) {
+            Some(cursor) => decode_cursor(&cursor).ok_or_else(|| {
+                ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
+            })?,
+            None => 0,
+        };
+        let end = start.saturating_add(self.shared.page_size).min(tools.len());
+        let page = tools.get(start..end).unwrap_or_default().to_vec();
+        let mut result = ListToolsResult::with_all_items(page);
+        if end < tools.len() {
+            result.next_cursor = Some(encode_cursor(end));
+        }
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let snapshot = self.shared.current();
+        snapshot.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let snapshot = self.shared.current();
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let call = snapshot.dispatcher.call(&request.name, arguments);
+        tokio::pin!(call);
+        let progress = context.meta.get_progress_token();
+        let mut ticks = tokio::time::interval_at(
+            tokio::time::Instant::now() + PROGRESS_INTERVAL,
+            PROGRESS_INTERVAL,
+        );
+        let mut waited: f64 = 0.0;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                // Dropping `call` here drops the upstream request with it.
+                _ = context.ct.cancelled() => {
+                    return Err(ErrorData::internal_error("request cancelled", None));
+                }
+                _ = ticks.tick(), if progress.is_some() => {
+                    waited += PROGRESS_INTERVAL.as_secs_f64();
+                    if let Some(token) = &progress {
+                        let update = ProgressNotificationParam::new(token.clone(), waited)
+                            .with_message(format!("waiting for the upstream API ({waited:.0} s)"));
+                        let _ = context.peer.notify_progress(update).await;
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(result) => Ok(to_call_result(result, context.protocol_version().as_ref()).into()),
+            // MCP: an unknown tool is a protocol error with code -32602.
+            Err(unknown) => Err(ErrorData::invalid_params(unknown.to_string(), None)),
+        }
+    }
+
+    /// Accepted for the generations that have logging; restmcp sends no log messages yet.
+    #[allow(deprecated)] // SEP-2577 deprecates logging, but 2025-x clients still use it
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut peers = self.shared.peers.lock().unwrap_or_else(|p| p.into_inner());
+        peers.retain(|peer| !peer.is_transport_closed());
+        peers.push(context.peer);
+    }
+
+    // rmcp answers these with empty lists even when the capability is not declared;
+    // restmcp has no prompts or resources, so they are unknown methods (-32601).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            rmcp::model::ListPromptsRequestMethod,
+        >())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            rmcp::model::ListResourcesRequestMethod,
+        >())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            rmcp::model::ListResourceTemplatesRequestMethod,
+        >())
+    }
+
+    async fn complete(
+        &self,
+        _request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            rmcp::model::CompleteRequestMethod,
+        >())
+    }
+}
+
+/// restmcp's result in the client's protocol version: `structuredContent` exists from
+/// 2025-06-18 on.
+fn to_call_result(result: ToolResult, version: Option<&ProtocolVersion>) -> CallToolResult {
+    let content: Vec<ContentBlock> = result.content.into_iter().map(to_block).collect();
+    let mut call = if result.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    let structured_supported = !matches!(
+        version,
+        Some(v) if *v == ProtocolVersion::V_2024_11_05 || *v == ProtocolVersion::V_2025_03_26
+    );
+    if structured_supported {
+        call.structured_content = result.structured;
+    }
+    call
+}
+
+fn to_block(content: Content) -> ContentBlock {
+    let value = serde_json::to_value(&content).unwrap_or_default();
+    let block = match content {
+        Content::Resource {
+            uri,
+            mime_type,
+            blob,
+        } => serde_json::json!({
+            "type": "resource",
+            "resource": {"uri": uri, "mimeType": mime_type, "blob": blob}
+        }),
+        _ => value,
+    };
+    serde_json::from_value(block).unwrap_or_else(|_| ContentBlock::text(String::new()))
+}
+
+fn encode_cursor(offset: usize) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("restmcp:{offset}"))
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    String::from_utf8(bytes)
+        .ok()?
+        .strip_prefix("restmcp:")?
+        .parse()
+        .ok()
+}
