@@ -11,7 +11,7 @@ pub mod naming;
 pub mod report;
 mod synthesize;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -23,7 +23,7 @@ pub use report::{ApiReport, OperationReport, Outcome, Report};
 
 use crate::config::ToolSettings;
 use crate::schema::RefGraph;
-use crate::spec::{self, DocumentSet, Method, SpecError};
+use crate::spec::{self, DocumentSet, Method, SecurityRequirement, SecurityScheme, SpecError};
 use synthesize::{Context, Draft};
 
 /// MCP tool annotations (all hints explicit, as clients otherwise assume the worst).
@@ -56,6 +56,10 @@ pub struct Route {
     pub arguments: ArgumentMap,
     pub body: Option<BodyPlan>,
     pub output: Option<OutputPlan>,
+    /// The operation's effective security requirements: alternatives, any one of which
+    /// suffices (an empty one means anonymous access). Empty when none is required.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub security: Vec<SecurityRequirement>,
 }
 
 /// One MCP tool and where it came from.
@@ -128,6 +132,8 @@ pub struct Catalog {
     by_name: HashMap<String, usize>,
     /// The whole `tools/list` result, serialized once when the catalog is built.
     list_json: Arc<str>,
+    /// Each API's declared security schemes, by API name.
+    security_schemes: HashMap<String, BTreeMap<String, SecurityScheme>>,
 }
 
 impl Catalog {
@@ -150,6 +156,12 @@ impl Catalog {
 
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
+    }
+
+    /// The security schemes API `api` declares (empty when it declares none); `None` for an
+    /// API not in the catalog.
+    pub fn security_schemes(&self, api: &str) -> Option<&BTreeMap<String, SecurityScheme>> {
+        self.security_schemes.get(api)
     }
 
     /// The `tools/list` result, `{"tools": […]}`, as compact JSON.
@@ -199,7 +211,10 @@ pub fn build(
     let mut report = Report::default();
     let mut owners: HashMap<String, String> = HashMap::new();
     for input in apis {
-        let (tools, api_report) = build_api(input, settings)?;
+        let (tools, api_report, schemes) = build_api(input, settings)?;
+        catalog
+            .security_schemes
+            .insert(input.name.to_string(), schemes);
         for tool in tools {
             let owner = format!("API \"{}\" {}", input.name, tool.origin.operation);
             if let Some(first) = owners.get(&tool.name) {
@@ -222,10 +237,9 @@ pub fn build(
     Ok((catalog, report))
 }
 
-fn build_api(
-    input: &ApiInput<'_>,
-    settings: &ToolSettings,
-) -> Result<(Vec<Tool>, ApiReport), CatalogError> {
+type BuiltApi = (Vec<Tool>, ApiReport, BTreeMap<String, SecurityScheme>);
+
+fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, CatalogError> {
     let api = spec::normalize(input.docs).map_err(|error| CatalogError::Spec {
         api: input.name.to_string(),
         error,
@@ -266,7 +280,18 @@ fn build_api(
     let requests: Vec<_> = drafts.iter().map(|(d, _)| d.naming.clone()).collect();
     let names = naming::assign(&requests, input.prefix, settings.max_name_length);
     let mut tools = Vec::with_capacity(drafts.len());
-    for ((draft, op), named) in drafts.into_iter().zip(names) {
+    for ((mut draft, op), named) in drafts.into_iter().zip(names) {
+        let undeclared: std::collections::BTreeSet<&String> = op
+            .security
+            .iter()
+            .flat_map(|alternative| alternative.keys())
+            .filter(|scheme| !api.security_schemes.contains_key(*scheme))
+            .collect();
+        for scheme in undeclared {
+            draft.notes.push(format!(
+                "security requirement names scheme \"{scheme}\", which the description does not declare"
+            ));
+        }
         let source = op.operation_id.clone().unwrap_or_else(|| op.label());
         operations.push(OperationReport::mapped(
             op.index,
@@ -302,7 +327,7 @@ fn build_api(
         title: api.title.clone(),
         operations,
     };
-    Ok((tools, api_report))
+    Ok((tools, api_report, api.security_schemes))
 }
 
 /// Synthesizes operations on all available cores, results in operation order. Each

@@ -88,6 +88,7 @@ pub(super) fn synthesize<'d>(
             arguments,
             body,
             output,
+            security: op.security.clone(),
         },
         notes,
         schema_notes,

@@ -688,3 +688,46 @@ fn tools_list_json_is_the_exact_wire_form() {
     );
     assert_eq!(report.list_bytes, catalog.list_json().len());
 }
+
+#[test]
+fn routes_carry_the_effective_security_and_the_catalog_the_schemes() {
+    let mut spec = openapi(json!({
+        "/a": {
+            "get": {"operationId": "inherits"},
+            "post": {"operationId": "open", "security": []},
+            "put": {"operationId": "ghost", "security": [{"ghost": []}, {}]}
+        }
+    }));
+    spec["security"] = json!([{"key": []}]);
+    spec["components"] = json!({"securitySchemes": {
+        "key": {"type": "apiKey", "in": "header", "name": "X-Key"}
+    }});
+    let (catalog, report) = build_one(spec);
+    let security = |name: &str| {
+        serde_json::to_value(&catalog.get(name).expect("tool").route)
+            .expect("json")
+            .get("security")
+            .cloned()
+    };
+    assert_eq!(security("inherits"), Some(json!([{"key": []}])));
+    // No requirement: nothing serialized, so routes without security read as before.
+    assert_eq!(security("open"), None);
+    assert_eq!(security("ghost"), Some(json!([{"ghost": []}, {}])));
+    assert_eq!(
+        catalog.security_schemes("t").expect("api").get("key"),
+        Some(&spec::SecurityScheme::ApiKey {
+            name: "X-Key".into(),
+            location: spec::ApiKeyLocation::Header
+        })
+    );
+    assert!(catalog.security_schemes("other").is_none());
+    let ghost = report.apis[0]
+        .operations
+        .iter()
+        .find(|op| op.operation == "PUT /a")
+        .expect("reported");
+    assert_eq!(
+        ghost.notes,
+        ["security requirement names scheme \"ghost\", which the description does not declare"]
+    );
+}

@@ -12,12 +12,14 @@ pub mod model;
 mod openapi3;
 pub mod parse;
 mod paths;
+mod security;
 mod swagger2;
 
 pub use document::{DocId, DocumentSet, RefError, Resolved, SpecSource, TargetKey};
 pub use model::{
-    Api, Encoding, Method, Operation, ParamLocation, Parameter, RequestBody, Response, SchemaRef,
-    Skipped, SpecVersion, Style,
+    Api, ApiKeyLocation, Encoding, HttpAuthScheme, Method, Operation, ParamLocation, Parameter,
+    RequestBody, Response, SchemaRef, SecurityRequirement, SecurityScheme, Skipped, SpecVersion,
+    Style,
 };
 
 use serde_json::Value;

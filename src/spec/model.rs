@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::document::DocId;
@@ -262,6 +262,10 @@ pub struct Operation<'a> {
     pub responses: Vec<Response<'a>>,
     /// Candidate base URLs, most specific level first (operation, path item, document).
     pub servers: Vec<String>,
+    /// The effective security requirements: the operation's own `security`, else the
+    /// document's. Alternatives, any one of which suffices; empty when no authentication
+    /// is required. An empty alternative (`{}`) means anonymous access is allowed.
+    pub security: Vec<SecurityRequirement>,
     /// Things the normalizer changed or ignored, for `restmcp check`.
     pub notes: Vec<String>,
 }
@@ -292,6 +296,98 @@ pub struct Api<'a> {
     pub title: String,
     pub operations: Vec<Operation<'a>>,
     pub skipped: Vec<Skipped>,
+    /// The declared security schemes by name (3.x `components.securitySchemes`, 2.0
+    /// `securityDefinitions`).
+    pub security_schemes: BTreeMap<String, SecurityScheme>,
+}
+
+/// One alternative of a `security` list: every named scheme (with the scopes it needs)
+/// must be satisfied together. Empty means anonymous access.
+pub type SecurityRequirement = BTreeMap<String, Vec<String>>;
+
+/// Where an API key travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApiKeyLocation {
+    Header,
+    Query,
+    Cookie,
+}
+
+impl ApiKeyLocation {
+    pub fn parse(text: &str) -> Option<ApiKeyLocation> {
+        match text {
+            "header" => Some(ApiKeyLocation::Header),
+            "query" => Some(ApiKeyLocation::Query),
+            "cookie" => Some(ApiKeyLocation::Cookie),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiKeyLocation::Header => "header",
+            ApiKeyLocation::Query => "query",
+            ApiKeyLocation::Cookie => "cookie",
+        }
+    }
+}
+
+/// The HTTP authentication schemes restmcp can send (RFC 9110 §11; names are
+/// case-insensitive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HttpAuthScheme {
+    Bearer,
+    Basic,
+}
+
+/// A security scheme as the description declares it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SecurityScheme {
+    ApiKey {
+        name: String,
+        location: ApiKeyLocation,
+    },
+    Http {
+        scheme: HttpAuthScheme,
+        bearer_format: Option<String>,
+    },
+    /// OAuth 2.0 with a client credentials flow (3.x `flows.clientCredentials`, 2.0
+    /// `flow: application`); the other flows need a user and are not usable here.
+    #[serde(rename = "oauth2")]
+    OAuth2 {
+        /// Absolute when the description's location allowed resolving it.
+        token_url: String,
+        /// The scopes the flow declares.
+        scopes: Vec<String>,
+    },
+    /// A scheme restmcp cannot satisfy by itself: `openIdConnect`, `mutualTLS`, `oauth2`
+    /// without a client credentials flow, `http` with another scheme (`http digest`), or a
+    /// declaration missing what it needs (`apiKey`).
+    Unsupported { kind: String },
+}
+
+impl SecurityScheme {
+    /// A short description for messages: `apiKey in header "X-Key"`, `http bearer`…
+    pub fn describe(&self) -> String {
+        match self {
+            SecurityScheme::ApiKey { name, location } => {
+                format!("apiKey in {} \"{name}\"", location.as_str())
+            }
+            SecurityScheme::Http {
+                scheme: HttpAuthScheme::Bearer,
+                ..
+            } => "http bearer".into(),
+            SecurityScheme::Http {
+                scheme: HttpAuthScheme::Basic,
+                ..
+            } => "http basic".into(),
+            SecurityScheme::OAuth2 { .. } => "oauth2 client credentials".into(),
+            SecurityScheme::Unsupported { kind } => kind.clone(),
+        }
+    }
 }
 
 /// Orders response codes as the output-schema rule needs: `200` before `201` before `2XX`

@@ -14,7 +14,7 @@ use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
 };
 use super::paths::{self, OperationParts, RawOperation, RawParameter, ref_problem};
-use super::{SpecError, flag, text};
+use super::{SpecError, flag, security, text};
 
 pub(super) fn normalize(docs: &DocumentSet, version: SpecVersion) -> Result<Api<'_>, SpecError> {
     let root = &docs.root().root;
@@ -29,6 +29,7 @@ pub(super) fn normalize(docs: &DocumentSet, version: SpecVersion) -> Result<Api<
             .to_string(),
         operations,
         skipped,
+        security_schemes: security::schemes_v3(docs),
     })
 }
 

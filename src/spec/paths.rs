@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use super::document::{DocId, DocumentSet, RefError, escape_segment};
 use super::model::{
-    Method, Operation, ParamLocation, Parameter, RequestBody, Response, SchemaRef, Skipped, Style,
-    status_order,
+    Method, Operation, ParamLocation, Parameter, RequestBody, Response, SchemaRef,
+    SecurityRequirement, Skipped, Style, status_order,
 };
-use super::{SpecError, flag, text};
+use super::{SpecError, flag, security, text};
 
 /// One operation before dialect-specific translation.
 pub(super) struct RawOperation<'a> {
@@ -59,6 +59,10 @@ pub(super) fn walk<'a>(
             });
         }
     };
+    let mut document_notes = Vec::new();
+    let document_security =
+        security::requirements(root.get("security"), &mut document_notes).unwrap_or_default();
+    let document_security = (document_security.as_slice(), document_notes.as_slice());
     let mut operations = Vec::new();
     let mut skipped = Vec::new();
     for (path, item) in paths {
@@ -104,7 +108,7 @@ pub(super) fn walk<'a>(
                         path_item: item,
                         parameters,
                     };
-                    translate(&raw).map(|parts| assemble(&raw, parts))
+                    translate(&raw).map(|parts| assemble(&raw, parts, document_security))
                 })
             } else {
                 Err("the operation is not an object".to_string())
@@ -127,9 +131,20 @@ pub(super) fn walk<'a>(
     Ok((operations, skipped))
 }
 
-fn assemble<'a>(raw: &RawOperation<'a>, mut parts: OperationParts<'a>) -> Operation<'a> {
+/// The document's `security` list and the notes reading it produced.
+type DocumentSecurity<'s> = (&'s [SecurityRequirement], &'s [String]);
+
+fn assemble<'a>(
+    raw: &RawOperation<'a>,
+    mut parts: OperationParts<'a>,
+    (document_security, document_notes): DocumentSecurity<'_>,
+) -> Operation<'a> {
     reconcile_path_parameters(raw.path, &mut parts);
     let value = raw.value;
+    parts.notes.extend(document_notes.iter().cloned());
+    // The operation's own list replaces the document's entirely (an empty one removes it).
+    let security = security::requirements(value.get("security"), &mut parts.notes)
+        .unwrap_or_else(|| document_security.to_vec());
     Operation {
         index: 0,
         method: raw.method,
@@ -153,6 +168,7 @@ fn assemble<'a>(raw: &RawOperation<'a>, mut parts: OperationParts<'a>) -> Operat
         request_body: parts.request_body,
         responses: parts.responses,
         servers: parts.servers,
+        security,
         notes: parts.notes,
     }
 }

@@ -15,7 +15,7 @@ use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
 };
 use super::paths::{self, OperationParts, RawOperation, RawParameter};
-use super::{SpecError, flag, text};
+use super::{SpecError, flag, security, text};
 
 pub(super) fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
     let root = &docs.root().root;
@@ -34,6 +34,7 @@ pub(super) fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
             .to_string(),
         operations,
         skipped,
+        security_schemes: security::schemes_v2(docs),
     })
 }
 
