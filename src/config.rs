@@ -11,6 +11,10 @@
 //! spec = "specs/petstore.yaml"          # path relative to this file, or an http(s) URL
 //! base_url = "http://127.0.0.1:8080/v3" # optional: overrides the spec's servers
 //! prefix = "pet_"                       # optional: prepended to every tool name
+//! forward_headers = ["X-Tenant"]        # optional: headers of the MCP request passed on
+//!
+//! [apis.petstore.auth.api_key]          # credentials for the spec's scheme `api_key`
+//! value_env = "PETSTORE_API_KEY"        # the NAME of the variable holding the key
 //! ```
 //!
 //! APIs are a table keyed by name, rather than an array, so that one environment variable
@@ -25,7 +29,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use figment::value::magic::RelativePathBuf;
 use serde::{Deserialize, Serialize};
 
-use crate::spec::SpecSource;
+use crate::spec::{ApiKeyLocation, SpecSource};
 
 /// The validated configuration.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -121,6 +125,350 @@ pub struct ApiConfig {
     /// Retries of an idempotent call after a connection failure, 429 or 503.
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
+    /// Credentials per security scheme, keyed by the spec's scheme name (or a name of the
+    /// config's own, with an explicit `type`).
+    #[serde(default)]
+    pub auth: BTreeMap<String, AuthConfig>,
+    /// Headers of the incoming MCP request passed on to this API (case-insensitive names).
+    #[serde(default)]
+    pub forward_headers: Vec<ForwardHeader>,
+}
+
+/// The kind of credential an [`AuthConfig`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+pub enum AuthKind {
+    #[serde(rename = "bearer")]
+    Bearer,
+    #[serde(rename = "basic")]
+    Basic,
+    #[serde(rename = "api_key")]
+    ApiKey,
+    #[serde(rename = "oauth2")]
+    OAuth2,
+}
+
+impl AuthKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthKind::Bearer => "bearer",
+            AuthKind::Basic => "basic",
+            AuthKind::ApiKey => "api_key",
+            AuthKind::OAuth2 => "oauth2",
+        }
+    }
+
+    /// The keys a credential of this kind may have (besides `type`).
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            AuthKind::Bearer => &["token_env"],
+            AuthKind::ApiKey => &["value_env", "in", "name"],
+            AuthKind::Basic => &["username_env", "password_env"],
+            AuthKind::OAuth2 => &["client_id_env", "client_secret_env", "token_url", "scopes"],
+        }
+    }
+}
+
+/// Credentials for one security scheme. Secrets are never written here: the `*_env` keys
+/// name the environment variables that hold them, read when the dispatcher starts.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// Only for a scheme the spec does not declare (which then applies to every operation).
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<AuthKind>,
+    /// `api_key` with `type`: where the key goes.
+    #[serde(default, rename = "in", skip_serializing_if = "Option::is_none")]
+    pub location: Option<ApiKeyLocation>,
+    /// `api_key` with `type`: the header, query parameter or cookie name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_env: Option<String>,
+    /// `oauth2`: overrides the spec's `tokenUrl` (required with `type`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_url: Option<String>,
+    /// `oauth2`: the scopes to request, replacing the operation's required scopes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
+}
+
+impl AuthConfig {
+    /// The keys that are set, in a fixed order, with the kind each one implies.
+    fn present_keys(&self) -> Vec<(&'static str, Option<AuthKind>)> {
+        let keys = [
+            ("in", self.location.is_some(), Some(AuthKind::ApiKey)),
+            ("name", self.name.is_some(), Some(AuthKind::ApiKey)),
+            (
+                "token_env",
+                self.token_env.is_some(),
+                Some(AuthKind::Bearer),
+            ),
+            (
+                "value_env",
+                self.value_env.is_some(),
+                Some(AuthKind::ApiKey),
+            ),
+            (
+                "username_env",
+                self.username_env.is_some(),
+                Some(AuthKind::Basic),
+            ),
+            (
+                "password_env",
+                self.password_env.is_some(),
+                Some(AuthKind::Basic),
+            ),
+            (
+                "client_id_env",
+                self.client_id_env.is_some(),
+                Some(AuthKind::OAuth2),
+            ),
+            (
+                "client_secret_env",
+                self.client_secret_env.is_some(),
+                Some(AuthKind::OAuth2),
+            ),
+            (
+                "token_url",
+                self.token_url.is_some(),
+                Some(AuthKind::OAuth2),
+            ),
+            ("scopes", self.scopes.is_some(), Some(AuthKind::OAuth2)),
+        ];
+        keys.into_iter()
+            .filter(|(_, set, _)| *set)
+            .map(|(key, _, kind)| (key, kind))
+            .collect()
+    }
+
+    /// The environment variable names this credential reads, with their keys.
+    pub fn env_keys(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("token_env", &self.token_env),
+            ("value_env", &self.value_env),
+            ("username_env", &self.username_env),
+            ("password_env", &self.password_env),
+            ("client_id_env", &self.client_id_env),
+            ("client_secret_env", &self.client_secret_env),
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| value.as_deref().map(|v| (key, v)))
+        .collect()
+    }
+
+    /// Checks the keys against the kind (explicit `type`, else implied by the keys) and
+    /// returns the kind. An error names the offending key relative to this table
+    /// (`""` for the table itself) and the problem.
+    pub fn checked_kind(&self) -> Result<AuthKind, (String, String)> {
+        let present = self.present_keys();
+        let kind = match self.kind {
+            Some(kind) => kind,
+            None => {
+                if let Some((key, _)) = present.iter().find(|(k, _)| matches!(*k, "in" | "name")) {
+                    return Err((
+                        key.to_string(),
+                        "describes a scheme of the config's own: also set type = \"api_key\""
+                            .into(),
+                    ));
+                }
+                match present.first() {
+                    Some((_, Some(kind))) => *kind,
+                    _ => {
+                        return Err((
+                            String::new(),
+                            "no credentials: set token_env (bearer), value_env (api_key), \
+                             username_env and password_env (basic), or client_id_env and \
+                             client_secret_env (oauth2)"
+                                .into(),
+                        ));
+                    }
+                }
+            }
+        };
+        let implied = if self.kind.is_some() {
+            format!("type = \"{}\"", kind.as_str())
+        } else {
+            format!("{} credential (implied by {})", kind.as_str(), present[0].0)
+        };
+        for (key, _) in &present {
+            if !kind.keys().contains(key) {
+                return Err((
+                    key.to_string(),
+                    format!(
+                        "is not a key of a {implied}; it takes {}",
+                        kind.keys().join(", ")
+                    ),
+                ));
+            }
+        }
+        let explicit = self.kind.is_some();
+        let required: &[(&str, bool)] = match kind {
+            AuthKind::Bearer => &[("token_env", self.token_env.is_some())],
+            AuthKind::ApiKey => &[
+                ("value_env", self.value_env.is_some()),
+                ("in", self.location.is_some() || !explicit),
+                ("name", self.name.is_some() || !explicit),
+            ],
+            AuthKind::Basic => &[
+                ("username_env", self.username_env.is_some()),
+                ("password_env", self.password_env.is_some()),
+            ],
+            AuthKind::OAuth2 => &[
+                ("client_id_env", self.client_id_env.is_some()),
+                ("client_secret_env", self.client_secret_env.is_some()),
+                ("token_url", self.token_url.is_some() || !explicit),
+            ],
+        };
+        if let Some((key, _)) = required.iter().find(|(_, set)| !set) {
+            return Err((key.to_string(), format!("is required for a {implied}")));
+        }
+        for (key, var) in self.env_keys() {
+            if var.is_empty() || var.contains(['=', '\0']) {
+                return Err((
+                    key.to_string(),
+                    "must name an environment variable (non-empty, no '=')".into(),
+                ));
+            }
+        }
+        if let Some(name) = &self.name
+            && !is_token(name)
+        {
+            return Err((
+                "name".into(),
+                "must be a valid header, parameter or cookie name (letters, digits and !#$%&'*+-.^_`|~)".into(),
+            ));
+        }
+        if let Some(token_url) = &self.token_url
+            && !is_http_url(token_url)
+        {
+            return Err((
+                "token_url".into(),
+                "must be an absolute http:// or https:// URL".into(),
+            ));
+        }
+        if let Some(scopes) = &self.scopes
+            && let Some(bad) = scopes.iter().find(|s| !is_scope_token(s))
+        {
+            return Err((
+                "scopes".into(),
+                format!(
+                    "\"{bad}\" is not a valid OAuth scope (RFC 6749 §3.3: no spaces, quotes or backslashes)"
+                ),
+            ));
+        }
+        Ok(kind)
+    }
+}
+
+/// One entry of `forward_headers`: a header name, or `{ from, to }` to rename it.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(untagged, try_from = "RawForwardHeader")]
+pub enum ForwardHeader {
+    Same(String),
+    Renamed(HeaderRename),
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+pub struct HeaderRename {
+    pub from: String,
+    pub to: String,
+}
+
+/// What `forward_headers` entries are read as, so a wrong table gets a precise message.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawForwardHeader {
+    Same(String),
+    Table(BTreeMap<String, String>),
+}
+
+impl TryFrom<RawForwardHeader> for ForwardHeader {
+    type Error = String;
+
+    fn try_from(raw: RawForwardHeader) -> Result<Self, String> {
+        match raw {
+            RawForwardHeader::Same(name) => Ok(ForwardHeader::Same(name)),
+            RawForwardHeader::Table(mut table) => {
+                let from = table.remove("from");
+                let to = table.remove("to");
+                match (from, to, table.keys().next()) {
+                    (Some(from), Some(to), None) => {
+                        Ok(ForwardHeader::Renamed(HeaderRename { from, to }))
+                    }
+                    (_, _, Some(unknown)) => Err(format!(
+                        "unknown key `{unknown}`: an entry is a header name or {{ from = \"…\", to = \"…\" }}"
+                    )),
+                    _ => Err(
+                        "an entry is a header name or { from = \"…\", to = \"…\" } with both keys"
+                            .to_string(),
+                    ),
+                }
+            }
+        }
+    }
+}
+
+impl ForwardHeader {
+    /// The incoming header's name.
+    pub fn from(&self) -> &str {
+        match self {
+            ForwardHeader::Same(name) => name,
+            ForwardHeader::Renamed(rename) => &rename.from,
+        }
+    }
+
+    /// The name it is sent upstream under.
+    pub fn to(&self) -> &str {
+        match self {
+            ForwardHeader::Same(name) => name,
+            ForwardHeader::Renamed(rename) => &rename.to,
+        }
+    }
+}
+
+/// Headers that describe the connection or the message framing, which restmcp's HTTP
+/// client owns: forwarding them would corrupt the upstream request.
+const UNFORWARDABLE: [&str; 10] = [
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-connection",
+    "expect",
+];
+
+/// RFC 9110 `token`: what a header (or cookie) name may hold.
+pub(crate) fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// RFC 6749 §3.3 `scope-token`.
+fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b))
+}
+
+fn is_http_url(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
 }
 
 fn default_timeout_seconds() -> f64 {
@@ -169,6 +517,8 @@ pub enum ConfigError {
         value: String,
         problem: String,
     },
+    #[error("invalid configuration: {key}: {problem}")]
+    Key { key: String, problem: String },
 }
 
 impl From<figment::Error> for ConfigError {
@@ -263,16 +613,14 @@ impl Config {
                     "API names use a-z, 0-9, _ and - (environment variables can only address lower-case keys)",
                 ));
             }
-            if let Some(base_url) = &api.base_url {
-                let ok = url::Url::parse(base_url)
-                    .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host());
-                if !ok {
-                    return Err(invalid(
-                        format!("apis.{name}.base_url"),
-                        base_url.clone(),
-                        "must be an absolute http:// or https:// URL",
-                    ));
-                }
+            if let Some(base_url) = &api.base_url
+                && !is_http_url(base_url)
+            {
+                return Err(invalid(
+                    format!("apis.{name}.base_url"),
+                    base_url.clone(),
+                    "must be an absolute http:// or https:// URL",
+                ));
             }
             let timeouts =
                 std::iter::once((format!("apis.{name}.timeout_seconds"), api.timeout_seconds))
@@ -309,9 +657,54 @@ impl Config {
                     ));
                 }
             }
+            validate_auth(name, api)?;
         }
         Ok(())
     }
+}
+
+/// `auth` tables and `forward_headers` of one API.
+fn validate_auth(api_name: &str, api: &ApiConfig) -> Result<(), ConfigError> {
+    for (scheme, auth) in &api.auth {
+        if let Err((key, problem)) = auth.checked_kind() {
+            let mut full = format!("apis.{api_name}.auth.{scheme}");
+            if !key.is_empty() {
+                full.push('.');
+                full.push_str(&key);
+            }
+            return Err(ConfigError::Key { key: full, problem });
+        }
+    }
+    let mut targets: Vec<String> = Vec::new();
+    for (i, header) in api.forward_headers.iter().enumerate() {
+        let key = format!("apis.{api_name}.forward_headers[{i}]");
+        for name in [header.from(), header.to()] {
+            if !is_token(name) {
+                return Err(ConfigError::Key {
+                    key,
+                    problem: format!("\"{name}\" is not a valid header name"),
+                });
+            }
+        }
+        let to = header.to().to_ascii_lowercase();
+        if UNFORWARDABLE.contains(&to.as_str()) {
+            return Err(ConfigError::Key {
+                key,
+                problem: format!(
+                    "\"{}\" describes the connection, which restmcp's HTTP client sets itself",
+                    header.to()
+                ),
+            });
+        }
+        if targets.contains(&to) {
+            return Err(ConfigError::Key {
+                key,
+                problem: format!("header \"{}\" is forwarded twice", header.to()),
+            });
+        }
+        targets.push(to);
+    }
+    Ok(())
 }
 
 /// `specs/Pet Store.v3.yaml` → `pet_store_v3`.
@@ -345,6 +738,155 @@ fn api_name_from_spec(spec: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Loads a config whose one API, `api`, has `api_toml` appended to its table.
+    fn load(api_toml: &str) -> Result<Config, String> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            format!("[apis.api]\nspec = \"api.json\"\n{api_toml}"),
+        )
+        .expect("write");
+        Config::load(&path, &Overrides::default()).map_err(|e| e.to_string())
+    }
+
+    fn error(api_toml: &str) -> String {
+        load(api_toml).expect_err("invalid")
+    }
+
+    #[test]
+    fn auth_tables_of_every_kind_load() {
+        let config = load(
+            "forward_headers = [\"X-Tenant\", { from = \"X-Upstream-Token\", to = \"Authorization\" }]\n\
+             [apis.api.auth.bearer]\ntoken_env = \"T\"\n\
+             [apis.api.auth.key]\nvalue_env = \"K\"\n\
+             [apis.api.auth.basic]\nusername_env = \"U\"\npassword_env = \"P\"\n\
+             [apis.api.auth.cc]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\nscopes = [\"read\", \"write:all\"]\n\
+             [apis.api.auth.own]\ntype = \"api_key\"\nin = \"cookie\"\nname = \"sid\"\nvalue_env = \"C\"\n\
+             [apis.api.auth.gw]\ntype = \"oauth2\"\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\ntoken_url = \"https://auth.test/token\"\n",
+        )
+        .expect("valid");
+        let api = &config.apis["api"];
+        let kinds: Vec<(&str, AuthKind)> = api
+            .auth
+            .iter()
+            .map(|(name, auth)| (name.as_str(), auth.checked_kind().expect("checked")))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("basic", AuthKind::Basic),
+                ("bearer", AuthKind::Bearer),
+                ("cc", AuthKind::OAuth2),
+                ("gw", AuthKind::OAuth2),
+                ("key", AuthKind::ApiKey),
+                ("own", AuthKind::ApiKey),
+            ]
+        );
+        assert_eq!(api.auth["own"].location, Some(ApiKeyLocation::Cookie));
+        assert_eq!(
+            api.forward_headers,
+            [
+                ForwardHeader::Same("X-Tenant".into()),
+                ForwardHeader::Renamed(HeaderRename {
+                    from: "X-Upstream-Token".into(),
+                    to: "Authorization".into()
+                })
+            ]
+        );
+        assert_eq!(api.forward_headers[1].from(), "X-Upstream-Token");
+        assert_eq!(api.forward_headers[1].to(), "Authorization");
+    }
+
+    #[test]
+    fn unknown_auth_keys_are_errors_naming_the_key() {
+        let message = error("[apis.api.auth.bearer]\ntoken = \"plain-secret\"\n");
+        assert!(
+            message.contains("unknown field") && message.contains("token"),
+            "{message}"
+        );
+        assert!(message.contains("apis.api.auth.bearer"), "{message}");
+        let message = error("forward_headers = [{ from = \"A\", into = \"B\" }]\n");
+        assert!(message.contains("apis.api.forward_headers"), "{message}");
+        assert!(message.contains("unknown key `into`"), "{message}");
+        let message = error("forward_headers = [{ from = \"A\" }]\n");
+        assert!(message.contains("with both keys"), "{message}");
+    }
+
+    #[test]
+    fn auth_keys_must_match_the_type() {
+        assert_eq!(
+            error("[apis.api.auth.x]\ntoken_env = \"T\"\nvalue_env = \"V\"\n"),
+            "invalid configuration: apis.api.auth.x.value_env: is not a key of a bearer credential (implied by token_env); it takes token_env"
+        );
+        assert_eq!(
+            error(
+                "[apis.api.auth.x]\ntype = \"basic\"\nusername_env = \"U\"\npassword_env = \"P\"\nscopes = []\n"
+            ),
+            "invalid configuration: apis.api.auth.x.scopes: is not a key of a type = \"basic\"; it takes username_env, password_env"
+        );
+        assert_eq!(
+            error("[apis.api.auth.x]\nusername_env = \"U\"\n"),
+            "invalid configuration: apis.api.auth.x.password_env: is required for a basic credential (implied by username_env)"
+        );
+        assert_eq!(
+            error("[apis.api.auth.x]\ntype = \"api_key\"\nvalue_env = \"V\"\nname = \"k\"\n"),
+            "invalid configuration: apis.api.auth.x.in: is required for a type = \"api_key\""
+        );
+        assert_eq!(
+            error(
+                "[apis.api.auth.x]\ntype = \"oauth2\"\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\n"
+            ),
+            "invalid configuration: apis.api.auth.x.token_url: is required for a type = \"oauth2\""
+        );
+        assert!(
+            error("[apis.api.auth.x]\nin = \"header\"\nvalue_env = \"V\"\n").starts_with(
+                "invalid configuration: apis.api.auth.x.in: describes a scheme of the config's own"
+            )
+        );
+        assert!(
+            error("[apis.api.auth.x]\n")
+                .starts_with("invalid configuration: apis.api.auth.x: no credentials")
+        );
+        let message = error("[apis.api.auth.x]\ntype = \"digest\"\ntoken_env = \"T\"\n");
+        assert!(message.contains("apis.api.auth.x"), "{message}");
+    }
+
+    #[test]
+    fn auth_values_are_checked() {
+        assert!(error("[apis.api.auth.x]\ntoken_env = \"\"\n").starts_with(
+            "invalid configuration: apis.api.auth.x.token_env: must name an environment variable"
+        ));
+        assert!(
+            error("[apis.api.auth.x]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\ntoken_url = \"/token\"\n")
+                .starts_with("invalid configuration: apis.api.auth.x.token_url: must be an absolute")
+        );
+        assert!(
+            error("[apis.api.auth.x]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\nscopes = [\"a b\"]\n")
+                .starts_with("invalid configuration: apis.api.auth.x.scopes:")
+        );
+        assert!(
+            error("[apis.api.auth.x]\ntype = \"api_key\"\nin = \"header\"\nname = \"X Key\"\nvalue_env = \"V\"\n")
+                .starts_with("invalid configuration: apis.api.auth.x.name:")
+        );
+    }
+
+    #[test]
+    fn forwarded_headers_are_checked() {
+        assert_eq!(
+            error("forward_headers = [\"X Tenant\"]\n"),
+            "invalid configuration: apis.api.forward_headers[0]: \"X Tenant\" is not a valid header name"
+        );
+        assert!(
+            error("forward_headers = [\"X-A\", { from = \"X-B\", to = \"host\" }]\n")
+                .starts_with("invalid configuration: apis.api.forward_headers[1]: \"host\" describes the connection")
+        );
+        assert_eq!(
+            error("forward_headers = [\"X-A\", { from = \"X-B\", to = \"x-a\" }]\n"),
+            "invalid configuration: apis.api.forward_headers[1]: header \"x-a\" is forwarded twice"
+        );
+    }
 
     #[test]
     fn api_names_from_spec_paths() {
