@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::ToolResult;
+use super::auth::{Authenticator, CallContext};
 use super::request::{self, HttpRequest};
 use super::response::{self, HttpResponse};
 use super::validate::Validators;
@@ -50,14 +51,17 @@ pub struct Dispatcher {
     validators: Validators,
     apis: HashMap<String, UpstreamSettings>,
     client: reqwest::Client,
+    auth: Authenticator,
 }
 
 /// Longest wait honoured from a `Retry-After` header.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 
 impl Dispatcher {
-    /// A dispatcher for `catalog` with each API's settings from `config`.
+    /// A dispatcher for `catalog` with each API's settings from `config`, and the
+    /// credentials its `auth` tables name read from the environment now.
     pub fn new(catalog: Arc<Catalog>, config: &Config) -> Result<Dispatcher, String> {
+        let auth = Authenticator::new(&catalog, config, |name| std::env::var(name).ok())?;
         let apis = config
             .apis
             .iter()
@@ -75,10 +79,11 @@ impl Dispatcher {
                 (name.clone(), settings)
             })
             .collect();
-        Dispatcher::with_settings(catalog, apis)
+        Ok(Dispatcher::with_settings(catalog, apis)?.with_authenticator(auth))
     }
 
-    /// A dispatcher with explicit per-API settings (APIs not listed get the defaults).
+    /// A dispatcher with explicit per-API settings (APIs not listed get the defaults) and no
+    /// credentials: requests are sent as built.
     pub fn with_settings(
         catalog: Arc<Catalog>,
         apis: HashMap<String, UpstreamSettings>,
@@ -88,18 +93,37 @@ impl Dispatcher {
             catalog,
             apis,
             client: upstream_client()?,
+            auth: Authenticator::default(),
         })
+    }
+
+    /// Replaces the credentials (and header forwarding) the dispatcher uses.
+    pub fn with_authenticator(mut self, auth: Authenticator) -> Dispatcher {
+        self.auth = auth;
+        self
     }
 
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.catalog
     }
 
-    /// Calls tool `name` with `arguments`.
+    /// Calls tool `name` with `arguments`; `context` carries the incoming MCP request's
+    /// headers (for the API's `forward_headers`). Every secret is redacted from the result.
     pub async fn call(
         &self,
         name: &str,
         arguments: Map<String, Value>,
+        context: &CallContext,
+    ) -> Result<ToolResult, UnknownTool> {
+        let result = self.call_unredacted(name, arguments, context).await?;
+        Ok(self.auth.redact_result(result))
+    }
+
+    async fn call_unredacted(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        context: &CallContext,
     ) -> Result<ToolResult, UnknownTool> {
         let Some(index) = self.catalog.index_of(name) else {
             return Err(UnknownTool(name.to_string()));
@@ -115,7 +139,7 @@ impl Dispatcher {
                 violations.join("\n- ")
             )));
         }
-        let request = match request::build(&tool.route, &arguments) {
+        let mut request = match request::build(&tool.route, &arguments) {
             Ok(request) => request,
             Err(problem) => {
                 return Ok(ToolResult::error(format!(
@@ -131,9 +155,26 @@ impl Dispatcher {
             .copied()
             .unwrap_or(settings.timeout);
         let api = tool.route.api.as_str();
-        let exchange = self.exchange(tool, &request, settings, timeout);
+        if let Err(problem) = self.auth.forward(api, context, &mut request) {
+            return Ok(ToolResult::error(format!(
+                "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"
+            )));
+        }
+        let exchange = self.auth.authorized(
+            api,
+            &tool.route.security,
+            request,
+            |request| async move {
+                let received = self.exchange(tool, &request, settings, timeout).await;
+                (request, received)
+            },
+            |received| received.status,
+        );
         let result = match tokio::time::timeout(timeout, exchange).await {
-            Ok(Ok(received)) => {
+            Ok(Err(problem)) => ToolResult::error(format!(
+                "Cannot authenticate tool \"{name}\"; no request was sent: {problem}"
+            )),
+            Ok(Ok(Ok(received))) => {
                 let http = HttpResponse {
                     status: received.status,
                     reason: &received.reason,
@@ -145,7 +186,7 @@ impl Dispatcher {
                     compiled.check_output(value)
                 })
             }
-            Ok(Err(failure)) => ToolResult::error(format!(
+            Ok(Ok(Err(failure))) => ToolResult::error(format!(
                 "upstream API \"{api}\" could not be reached for {} {}: {failure}",
                 tool.route.method, tool.route.path
             )),

@@ -1,15 +1,18 @@
 //! The upstream side of a tool call: arguments → the exact HTTP request the API's
 //! description defines → a [`ToolResult`] an LLM can act on.
 //!
-//! [`request`] builds the request from a tool's argument map (pure, no I/O), [`response`]
+//! [`request`] builds the request from a tool's argument map (pure, no I/O), [`auth`] adds
+//! the credentials and forwarded headers and redacts secrets from results, [`response`]
 //! maps the HTTP response to a result (pure). This module knows nothing of MCP: it returns
 //! restmcp's own result type and the MCP layer converts it.
 
+pub mod auth;
 mod dispatch;
 pub mod request;
 pub mod response;
 pub mod validate;
 
+pub use auth::{Authenticator, CallContext};
 pub use dispatch::{Dispatcher, UnknownTool, UpstreamSettings};
 
 use serde::Serialize;
