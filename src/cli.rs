@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, Overrides};
 use crate::load::{self, Loaded};
-use crate::upstream::Dispatcher;
+use crate::upstream::{CallContext, Dispatcher};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -118,7 +118,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             warn_skipped(&loaded);
             let dispatcher =
                 Dispatcher::new(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
-            let result = runtime.block_on(dispatcher.call(&tool, arguments))?;
+            let result =
+                runtime.block_on(dispatcher.call(&tool, arguments, &CallContext::default()))?;
             let mut printed = serde_json::json!({
                 "content": result.content,
                 "isError": result.is_error,

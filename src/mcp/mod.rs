@@ -22,7 +22,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use crate::catalog::Catalog;
-use crate::upstream::{Content, Dispatcher, ToolResult};
+use crate::upstream::{CallContext, Content, Dispatcher, ToolResult};
 
 /// One tool set and everything derived from it, replaced as a whole.
 pub struct Snapshot {
@@ -188,7 +188,16 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let snapshot = self.shared.current();
         let arguments = request.arguments.clone().unwrap_or_default();
-        let call = snapshot.dispatcher.call(&request.name, arguments);
+        // Over HTTP, the incoming request's headers (forwarded only where an API's
+        // forward_headers allows it).
+        let incoming = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .map(|parts| CallContext::from_headers(&parts.headers))
+            .unwrap_or_default();
+        let call = snapshot
+            .dispatcher
+            .call(&request.name, arguments, &incoming);
         tokio::pin!(call);
         let progress = context.meta.get_progress_token();
         let mut ticks = tokio::time::interval_at(

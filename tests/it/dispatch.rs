@@ -12,7 +12,9 @@ use base64::Engine as _;
 use restmcp::catalog::{self, ApiInput};
 use restmcp::config::ToolSettings;
 use restmcp::spec::{self, SpecSource};
-use restmcp::upstream::{Content, Dispatcher, ToolResult, UnknownTool, UpstreamSettings};
+use restmcp::upstream::{
+    CallContext, Content, Dispatcher, ToolResult, UnknownTool, UpstreamSettings,
+};
 use serde_json::{Map, Value, json};
 
 use crate::support::{fixture, shared_spec};
@@ -75,6 +77,7 @@ async fn path_query_header_and_cookie_parameters_arrive_as_the_description_says(
                 "X-Trace": "t-1",
                 "session": "s1"
             })),
+            &CallContext::default(),
         )
         .await
         .expect("known tool");
@@ -103,6 +106,7 @@ async fn a_body_property_and_a_parameter_with_one_name_both_reach_the_upstream()
         .call(
             "updateItem",
             args(json!({"id__path": 7, "id": "body-id", "name": "n", "labels": ["a"]})),
+            &CallContext::default(),
         )
         .await
         .expect("known tool");
@@ -128,6 +132,7 @@ async fn a_stripe_style_form_body_uses_bracket_notation() {
                 "line_items": [{"price": "price_1", "quantity": 2}],
                 "expand": ["customer", "invoice"]
             })),
+            &CallContext::default(),
         )
         .await
         .expect("known tool");
@@ -151,6 +156,7 @@ async fn multipart_bodies_carry_files_as_raw_bytes() {
         .call(
             "upload",
             args(json!({"note": "hello", "file": format!("data:image/png;base64,{png}")})),
+            &CallContext::default(),
         )
         .await
         .expect("known tool");
@@ -190,6 +196,7 @@ async fn swagger_2_form_data_and_collection_formats_arrive_faithfully() {
             .call(
                 "updatePetWithForm",
                 args(json!({"petId": 3, "name": "Rex", "tags": ["a", "b"], "photo": photo})),
+                &CallContext::default(),
             )
             .await
             .expect("known tool"),
@@ -220,6 +227,7 @@ async fn swagger_2_form_data_and_collection_formats_arrive_faithfully() {
             .call(
                 "findPets",
                 args(json!({"status": ["available", "sold"], "ids": [1, 2]})),
+                &CallContext::default(),
             )
             .await
             .expect("known tool"),
@@ -228,7 +236,11 @@ async fn swagger_2_form_data_and_collection_formats_arrive_faithfully() {
 
     let seen = received(
         &dispatcher
-            .call("renamePet", args(json!({"name": "Max Power"})))
+            .call(
+                "renamePet",
+                args(json!({"name": "Max Power"})),
+                &CallContext::default(),
+            )
             .await
             .expect("known tool"),
     );
@@ -245,7 +257,11 @@ async fn path_arguments_cannot_add_segments_queries_or_change_the_host() {
     let dispatcher = echo_dispatcher(&upstream).await;
     let seen = received(
         &dispatcher
-            .call("getFile", args(json!({"path": "a/b?x=1#frag"})))
+            .call(
+                "getFile",
+                args(json!({"path": "a/b?x=1#frag"})),
+                &CallContext::default(),
+            )
             .await
             .expect("known tool"),
     );
@@ -254,7 +270,11 @@ async fn path_arguments_cannot_add_segments_queries_or_change_the_host() {
 
     let seen = received(
         &dispatcher
-            .call("getFile", args(json!({"path": "@evil.example:80"})))
+            .call(
+                "getFile",
+                args(json!({"path": "@evil.example:80"})),
+                &CallContext::default(),
+            )
             .await
             .expect("known tool"),
     );
@@ -262,7 +282,11 @@ async fn path_arguments_cannot_add_segments_queries_or_change_the_host() {
 
     let before = upstream.counters.all.load(Ordering::SeqCst);
     let result = dispatcher
-        .call("getFile", args(json!({"path": ".."})))
+        .call(
+            "getFile",
+            args(json!({"path": ".."})),
+            &CallContext::default(),
+        )
         .await
         .expect("known tool");
     assert!(result.is_error, "{}", result.joined_text());
@@ -281,6 +305,7 @@ async fn header_values_with_line_breaks_are_refused_before_sending() {
         .call(
             "getItem",
             args(json!({"id": "1", "X-Trace": "a\r\nX-Injected: 1"})),
+            &CallContext::default(),
         )
         .await
         .expect("known tool");
@@ -305,6 +330,7 @@ async fn invalid_arguments_list_every_violation_and_send_nothing() {
         .call(
             "getItem",
             args(json!({"limt": 5, "tags": "not-an-array", "limit": "five"})),
+            &CallContext::default(),
         )
         .await
         .expect("known tool");
@@ -333,7 +359,9 @@ async fn invalid_arguments_list_every_violation_and_send_nothing() {
 async fn an_unknown_tool_is_a_protocol_error_not_a_result() {
     let upstream = upstream::start().await;
     let dispatcher = echo_dispatcher(&upstream).await;
-    let outcome = dispatcher.call("noSuchTool", Map::new()).await;
+    let outcome = dispatcher
+        .call("noSuchTool", Map::new(), &CallContext::default())
+        .await;
     assert_eq!(outcome, Err(UnknownTool("noSuchTool".into())));
 }
 
@@ -347,7 +375,7 @@ async fn a_slow_upstream_hits_the_tool_timeout() {
     let dispatcher = dispatcher_for(fixture("echo-api.yaml"), &upstream.url(), settings).await;
     let started = Instant::now();
     let result = dispatcher
-        .call("slow", Map::new())
+        .call("slow", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(
@@ -371,7 +399,7 @@ async fn a_refused_connection_is_a_one_line_error_naming_the_api() {
     )
     .await;
     let result = dispatcher
-        .call("slow", Map::new())
+        .call("slow", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(result.is_error);
@@ -389,7 +417,11 @@ async fn upstream_errors_are_tool_errors_with_status_and_body() {
     let upstream = upstream::start().await;
     let dispatcher = echo_dispatcher(&upstream).await;
     let result = dispatcher
-        .call("status", args(json!({"code": 404})))
+        .call(
+            "status",
+            args(json!({"code": 404})),
+            &CallContext::default(),
+        )
         .await
         .expect("known tool");
     assert!(result.is_error);
@@ -411,7 +443,7 @@ async fn bodies_over_the_cap_are_cut_with_a_clear_marker() {
     };
     let dispatcher = dispatcher_for(fixture("echo-api.yaml"), &upstream.url(), settings).await;
     let result = dispatcher
-        .call("big", Map::new())
+        .call("big", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(!result.is_error);
@@ -429,7 +461,7 @@ async fn images_come_back_as_image_content() {
     let upstream = upstream::start().await;
     let dispatcher = echo_dispatcher(&upstream).await;
     let result = dispatcher
-        .call("image", Map::new())
+        .call("image", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(!result.is_error);
@@ -447,7 +479,7 @@ async fn idempotent_calls_are_retried_after_503_and_others_are_not() {
     let upstream = upstream::start().await;
     let dispatcher = echo_dispatcher(&upstream).await;
     let result = dispatcher
-        .call("flakyGet", Map::new())
+        .call("flakyGet", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(!result.is_error, "{}", result.joined_text());
@@ -456,7 +488,7 @@ async fn idempotent_calls_are_retried_after_503_and_others_are_not() {
     let upstream = upstream::start().await;
     let dispatcher = echo_dispatcher(&upstream).await;
     let result = dispatcher
-        .call("flakyPost", Map::new())
+        .call("flakyPost", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(result.is_error);
@@ -477,7 +509,7 @@ async fn results_that_contradict_the_output_schema_are_errors_without_structured
     let upstream = upstream::start().await;
     let dispatcher = echo_dispatcher(&upstream).await;
     let result = dispatcher
-        .call("wrongShape", Map::new())
+        .call("wrongShape", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(result.is_error);
@@ -498,7 +530,7 @@ async fn non_object_json_is_wrapped_as_the_output_schema_says() {
     let upstream = upstream::start().await;
     let dispatcher = echo_dispatcher(&upstream).await;
     let result = dispatcher
-        .call("list", Map::new())
+        .call("list", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(!result.is_error, "{}", result.joined_text());
@@ -510,7 +542,7 @@ async fn redirects_to_another_origin_are_not_followed() {
     let upstream = upstream::start().await;
     let dispatcher = echo_dispatcher(&upstream).await;
     let result = dispatcher
-        .call("redirectAway", Map::new())
+        .call("redirectAway", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(result.is_error);
@@ -549,7 +581,8 @@ async fn a_dropped_call_closes_its_upstream_connection() {
         UpstreamSettings::default(),
     )
     .await;
-    let call = dispatcher.call("slow", Map::new());
+    let context = CallContext::default();
+    let call = dispatcher.call("slow", Map::new(), &context);
     assert!(
         tokio::time::timeout(Duration::from_millis(300), call)
             .await
@@ -578,6 +611,7 @@ async fn a_stripe_form_body_round_trips_through_the_shared_spec() {
                     "metadata": {"plan": "pro"},
                     "expand": ["default_source"]
                 })),
+                &CallContext::default(),
             )
             .await
             .expect("known tool"),
@@ -617,6 +651,7 @@ async fn a_github_json_body_round_trips_through_the_shared_spec() {
                 "title": "Found a bug",
                 "labels": ["bug"]
             })),
+            &CallContext::default(),
         )
         .await
         .expect("known tool");
@@ -639,7 +674,7 @@ async fn a_tls_failure_is_a_one_line_error_naming_the_api() {
     )
     .await;
     let result = dispatcher
-        .call("list", Map::new())
+        .call("list", Map::new(), &CallContext::default())
         .await
         .expect("known tool");
     assert!(result.is_error);
@@ -649,4 +684,69 @@ async fn a_tls_failure_is_a_one_line_error_naming_the_api() {
         "{text}"
     );
     assert_eq!(text.lines().count(), 1, "{text}");
+}
+
+/// Credentials come from environment variables named in the config, reach the upstream,
+/// and never appear in a result, an error or the tool list, even when the upstream echoes
+/// them back.
+#[tokio::test]
+async fn secrets_reach_the_upstream_and_never_appear_in_any_output() {
+    use restmcp::config::{Config, Overrides};
+    use restmcp::upstream::Authenticator;
+
+    let upstream = upstream::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(fixture("echo-api.yaml"), dir.path().join("echo.yaml")).expect("copy");
+    let config_path = dir.path().join("config.toml");
+    std::fs::write(
+        &config_path,
+        format!(
+            "[apis.echo]\nspec = \"echo.yaml\"\nbase_url = \"{}\"\n\n[apis.echo.auth.gateway]\ntype = \"bearer\"\ntoken_env = \"ECHO_TOKEN\"\n",
+            upstream.url()
+        ),
+    )
+    .expect("config");
+    let config = Config::load(&config_path, &Overrides::default()).expect("config loads");
+    let loaded = restmcp::load::load(&config).await.expect("loads");
+    let catalog = Arc::new(loaded.catalog);
+    let env = |name: &str| (name == "ECHO_TOKEN").then(|| upstream::SECRET_TOKEN.to_string());
+    let auth = Authenticator::new(&catalog, &config, env).expect("credentials");
+    let dispatcher = Dispatcher::with_settings(catalog.clone(), HashMap::new())
+        .expect("dispatcher")
+        .with_authenticator(auth);
+    let context = CallContext::default();
+
+    let checked = dispatcher
+        .call("authCheck", Map::new(), &context)
+        .await
+        .expect("tool");
+    assert!(
+        !checked.is_error,
+        "the upstream got the token: {}",
+        checked.joined_text()
+    );
+
+    let outputs = [
+        dispatcher
+            .call("getItem", args(json!({"id": "1"})), &context)
+            .await
+            .expect("tool"),
+        dispatcher
+            .call("echoError", Map::new(), &context)
+            .await
+            .expect("tool"),
+    ];
+    assert!(!outputs[0].is_error && outputs[1].is_error);
+    for result in &outputs {
+        let everything = serde_json::to_string(result).expect("json");
+        assert!(
+            !everything.contains(upstream::SECRET_TOKEN),
+            "secret leaked: {everything}"
+        );
+        assert!(
+            everything.contains("[REDACTED]"),
+            "the echo was redacted, not dropped: {everything}"
+        );
+    }
+    assert!(!catalog.list_json().contains(upstream::SECRET_TOKEN));
 }

@@ -80,6 +80,9 @@ async fn flaky(State(counters): State<Arc<Counters>>) -> Response {
     }
 }
 
+/// The bearer token the auth tests configure; it must never appear in any output.
+pub const SECRET_TOKEN: &str = "s3cr3t-token-value-0f9a";
+
 /// A 1x1 transparent PNG.
 pub const PNG: &[u8] = &[
     0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
@@ -120,6 +123,29 @@ pub async fn start() -> Upstream {
                     [(header::LOCATION, "http://127.0.0.2:9/elsewhere")],
                     Body::empty(),
                 )
+            }),
+        )
+        .route(
+            "/_/auth-check",
+            get(|headers: axum::http::HeaderMap| async move {
+                let given = headers
+                    .get(header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok());
+                if given == Some(&format!("Bearer {SECRET_TOKEN}")) {
+                    (StatusCode::OK, Json(json!({"authorized": true})))
+                } else {
+                    (StatusCode::UNAUTHORIZED, Json(json!({"authorized": false})))
+                }
+            }),
+        )
+        .route(
+            "/_/echo-error",
+            get(|headers: axum::http::HeaderMap| async move {
+                let seen: Vec<String> = headers
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())))
+                    .collect();
+                (StatusCode::BAD_REQUEST, seen.join("\n"))
             }),
         )
         .fallback(echo)

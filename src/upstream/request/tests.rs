@@ -50,6 +50,7 @@ fn route(path: &str, bindings: Vec<Binding>, body: Option<BodyPlan>) -> Route {
         arguments: ArgumentMap { bindings },
         body,
         output: None,
+        security: Vec::new(),
     }
 }
 
