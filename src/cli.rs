@@ -1,4 +1,4 @@
-//! The command line: `restmcp tools`, `restmcp check` and `restmcp call`.
+//! The command line: `restmcp serve` (the default), `stdio`, `tools`, `check` and `call`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,6 +11,9 @@ use std::sync::Arc;
 
 use crate::config::{Config, Overrides};
 use crate::load::{self, Loaded};
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::{self, Shared, Snapshot};
 use crate::upstream::{CallContext, Dispatcher};
 
 #[derive(Debug, Parser)]
@@ -22,8 +25,9 @@ use crate::upstream::{CallContext, Dispatcher};
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// What to do; without one, `serve`.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Args)]
@@ -53,6 +57,10 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Serve MCP over Streamable HTTP at /mcp on `server.listen` (the default command).
+    Serve,
+    /// Serve MCP over stdin/stdout, for desktop clients that start restmcp themselves.
+    Stdio,
     /// Print the tools the configured APIs produce.
     Tools {
         /// Print the exact `tools/list` result as JSON.
@@ -102,13 +110,18 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = Config::load(&cli.global.config, &cli.global.overrides())?;
+    let command = cli.command.unwrap_or(Command::Serve);
+    if matches!(command, Command::Serve | Command::Stdio) {
+        return serve(command, config);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     let loaded = runtime.block_on(load::load(&config))?;
     let mut stdout = std::io::stdout().lock();
-    match cli.command {
+    match command {
+        Command::Serve | Command::Stdio => unreachable!("handled above"),
         Command::Call { tool, args } => {
             let arguments = match serde_json::from_str::<serde_json::Value>(&args) {
                 Ok(serde_json::Value::Object(arguments)) => arguments,
@@ -160,6 +173,67 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
     }
+}
+
+/// Runs the server until the client disconnects (stdio) or a shutdown signal (HTTP).
+fn serve(command: Command, config: Config) -> anyhow::Result<ExitCode> {
+    crate::telemetry::init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let loaded = load::load(&config).await?;
+        warn_skipped(&loaded);
+        let tools = loaded.catalog.len();
+        let apis = config.apis.len();
+        let dispatcher =
+            Dispatcher::new(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
+        let shared = Shared::new(Snapshot::new(dispatcher), config.server.page_size);
+        match command {
+            Command::Stdio => {
+                eprintln!("restmcp {}: MCP over stdio, {tools} tools from {apis} API(s)", env!("CARGO_PKG_VERSION"));
+                mcp::stdio::serve(shared).await.map_err(anyhow::Error::msg)?;
+            }
+            _ => {
+                let listener = tokio::net::TcpListener::bind(&config.server.listen)
+                    .await
+                    .with_context(|| format!("cannot listen on {}", config.server.listen))?;
+                let address = listener.local_addr()?;
+                eprintln!(
+                    "restmcp {}: MCP over Streamable HTTP at http://{address}/mcp, {tools} tools from {apis} API(s)",
+                    env!("CARGO_PKG_VERSION")
+                );
+                let shutdown = CancellationToken::new();
+                let app = mcp::http::app(shared, &config.server, shutdown.clone());
+                tokio::spawn(cancel_on_signal(shutdown.clone()));
+                mcp::http::serve(listener, app, shutdown).await?;
+                eprintln!("restmcp: stopped");
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// SIGINT or SIGTERM starts a graceful shutdown.
+async fn cancel_on_signal(shutdown: CancellationToken) {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {}
+        _ = terminate => {}
+    }
+    shutdown.cancel();
 }
 
 fn render_tools(loaded: &Loaded) -> String {

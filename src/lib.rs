@@ -30,4 +30,5 @@ pub mod load;
 pub mod mcp;
 pub mod schema;
 pub mod spec;
+pub mod telemetry;
 pub mod upstream;

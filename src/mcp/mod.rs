@@ -63,6 +63,11 @@ impl Snapshot {
         }
     }
 
+    /// The catalog this snapshot serves.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        self.dispatcher.catalog()
+    }
+
     fn tools_for(&self, version: Option<&ProtocolVersion>) -> &Arc<Vec<Tool>> {
         match version {
             Some(v) if *v == ProtocolVersion::V_2024_11_05 => &self.tools_2024_11_05,

@@ -20,7 +20,11 @@ use serde_json::{Map, Value, json};
 use crate::support::{fixture, shared_spec};
 use crate::upstream::{self, PNG, multipart_parts};
 
-async fn dispatcher_for(spec: PathBuf, base_url: &str, settings: UpstreamSettings) -> Dispatcher {
+pub async fn dispatcher_for(
+    spec: PathBuf,
+    base_url: &str,
+    settings: UpstreamSettings,
+) -> Dispatcher {
     let docs = spec::load(&SpecSource::File(spec))
         .await
         .expect("spec loads");

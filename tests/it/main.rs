@@ -2,6 +2,7 @@
 
 mod cli;
 mod dispatch;
+mod mcp;
 mod real_specs;
 mod remote;
 mod snapshots;

@@ -1,0 +1,464 @@
+//! MCP over Streamable HTTP and stdio, driven by the official Rust SDK's client and by raw
+//! HTTP where the wire itself is the point (issue #4). Everything runs on loopback.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use restmcp::config::ServerSettings;
+use restmcp::mcp::{self, Shared, Snapshot};
+use restmcp::upstream::UpstreamSettings;
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::dispatch::dispatcher_for;
+use crate::support::fixture;
+use crate::upstream;
+
+struct Server {
+    url: String,
+    shared: Arc<Shared>,
+    _shutdown: tokio_util::sync::DropGuard,
+}
+
+async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
+    restmcp::http_client::install_crypto_provider();
+    let dispatcher = dispatcher_for(
+        fixture("echo-api.yaml"),
+        upstream_url,
+        UpstreamSettings::default(),
+    )
+    .await;
+    let shared = Shared::new(Snapshot::new(dispatcher), settings.page_size);
+    let shutdown = CancellationToken::new();
+    let app = mcp::http::app(shared.clone(), &settings, shutdown.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(mcp::http::serve(listener, app, shutdown.clone()));
+    Server {
+        url: format!("http://{addr}/mcp"),
+        shared,
+        _shutdown: shutdown.drop_guard(),
+    }
+}
+
+fn names(tools: &[rmcp::model::Tool]) -> Vec<String> {
+    tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+fn catalog_names(server: &Server) -> Vec<String> {
+    let snapshot = server.shared.current();
+    snapshot
+        .catalog()
+        .tools()
+        .iter()
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+struct Counting {
+    changed: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Counting {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A raw POST to /mcp; the JSON-RPC message from a JSON or SSE answer.
+async fn post(
+    url: &str,
+    session: Option<&str>,
+    version: Option<&str>,
+    body: Value,
+) -> (u16, reqwest::header::HeaderMap, Option<Value>) {
+    let client = reqwest::Client::new();
+    let mut request = client
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("Mcp-Session-Id", session);
+    }
+    if let Some(version) = version {
+        request = request.header("MCP-Protocol-Version", version);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let text = response.text().await.expect("body");
+    let message = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|data| !data.is_empty())
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .last()
+        .or_else(|| serde_json::from_str(&text).ok());
+    (status, headers, message)
+}
+
+/// Initializes a session with `version`; returns the session id and the result.
+async fn initialize(url: &str, version: &str) -> (String, Value) {
+    let (status, headers, message) = post(
+        url,
+        None,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "1"}
+        }}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let session = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("session id")
+        .to_string();
+    let message = message.expect("initialize result");
+    let negotiated = message["result"]["protocolVersion"]
+        .as_str()
+        .expect("version")
+        .to_string();
+    let (status, _, body) = post(
+        url,
+        Some(&session),
+        Some(&negotiated),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (202, None),
+        "a notification gets 202 and no body"
+    );
+    (session, message["result"].clone())
+}
+
+#[tokio::test]
+async fn the_rust_sdk_client_lists_and_calls_tools_over_streamable_http() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let client = Counting::default()
+        .serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+        .await
+        .expect("initialize");
+    let info = client.peer_info().expect("server info");
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("restmcp")
+    );
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(names(&tools), catalog_names(&server));
+    assert_eq!(tools[0].name, "getItem");
+    assert!(tools[0].output_schema.is_some());
+
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("getItem").with_arguments(
+                json!({"id": "7", "limit": 2})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        )
+        .await
+        .expect("tools/call");
+    assert_eq!(result.is_error, Some(false));
+    let structured = result.structured_content.expect("structuredContent");
+    assert_eq!(structured["path"], "/echo/items/7");
+    assert_eq!(structured["query"], "limit=2");
+
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("status").with_arguments(
+                json!({"code": 404})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        )
+        .await
+        .expect("tools/call");
+    assert_eq!(result.is_error, Some(true));
+    assert!(result.structured_content.is_none());
+
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("noSuchTool"))
+        .await
+        .expect_err("protocol error");
+    assert!(
+        unknown.to_string().contains("-32602") || unknown.to_string().contains("unknown tool"),
+        "{unknown}"
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn tools_list_is_paginated_with_opaque_cursors_in_a_stable_order() {
+    let upstream = upstream::start().await;
+    let settings = ServerSettings {
+        page_size: 3,
+        ..ServerSettings::default()
+    };
+    let server = start(&upstream.url(), settings).await;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+            .await
+            .expect("initialize");
+    let first = client.list_tools(None).await.expect("page 1");
+    assert_eq!(first.tools.len(), 3);
+    let cursor = first.next_cursor.clone().expect("more pages");
+    assert!(
+        cursor.parse::<usize>().is_err(),
+        "opaque, not a bare offset: {cursor}"
+    );
+    let all = client.list_all_tools().await.expect("all pages");
+    let again = client.list_all_tools().await.expect("all pages");
+    assert_eq!(names(&all), catalog_names(&server));
+    assert_eq!(names(&all), names(&again));
+    assert_eq!(names(&all[..3]), names(&first.tools));
+    let invalid = client
+        .list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(Some("bogus".into())),
+        ))
+        .await
+        .expect_err("bad cursor");
+    assert!(invalid.to_string().contains("cursor"), "{invalid}");
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn versions_are_negotiated_and_results_shaped_per_version() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let (_, result) = initialize(&server.url, version).await;
+        assert_eq!(result["protocolVersion"], version);
+        assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
+        assert!(result["capabilities"].get("prompts").is_none());
+        assert!(result["capabilities"].get("resources").is_none());
+    }
+    let (_, result) = initialize(&server.url, "2099-01-01").await;
+    assert_eq!(
+        result["protocolVersion"], "2025-11-25",
+        "unknown → latest supported"
+    );
+
+    // 2025-03-26 predates title, outputSchema and structuredContent.
+    let (session, _) = initialize(&server.url, "2025-03-26").await;
+    let (_, _, list) = post(
+        &server.url,
+        Some(&session),
+        Some("2025-03-26"),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    let tool = &list.expect("list")["result"]["tools"][0];
+    assert_eq!(tool["name"], "getItem");
+    assert!(
+        tool.get("outputSchema").is_none() && tool.get("title").is_none(),
+        "{tool}"
+    );
+    assert!(tool.get("annotations").is_some());
+    let (_, _, call) = post(&server.url, Some(&session), Some("2025-03-26"),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list", "arguments": {}}})).await;
+    let call = call.expect("call");
+    assert!(call["result"].get("structuredContent").is_none(), "{call}");
+    assert_eq!(call["result"]["content"][0]["type"], "text");
+
+    let (session, _) = initialize(&server.url, "2025-06-18").await;
+    let (_, _, call) = post(&server.url, Some(&session), Some("2025-06-18"),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list", "arguments": {}}})).await;
+    assert_eq!(
+        call.expect("call")["result"]["structuredContent"],
+        json!({"result": [1, 2, 3]})
+    );
+}
+
+#[tokio::test]
+async fn undeclared_methods_are_unknown_and_bad_calls_are_protocol_errors() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let (session, _) = initialize(&server.url, "2025-06-18").await;
+    for method in [
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "no/such/method",
+    ] {
+        let (_, _, answer) = post(
+            &server.url,
+            Some(&session),
+            Some("2025-06-18"),
+            json!({"jsonrpc": "2.0", "id": 9, "method": method}),
+        )
+        .await;
+        assert_eq!(answer.expect("answer")["error"]["code"], -32601, "{method}");
+    }
+    let (_, _, answer) = post(
+        &server.url,
+        Some(&session),
+        Some("2025-06-18"),
+        json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "nope"}}),
+    )
+    .await;
+    assert_eq!(answer.expect("answer")["error"]["code"], -32602);
+    let (status, _, _) = post(
+        &server.url,
+        Some("not-a-session"),
+        Some("2025-06-18"),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(status, 404, "unknown session");
+}
+
+#[tokio::test]
+async fn connected_clients_hear_when_the_tool_set_changes() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let handler = Counting::default();
+    let client = handler
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+        .await
+        .expect("initialize");
+    // The notification travels on the standalone GET stream; give it a moment to open.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let replacement = dispatcher_for(
+        fixture("echo-swagger2.yaml"),
+        &upstream.url(),
+        UpstreamSettings::default(),
+    )
+    .await;
+    server.shared.replace(Snapshot::new(replacement)).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while handler.changed.load(Ordering::SeqCst) == 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(handler.changed.load(Ordering::SeqCst), 1);
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["updatePetWithForm", "findPets", "renamePet"]);
+    let _ = client.cancel().await;
+}
+
+/// The client gives up on a call: the server drops it, and with it the upstream request.
+#[tokio::test]
+async fn a_cancelled_call_drops_its_upstream_request() {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let mut buffer = [0u8; 4096];
+        loop {
+            match socket.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => continue,
+            }
+        }
+        let _ = closed_tx.send(());
+    });
+    let server = start(&format!("http://{addr}"), ServerSettings::default()).await;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+            .await
+            .expect("initialize");
+    let call = client.call_tool(CallToolRequestParams::new("slow"));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), call)
+            .await
+            .is_err(),
+        "still waiting"
+    );
+    tokio::time::timeout(Duration::from_secs(3), closed_rx)
+        .await
+        .expect("the upstream connection was closed after the cancellation")
+        .expect("signal");
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn a_2026_07_28_client_discovers_and_calls_without_a_session() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let client = ()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(server.url.clone()),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("server/discover");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(names(&tools), catalog_names(&server));
+    let result = client
+        .call_tool(CallToolRequestParams::new("list"))
+        .await
+        .expect("tools/call");
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"result": [1, 2, 3]}))
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn the_real_binary_serves_mcp_over_stdio() {
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let upstream = upstream::start().await;
+    let spec = fixture("echo-api.yaml");
+    let base_url = upstream.url();
+    let transport = TokioChildProcess::new(
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp")).configure(|command| {
+            command
+                .arg("stdio")
+                .arg("--spec")
+                .arg(&spec)
+                .arg("--base-url")
+                .arg(&base_url)
+                .env("RUST_LOG", "warn");
+        }),
+    )
+    .expect("spawn");
+    let client = ().serve(transport).await.expect("initialize over stdio");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), 16);
+    assert_eq!(tools[0].name, "getItem");
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("getItem")
+                .with_arguments(json!({"id": "s"}).as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("tools/call");
+    assert_eq!(
+        result.structured_content.expect("structured")["path"],
+        "/echo/items/s"
+    );
+    let _ = client.cancel().await;
+}
