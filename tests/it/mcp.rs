@@ -99,11 +99,11 @@ async fn post(
     let text = response.text().await.expect("body");
     let message = text
         .lines()
+        .rev()
         .filter_map(|line| line.strip_prefix("data:"))
         .map(str::trim)
         .filter(|data| !data.is_empty())
-        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
-        .last()
+        .find_map(|data| serde_json::from_str::<Value>(data).ok())
         .or_else(|| serde_json::from_str(&text).ok());
     (status, headers, message)
 }
