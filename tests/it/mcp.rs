@@ -66,11 +66,20 @@ fn catalog_names(server: &Server) -> Vec<String> {
 #[derive(Clone, Default)]
 struct Counting {
     changed: Arc<AtomicUsize>,
+    progress: Arc<AtomicUsize>,
 }
 
 impl ClientHandler for Counting {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_progress(
+        &self,
+        _params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -459,6 +468,29 @@ async fn the_real_binary_serves_mcp_over_stdio() {
     assert_eq!(
         result.structured_content.expect("structured")["path"],
         "/echo/items/s"
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn a_long_call_reports_progress_to_a_client_that_asked_for_it() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let handler = Counting::default();
+    let client = handler
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+        .await
+        .expect("initialize");
+    // `slow` answers after two seconds; the client attaches a progressToken to every call.
+    let result = client
+        .call_tool(CallToolRequestParams::new("slow"))
+        .await
+        .expect("tools/call");
+    assert_eq!(result.is_error, Some(false));
+    assert!(
+        handler.progress.load(Ordering::SeqCst) >= 1,
+        "no progress notification"
     );
     let _ = client.cancel().await;
 }
