@@ -134,11 +134,45 @@ impl Shared {
 #[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
+    /// The session's `logging/setLevel` (as a severity rank); no messages until it is set.
+    log_level: Arc<Mutex<Option<u8>>>,
 }
 
 impl McpServer {
     pub fn new(shared: Arc<Shared>) -> McpServer {
-        McpServer { shared }
+        McpServer {
+            shared,
+            log_level: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Tells the client about a finished call with `notifications/message`, when it asked
+    /// for messages of that severity.
+    #[allow(deprecated)] // logging: see set_level
+    async fn log_call(
+        &self,
+        peer: &Peer<RoleServer>,
+        tool: &str,
+        result: &ToolResult,
+        elapsed: Duration,
+    ) {
+        use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+        let level = if result.is_error {
+            LoggingLevel::Warning
+        } else {
+            LoggingLevel::Info
+        };
+        let wanted = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
+        if wanted.is_none_or(|minimum| (level as u8) < minimum) {
+            return;
+        }
+        let data = serde_json::json!({
+            "tool": tool,
+            "isError": result.is_error,
+            "durationMs": elapsed.as_millis() as u64,
+        });
+        let message = LoggingMessageNotificationParam::new(level, data).with_logger("restmcp");
+        let _ = peer.notify_logging_message(message).await;
     }
 }
 
@@ -192,6 +226,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let snapshot = self.shared.current();
+        let started = std::time::Instant::now();
         let arguments = request.arguments.clone().unwrap_or_default();
         // Over HTTP, the incoming request's headers (forwarded only where an API's
         // forward_headers allows it).
@@ -228,19 +263,25 @@ impl ServerHandler for McpServer {
             }
         };
         match outcome {
-            Ok(result) => Ok(to_call_result(result, context.protocol_version().as_ref()).into()),
+            Ok(result) => {
+                self.log_call(&context.peer, &request.name, &result, started.elapsed())
+                    .await;
+                Ok(to_call_result(result, context.protocol_version().as_ref()).into())
+            }
             // MCP: an unknown tool is a protocol error with code -32602.
             Err(unknown) => Err(ErrorData::invalid_params(unknown.to_string(), None)),
         }
     }
 
-    /// Accepted for the generations that have logging; restmcp sends no log messages yet.
+    /// The generations before 2026-07-28 have logging: after `logging/setLevel`, each tool
+    /// call is reported with `notifications/message` (warning for errors, info otherwise).
     #[allow(deprecated)] // SEP-2577 deprecates logging, but 2025-x clients still use it
     async fn set_level(
         &self,
-        _request: rmcp::model::SetLevelRequestParams,
+        request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.level as u8);
         Ok(())
     }
 

@@ -67,11 +67,22 @@ fn catalog_names(server: &Server) -> Vec<String> {
 struct Counting {
     changed: Arc<AtomicUsize>,
     progress: Arc<AtomicUsize>,
+    logged: Arc<std::sync::Mutex<Vec<Value>>>,
 }
 
 impl ClientHandler for Counting {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    #[allow(deprecated)] // logging exists up to 2025-11-25
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let entry = json!({"level": params.level, "logger": params.logger, "data": params.data});
+        self.logged.lock().expect("lock").push(entry);
     }
 
     async fn on_progress(
@@ -493,4 +504,158 @@ async fn a_long_call_reports_progress_to_a_client_that_asked_for_it() {
         "no progress notification"
     );
     let _ = client.cancel().await;
+}
+
+#[tokio::test]
+#[allow(deprecated)] // logging exists up to 2025-11-25
+async fn after_set_level_each_call_is_reported_with_a_log_message() {
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let handler = Counting::default();
+    let client = handler
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+        .await
+        .expect("initialize");
+    client
+        .call_tool(CallToolRequestParams::new("list"))
+        .await
+        .expect("call");
+    assert!(
+        handler.logged.lock().expect("lock").is_empty(),
+        "nothing before setLevel"
+    );
+
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Warning))
+        .await
+        .expect("logging/setLevel");
+    client
+        .call_tool(CallToolRequestParams::new("list"))
+        .await
+        .expect("call");
+    let failing = CallToolRequestParams::new("status").with_arguments(
+        json!({"code": 500})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    client.call_tool(failing).await.expect("call");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let logged = handler.logged.lock().expect("lock").clone();
+    assert_eq!(
+        logged.len(),
+        1,
+        "only the warning passes the level: {logged:?}"
+    );
+    assert_eq!(logged[0]["level"], "warning");
+    assert_eq!(logged[0]["logger"], "restmcp");
+    assert_eq!(logged[0]["data"]["tool"], "status");
+    assert_eq!(logged[0]["data"]["isError"], true);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn the_endpoint_checks_protocol_version_host_origin_and_session() {
+    let upstream = upstream::start().await;
+    let settings = ServerSettings {
+        allowed_origins: vec!["http://app.example".into()],
+        ..ServerSettings::default()
+    };
+    let server = start(&upstream.url(), settings).await;
+    let (session, _) = initialize(&server.url, "2025-06-18").await;
+    let ping = json!({"jsonrpc": "2.0", "id": 5, "method": "ping"});
+    let (status, _, _) = post(
+        &server.url,
+        Some(&session),
+        Some("1999-01-01"),
+        ping.clone(),
+    )
+    .await;
+    assert_eq!(status, 400, "unsupported MCP-Protocol-Version");
+    let (status, _, answer) = post(&server.url, Some(&session), None, ping.clone()).await;
+    assert_eq!(
+        (status, answer.expect("pong")["result"].clone()),
+        (200, json!({})),
+        "missing header accepted"
+    );
+
+    let raw = |host: &str, origin: Option<&str>| {
+        let mut request = reqwest::Client::new()
+            .post(&server.url)
+            .header("Host", host)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(ping.to_string());
+        if let Some(origin) = origin {
+            request = request.header("Origin", origin);
+        }
+        request.send()
+    };
+    let port = server
+        .url
+        .split(':')
+        .nth(2)
+        .and_then(|p| p.split('/').next())
+        .expect("port")
+        .to_string();
+    assert_eq!(
+        raw("evil.example", None).await.expect("sent").status(),
+        403,
+        "foreign Host"
+    );
+    let local = format!("127.0.0.1:{port}");
+    assert_eq!(
+        raw(&local, Some("http://evil.example"))
+            .await
+            .expect("sent")
+            .status(),
+        403,
+        "foreign Origin"
+    );
+
+    let deleted = reqwest::Client::new()
+        .delete(&server.url)
+        .header("Mcp-Session-Id", &session)
+        .send()
+        .await
+        .expect("DELETE");
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    let (status, _, _) = post(&server.url, Some(&session), Some("2025-06-18"), ping).await;
+    assert_eq!(status, 404, "an ended session is unknown");
+}
+
+#[tokio::test]
+async fn in_stateless_mode_no_request_depends_on_a_previous_one() {
+    let upstream = upstream::start().await;
+    let settings = ServerSettings {
+        sessions: false,
+        ..ServerSettings::default()
+    };
+    let server = start(&upstream.url(), settings).await;
+    let (status, headers, answer) = post(
+        &server.url,
+        None,
+        Some("2025-06-18"),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list", "arguments": {}}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(headers.get("mcp-session-id").is_none());
+    assert_eq!(
+        answer.expect("answer")["result"]["structuredContent"],
+        json!({"result": [1, 2, 3]})
+    );
+    let stream = reqwest::Client::new()
+        .get(&server.url)
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(
+        stream.status(),
+        405,
+        "no notification stream without sessions"
+    );
 }
