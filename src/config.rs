@@ -61,6 +61,8 @@ pub struct ServerSettings {
     pub max_request_bytes: usize,
     /// Tools per `tools/list` page.
     pub page_size: usize,
+    /// Also serve the deprecated HTTP+SSE transport (2024-11-05) at `/sse` and `/message`.
+    pub legacy_sse: bool,
 }
 
 impl Default for ServerSettings {
@@ -73,6 +75,7 @@ impl Default for ServerSettings {
             json_response: true,
             max_request_bytes: 4 * 1024 * 1024,
             page_size: 500,
+            legacy_sse: true,
         }
     }
 }

@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
 
-/// The router: `/mcp` (Streamable HTTP) and `/healthz`.
+/// The router: `/mcp` (Streamable HTTP), `/sse` + `/message` (legacy HTTP+SSE, unless
+/// switched off) and `/healthz`.
 pub fn app(shared: Arc<Shared>, settings: &ServerSettings, shutdown: CancellationToken) -> Router {
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(settings.sessions)
@@ -29,14 +30,20 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, shutdown: Cancellatio
             .with_allowed_origins(settings.allowed_origins.clone())
             .enforce_origin_validation();
     }
+    let shared_for_sse = shared.clone();
     let service = StreamableHttpService::new(
         move || Ok(McpServer::new(shared.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    Router::new()
+    let router = Router::new()
         .nest_service("/mcp", service)
-        .route("/healthz", axum::routing::get(|| async { "ok" }))
+        .route("/healthz", axum::routing::get(|| async { "ok" }));
+    if settings.legacy_sse {
+        router.merge(super::sse::routes(shared_for_sse, settings))
+    } else {
+        router
+    }
 }
 
 /// Serves `app` on `listener` until `shutdown` is cancelled.

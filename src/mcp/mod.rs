@@ -4,9 +4,11 @@
 //! [`McpServer`] is the `ServerHandler`: it lists the catalog's tools shaped for the
 //! client's protocol version, and calls them through the [`Dispatcher`]. The tool set
 //! lives in a [`Shared`] snapshot that can be replaced at run time; connected clients are
-//! told with `notifications/tools/list_changed`. [`stdio`] and [`http`] are the transports.
+//! told with `notifications/tools/list_changed`. [`stdio`], [`http`] (Streamable HTTP) and
+//! [`sse`] (the legacy HTTP+SSE transport) are the transports.
 
 pub mod http;
+pub mod sse;
 pub mod stdio;
 
 use std::sync::{Arc, Mutex, RwLock};

@@ -659,3 +659,166 @@ async fn in_stateless_mode_no_request_depends_on_a_previous_one() {
         "no notification stream without sessions"
     );
 }
+
+/// Reads server-sent events from a streaming response, one `(event, data)` at a time.
+struct EventReader {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl EventReader {
+    async fn next(&mut self) -> (String, String) {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = String::from("message");
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(name) = line.strip_prefix("event:") {
+                        event = name.trim().to_string();
+                    } else if let Some(value) = line.strip_prefix("data:") {
+                        data.push_str(value.trim_start());
+                    }
+                }
+                if data.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                return (event, data);
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(5), self.response.chunk())
+                .await
+                .expect("an event within 5 s")
+                .expect("stream readable")
+                .expect("stream still open");
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+#[tokio::test]
+async fn legacy_http_sse_clients_are_served_as_2024_11_05() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let base = server.url.trim_end_matches("/mcp").to_string();
+    let client = reqwest::Client::new();
+    let response = client
+        .get(format!("{base}/sse"))
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .expect("GET /sse");
+    assert_eq!(response.status(), 200);
+    let mut events = EventReader {
+        response,
+        buffer: String::new(),
+    };
+    let (event, endpoint) = events.next().await;
+    assert_eq!(event, "endpoint");
+    assert!(endpoint.starts_with("/message?sessionId="), "{endpoint}");
+    let session = endpoint.trim_start_matches("/message?sessionId=");
+    assert!(
+        session.len() >= 32 && session.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{session}"
+    );
+
+    let send = |message: Value| {
+        client
+            .post(format!("{base}{endpoint}"))
+            .header("Content-Type", "application/json")
+            .body(message.to_string())
+            .send()
+    };
+    let accepted = send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}
+    }}))
+    .await
+    .expect("POST");
+    assert_eq!(accepted.status(), 202);
+    assert!(accepted.text().await.expect("body").is_empty());
+    let (_, data) = events.next().await;
+    let initialized: Value = serde_json::from_str(&data).expect("JSON");
+    assert_eq!(initialized["id"], 1);
+    assert_eq!(initialized["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await
+            .expect("POST")
+            .status(),
+        202
+    );
+
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .await
+        .expect("POST");
+    let (_, data) = events.next().await;
+    let list: Value = serde_json::from_str(&data).expect("JSON");
+    let tool = &list["result"]["tools"][0];
+    assert_eq!(tool["name"], "getItem");
+    for absent in ["title", "outputSchema", "annotations"] {
+        assert!(
+            tool.get(absent).is_none(),
+            "{absent} does not exist in 2024-11-05: {tool}"
+        );
+    }
+
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list", "arguments": {}}}))
+        .await
+        .expect("POST");
+    let (_, data) = events.next().await;
+    let call: Value = serde_json::from_str(&data).expect("JSON");
+    assert_eq!(call["id"], 3);
+    assert_eq!(call["result"]["content"][0]["text"], "{\"result\":[1,2,3]}");
+    assert!(call["result"].get("structuredContent").is_none());
+
+    let unknown = client
+        .post(format!("{base}/message?sessionId=0000"))
+        .body("{}")
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(unknown.status(), 404);
+    let malformed = client
+        .post(format!("{base}{endpoint}"))
+        .body("not json")
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(malformed.status(), 400);
+    // The client goes away: the session ends with its stream.
+    drop(events);
+    let mut status = 0;
+    for _ in 0..50 {
+        let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+        status = send(ping).await.expect("POST").status().as_u16();
+        if status == 404 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, 404, "a closed stream ends its session");
+
+    let foreign = client
+        .get(format!("{base}/sse"))
+        .header("Host", "evil.example")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(foreign.status(), 403);
+}
+
+#[tokio::test]
+async fn the_legacy_transport_can_be_switched_off() {
+    let upstream = upstream::start().await;
+    let settings = ServerSettings {
+        legacy_sse: false,
+        ..ServerSettings::default()
+    };
+    let server = start(&upstream.url(), settings).await;
+    let base = server.url.trim_end_matches("/mcp").to_string();
+    let response = reqwest::Client::new()
+        .get(format!("{base}/sse"))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(response.status(), 404);
+}

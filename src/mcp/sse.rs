@@ -1,0 +1,202 @@
+//! The deprecated HTTP+SSE transport (protocol revision 2024-11-05), still spoken by older
+//! clients. rmcp removed it in 0.11, so it is written here: `GET /sse` opens a session whose
+//! first event (`endpoint`) names the URL to POST to; `POST /message?sessionId=…` answers
+//! 202 and the response travels on the session's SSE stream.
+//!
+//! Each session runs an ordinary rmcp server over an in-memory pipe carrying
+//! newline-delimited JSON, exactly as on stdio.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::StreamExt as _;
+use futures_util::stream;
+use rmcp::ServiceExt as _;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use super::{McpServer, Shared};
+use crate::config::ServerSettings;
+
+/// Open sessions: id → the channel feeding the session's server.
+#[derive(Default)]
+struct Sessions {
+    open: Mutex<HashMap<String, mpsc::Sender<String>>>,
+}
+
+#[derive(Clone)]
+struct SseState {
+    shared: Arc<Shared>,
+    sessions: Arc<Sessions>,
+    settings: Arc<ServerSettings>,
+}
+
+/// `GET /sse` and `POST /message`.
+pub fn routes(shared: Arc<Shared>, settings: &ServerSettings) -> Router {
+    let state = SseState {
+        shared,
+        sessions: Arc::default(),
+        settings: Arc::new(settings.clone()),
+    };
+    Router::new()
+        .route("/sse", get(open))
+        .route("/message", post(message))
+        .with_state(state)
+}
+
+/// DNS-rebinding protection, as the Streamable HTTP endpoint has it: `Host` must be allowed,
+/// and `Origin`, when present and an allowlist is configured, too.
+fn forbidden(headers: &HeaderMap, settings: &ServerSettings) -> Option<Response> {
+    if !settings.allowed_hosts.is_empty() {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+            _ => host,
+        };
+        let name = name.trim_start_matches('[').trim_end_matches(']');
+        if !settings.allowed_hosts.iter().any(|allowed| allowed == name) {
+            return Some(
+                (
+                    StatusCode::FORBIDDEN,
+                    "Forbidden: Host header is not allowed",
+                )
+                    .into_response(),
+            );
+        }
+    }
+    if !settings.allowed_origins.is_empty()
+        && let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok())
+        && !settings
+            .allowed_origins
+            .iter()
+            .any(|allowed| allowed == origin)
+    {
+        return Some((StatusCode::FORBIDDEN, "Forbidden: Origin is not allowed").into_response());
+    }
+    None
+}
+
+fn new_session_id() -> String {
+    // Two SipHash outputs under the process's random keys: 128 unpredictable bits.
+    let state = std::collections::hash_map::RandomState::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let a = state.hash_one(now);
+    let b = std::collections::hash_map::RandomState::new().hash_one((now, a));
+    format!("{a:016x}{b:016x}")
+}
+
+/// Removes the session when its SSE stream is dropped (the client went away), which closes
+/// the pipe and ends the session's server.
+struct CloseOnDrop {
+    sessions: Arc<Sessions>,
+    id: String,
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        let mut open = self.sessions.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.remove(&self.id);
+    }
+}
+
+async fn open(State(state): State<SseState>, headers: HeaderMap) -> Response {
+    if let Some(refusal) = forbidden(&headers, &state.settings) {
+        return refusal;
+    }
+    let id = new_session_id();
+    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(theirs);
+    let (our_read, mut our_write) = tokio::io::split(ours);
+    let (to_server, mut incoming) = mpsc::channel::<String>(64);
+    state
+        .sessions
+        .open
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(id.clone(), to_server);
+    tokio::spawn(async move {
+        while let Some(line) = incoming.recv().await {
+            if our_write.write_all(line.as_bytes()).await.is_err()
+                || our_write.write_all(b"\n").await.is_err()
+            {
+                break;
+            }
+        }
+    });
+    let server = McpServer::new(state.shared.clone());
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve((server_read, server_write)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let endpoint = Event::default()
+        .event("endpoint")
+        .data(format!("/message?sessionId={id}"));
+    let guard = CloseOnDrop {
+        sessions: state.sessions.clone(),
+        id,
+    };
+    let lines = BufReader::new(our_read).lines();
+    let messages = stream::unfold((lines, guard), |(mut lines, guard)| async move {
+        match lines.next_line().await {
+            Ok(Some(line)) => {
+                let event = Event::default().event("message").data(line);
+                Some((Ok::<Event, Infallible>(event), (lines, guard)))
+            }
+            _ => None,
+        }
+    });
+    let events = stream::once(async move { Ok::<Event, Infallible>(endpoint) }).chain(messages);
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+#[derive(serde::Deserialize)]
+struct SessionQuery {
+    #[serde(rename = "sessionId")]
+    session_id: String,
+}
+
+async fn message(
+    State(state): State<SseState>,
+    Query(query): Query<SessionQuery>,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    if let Some(refusal) = forbidden(&headers, &state.settings) {
+        return refusal;
+    }
+    let sender = state
+        .sessions
+        .open
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&query.session_id)
+        .cloned();
+    let Some(sender) = sender else {
+        return (StatusCode::NOT_FOUND, "Not Found: no such session").into_response();
+    };
+    let Ok(message) = serde_json::from_str::<serde_json::Value>(&body) else {
+        return (StatusCode::BAD_REQUEST, "Bad Request: the body is not JSON").into_response();
+    };
+    // One line per message: compact JSON has no newlines.
+    match sender.send(message.to_string()).await {
+        Ok(()) => StatusCode::ACCEPTED.into_response(),
+        Err(_) => (StatusCode::NOT_FOUND, "Not Found: the session has ended").into_response(),
+    }
+}
