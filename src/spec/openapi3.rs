@@ -108,8 +108,9 @@ fn parameter<'a>(
             },
             None,
         ),
-        (None, Some(Value::Object(content))) if !content.is_empty() => {
-            let (media_type, media) = content.iter().next().expect("non-empty");
+        (None, Some(Value::Object(content)))
+            if let Some((media_type, media)) = content.iter().next() =>
+        {
             let schema = media
                 .get("schema")
                 .map(Cow::Borrowed)
@@ -177,7 +178,9 @@ fn request_body<'a>(
     let Some(chosen) = media::choose(content.keys().map(String::as_str)) else {
         return Ok(None);
     };
-    let (media_type, media_object) = content.iter().nth(chosen).expect("index from choose");
+    let Some((media_type, media_object)) = content.iter().nth(chosen) else {
+        return Ok(None);
+    };
     let kind = media::classify(media_type);
     let mut encoding = BTreeMap::new();
     if matches!(kind, MediaKind::FormUrlEncoded | MediaKind::Multipart)
