@@ -37,7 +37,10 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, shutdown: Cancellatio
         config,
     );
     let router = Router::new()
-        .nest_service("/mcp", service)
+        .route_service(
+            "/mcp",
+            super::batch::Batches::new(service, settings.max_request_bytes),
+        )
         .route("/healthz", axum::routing::get(|| async { "ok" }));
     if settings.legacy_sse {
         router.merge(super::sse::routes(shared_for_sse, settings))

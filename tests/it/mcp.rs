@@ -822,3 +822,62 @@ async fn the_legacy_transport_can_be_switched_off() {
         .expect("GET");
     assert_eq!(response.status(), 404);
 }
+
+async fn post_raw(url: &str, session: &str, version: Option<&str>, body: Value) -> (u16, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", session)
+        .body(body.to_string());
+    if let Some(version) = version {
+        request = request.header("MCP-Protocol-Version", version);
+    }
+    let response = request.send().await.expect("POST");
+    let status = response.status().as_u16();
+    (status, response.text().await.expect("body"))
+}
+
+#[tokio::test]
+async fn json_rpc_batches_are_accepted_for_2025_03_26_only() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let (session, _) = initialize(&server.url, "2025-03-26").await;
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "x", "progress": 1}},
+        {"jsonrpc": "2.0", "id": "b", "method": "tools/list"}
+    ]);
+    let (status, body) = post_raw(&server.url, &session, None, batch.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    let answers: Value = serde_json::from_str(&body).expect("a JSON array");
+    let answers = answers.as_array().expect("array");
+    assert_eq!(
+        answers.len(),
+        2,
+        "one answer per request, none for the notification: {body}"
+    );
+    assert_eq!(answers[0]["id"], "a");
+    assert_eq!(answers[0]["result"], json!({}));
+    assert_eq!(answers[1]["id"], "b");
+    assert!(
+        answers[1]["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty())
+    );
+
+    let notifications = json!([{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "x", "progress": 2}}]);
+    let (status, body) = post_raw(&server.url, &session, Some("2025-03-26"), notifications).await;
+    assert_eq!((status, body.as_str()), (202, ""));
+
+    let (newer, _) = initialize(&server.url, "2025-06-18").await;
+    let (status, body) = post_raw(&server.url, &newer, Some("2025-06-18"), batch).await;
+    assert_eq!(status, 400, "{body}");
+    let error: Value = serde_json::from_str(&body).expect("JSON-RPC error");
+    assert_eq!(error["error"]["code"], -32600);
+
+    let with_initialize =
+        json!([{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}]);
+    let (status, _) = post_raw(&server.url, &session, None, with_initialize).await;
+    assert_eq!(status, 400);
+}

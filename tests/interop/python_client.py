@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""Interoperability test: restmcp against the official MCP Python SDK (mcp 2.x).
+
+Starts a loopback echo upstream, then drives restmcp over four transports with the SDK's
+own client:
+
+  1. stdio                       (Client(stdio_client(params)), default mode "auto": discover first)
+  2. Streamable HTTP, default    (Client(url), mode "auto": server/discover, 2026-07-28)
+  3. Streamable HTTP, handshake  (Client(url, mode="legacy"): initialize lifecycle)
+  4. legacy HTTP+SSE at /sse     (Client(sse_client(url), mode="legacy"))
+
+Each transport: connect, tools/list, getItem, list (the SDK validates the outputSchema
+itself), status 404, and a call with bad arguments. One line per check, then
+`interop-python: N passed, M failed`; exit 0 only when nothing failed.
+
+Usage: python_client.py --bin PATH/TO/restmcp --spec PATH/TO/echo-api.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from contextlib import AsyncExitStack
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+import anyio
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+TIMEOUT = 20.0  # seconds, for every single request
+TRANSPORT_TIMEOUT = 120.0  # seconds, for one whole transport (connect + checks + close)
+HARD_LIMIT = 600  # seconds: the process kills itself (and its children) past this
+
+# --------------------------------------------------------------------------------------
+# Results
+
+
+class Results:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def record(self, name: str, ok: bool, detail: str = "") -> None:
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        line = f"{'PASS' if ok else 'FAIL'} {name}"
+        if detail:
+            line += f" -- {detail}"
+        print(line, flush=True)
+
+
+RESULTS = Results()
+
+# --------------------------------------------------------------------------------------
+# The upstream API: loopback only.
+
+
+class EchoHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        path, sep, query = self.path.partition("?")
+        status = 200
+        if path.startswith("/_/status/"):
+            try:
+                status = int(path.rsplit("/", 1)[1])
+            except ValueError:
+                status = 400
+            body: Any = {"error": "requested status"}
+        elif path == "/_/list":
+            body = [1, 2, 3]
+        else:
+            body = {"method": self.command, "path": path, "query": query if sep else None}
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+
+def start_upstream() -> tuple[ThreadingHTTPServer, str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EchoHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="upstream", daemon=True).start()
+    host, port = server.server_address[:2]
+    return server, f"http://{host}:{port}"
+
+
+# --------------------------------------------------------------------------------------
+# Child processes
+
+
+CHILDREN: list[subprocess.Popen[bytes]] = []
+
+
+def kill_children() -> None:
+    for proc in CHILDREN:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HttpServer:
+    """`restmcp serve` on a free loopback port; stderr kept in a file for diagnostics."""
+
+    def __init__(self, binary: str, spec: str, base_url: str) -> None:
+        self.port = free_port()
+        self.log = tempfile.NamedTemporaryFile(prefix="restmcp-serve-", suffix=".log", delete=False)
+        # restmcp reads every RESTMCP_* variable as configuration and refuses unknown keys,
+        # so the runner's own RESTMCP_BIN must not reach it.
+        env = {k: v for k, v in os.environ.items() if not k.upper().startswith("RESTMCP_")}
+        env["RESTMCP_SERVER__LISTEN"] = f"127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [binary, "serve", "--spec", spec, "--base-url", base_url],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        CHILDREN.append(self.proc)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def wait_ready(self) -> None:
+        with anyio.fail_after(TIMEOUT):
+            while True:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"restmcp serve exited with {self.proc.returncode}: {self.log_text()}")
+                try:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                        return
+                except OSError:
+                    await anyio.sleep(0.05)
+
+    def log_text(self) -> str:
+        try:
+            with open(self.log.name, encoding="utf-8", errors="replace") as f:
+                return f.read()[-4000:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self.log.close()
+        try:
+            os.unlink(self.log.name)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------------------
+# Helpers
+
+
+def texts(result: Any) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content if getattr(block, "type", "") == "text")
+
+
+def parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def short(value: Any, limit: int = 300) -> str:
+    s = value if isinstance(value, str) else json.dumps(value, default=str)
+    return s if len(s) <= limit else s[:limit] + "..."
+
+
+def describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe(e) for e in exc.exceptions)
+    err = getattr(exc, "error", None)  # mcp.shared.exceptions.MCPError carries ErrorData
+    if err is not None and hasattr(err, "code"):
+        return f"{type(exc).__name__}(code={err.code}, message={err.message!r}, data={err.data!r})"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+CHECK_NAMES = ["connect", "tools/list", "getItem", "list (outputSchema)", "status 404", "bad arguments"]
+
+
+async def exercise(label: str, make_client: Callable[[], Any], text_too: bool, expect_version: str | None) -> None:
+    """Connect with the SDK and run every check; each check is recorded exactly once."""
+    done: set[str] = set()
+
+    def record(check: str, ok: bool, detail: str = "") -> None:
+        done.add(check)
+        RESULTS.record(f"[{label}] {check}", ok, detail)
+
+    async def step(check: str, body: Callable[[], Any]) -> None:
+        try:
+            with anyio.fail_after(TIMEOUT):
+                ok, detail = await body()
+        except TimeoutError:
+            ok, detail = False, f"no answer within {TIMEOUT:.0f} s"
+        except Exception as exc:  # the SDK raising is a failed check, not a crash
+            ok, detail = False, describe(exc)
+        record(check, ok, detail)
+
+    try:
+        with anyio.fail_after(TRANSPORT_TIMEOUT):
+            async with AsyncExitStack() as stack:
+                try:
+                    client = await stack.enter_async_context(make_client())
+                except Exception as exc:
+                    record("connect", False, describe(exc))
+                    return
+                version = client.protocol_version
+                # structuredContent exists from 2025-06-18 on; before it, only the text says it.
+                structured = version not in ("2024-11-05", "2025-03-26")
+                check_text = text_too or not structured
+                ok = expect_version is None or version == expect_version
+                info = client.server_info
+                record(
+                    "connect",
+                    ok,
+                    f"protocol {version}, server {info.name if info else None} {info.version if info else ''}".rstrip()
+                    + ("" if ok else f" (expected {expect_version})"),
+                )
+
+                async def tools_list() -> tuple[bool, str]:
+                    names: list[str] = []
+                    cursor = None
+                    for _ in range(50):
+                        page = await client.list_tools(cursor=cursor)
+                        names += [t.name for t in page.tools]
+                        cursor = page.next_cursor
+                        if not cursor:
+                            break
+                    missing = [n for n in ("getItem", "status", "list") if n not in names]
+                    return not missing, f"{len(names)} tools" + (f", missing {missing}" if missing else "")
+
+                await step("tools/list", tools_list)
+
+                async def get_item() -> tuple[bool, str]:
+                    r = await client.call_tool("getItem", {"id": "7", "limit": 2})
+                    ok, detail = r.is_error is False, [f"isError={r.is_error}"]
+                    echoes = []
+                    if structured:
+                        echoes.append(("structuredContent", r.structured_content))
+                    if check_text:
+                        echoes.append(("text", parse_json(texts(r))))
+                    for where, echo in echoes:
+                        ok = ok and isinstance(echo, dict)
+                        ok = ok and echo.get("path") == "/echo/items/7" and echo.get("query") == "limit=2"
+                        detail.append(f"{where}={short(echo)}")
+                    return ok, " ".join(detail)
+
+                await step("getItem", get_item)
+
+                async def list_call() -> tuple[bool, str]:
+                    # Client.call_tool runs the SDK's outputSchema validation (not disabled here).
+                    r = await client.call_tool("list", {})
+                    ok, detail = r.is_error is False, [f"isError={r.is_error}"]
+                    if structured:
+                        ok = ok and r.structured_content == {"result": [1, 2, 3]}
+                        detail.append(f"structuredContent={short(r.structured_content)}")
+                    if check_text:
+                        # restmcp's text is the structured value, serialized (the array wrapped).
+                        ok = ok and parse_json(texts(r)) == {"result": [1, 2, 3]}
+                        detail.append(f"text={short(texts(r))}")
+                    return ok, " ".join(detail)
+
+                await step("list (outputSchema)", list_call)
+
+                async def status_404() -> tuple[bool, str]:
+                    r = await client.call_tool("status", {"code": 404})
+                    text = texts(r)
+                    return r.is_error is True and "404" in text, f"isError={r.is_error} text={short(text, 200)}"
+
+                await step("status 404", status_404)
+
+                async def bad_arguments() -> tuple[bool, str]:
+                    # Two violations: `id` is required and missing; `limit` is not an integer.
+                    r = await client.call_tool("getItem", {"limit": "x"})
+                    text = texts(r)
+                    ok = r.is_error is True and "id" in text and "limit" in text
+                    return ok, f"isError={r.is_error} text={short(text, 300)}"
+
+                await step("bad arguments", bad_arguments)
+    except TimeoutError:
+        for check in CHECK_NAMES:
+            if check not in done:
+                record(check, False, f"transport timed out after {TRANSPORT_TIMEOUT:.0f} s")
+        return
+    except Exception as exc:  # e.g. an error while closing the connection
+        RESULTS.record(f"[{label}] close", False, describe(exc))
+    for check in CHECK_NAMES:
+        if check not in done:
+            record(check, False, "not run (connect failed)")
+
+
+# --------------------------------------------------------------------------------------
+
+
+async def main_async(binary: str, spec: str) -> None:
+    upstream, upstream_url = start_upstream()
+    print(f"upstream echo API at {upstream_url}; restmcp {binary}; spec {spec}", flush=True)
+    try:
+        # (1) stdio; the server's stderr goes to a file, shown when a check failed.
+        with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as stdio_log:
+            params = StdioServerParameters(
+                command=binary, args=["stdio", "--spec", spec, "--base-url", upstream_url]
+            )
+            failed_before = RESULTS.failed
+            await exercise(
+                "stdio",
+                lambda: Client(stdio_client(params, errlog=stdio_log), read_timeout_seconds=TIMEOUT),
+                text_too=False,
+                expect_version="2026-07-28",
+            )
+            if RESULTS.failed > failed_before:
+                stdio_log.seek(0)
+                print(f"--- restmcp stdio stderr ---\n{stdio_log.read()[-4000:]}\n---", flush=True)
+
+        # (2)-(4): one `restmcp serve` per transport so a failure in one cannot hide another.
+        variants: list[tuple[str, Callable[[str], Any], bool, str | None]] = [
+            (
+                "streamable-http auto",
+                lambda base: Client(f"{base}/mcp", read_timeout_seconds=TIMEOUT),
+                False,
+                "2026-07-28",
+            ),
+            (
+                "streamable-http initialize",
+                lambda base: Client(f"{base}/mcp", mode="legacy", read_timeout_seconds=TIMEOUT),
+                False,
+                "2025-11-25",
+            ),
+            (
+                "sse (2024-11-05 transport)",
+                lambda base: Client(
+                    sse_client(f"{base}/sse", timeout=TIMEOUT), mode="legacy", read_timeout_seconds=TIMEOUT
+                ),
+                True,
+                None,
+            ),
+        ]
+        for label, factory, text_too, expect_version in variants:
+            server = HttpServer(binary, spec, upstream_url)
+            try:
+                try:
+                    await server.wait_ready()
+                except Exception as exc:
+                    for check in CHECK_NAMES:
+                        RESULTS.record(f"[{label}] {check}", False, f"restmcp serve not ready: {describe(exc)}")
+                    continue
+                failed_before = RESULTS.failed
+                await exercise(label, lambda: factory(server.base), text_too, expect_version)
+                if RESULTS.failed > failed_before:
+                    print(f"--- restmcp serve log ({label}) ---\n{server.log_text()}\n---", flush=True)
+            finally:
+                server.stop()
+    finally:
+        upstream.shutdown()
+        upstream.server_close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True, help="path to the restmcp binary")
+    parser.add_argument("--spec", required=True, help="path to tests/fixtures/echo-api.yaml")
+    args = parser.parse_args()
+    binary = os.path.abspath(args.bin)
+    spec = os.path.abspath(args.spec)
+    if not os.access(binary, os.X_OK):
+        print(f"restmcp binary not found or not executable: {binary}", file=sys.stderr)
+        print("interop-python: 0 passed, 1 failed", flush=True)
+        return 1
+
+    def hard_stop(_signum: int, _frame: Any) -> None:
+        print(f"FAIL hard limit of {HARD_LIMIT} s reached; killing children", flush=True)
+        kill_children()
+        print(f"interop-python: {RESULTS.passed} passed, {RESULTS.failed + 1} failed", flush=True)
+        os._exit(1)
+
+    signal.signal(signal.SIGALRM, hard_stop)
+    signal.alarm(HARD_LIMIT)
+    started = time.monotonic()
+    try:
+        asyncio.run(main_async(binary, spec))
+    except BaseException as exc:  # noqa: BLE001 - report, never hang or lose the summary
+        traceback.print_exc()
+        RESULTS.record("run", False, describe(exc))
+    finally:
+        kill_children()
+        signal.alarm(0)
+    print(f"(took {time.monotonic() - started:.1f} s)", flush=True)
+    print(f"interop-python: {RESULTS.passed} passed, {RESULTS.failed} failed", flush=True)
+    return 0 if RESULTS.failed == 0 and RESULTS.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
