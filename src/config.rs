@@ -530,8 +530,11 @@ impl From<figment::Error> for ConfigError {
     }
 }
 
-/// Environment variables read by the CLI itself rather than the config tree.
-const CLI_ENV: [&str; 1] = ["config"];
+/// The configuration's top-level tables: only `RESTMCP_*` variables under them are
+/// configuration. Others (`RESTMCP_CONFIG`, which the CLI reads, or a `RESTMCP_BIN` a CI
+/// script sets for itself) are not, and must not make the configuration invalid; a typo
+/// inside a table (`RESTMCP_TOOLS__MAX_NAM_LENGTH`) still is an error naming the key.
+const CONFIG_TABLES: [&str; 3] = ["server", "tools", "apis"];
 
 impl Config {
     /// Loads `path` (required to exist unless `--spec` replaces the configured APIs), the
@@ -546,7 +549,15 @@ impl Config {
             }
             figment = figment.merge(Toml::file_exact(path));
         }
-        figment = figment.merge(Env::prefixed("RESTMCP_").split("__").ignore(&CLI_ENV));
+        let env = Env::prefixed("RESTMCP_")
+            .filter(|key| {
+                let top = key.as_str().split("__").next().unwrap_or_default();
+                CONFIG_TABLES
+                    .iter()
+                    .any(|table| top.eq_ignore_ascii_case(table))
+            })
+            .split("__");
+        figment = figment.merge(env);
         if let Some(spec) = &overrides.spec {
             let name = api_name_from_spec(spec);
             let mut api = serde_json::json!({ "spec": spec });

@@ -1,7 +1,9 @@
-//! JSON-RPC batches, which only protocol revision 2025-03-26 allows (2025-06-18 removed
+//! In front of rmcp's Streamable HTTP service: JSON-RPC batches, which only protocol
+//! revision 2025-03-26 allows (2025-06-18 removed
 //! them). rmcp does not accept batches, so a POST whose body is an array is split here into
 //! single requests for the Streamable HTTP service, and their responses are gathered into one
-//! JSON array. Everything else passes through untouched.
+//! JSON array. A session DELETE is answered 200 rather than rmcp's 202. Everything else
+//! passes through untouched.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -47,6 +49,15 @@ where
         let inner = self.inner.clone();
         let max_body = self.max_body;
         Box::pin(async move {
+            if request.method() == Method::DELETE {
+                // The spec names no success status for ending a session; rmcp says 202, and
+                // the Python SDK accepts only 200 or 204 (it logs a failure otherwise).
+                let mut response = forward(inner, request).await;
+                if response.status() == StatusCode::ACCEPTED {
+                    *response.status_mut() = StatusCode::OK;
+                }
+                return Ok(response);
+            }
             if request.method() != Method::POST {
                 return Ok(forward(inner, request).await);
             }

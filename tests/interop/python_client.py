@@ -9,6 +9,10 @@ own client:
   3. Streamable HTTP, handshake  (Client(url, mode="legacy"): initialize lifecycle)
   4. legacy HTTP+SSE at /sse     (Client(sse_client(url), mode="legacy"))
 
+The SDK's handshake always offers 2025-11-25, also over the 2024-11-05 SSE transport, and
+restmcp accepts it, so structuredContent exists there too; on SSE the text content is checked
+as well (and alone, should a server ever negotiate 2024-11-05 or 2025-03-26).
+
 Each transport: connect, tools/list, getItem, list (the SDK validates the outputSchema
 itself), status 404, and a call with bad arguments. One line per check, then
 `interop-python: N passed, M failed`; exit 0 only when nothing failed.
@@ -40,7 +44,8 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 TIMEOUT = 20.0  # seconds, for every single request
-TRANSPORT_TIMEOUT = 120.0  # seconds, for one whole transport (connect + checks + close)
+CONNECT_TIMEOUT = 2 * TIMEOUT  # discover may time out and fall back to initialize
+TRANSPORT_TIMEOUT = 120.0  # seconds, for the checks and the close after connecting
 HARD_LIMIT = 600  # seconds: the process kills itself (and its children) past this
 
 # --------------------------------------------------------------------------------------
@@ -157,15 +162,20 @@ class HttpServer:
         return f"http://127.0.0.1:{self.port}"
 
     async def wait_ready(self) -> None:
-        with anyio.fail_after(TIMEOUT):
-            while True:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"restmcp serve exited with {self.proc.returncode}: {self.log_text()}")
-                try:
-                    with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                        return
-                except OSError:
-                    await anyio.sleep(0.05)
+        """Until the port accepts connections (restmcp binds before printing its banner)."""
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"restmcp serve exited with {self.proc.returncode}: {self.log_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"nothing listening on 127.0.0.1:{self.port} after {TIMEOUT:.0f} s: {self.log_text()}"
+                    ) from None
+                await anyio.sleep(0.05)
 
     def log_text(self) -> str:
         try:
@@ -239,91 +249,100 @@ async def exercise(label: str, make_client: Callable[[], Any], text_too: bool, e
             ok, detail = False, describe(exc)
         record(check, ok, detail)
 
+    async def run_checks(client: Any) -> None:
+        version = client.protocol_version
+        # structuredContent exists from 2025-06-18 on; before it, only the text says it.
+        structured = version not in ("2024-11-05", "2025-03-26")
+        check_text = text_too or not structured
+        ok = expect_version is None or version == expect_version
+        info = client.server_info
+        record(
+            "connect",
+            ok,
+            f"protocol {version}, server {info.name if info else None} {info.version if info else ''}".rstrip()
+            + ("" if ok else f" (expected {expect_version})"),
+        )
+
+        async def tools_list() -> tuple[bool, str]:
+            names: list[str] = []
+            cursor = None
+            for _ in range(50):
+                page = await client.list_tools(cursor=cursor)
+                names += [t.name for t in page.tools]
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            missing = [n for n in ("getItem", "status", "list") if n not in names]
+            return not missing, f"{len(names)} tools" + (f", missing {missing}" if missing else "")
+
+        await step("tools/list", tools_list)
+
+        async def get_item() -> tuple[bool, str]:
+            r = await client.call_tool("getItem", {"id": "7", "limit": 2})
+            ok, detail = r.is_error is False, [f"isError={r.is_error}"]
+            echoes = []
+            if structured:
+                echoes.append(("structuredContent", r.structured_content))
+            if check_text:
+                echoes.append(("text", parse_json(texts(r))))
+            for where, echo in echoes:
+                ok = ok and isinstance(echo, dict)
+                ok = ok and echo.get("path") == "/echo/items/7" and echo.get("query") == "limit=2"
+                detail.append(f"{where}={short(echo)}")
+            return ok, " ".join(detail)
+
+        await step("getItem", get_item)
+
+        async def list_call() -> tuple[bool, str]:
+            # Client.call_tool runs the SDK's outputSchema validation (not disabled here).
+            r = await client.call_tool("list", {})
+            ok, detail = r.is_error is False, [f"isError={r.is_error}"]
+            if structured:
+                ok = ok and r.structured_content == {"result": [1, 2, 3]}
+                detail.append(f"structuredContent={short(r.structured_content)}")
+            if check_text:
+                # restmcp's text is the structured value, serialized (the array wrapped).
+                ok = ok and parse_json(texts(r)) == {"result": [1, 2, 3]}
+                detail.append(f"text={short(texts(r))}")
+            return ok, " ".join(detail)
+
+        await step("list (outputSchema)", list_call)
+
+        async def status_404() -> tuple[bool, str]:
+            r = await client.call_tool("status", {"code": 404})
+            text = texts(r)
+            return r.is_error is True and "404" in text, f"isError={r.is_error} text={short(text, 200)}"
+
+        await step("status 404", status_404)
+
+        async def bad_arguments() -> tuple[bool, str]:
+            # Two violations: `id` is required and missing; `limit` is not an integer.
+            r = await client.call_tool("getItem", {"limit": "x"})
+            text = texts(r)
+            ok = r.is_error is True and "id" in text and "limit" in text
+            return ok, f"isError={r.is_error} text={short(text, 300)}"
+
+        await step("bad arguments", bad_arguments)
+
+    phase = f"connect timed out after {CONNECT_TIMEOUT:.0f} s"
     try:
-        with anyio.fail_after(TRANSPORT_TIMEOUT):
+        # One scope for the whole transport (a scope cannot end while the client's task groups
+        # live): the connect gets CONNECT_TIMEOUT, then the deadline moves for the checks.
+        with anyio.fail_after(CONNECT_TIMEOUT) as scope:
             async with AsyncExitStack() as stack:
                 try:
                     client = await stack.enter_async_context(make_client())
                 except Exception as exc:
                     record("connect", False, describe(exc))
-                    return
-                version = client.protocol_version
-                # structuredContent exists from 2025-06-18 on; before it, only the text says it.
-                structured = version not in ("2024-11-05", "2025-03-26")
-                check_text = text_too or not structured
-                ok = expect_version is None or version == expect_version
-                info = client.server_info
-                record(
-                    "connect",
-                    ok,
-                    f"protocol {version}, server {info.name if info else None} {info.version if info else ''}".rstrip()
-                    + ("" if ok else f" (expected {expect_version})"),
-                )
-
-                async def tools_list() -> tuple[bool, str]:
-                    names: list[str] = []
-                    cursor = None
-                    for _ in range(50):
-                        page = await client.list_tools(cursor=cursor)
-                        names += [t.name for t in page.tools]
-                        cursor = page.next_cursor
-                        if not cursor:
-                            break
-                    missing = [n for n in ("getItem", "status", "list") if n not in names]
-                    return not missing, f"{len(names)} tools" + (f", missing {missing}" if missing else "")
-
-                await step("tools/list", tools_list)
-
-                async def get_item() -> tuple[bool, str]:
-                    r = await client.call_tool("getItem", {"id": "7", "limit": 2})
-                    ok, detail = r.is_error is False, [f"isError={r.is_error}"]
-                    echoes = []
-                    if structured:
-                        echoes.append(("structuredContent", r.structured_content))
-                    if check_text:
-                        echoes.append(("text", parse_json(texts(r))))
-                    for where, echo in echoes:
-                        ok = ok and isinstance(echo, dict)
-                        ok = ok and echo.get("path") == "/echo/items/7" and echo.get("query") == "limit=2"
-                        detail.append(f"{where}={short(echo)}")
-                    return ok, " ".join(detail)
-
-                await step("getItem", get_item)
-
-                async def list_call() -> tuple[bool, str]:
-                    # Client.call_tool runs the SDK's outputSchema validation (not disabled here).
-                    r = await client.call_tool("list", {})
-                    ok, detail = r.is_error is False, [f"isError={r.is_error}"]
-                    if structured:
-                        ok = ok and r.structured_content == {"result": [1, 2, 3]}
-                        detail.append(f"structuredContent={short(r.structured_content)}")
-                    if check_text:
-                        # restmcp's text is the structured value, serialized (the array wrapped).
-                        ok = ok and parse_json(texts(r)) == {"result": [1, 2, 3]}
-                        detail.append(f"text={short(texts(r))}")
-                    return ok, " ".join(detail)
-
-                await step("list (outputSchema)", list_call)
-
-                async def status_404() -> tuple[bool, str]:
-                    r = await client.call_tool("status", {"code": 404})
-                    text = texts(r)
-                    return r.is_error is True and "404" in text, f"isError={r.is_error} text={short(text, 200)}"
-
-                await step("status 404", status_404)
-
-                async def bad_arguments() -> tuple[bool, str]:
-                    # Two violations: `id` is required and missing; `limit` is not an integer.
-                    r = await client.call_tool("getItem", {"limit": "x"})
-                    text = texts(r)
-                    ok = r.is_error is True and "id" in text and "limit" in text
-                    return ok, f"isError={r.is_error} text={short(text, 300)}"
-
-                await step("bad arguments", bad_arguments)
+                    client = None
+                scope.deadline = anyio.current_time() + TRANSPORT_TIMEOUT
+                phase = f"transport timed out after {TRANSPORT_TIMEOUT:.0f} s more"
+                if client is not None:
+                    await run_checks(client)
     except TimeoutError:
         for check in CHECK_NAMES:
             if check not in done:
-                record(check, False, f"transport timed out after {TRANSPORT_TIMEOUT:.0f} s")
+                record(check, False, phase)
         return
     except Exception as exc:  # e.g. an error while closing the connection
         RESULTS.record(f"[{label}] close", False, describe(exc))

@@ -333,3 +333,25 @@ async fn call_sends_the_request_and_prints_the_mcp_result() {
         stderr(&output)
     );
 }
+
+#[test]
+fn environment_variables_outside_the_config_tables_are_not_configuration() {
+    let dir = config_dir("[apis.pets]\nspec = \"specs/pets.yaml\"\n");
+    let output = restmcp(
+        &["tools", "--json"],
+        dir.path(),
+        &[("RESTMCP_BIN", "/usr/bin/restmcp")],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = restmcp(
+        &["tools"],
+        dir.path(),
+        &[("RESTMCP_TOOLS__MAX_NAM_LENGTH", "20")],
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("max_nam_length"),
+        "{}",
+        stderr(&output)
+    );
+}
