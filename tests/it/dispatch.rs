@@ -561,24 +561,7 @@ async fn redirects_to_another_origin_are_not_followed() {
 /// upstream connection: the upstream sees end-of-stream.
 #[tokio::test]
 async fn a_dropped_call_closes_its_upstream_connection() {
-    use tokio::io::AsyncReadExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
-        let (mut socket, _) = listener.accept().await.expect("accept");
-        let mut buffer = [0u8; 4096];
-        // Read the request, never answer, and report when the client goes away.
-        loop {
-            match socket.read(&mut buffer).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => continue,
-            }
-        }
-        let _ = closed_tx.send(());
-    });
+    let (addr, closed_rx) = upstream::start_silent().await;
     let dispatcher = dispatcher_for(
         fixture("echo-api.yaml"),
         &format!("http://{addr}"),

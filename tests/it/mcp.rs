@@ -385,23 +385,7 @@ async fn connected_clients_hear_when_the_tool_set_changes() {
 /// The client gives up on a call: the server drops it, and with it the upstream request.
 #[tokio::test]
 async fn a_cancelled_call_drops_its_upstream_request() {
-    use tokio::io::AsyncReadExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
-        let (mut socket, _) = listener.accept().await.expect("accept");
-        let mut buffer = [0u8; 4096];
-        loop {
-            match socket.read(&mut buffer).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => continue,
-            }
-        }
-        let _ = closed_tx.send(());
-    });
+    let (addr, closed_rx) = upstream::start_silent().await;
     let server = start(&format!("http://{addr}"), ServerSettings::default()).await;
     let client =
         ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))

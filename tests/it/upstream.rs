@@ -161,6 +161,29 @@ pub async fn start() -> Upstream {
 /// One part of a multipart body: name, filename, content type, bytes.
 pub type Part = (String, Option<String>, Option<String>, Vec<u8>);
 
+/// An upstream that accepts one connection, reads the request, never answers, and signals
+/// when the client closes the connection: how tests see that a call was really dropped.
+pub async fn start_silent() -> (SocketAddr, tokio::sync::oneshot::Receiver<()>) {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let mut buffer = [0u8; 4096];
+        loop {
+            match socket.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => continue,
+            }
+        }
+        let _ = closed_tx.send(());
+    });
+    (addr, closed_rx)
+}
+
 /// Parses a multipart/form-data body into its parts — independently of restmcp's own
 /// serializer.
 pub fn multipart_parts(content_type: &str, body: &[u8]) -> Vec<Part> {
