@@ -39,7 +39,7 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, shutdown: Cancellatio
     let router = Router::new()
         .route_service(
             "/mcp",
-            super::batch::Batches::new(service, settings.max_request_bytes),
+            super::front::Front::new(service, settings.max_request_bytes, settings.json_response),
         )
         .route("/healthz", axum::routing::get(|| async { "ok" }));
     if settings.legacy_sse {

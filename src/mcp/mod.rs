@@ -7,7 +7,7 @@
 //! told with `notifications/tools/list_changed`. [`stdio`], [`http`] (Streamable HTTP) and
 //! [`sse`] (the legacy HTTP+SSE transport) are the transports.
 
-mod batch;
+mod front;
 pub mod http;
 pub mod sse;
 pub mod stdio;

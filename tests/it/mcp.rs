@@ -865,3 +865,39 @@ async fn json_rpc_batches_are_accepted_for_2025_03_26_only() {
     let (status, _) = post_raw(&server.url, &session, None, with_initialize).await;
     assert_eq!(status, 400);
 }
+
+#[tokio::test]
+async fn session_answers_are_plain_json_unless_the_call_streams_progress() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let (session, _) = initialize(&server.url, "2025-06-18").await;
+    let send = |body: Value| {
+        reqwest::Client::new()
+            .post(&server.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Session-Id", &session)
+            .header("MCP-Protocol-Version", "2025-06-18")
+            .body(body.to_string())
+            .send()
+    };
+    let response = send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}))
+        .await
+        .expect("POST");
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let answer: Value = response.json().await.expect("JSON");
+    assert_eq!(answer["id"], 7);
+    assert!(answer["result"]["tools"].is_array());
+
+    let with_progress = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": "list", "arguments": {}, "_meta": {"progressToken": "p1"}}});
+    let response = send(with_progress).await.expect("POST");
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+}

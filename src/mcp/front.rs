@@ -1,9 +1,13 @@
-//! In front of rmcp's Streamable HTTP service: JSON-RPC batches, which only protocol
-//! revision 2025-03-26 allows (2025-06-18 removed
-//! them). rmcp does not accept batches, so a POST whose body is an array is split here into
-//! single requests for the Streamable HTTP service, and their responses are gathered into one
-//! JSON array. A session DELETE is answered 200 rather than rmcp's 202. Everything else
-//! passes through untouched.
+//! The HTTP layer in front of rmcp's Streamable HTTP service, for what the transport
+//! specification asks and rmcp does differently:
+//! - JSON-RPC batches, which only protocol revision 2025-03-26 allows and rmcp rejects: a POST
+//!   whose body is an array is split into single requests and their responses gathered into
+//!   one JSON array;
+//! - plain JSON answers: in session mode rmcp answers every POST with an SSE stream, but a
+//!   request that will not stream progress gets its response as `application/json`
+//!   (SSE only when the call streams progress);
+//! - a session DELETE is answered 200 rather than 202 (the Python SDK expects 200 or 204).
+//! Everything else passes through untouched.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -15,22 +19,27 @@ use axum::http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use serde_json::{Value, json};
 use tower::{Service, ServiceExt as _};
 
-/// Splits 2025-03-26 batches for the wrapped MCP service.
+/// Wraps the MCP service (see the module documentation).
 #[derive(Clone)]
-pub struct Batches<S> {
+pub struct Front<S> {
     inner: S,
     max_body: usize,
+    json_response: bool,
 }
 
-impl<S> Batches<S> {
-    pub fn new(inner: S, max_body: usize) -> Self {
-        Batches { inner, max_body }
+impl<S> Front<S> {
+    pub fn new(inner: S, max_body: usize, json_response: bool) -> Self {
+        Front {
+            inner,
+            max_body,
+            json_response,
+        }
     }
 }
 
 type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
-impl<S, B> Service<Request<Body>> for Batches<S>
+impl<S, B> Service<Request<Body>> for Front<S>
 where
     S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
@@ -48,6 +57,7 @@ where
     fn call(&mut self, request: Request<Body>) -> BoxFuture {
         let inner = self.inner.clone();
         let max_body = self.max_body;
+        let json_response = self.json_response;
         Box::pin(async move {
             if request.method() == Method::DELETE {
                 // The spec names no success status for ending a session; rmcp says 202, and
@@ -67,8 +77,29 @@ where
             };
             let is_batch = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
             if !is_batch {
+                let message = serde_json::from_slice::<Value>(&bytes).ok();
+                let id = message
+                    .as_ref()
+                    .filter(|m| m.get("method").is_some())
+                    .and_then(|m| m.get("id"))
+                    .cloned();
+                let streams_progress = message
+                    .as_ref()
+                    .and_then(|m| m.pointer("/params/_meta/progressToken"))
+                    .is_some();
+                let accepts_json = parts
+                    .headers
+                    .get(header::ACCEPT)
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|accept| accept.contains("application/json"));
                 let request = Request::from_parts(parts, Body::from(bytes));
-                return Ok(forward(inner, request).await);
+                let response = forward(inner, request).await;
+                return Ok(match id {
+                    Some(id) if json_response && accepts_json && !streams_progress => {
+                        as_json(response, &id).await
+                    }
+                    _ => response,
+                });
             }
             let version = parts
                 .headers
@@ -137,6 +168,50 @@ where
         Ok(response) => response.map(Body::new),
         Err(never) => match never {},
     }
+}
+
+/// An SSE answer to one request, as the plain JSON response it carries: read until the
+/// message with the request's `id` arrives. Other answers are returned as they are.
+async fn as_json(response: Response<Body>, id: &Value) -> Response<Body> {
+    use futures_util::StreamExt as _;
+    let is_stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    if !is_stream || !response.status().is_success() {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut buffer: Vec<u8> = Vec::new();
+    while let Some(Ok(chunk)) = stream.next().await {
+        buffer.extend(chunk.iter().filter(|b| **b != b'\r'));
+        while let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
+            let event: Vec<u8> = buffer.drain(..end + 2).collect();
+            let answer = messages_in(&event).into_iter().find(|m| {
+                m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some())
+            });
+            if let Some(answer) = answer {
+                parts.headers.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                parts.headers.remove(header::CONTENT_LENGTH);
+                parts.headers.remove(header::CACHE_CONTROL);
+                return Response::from_parts(parts, Body::from(answer.to_string()));
+            }
+        }
+    }
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {
+        "code": -32603, "message": "the server ended the response stream without an answer"
+    }});
+    let mut response = Response::new(Body::from(body.to_string()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// The JSON-RPC messages of a response body: plain JSON, or the `data:` lines of SSE.
