@@ -7,6 +7,7 @@
 //!   request that will not stream progress gets its response as `application/json`
 //!   (SSE only when the call streams progress);
 //! - a session DELETE is answered 200 rather than 202 (the Python SDK expects 200 or 204).
+//!
 //! Everything else passes through untouched.
 
 use std::convert::Infallible;
