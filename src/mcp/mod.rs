@@ -16,12 +16,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use base64::Engine as _;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
     ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use crate::catalog::Catalog;
@@ -92,7 +93,10 @@ fn wire_tools(catalog: &Catalog) -> Vec<Tool> {
 /// State shared by every connection: the current snapshot and the clients to notify.
 pub struct Shared {
     current: RwLock<Arc<Snapshot>>,
+    /// Initialize-based sessions (they get `notifications/tools/list_changed` directly).
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// 2026-07-28 clients listening with `subscriptions/listen` for tool-list changes.
+    subscribers: Mutex<Vec<SubscriptionSink>>,
     page_size: usize,
 }
 
@@ -101,6 +105,7 @@ impl Shared {
         Arc::new(Shared {
             current: RwLock::new(Arc::new(snapshot)),
             peers: Mutex::new(Vec::new()),
+            subscribers: Mutex::new(Vec::new()),
             page_size: page_size.max(1),
         })
     }
@@ -130,6 +135,18 @@ impl Shared {
         for peer in peers {
             let _ = peer.notify_tool_list_changed().await;
         }
+        let subscribers: Vec<SubscriptionSink> = self
+            .subscribers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut open = Vec::with_capacity(subscribers.len());
+        for sink in subscribers {
+            if sink.notify_tool_list_changed().await.is_ok() {
+                open.push(sink);
+            }
+        }
+        *self.subscribers.lock().unwrap_or_else(|p| p.into_inner()) = open;
     }
 }
 
@@ -292,6 +309,25 @@ impl ServerHandler for McpServer {
         let mut peers = self.shared.peers.lock().unwrap_or_else(|p| p.into_inner());
         peers.retain(|peer| !peer.is_transport_closed());
         peers.push(context.peer);
+    }
+
+    /// 2026-07-28: a client may listen for tool-list changes (the only list restmcp has).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        (requested.tools_list_changed == Some(true))
+            .then(|| SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.shared
+            .subscribers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(context.sink().clone());
+        context.cancelled().await;
+        Ok(())
     }
 
     // rmcp answers these with empty lists even when the capability is not declared;

@@ -901,3 +901,44 @@ async fn session_answers_are_plain_json_unless_the_call_streams_progress() {
         "{content_type}"
     );
 }
+
+#[tokio::test]
+async fn a_2026_07_28_client_hears_tool_list_changes_through_subscriptions_listen() {
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let client = ()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(server.url.clone()),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("server/discover");
+    let mut subscription = client
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .expect("subscriptions/listen");
+    assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
+    let replacement = dispatcher_for(
+        fixture("echo-swagger2.yaml"),
+        &upstream.url(),
+        UpstreamSettings::default(),
+    )
+    .await;
+    server.shared.replace(Snapshot::new(replacement)).await;
+    let notification = tokio::time::timeout(Duration::from_secs(2), subscription.next())
+        .await
+        .expect("a notification within 2 s")
+        .expect("subscription open")
+        .expect("a notification");
+    assert!(
+        matches!(
+            notification,
+            ServerNotification::ToolListChangedNotification(_)
+        ),
+        "{notification:?}"
+    );
+    let _ = client.cancel().await;
+}
