@@ -79,9 +79,15 @@ where
             let is_batch = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
             if !is_batch {
                 let message = serde_json::from_slice::<Value>(&bytes).ok();
+                // A subscription's answer is the stream itself: never wait for a final
+                // response to it.
                 let id = message
                     .as_ref()
-                    .filter(|m| m.get("method").is_some())
+                    .filter(|m| {
+                        m.get("method")
+                            .and_then(Value::as_str)
+                            .is_some_and(|method| method != "subscriptions/listen")
+                    })
                     .and_then(|m| m.get("id"))
                     .cloned();
                 let streams_progress = message

@@ -311,13 +311,17 @@ impl ServerHandler for McpServer {
         peers.push(context.peer);
     }
 
-    /// 2026-07-28: a client may listen for tool-list changes (the only list restmcp has).
+    /// 2026-07-28: every listen is acknowledged with the part of its filter restmcp honours,
+    /// which is at most tool-list changes (it has no prompts or resources).
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        (requested.tools_list_changed == Some(true))
-            .then(|| SubscriptionFilter::builder().tools_list_changed().build())
+        Some(if requested.tools_list_changed == Some(true) {
+            SubscriptionFilter::builder().tools_list_changed().build()
+        } else {
+            SubscriptionFilter::default()
+        })
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {

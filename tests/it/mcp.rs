@@ -942,3 +942,54 @@ async fn a_2026_07_28_client_hears_tool_list_changes_through_subscriptions_liste
     );
     let _ = client.cancel().await;
 }
+
+/// Regression (found by the conformance suite): a `subscriptions/listen` without a
+/// progressToken was held back waiting for a final response that a subscription never sends.
+#[tokio::test]
+async fn a_raw_subscription_is_acknowledged_at_once_even_without_a_progress_token() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let listen = |id: u32, notifications: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {}
+            },
+            "notifications": notifications
+        }});
+        reqwest::Client::new()
+            .post(&server.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "subscriptions/listen")
+            .body(body.to_string())
+            .send()
+    };
+    for (id, filter, honoured) in [
+        (
+            1,
+            json!({"toolsListChanged": true}),
+            json!({"toolsListChanged": true}),
+        ),
+        (2, json!({"promptsListChanged": true}), json!({})),
+    ] {
+        let response = tokio::time::timeout(Duration::from_secs(2), listen(id, filter))
+            .await
+            .expect("headers within 2 s")
+            .expect("POST");
+        assert_eq!(response.status(), 200);
+        let mut events = EventReader {
+            response,
+            buffer: String::new(),
+        };
+        let (_, data) = events.next().await;
+        let ack: Value = serde_json::from_str(&data).expect("JSON");
+        assert_eq!(
+            ack["method"], "notifications/subscriptions/acknowledged",
+            "{ack}"
+        );
+        assert_eq!(ack["params"]["notifications"], honoured, "{ack}");
+    }
+}
