@@ -63,6 +63,9 @@ pub struct ServerSettings {
     pub page_size: usize,
     /// Also serve the deprecated HTTP+SSE transport (2024-11-05) at `/sse` and `/message`.
     pub legacy_sse: bool,
+    /// Refuse (406) a request whose `Accept` lacks what the transport specification asks for;
+    /// off, such a request is served as if it had asked for both JSON and SSE.
+    pub require_accept: bool,
 }
 
 impl Default for ServerSettings {
@@ -76,6 +79,7 @@ impl Default for ServerSettings {
             max_request_bytes: 4 * 1024 * 1024,
             page_size: 500,
             legacy_sse: true,
+            require_accept: true,
         }
     }
 }

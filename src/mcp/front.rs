@@ -6,7 +6,9 @@
 //! - plain JSON answers: in session mode rmcp answers every POST with an SSE stream, but a
 //!   request that will not stream progress gets its response as `application/json`
 //!   (SSE only when the call streams progress);
-//! - a session DELETE is answered 200 rather than 202 (the Python SDK expects 200 or 204).
+//! - a session DELETE is answered 200 rather than 202 (the Python SDK expects 200 or 204);
+//! - with `server.require_accept` off, a request whose `Accept` lacks JSON or SSE is served
+//!   instead of refused with 406.
 //!
 //! Everything else passes through untouched.
 
@@ -26,15 +28,38 @@ pub struct Front<S> {
     inner: S,
     max_body: usize,
     json_response: bool,
+    require_accept: bool,
 }
 
 impl<S> Front<S> {
-    pub fn new(inner: S, max_body: usize, json_response: bool) -> Self {
+    pub fn new(inner: S, settings: &crate::config::ServerSettings) -> Self {
         Front {
             inner,
-            max_body,
-            json_response,
+            max_body: settings.max_request_bytes,
+            json_response: settings.json_response,
+            require_accept: settings.require_accept,
         }
+    }
+}
+
+/// What the transport specification has clients accept: JSON and SSE for a POST, SSE for
+/// the GET stream.
+fn lenient_accept(request: &mut Request<Body>) {
+    let wanted = if request.method() == Method::GET {
+        "text/event-stream"
+    } else {
+        "application/json, text/event-stream"
+    };
+    let given = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let satisfied = wanted.split(", ").all(|t| given.contains(t));
+    if !satisfied {
+        request
+            .headers_mut()
+            .insert(header::ACCEPT, HeaderValue::from_static(wanted));
     }
 }
 
@@ -55,10 +80,13 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<Body>) -> BoxFuture {
+    fn call(&mut self, mut request: Request<Body>) -> BoxFuture {
         let inner = self.inner.clone();
         let max_body = self.max_body;
         let json_response = self.json_response;
+        if !self.require_accept {
+            lenient_accept(&mut request);
+        }
         Box::pin(async move {
             if request.method() == Method::DELETE {
                 // The spec names no success status for ending a session; rmcp says 202, and

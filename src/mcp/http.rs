@@ -37,10 +37,7 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, shutdown: Cancellatio
         config,
     );
     let router = Router::new()
-        .route_service(
-            "/mcp",
-            super::front::Front::new(service, settings.max_request_bytes, settings.json_response),
-        )
+        .route_service("/mcp", super::front::Front::new(service, settings))
         .route("/healthz", axum::routing::get(|| async { "ok" }));
     if settings.legacy_sse {
         router.merge(super::sse::routes(shared_for_sse, settings))

@@ -993,3 +993,52 @@ async fn a_raw_subscription_is_acknowledged_at_once_even_without_a_progress_toke
         assert_eq!(ack["params"]["notifications"], honoured, "{ack}");
     }
 }
+
+#[tokio::test]
+async fn accept_requirements_are_a_setting_and_mcp_method_mismatches_are_refused() {
+    let upstream = upstream::start().await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}
+    }});
+    for (require_accept, expected) in [(true, 406), (false, 200)] {
+        let settings = ServerSettings {
+            require_accept,
+            ..ServerSettings::default()
+        };
+        let server = start(&upstream.url(), settings).await;
+        let response = reqwest::Client::new()
+            .post(&server.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .body(ping.to_string())
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(
+            response.status(),
+            expected,
+            "require_accept = {require_accept}"
+        );
+    }
+
+    // 2026-07-28: the Mcp-Method header must name the body's method (-32020 otherwise).
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }}});
+    let response = reqwest::Client::new()
+        .post(&server.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.expect("JSON-RPC error");
+    assert_eq!(error["error"]["code"], -32020, "{error}");
+}
