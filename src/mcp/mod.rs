@@ -31,8 +31,11 @@ use crate::upstream::{CallContext, Content, Dispatcher, ToolResult};
 /// One tool set and everything derived from it, replaced as a whole.
 pub struct Snapshot {
     dispatcher: Dispatcher,
-    /// `tools/list` entries for 2025-06-18 and later.
+    /// `tools/list` entries for 2025-06-18 and 2025-11-25.
     tools: Arc<Vec<Tool>>,
+    /// For 2026-07-28, where structured results may be any JSON value: a wrapped
+    /// (`{"result": …}`) outputSchema is published unwrapped.
+    tools_2026_07_28: Arc<Vec<Tool>>,
     /// For 2025-03-26 (no `title`, no `outputSchema`).
     tools_2025_03_26: Arc<Vec<Tool>>,
     /// For 2024-11-05 (no annotations either).
@@ -41,7 +44,30 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn new(dispatcher: Dispatcher) -> Snapshot {
-        let tools: Vec<Tool> = wire_tools(dispatcher.catalog());
+        let catalog = dispatcher.catalog();
+        let pairs: Vec<(Tool, bool)> = catalog
+            .tools()
+            .iter()
+            .filter_map(|tool| {
+                let wire: Tool = serde_json::from_value(tool.to_mcp()).ok()?;
+                let wrapped = tool.route.output.as_ref().is_some_and(|o| o.wrapped);
+                Some((wire, wrapped))
+            })
+            .collect();
+        let tools: Vec<Tool> = pairs.iter().map(|(tool, _)| tool.clone()).collect();
+        let newest: Vec<Tool> = pairs
+            .into_iter()
+            .map(|(mut tool, wrapped)| {
+                if wrapped {
+                    tool.output_schema = tool
+                        .output_schema
+                        .as_deref()
+                        .and_then(unwrap_output_schema)
+                        .map(Arc::new);
+                }
+                tool
+            })
+            .collect();
         let older: Vec<Tool> = tools
             .iter()
             .cloned()
@@ -62,6 +88,7 @@ impl Snapshot {
         Snapshot {
             dispatcher,
             tools: Arc::new(tools),
+            tools_2026_07_28: Arc::new(newest),
             tools_2025_03_26: Arc::new(older),
             tools_2024_11_05: Arc::new(oldest),
         }
@@ -76,18 +103,25 @@ impl Snapshot {
         match version {
             Some(v) if *v == ProtocolVersion::V_2024_11_05 => &self.tools_2024_11_05,
             Some(v) if *v == ProtocolVersion::V_2025_03_26 => &self.tools_2025_03_26,
+            Some(v) if *v == ProtocolVersion::V_2026_07_28 => &self.tools_2026_07_28,
             _ => &self.tools,
         }
     }
 }
 
-/// The catalog's tools as rmcp values (the catalog's own MCP form, deserialized once).
-fn wire_tools(catalog: &Catalog) -> Vec<Tool> {
-    catalog
-        .tools()
-        .iter()
-        .filter_map(|tool| serde_json::from_value(tool.to_mcp()).ok())
-        .collect()
+/// `{"type": "object", "properties": {"result": S}, "$defs": D}` → `S` with `$defs` `D`.
+fn unwrap_output_schema(
+    wrapped: &serde_json::Map<String, serde_json::Value>,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let mut inner = match wrapped.get("properties")?.get("result")? {
+        serde_json::Value::Object(schema) => schema.clone(),
+        serde_json::Value::Bool(true) => serde_json::Map::new(),
+        _ => return None,
+    };
+    if let Some(defs) = wrapped.get("$defs") {
+        inner.insert("$defs".into(), defs.clone());
+    }
+    Some(inner)
 }
 
 /// State shared by every connection: the current snapshot and the clients to notify.
@@ -283,10 +317,22 @@ impl ServerHandler for McpServer {
             }
         };
         match outcome {
-            Ok(result) => {
+            Ok(mut result) => {
                 self.log_call(&context.peer, &request.name, &result, started.elapsed())
                     .await;
-                Ok(to_call_result(result, context.protocol_version().as_ref()).into())
+                let version = context.protocol_version();
+                let wrapped = snapshot
+                    .catalog()
+                    .get(&request.name)
+                    .and_then(|tool| tool.route.output.as_ref())
+                    .is_some_and(|output| output.wrapped);
+                // 2026-07-28 allows any JSON value: the body as the API returned it.
+                if wrapped && version.as_ref() == Some(&ProtocolVersion::V_2026_07_28) {
+                    result.structured = result
+                        .structured
+                        .and_then(|mut s| s.get_mut("result").map(serde_json::Value::take));
+                }
+                Ok(to_call_result(result, version.as_ref()).into())
             }
             // MCP: an unknown tool is a protocol error with code -32602.
             Err(unknown) => Err(ErrorData::invalid_params(unknown.to_string(), None)),

@@ -420,14 +420,19 @@ async fn a_2026_07_28_client_discovers_and_calls_without_a_session() {
         .expect("server/discover");
     let tools = client.list_all_tools().await.expect("tools/list");
     assert_eq!(names(&tools), catalog_names(&server));
+    // 2026-07-28 allows any JSON value: no {"result": ...} wrapper, in schema or result.
+    let list = tools.iter().find(|t| t.name == "list").expect("list tool");
+    assert_eq!(
+        list.output_schema
+            .as_deref()
+            .map(|s| Value::Object(s.clone())),
+        Some(json!({"type": "array", "items": {"type": "integer"}}))
+    );
     let result = client
         .call_tool(CallToolRequestParams::new("list"))
         .await
         .expect("tools/call");
-    assert_eq!(
-        result.structured_content,
-        Some(json!({"result": [1, 2, 3]}))
-    );
+    assert_eq!(result.structured_content, Some(json!([1, 2, 3])));
     let _ = client.cancel().await;
 }
 
