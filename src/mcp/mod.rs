@@ -49,7 +49,15 @@ impl Snapshot {
             .tools()
             .iter()
             .filter_map(|tool| {
-                let wire: Tool = serde_json::from_value(tool.to_mcp()).ok()?;
+                // Cannot happen for what the catalog builds; if it ever does, say so rather
+                // than serve a tool list that silently lacks a tool.
+                let wire: Tool = match serde_json::from_value(tool.to_mcp()) {
+                    Ok(wire) => wire,
+                    Err(e) => {
+                        tracing::error!(tool = %tool.name, "tool left out of tools/list: {e}");
+                        return None;
+                    }
+                };
                 let wrapped = tool.route.output.as_ref().is_some_and(|o| o.wrapped);
                 Some((wire, wrapped))
             })

@@ -48,6 +48,18 @@ async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
     }
 }
 
+/// A 2026-07-28 client: `server/discover`, then stateless requests with per-request `_meta`.
+async fn discover_client(server: &Server) -> rmcp::service::RunningService<RoleClient, ()> {
+    ().serve_with_lifecycle(
+        StreamableHttpClientTransport::from_uri(server.url.clone()),
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .expect("server/discover")
+}
+
 fn names(tools: &[rmcp::model::Tool]) -> Vec<String> {
     tools.iter().map(|t| t.name.to_string()).collect()
 }
@@ -409,15 +421,7 @@ async fn a_cancelled_call_drops_its_upstream_request() {
 async fn a_2026_07_28_client_discovers_and_calls_without_a_session() {
     let upstream = upstream::start().await;
     let server = start(&upstream.url(), ServerSettings::default()).await;
-    let client = ()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(server.url.clone()),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("server/discover");
+    let client = discover_client(&server).await;
     let tools = client.list_all_tools().await.expect("tools/list");
     assert_eq!(names(&tools), catalog_names(&server));
     // 2026-07-28 allows any JSON value: no {"result": ...} wrapper, in schema or result.
@@ -912,15 +916,7 @@ async fn a_2026_07_28_client_hears_tool_list_changes_through_subscriptions_liste
     use rmcp::model::{ServerNotification, SubscriptionFilter};
     let upstream = upstream::start().await;
     let server = start(&upstream.url(), ServerSettings::default()).await;
-    let client = ()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(server.url.clone()),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("server/discover");
+    let client = discover_client(&server).await;
     let mut subscription = client
         .listen(SubscriptionFilter::builder().tools_list_changed().build())
         .await
