@@ -43,9 +43,11 @@ fn load_to_tool_list(c: &mut Criterion) {
                 let docs = runtime.block_on(spec::load(&source)).expect("loads");
                 let input = ApiInput {
                     name,
-                    docs: &docs,
+                    docs: Some(&docs),
                     base_url: None,
                     prefix: "",
+                    selection: Default::default(),
+                    overlays: &[],
                 };
                 let (catalog, _) = catalog::build(&[input], &settings).expect("builds");
                 catalog.list_json().len()

@@ -41,6 +41,70 @@ pub struct Config {
     pub tools: ToolSettings,
     #[serde(default)]
     pub apis: BTreeMap<String, ApiConfig>,
+    /// A directory whose OpenAPI/Swagger files each become an API (named after the file)
+    /// unless an `[apis.NAME]` table already uses them.
+    #[serde(default)]
+    pub specs_dir: Option<RelativePathBuf>,
+    #[serde(default)]
+    pub reload: ReloadSettings,
+}
+
+/// Hot reload: what is watched and how often.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReloadSettings {
+    /// Watch the config, specs and overlays and swap the tool set when they change.
+    pub enabled: bool,
+    /// How often files are checked, in milliseconds.
+    pub interval_ms: u64,
+    /// How often spec URLs are checked (conditional GET), in seconds.
+    pub url_interval_seconds: u64,
+}
+
+impl Default for ReloadSettings {
+    fn default() -> Self {
+        ReloadSettings {
+            enabled: true,
+            interval_ms: 500,
+            url_interval_seconds: 60,
+        }
+    }
+}
+
+/// Operations to keep or drop. Every criterion given must match (an empty one matches
+/// anything); lists within a criterion are alternatives.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Filter {
+    /// Any of these tags.
+    pub tags: Vec<String>,
+    /// Any of these operationIds or `METHOD /path` labels.
+    pub operations: Vec<String>,
+    /// Any of these path globs: `*` stays within a segment, `**` crosses segments.
+    pub paths: Vec<String>,
+    /// Any of these HTTP methods (case-insensitive).
+    pub methods: Vec<String>,
+}
+
+/// One filter table or an array of them (an operation matches when any matches).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(from = "OneOrMany")]
+pub struct Filters(pub Vec<Filter>);
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(Filter),
+    Many(Vec<Filter>),
+}
+
+impl From<OneOrMany> for Filters {
+    fn from(value: OneOrMany) -> Self {
+        match value {
+            OneOrMany::One(filter) => Filters(vec![filter]),
+            OneOrMany::Many(filters) => Filters(filters),
+        }
+    }
 }
 
 /// The MCP endpoint.
@@ -111,8 +175,24 @@ impl Default for ToolSettings {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiConfig {
-    /// A file path (relative to the file that set it) or an http(s) URL.
-    pub spec: RelativePathBuf,
+    /// A file path (relative to the file that set it) or an http(s) URL. An API without
+    /// one has only the hand-written tools of its overlays.
+    #[serde(default)]
+    pub spec: Option<RelativePathBuf>,
+    /// restmcp overlays or OpenAPI Overlay 1.0 documents, applied in order. A file
+    /// `NAME.overlay.yaml` (or `.yml`, `.json`) beside a spec `NAME.yaml` is applied first
+    /// without being listed.
+    #[serde(default)]
+    pub overlays: Vec<RelativePathBuf>,
+    /// Keep only operations with safe methods (GET, HEAD, OPTIONS, TRACE).
+    #[serde(default)]
+    pub read_only: bool,
+    /// When given, only operations matching it become tools.
+    #[serde(default)]
+    pub include: Option<Filters>,
+    /// Operations matching it do not become tools.
+    #[serde(default)]
+    pub exclude: Option<Filters>,
     /// Replaces the spec's `servers` / `host` as the base of every request.
     #[serde(default)]
     pub base_url: Option<String>,
@@ -491,15 +571,65 @@ fn default_max_retries() -> u32 {
 }
 
 impl ApiConfig {
-    /// Where to load the spec from.
-    pub fn source(&self) -> Result<SpecSource, crate::spec::SpecError> {
-        let original = self.spec.original().to_string_lossy();
-        if original.starts_with("http://") || original.starts_with("https://") {
-            SpecSource::parse(&original)
-        } else {
-            Ok(SpecSource::File(self.spec.relative()))
-        }
+    /// Where to load the spec from; `None` for an API of hand-written tools only.
+    pub fn source(&self) -> Option<Result<SpecSource, crate::spec::SpecError>> {
+        let spec = self.spec.as_ref()?;
+        let original = spec.original().to_string_lossy();
+        Some(
+            if original.starts_with("http://") || original.starts_with("https://") {
+                SpecSource::parse(&original)
+            } else {
+                Ok(SpecSource::File(spec.relative()))
+            },
+        )
     }
+
+    /// The overlay files to apply, in order: the conventional one beside the spec (when it
+    /// exists and is not listed), then those listed.
+    pub fn overlay_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = self.overlays.iter().map(|o| o.relative()).collect();
+        if let Some(conventional) = self.conventional_overlay()
+            && conventional.is_file()
+            && !files.contains(&conventional)
+        {
+            files.insert(0, conventional);
+        }
+        files
+    }
+
+    /// Candidates for `NAME.overlay.yaml` beside a file spec: the first that exists, else the
+    /// `.yaml` one (so a watcher can notice it being created).
+    pub fn conventional_overlay(&self) -> Option<PathBuf> {
+        let Some(Ok(SpecSource::File(spec))) = self.source() else {
+            return None;
+        };
+        conventional_overlay(&spec)
+    }
+}
+
+/// `specs/petstore.yaml` → the first existing of `specs/petstore.overlay.{yaml,yml,json}`,
+/// else `specs/petstore.overlay.yaml`.
+pub fn conventional_overlay(spec: &Path) -> Option<PathBuf> {
+    let stem = spec.file_stem()?.to_str()?;
+    let dir = spec.parent().unwrap_or(Path::new(""));
+    let candidates: Vec<PathBuf> = ["yaml", "yml", "json"]
+        .iter()
+        .map(|ext| dir.join(format!("{stem}.overlay.{ext}")))
+        .collect();
+    candidates
+        .iter()
+        .find(|c| c.is_file())
+        .cloned()
+        .or_else(|| candidates.into_iter().next())
+}
+
+/// True for file names restmcp reads as overlays rather than specs.
+pub fn is_overlay_file(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        [".overlay.yaml", ".overlay.yml", ".overlay.json"]
+            .iter()
+            .any(|suffix| n.ends_with(suffix))
+    })
 }
 
 /// Values given on the command line, which win over file and environment.
@@ -538,7 +668,7 @@ impl From<figment::Error> for ConfigError {
 /// configuration. Others (`RESTMCP_CONFIG`, which the CLI reads, or a `RESTMCP_BIN` a CI
 /// script sets for itself) are not, and must not make the configuration invalid; a typo
 /// inside a table (`RESTMCP_TOOLS__MAX_NAM_LENGTH`) still is an error naming the key.
-const CONFIG_TABLES: [&str; 3] = ["server", "tools", "apis"];
+const CONFIG_TABLES: [&str; 5] = ["server", "tools", "apis", "reload", "specs_dir"];
 
 impl Config {
     /// Loads `path` (required to exist unless `--spec` replaces the configured APIs), the
@@ -579,7 +709,28 @@ impl Config {
         if let Some(n) = overrides.max_description_length {
             figment = figment.merge(Serialized::default("tools.max_description_length", n));
         }
-        let config: Config = figment.extract()?;
+        let mut config: Config = figment.extract()?;
+        if overrides.spec.is_none()
+            && let Some(dir) = &config.specs_dir
+        {
+            let found = discover(&dir.relative(), &config.apis)?;
+            if !found.is_empty() {
+                let apis: serde_json::Map<String, serde_json::Value> = found
+                    .into_iter()
+                    .map(|(name, path)| {
+                        (
+                            name,
+                            serde_json::json!({ "spec": path.display().to_string() }),
+                        )
+                    })
+                    .collect();
+                // Merged below the file, so a table for the same name would have won;
+                // `discover` already left those out.
+                figment = Figment::from(Serialized::defaults(serde_json::json!({ "apis": apis })))
+                    .merge(figment);
+                config = figment.extract()?;
+            }
+        }
         config.validate()?;
         Ok(config)
     }
@@ -612,12 +763,19 @@ impl Config {
                 "must be between 16 and 128",
             ));
         }
-        if self.apis.is_empty() {
+        if self.apis.is_empty() && self.specs_dir.is_none() {
             return Err(invalid(
                 "apis".into(),
                 "{}".into(),
-                "no API configured: add an [apis.NAME] table with a `spec`",
+                "no API configured: add an [apis.NAME] table with a `spec`, or a `specs_dir`",
             ));
+        }
+        if self.reload.interval_ms < 50 || self.reload.url_interval_seconds == 0 {
+            return Err(ConfigError::Key {
+                key: "reload".into(),
+                problem: "interval_ms must be at least 50 and url_interval_seconds at least 1"
+                    .into(),
+            });
         }
         for (name, api) in &self.apis {
             let valid_name = !name.is_empty()
@@ -630,6 +788,33 @@ impl Config {
                     String::new(),
                     "API names use a-z, 0-9, _ and - (environment variables can only address lower-case keys)",
                 ));
+            }
+            if api.spec.is_none() && api.overlays.is_empty() {
+                return Err(ConfigError::Key {
+                    key: format!("apis.{name}"),
+                    problem: "needs a `spec`, or `overlays` with hand-written tools".into(),
+                });
+            }
+            if api.spec.is_none() && api.base_url.is_none() {
+                return Err(ConfigError::Key {
+                    key: format!("apis.{name}.base_url"),
+                    problem: "is required for an API without a spec".into(),
+                });
+            }
+            for (key, filters) in [("include", &api.include), ("exclude", &api.exclude)] {
+                for filter in filters.iter().flat_map(|f| &f.0) {
+                    if let Some(method) = filter.methods.iter().find(|m| {
+                        !crate::spec::Method::ALL
+                            .iter()
+                            .any(|known| known.as_str().eq_ignore_ascii_case(m))
+                    }) {
+                        return Err(invalid(
+                            format!("apis.{name}.{key}.methods"),
+                            method.clone(),
+                            "is not an HTTP method OpenAPI describes",
+                        ));
+                    }
+                }
             }
             if let Some(base_url) = &api.base_url
                 && !is_http_url(base_url)
@@ -723,6 +908,83 @@ fn validate_auth(api_name: &str, api: &ApiConfig) -> Result<(), ConfigError> {
         targets.push(to);
     }
     Ok(())
+}
+
+/// The OpenAPI and Swagger files directly in `dir` that no configured API uses, named after
+/// the file. Overlay files (`*.overlay.yaml`) and files that are not API descriptions (shared
+/// schema files, say) are left out; a name already configured for another file is an error.
+pub fn discover(
+    dir: &Path,
+    configured: &BTreeMap<String, ApiConfig>,
+) -> Result<Vec<(String, PathBuf)>, ConfigError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ConfigError::Key {
+        key: "specs_dir".into(),
+        problem: format!("cannot read directory {}: {e}", dir.display()),
+    })?;
+    let used: Vec<PathBuf> = configured
+        .values()
+        .filter_map(|api| match api.source() {
+            Some(Ok(SpecSource::File(path))) => Some(canonical(&path)),
+            _ => None,
+        })
+        .collect();
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("yaml" | "yml" | "json")
+                )
+                && !is_overlay_file(p)
+        })
+        .collect();
+    files.sort();
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    for path in files {
+        if used.contains(&canonical(&path)) || !looks_like_api_description(&path) {
+            continue;
+        }
+        let name = api_name_from_spec(&path.to_string_lossy());
+        if configured.contains_key(&name) || found.iter().any(|(n, _)| *n == name) {
+            return Err(ConfigError::Key {
+                key: format!("apis.{name}"),
+                problem: format!(
+                    "{} in specs_dir would be API \"{name}\", which is already taken; give it an [apis.NAME] table of its own",
+                    path.display()
+                ),
+            });
+        }
+        found.push((name, path));
+    }
+    Ok(found)
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A top-level `openapi` or `swagger` key within the first few kilobytes (it comes first
+/// in practice; a file of shared schemas has neither).
+fn looks_like_api_description(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = Vec::with_capacity(8192);
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if file.take(8192).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&head);
+    text.lines().any(|line| {
+        let line = line.trim_start_matches('\u{feff}');
+        line.starts_with("openapi:")
+            || line.starts_with("swagger:")
+            || line.starts_with("\"openapi\":")
+            || line.starts_with("\"swagger\":")
+    }) || text.contains("\"openapi\"") && text.trim_start().starts_with('{')
+        || text.contains("\"swagger\"") && text.trim_start().starts_with('{')
 }
 
 /// `specs/Pet Store.v3.yaml` → `pet_store_v3`.

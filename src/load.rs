@@ -1,14 +1,35 @@
-//! From a [`Config`] to a ready [`Catalog`]: every API's spec loaded (concurrently) and
-//! synthesized. This is the one entry point the CLI, the server and reloads share.
+//! From a [`Config`] to a ready [`Catalog`]: every API's spec and overlays loaded
+//! (concurrently), OpenAPI Overlays applied to the spec, and the tools synthesized with the
+//! restmcp overlays on top. This is the one entry point the CLI, the server and reloads
+//! share; it also says which files and URLs the result depends on, for the watcher.
 
-use crate::catalog::{self, ApiInput, Catalog, CatalogError, Report};
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::catalog::overlay::{self, OverlayFile};
+use crate::catalog::{self, ApiInput, Catalog, CatalogError, Report, Selection};
 use crate::config::Config;
-use crate::spec::{self, DocumentSet, SpecError};
+use crate::spec::{self, DocumentSet, SpecError, SpecSource};
 
 /// The result of loading a configuration.
 pub struct Loaded {
     pub catalog: Catalog,
     pub report: Report,
+    /// What the result was built from.
+    pub inputs: Inputs,
+}
+
+/// The files, directories and URLs a tool set was built from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inputs {
+    /// Spec documents (with the files they reference) and overlays, including conventional
+    /// overlay files that do not exist yet.
+    pub files: Vec<PathBuf>,
+    /// `specs_dir`, where a new spec becomes a new API.
+    pub dirs: Vec<PathBuf>,
+    /// Spec documents loaded over HTTP.
+    pub urls: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -21,43 +42,156 @@ pub enum LoadError {
     Task(String),
 }
 
+/// One API's documents after loading.
+struct LoadedApi {
+    docs: Option<DocumentSet>,
+    overlays: Vec<(String, OverlayFile)>,
+    files: Vec<PathBuf>,
+}
+
 /// Loads every configured API and synthesizes the catalog.
 pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
     let mut tasks = tokio::task::JoinSet::new();
     for (index, (name, api)) in config.apis.iter().enumerate() {
-        let source = api.source().map_err(|error| LoadError::Spec {
+        let source = api.source().transpose().map_err(|error| LoadError::Spec {
             api: name.clone(),
             error,
         })?;
-        tasks.spawn(async move { (index, spec::load(&source).await) });
+        let overlay_files = api.overlay_files();
+        let mut watched: Vec<PathBuf> = overlay_files.clone();
+        if let Some(conventional) = api.conventional_overlay()
+            && !watched.contains(&conventional)
+        {
+            watched.push(conventional);
+        }
+        tasks.spawn(async move {
+            let result = load_api(source, overlay_files, watched).await;
+            (index, result)
+        });
     }
     let names: Vec<&String> = config.apis.keys().collect();
-    let mut loaded: Vec<Option<DocumentSet>> = names.iter().map(|_| None).collect();
+    let mut loaded: Vec<Option<LoadedApi>> = names.iter().map(|_| None).collect();
     while let Some(joined) = tasks.join_next().await {
         let (index, result) = joined.map_err(|e| LoadError::Task(e.to_string()))?;
-        let docs = result.map_err(|error| LoadError::Spec {
+        let api = result.map_err(|error| LoadError::Spec {
             api: names[index].clone(),
             error,
         })?;
-        loaded[index] = Some(docs);
+        loaded[index] = Some(api);
     }
-    let documents: Vec<(&String, DocumentSet)> = names
+    let mut inputs = Inputs::default();
+    if let Some(dir) = &config.specs_dir {
+        inputs.dirs.push(dir.relative());
+    }
+    let apis: Vec<(&String, LoadedApi)> = names
         .into_iter()
         .zip(loaded)
-        .filter_map(|(name, docs)| docs.map(|d| (name, d)))
+        .filter_map(|(name, api)| api.map(|a| (name, a)))
         .collect();
-    let inputs: Vec<ApiInput<'_>> = documents
+    for (_, api) in &apis {
+        for file in &api.files {
+            if !inputs.files.contains(file) {
+                inputs.files.push(file.clone());
+            }
+        }
+        for doc in api.docs.iter().flat_map(|d| d.documents()) {
+            match doc.url.scheme() {
+                "file" => {
+                    if let Ok(path) = doc.url.to_file_path()
+                        && !inputs.files.contains(&path)
+                    {
+                        inputs.files.push(path);
+                    }
+                }
+                _ => inputs.urls.push(doc.url.to_string()),
+            }
+        }
+    }
+    let selections: Vec<Selection<'_>> = apis
         .iter()
-        .map(|(name, docs)| {
+        .map(|(name, _)| {
             let api = &config.apis[name.as_str()];
-            ApiInput {
-                name,
-                docs,
-                base_url: api.base_url.as_deref(),
-                prefix: api.prefix.as_deref().unwrap_or(""),
+            Selection {
+                read_only: api.read_only,
+                include: api.include.as_ref(),
+                exclude: api.exclude.as_ref(),
             }
         })
         .collect();
-    let (catalog, report) = catalog::build(&inputs, &config.tools)?;
-    Ok(Loaded { catalog, report })
+    let inputs_for_catalog: Vec<ApiInput<'_>> = apis
+        .iter()
+        .zip(selections)
+        .map(|((name, loaded), selection)| {
+            let api = &config.apis[name.as_str()];
+            ApiInput {
+                name,
+                docs: loaded.docs.as_ref(),
+                base_url: api.base_url.as_deref(),
+                prefix: api.prefix.as_deref().unwrap_or(""),
+                selection,
+                overlays: &loaded.overlays,
+            }
+        })
+        .collect();
+    let (catalog, report) = catalog::build(&inputs_for_catalog, &config.tools)?;
+    Ok(Loaded {
+        catalog,
+        report,
+        inputs,
+    })
+}
+
+/// A spec (if any) with its OpenAPI Overlays applied, and the restmcp overlays read.
+async fn load_api(
+    source: Option<SpecSource>,
+    overlay_files: Vec<PathBuf>,
+    watched: Vec<PathBuf>,
+) -> Result<LoadedApi, SpecError> {
+    let mut openapi_overlays: Vec<(String, Value)> = Vec::new();
+    let mut overlays: Vec<(String, OverlayFile)> = Vec::new();
+    for path in &overlay_files {
+        let name = path.display().to_string();
+        let bytes = tokio::fs::read(path).await.map_err(|e| SpecError::Read {
+            file: name.clone(),
+            message: e.to_string(),
+        })?;
+        let value = spec::parse::parse_document(&name, &bytes)?;
+        if spec::overlay::is_openapi_overlay(&value) {
+            openapi_overlays.push((name, value));
+        } else {
+            overlays.push((name.clone(), overlay::parse_file(&name, &bytes)?));
+        }
+    }
+    let docs = match source {
+        Some(source) => Some(
+            DocumentSet::load_edited(&source, |root| {
+                for (name, overlay) in &openapi_overlays {
+                    let outcome =
+                        spec::overlay::apply(root, overlay).map_err(|e| SpecError::Overlay {
+                            file: name.clone(),
+                            message: e.to_string(),
+                        })?;
+                    for warning in outcome.warnings {
+                        tracing::warn!("{name}: {warning}");
+                    }
+                }
+                Ok(())
+            })
+            .await?,
+        ),
+        None => {
+            if let Some((name, _)) = openapi_overlays.first() {
+                return Err(SpecError::Overlay {
+                    file: name.clone(),
+                    message: ": an OpenAPI Overlay needs an API with a `spec` to apply to".into(),
+                });
+            }
+            None
+        }
+    };
+    Ok(LoadedApi {
+        docs,
+        overlays,
+        files: watched,
+    })
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::overlay::FixedValue;
 use crate::spec::{Encoding, ParamLocation, Style};
 
 /// Where an argument travels.
@@ -36,7 +37,7 @@ impl From<ParamLocation> for Location {
 }
 
 /// One argument's destination.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Binding {
     /// The property name in the input schema.
     pub argument: String,
@@ -54,6 +55,12 @@ pub struct Binding {
     /// or `contentEncoding: base64`), and is sent as raw bytes.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
+    /// Set by an overlay: the argument is hidden from the model and this value is sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<FixedValue>,
+    /// Set by an overlay: sent when the model leaves the argument out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<serde_json::Value>,
 }
 
 /// How the request body is sent.
@@ -69,7 +76,7 @@ pub struct BodyPlan {
 }
 
 /// Every argument of one tool, in input-schema order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ArgumentMap {
     pub bindings: Vec<Binding>,
 }

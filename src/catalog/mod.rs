@@ -7,8 +7,11 @@
 //! [`Tool::to_mcp`] as-is.
 
 pub mod arguments;
+pub mod handwritten;
 pub mod naming;
+pub mod overlay;
 pub mod report;
+pub mod select;
 mod synthesize;
 
 use std::collections::{BTreeMap, HashMap};
@@ -24,6 +27,9 @@ pub use report::{ApiReport, OperationReport, Outcome, Report};
 use crate::config::ToolSettings;
 use crate::schema::RefGraph;
 use crate::spec::{self, DocumentSet, Method, SecurityRequirement, SecurityScheme, SpecError};
+use overlay::{OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
+use select::Candidate;
+pub use select::Selection;
 use synthesize::{Context, Draft};
 
 /// MCP tool annotations (all hints explicit, as clients otherwise assume the worst).
@@ -60,6 +66,15 @@ pub struct Route {
     /// suffices (an empty one means anonymous access). Empty when none is required.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub security: Vec<SecurityRequirement>,
+    /// Set by an overlay: overrides the API's timeout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<std::time::Duration>,
+    /// Set by an overlay: overrides the API's response size cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_response_bytes: Option<u64>,
+    /// Set by an overlay: only these fields of a JSON response are returned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub response_fields: Vec<String>,
 }
 
 /// One MCP tool and where it came from.
@@ -73,6 +88,9 @@ pub struct Tool {
     pub annotations: Annotations,
     pub route: Route,
     pub origin: Origin,
+    /// Where each piece that is not plain synthesis came from (`name` → `overlay
+    /// specs/p.overlay.yaml#/tools/getPet/name`), for `restmcp explain`.
+    pub provenance: Vec<(String, String)>,
 }
 
 /// Where a tool was defined.
@@ -102,6 +120,14 @@ pub struct McpTool<'a> {
 }
 
 impl Tool {
+    /// Records where `what` came from (a later source replaces an earlier one).
+    pub fn note(&mut self, what: &str, source: String) {
+        match self.provenance.iter_mut().find(|(w, _)| w == what) {
+            Some(entry) => entry.1 = source,
+            None => self.provenance.push((what.to_string(), source)),
+        }
+    }
+
     /// The tool exactly as a `tools/list` result carries it (newest protocol revision).
     pub fn mcp(&self) -> McpTool<'_> {
         McpTool {
@@ -181,9 +207,13 @@ impl Catalog {
 /// One API's loaded description and its settings.
 pub struct ApiInput<'a> {
     pub name: &'a str,
-    pub docs: &'a DocumentSet,
+    /// `None` for an API made only of hand-written tools.
+    pub docs: Option<&'a DocumentSet>,
     pub base_url: Option<&'a str>,
     pub prefix: &'a str,
+    pub selection: Selection<'a>,
+    /// restmcp overlays in the order they apply: (file name, contents).
+    pub overlays: &'a [(String, OverlayFile)],
 }
 
 /// Problems that make a catalog impossible (problems with single operations are reported,
@@ -193,13 +223,15 @@ pub enum CatalogError {
     #[error("API \"{api}\": {error}")]
     Spec { api: String, error: SpecError },
     #[error(
-        "tool name \"{name}\" is produced by both {first} and {second}; give one of the APIs a `prefix`"
+        "tool name \"{name}\" is produced by both {first} and {second}; rename one (overlay `name`) or give one of the APIs a `prefix`"
     )]
     DuplicateName {
         name: String,
         first: String,
         second: String,
     },
+    #[error("API \"{api}\": {error}")]
+    Patch { api: String, error: PatchError },
 }
 
 /// Synthesizes the tools of every API.
@@ -239,95 +271,268 @@ pub fn build(
 
 type BuiltApi = (Vec<Tool>, ApiReport, BTreeMap<String, SecurityScheme>);
 
+/// The patches that apply to one operation, in order: its `x-mcp`, then the overlays.
+type Patches<'p> = Vec<(PatchSource, std::borrow::Cow<'p, ToolPatch>)>;
+
 fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, CatalogError> {
-    let api = spec::normalize(input.docs).map_err(|error| CatalogError::Spec {
+    let patch_error = |error: PatchError| CatalogError::Patch {
         api: input.name.to_string(),
         error,
-    })?;
-    let cx = Context {
-        api: input.name,
-        version: api.version,
-        base_url: input.base_url,
-        max_description_length: settings.max_description_length,
-        max_output_schema_bytes: settings.max_output_schema_bytes,
     };
-    let file = &input.docs.root().name;
-    let mut drafts: Vec<(Draft, &spec::Operation<'_>)> = Vec::new();
+    let mut tools = Vec::new();
     let mut operations = Vec::new();
-    for (op, result) in api
-        .operations
-        .iter()
-        .zip(synthesize_all(&cx, input.docs, &api.operations))
-    {
-        match result {
-            Ok(draft) => drafts.push((draft, op)),
-            Err(reason) => operations.push(OperationReport::skipped(
+    let mut report = ApiReport {
+        name: input.name.to_string(),
+        source: String::new(),
+        version: None,
+        title: String::new(),
+        operations: Vec::new(),
+    };
+    let mut schemes = BTreeMap::new();
+    if let Some(docs) = input.docs {
+        let api = spec::normalize(docs).map_err(|error| CatalogError::Spec {
+            api: input.name.to_string(),
+            error,
+        })?;
+        let file = &docs.root().name;
+        let mut patches = patches_by_operation(&api, file, input.overlays).map_err(patch_error)?;
+        let cx = Context {
+            api: input.name,
+            version: api.version,
+            base_url: input.base_url,
+            max_description_length: settings.max_description_length,
+            max_output_schema_bytes: settings.max_output_schema_bytes,
+        };
+        let mut kept: Vec<(&spec::Operation<'_>, Patches<'_>)> = Vec::new();
+        for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
+            let location = format!("{file}#{}", op.pointer);
+            let candidate = Candidate {
+                method: op.method,
+                path: &op.path,
+                operation_id: op.operation_id.as_deref(),
+                tags: &op.tags,
+            };
+            if let Some(reason) = input.selection.exclusion(&candidate) {
+                operations.push(OperationReport::left_out(
+                    op.index,
+                    op.label(),
+                    location,
+                    Outcome::Excluded { reason },
+                ));
+                continue;
+            }
+            let hidden_by = op_patches
+                .iter()
+                .rev()
+                .find_map(|(source, patch)| patch.hidden.map(|h| (h, source)))
+                .filter(|(hidden, _)| *hidden)
+                .map(|(_, source)| format!("{} {}", source.kind, source.at(&["hidden"])));
+            if let Some(by) = hidden_by {
+                operations.push(OperationReport::left_out(
+                    op.index,
+                    op.label(),
+                    location,
+                    Outcome::Hidden { by },
+                ));
+                continue;
+            }
+            kept.push((op, std::mem::take(op_patches)));
+        }
+        let ops: Vec<spec::Operation<'_>> = kept.iter().map(|(op, _)| (*op).clone()).collect();
+        let mut drafts: Vec<(Draft, &spec::Operation<'_>, Patches<'_>)> = Vec::new();
+        for ((op, op_patches), result) in kept.into_iter().zip(synthesize_all(&cx, docs, &ops)) {
+            match result {
+                Ok(draft) => drafts.push((draft, op, op_patches)),
+                Err(reason) => operations.push(OperationReport::skipped(
+                    op.index,
+                    op.label(),
+                    format!("{file}#{}", op.pointer),
+                    reason,
+                )),
+            }
+        }
+        for skipped in &api.skipped {
+            operations.push(OperationReport::skipped(
+                skipped.index,
+                skipped.operation.clone(),
+                format!("{file}#{}", skipped.pointer),
+                skipped.reason.clone(),
+            ));
+        }
+        let requests: Vec<_> = drafts.iter().map(|(d, _, _)| d.naming.clone()).collect();
+        let names = naming::assign(&requests, input.prefix, settings.max_name_length);
+        let limits = PatchLimits {
+            max_name_length: settings.max_name_length,
+        };
+        for ((mut draft, op, op_patches), named) in drafts.into_iter().zip(names) {
+            let undeclared: std::collections::BTreeSet<&String> = op
+                .security
+                .iter()
+                .flat_map(|alternative| alternative.keys())
+                .filter(|scheme| !api.security_schemes.contains_key(*scheme))
+                .collect();
+            for scheme in undeclared {
+                draft.notes.push(format!(
+                    "security requirement names scheme \"{scheme}\", which the description does not declare"
+                ));
+            }
+            let source = op.operation_id.clone().unwrap_or_else(|| op.label());
+            let mut tool = Tool {
+                name: named.name.clone(),
+                title: draft.title.take(),
+                description: std::mem::take(&mut draft.description),
+                input_schema: std::mem::take(&mut draft.input_schema),
+                output_schema: draft.output_schema.take(),
+                annotations: draft.annotations,
+                route: draft.route.clone(),
+                origin: Origin {
+                    api: input.name.to_string(),
+                    operation_id: op.operation_id.clone(),
+                    operation: op.label(),
+                    location: format!("{file}#{}", op.pointer),
+                    tags: op.tags.clone(),
+                },
+                provenance: Vec::new(),
+            };
+            for (patch_source, patch) in &op_patches {
+                overlay::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;
+            }
+            let changes = if tool.name == named.name {
+                named.changes
+            } else {
+                Vec::new()
+            };
+            operations.push(OperationReport::mapped(
                 op.index,
                 op.label(),
                 format!("{file}#{}", op.pointer),
-                reason,
-            )),
+                tool.name.clone(),
+                source,
+                changes,
+                &draft,
+            ));
+            tools.push(tool);
+        }
+        operations.sort_by_key(|o| o.index);
+        report.source = file.clone();
+        report.version = Some(api.version);
+        report.title = api.title.clone();
+        schemes = api.security_schemes;
+    }
+    let cx = handwritten::ApiContext {
+        api: input.name,
+        base_url: input.base_url,
+        max_name_length: settings.max_name_length,
+    };
+    for (file, overlay) in input.overlays {
+        for (name, new_tool) in &overlay.add.0 {
+            let source = PatchSource {
+                kind: "overlay",
+                location: format!("{file}#/add/{}", spec::document::escape_segment(name)),
+            };
+            let tool = handwritten::build(&cx, name, new_tool, &source).map_err(patch_error)?;
+            let candidate = Candidate {
+                method: tool.route.method,
+                path: &tool.route.path,
+                operation_id: Some(name),
+                tags: &[],
+            };
+            let index = operations.len();
+            if let Some(reason) = input.selection.exclusion(&candidate) {
+                operations.push(OperationReport::left_out(
+                    index,
+                    tool.origin.operation.clone(),
+                    source.location,
+                    Outcome::Excluded { reason },
+                ));
+                continue;
+            }
+            operations.push(OperationReport::hand_written(index, &tool));
+            tools.push(tool);
+        }
+        if report.source.is_empty() {
+            report.source = file.clone();
         }
     }
-    for skipped in &api.skipped {
-        operations.push(OperationReport::skipped(
-            skipped.index,
-            skipped.operation.clone(),
-            format!("{file}#{}", skipped.pointer),
-            skipped.reason.clone(),
-        ));
+    let mut seen: HashMap<&str, &Tool> = HashMap::new();
+    for tool in &tools {
+        if let Some(first) = seen.insert(&tool.name, tool) {
+            return Err(CatalogError::DuplicateName {
+                name: tool.name.clone(),
+                first: format!(
+                    "API \"{}\" {} ({})",
+                    input.name, first.origin.operation, first.origin.location
+                ),
+                second: format!("{} ({})", tool.origin.operation, tool.origin.location),
+            });
+        }
     }
-    let requests: Vec<_> = drafts.iter().map(|(d, _)| d.naming.clone()).collect();
-    let names = naming::assign(&requests, input.prefix, settings.max_name_length);
-    let mut tools = Vec::with_capacity(drafts.len());
-    for ((mut draft, op), named) in drafts.into_iter().zip(names) {
-        let undeclared: std::collections::BTreeSet<&String> = op
-            .security
-            .iter()
-            .flat_map(|alternative| alternative.keys())
-            .filter(|scheme| !api.security_schemes.contains_key(*scheme))
-            .collect();
-        for scheme in undeclared {
-            draft.notes.push(format!(
-                "security requirement names scheme \"{scheme}\", which the description does not declare"
+    report.operations = operations;
+    Ok((tools, report, schemes))
+}
+
+/// Matches every overlay entry (and `x-mcp` extension) to its operation; an entry that
+/// matches none is an error, since it most likely has a typo.
+fn patches_by_operation<'p>(
+    api: &spec::Api<'_>,
+    file: &str,
+    overlays: &'p [(String, OverlayFile)],
+) -> Result<Vec<Patches<'p>>, PatchError> {
+    let mut patches: Vec<Patches<'p>> = api.operations.iter().map(|_| Vec::new()).collect();
+    for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
+        if let Some(extension) = &op.x_mcp {
+            let location = format!("{file}#{}/x-mcp", op.pointer);
+            let patch = overlay::parse_extension(extension, &location)?;
+            op_patches.push((
+                PatchSource {
+                    kind: "x-mcp",
+                    location,
+                },
+                std::borrow::Cow::Owned(patch),
             ));
         }
-        let source = op.operation_id.clone().unwrap_or_else(|| op.label());
-        operations.push(OperationReport::mapped(
-            op.index,
-            op.label(),
-            format!("{file}#{}", op.pointer),
-            named.name.clone(),
-            source,
-            named.changes,
-            &draft,
-        ));
-        tools.push(Tool {
-            name: named.name,
-            title: draft.title,
-            description: draft.description,
-            input_schema: draft.input_schema,
-            output_schema: draft.output_schema,
-            annotations: draft.annotations,
-            route: draft.route,
-            origin: Origin {
-                api: input.name.to_string(),
-                operation_id: op.operation_id.clone(),
-                operation: op.label(),
-                location: format!("{file}#{}", op.pointer),
-                tags: op.tags.clone(),
-            },
-        });
     }
-    operations.sort_by_key(|o| o.index);
-    let api_report = ApiReport {
-        name: input.name.to_string(),
-        source: file.clone(),
-        version: api.version,
-        title: api.title.clone(),
-        operations,
-    };
-    Ok((tools, api_report, api.security_schemes))
+    for (overlay_file, overlay) in overlays {
+        for (key, patch) in &overlay.tools.0 {
+            let location = format!(
+                "{overlay_file}#/tools/{}",
+                spec::document::escape_segment(key)
+            );
+            let found = api.operations.iter().position(|op| {
+                op.operation_id.as_deref() == Some(key.as_str())
+                    || select::same_label(key, &op.label())
+            });
+            match found {
+                Some(i) => patches[i].push((
+                    PatchSource {
+                        kind: "overlay",
+                        location,
+                    },
+                    std::borrow::Cow::Borrowed(patch),
+                )),
+                None if api
+                    .skipped
+                    .iter()
+                    .any(|s| select::same_label(key, &s.operation)) => {}
+                None => {
+                    let known: Vec<String> = api
+                        .operations
+                        .iter()
+                        .map(|op| op.operation_id.clone().unwrap_or_else(|| op.label()))
+                        .collect();
+                    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                    let hint = naming::closest(key, &known)
+                        .map(|c| format!("; did you mean \"{c}\"?"))
+                        .unwrap_or_default();
+                    return Err(PatchError::new(
+                        location,
+                        format!("no operation has operationId or label \"{key}\"{hint}"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(patches)
 }
 
 /// Synthesizes operations on all available cores, results in operation order. Each

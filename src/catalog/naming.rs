@@ -346,6 +346,15 @@ pub fn is_valid_tool_name(name: &str, max_len: usize) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// True for names [`argument_name`] could produce: `[A-Za-z0-9_.-]{1,64}`.
+pub fn is_valid_argument_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
 /// Hands out argument names unique within one tool.
 #[derive(Debug, Default)]
 pub struct ArgumentNames {
@@ -370,6 +379,45 @@ impl ArgumentNames {
         }
         name
     }
+}
+
+/// The known name closest to `name`: same letters ignoring case and separators, else the
+/// smallest edit distance within a third of the length.
+pub fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let normalize = |s: &str| {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
+    let wanted = normalize(name);
+    if let Some(same) = known.iter().find(|k| normalize(k) == wanted) {
+        return Some(same);
+    }
+    let limit = (name.chars().count() / 3).max(2);
+    known
+        .iter()
+        .map(|k| (edit_distance(&wanted, &normalize(k)), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance (two rows; names are short).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        current[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
 }
 
 #[cfg(test)]

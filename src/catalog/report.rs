@@ -24,7 +24,8 @@ pub struct Report {
 pub struct ApiReport {
     pub name: String,
     pub source: String,
-    pub version: SpecVersion,
+    /// `None` for an API of hand-written tools only.
+    pub version: Option<SpecVersion>,
     pub title: String,
     pub operations: Vec<OperationReport>,
 }
@@ -41,6 +42,18 @@ pub enum Outcome {
     },
     Skipped {
         reason: String,
+    },
+    /// Left out by the API's `include`, `exclude` or `read_only`.
+    Excluded {
+        reason: String,
+    },
+    /// Hidden by an overlay or `x-mcp` (`hidden: true`).
+    Hidden {
+        by: String,
+    },
+    /// A tool from an overlay's `add`.
+    HandWritten {
+        tool: String,
     },
 }
 
@@ -79,6 +92,35 @@ impl OperationReport {
         }
     }
 
+    pub(super) fn left_out(
+        index: usize,
+        operation: String,
+        location: String,
+        outcome: Outcome,
+    ) -> OperationReport {
+        OperationReport {
+            index,
+            operation,
+            location,
+            outcome,
+            dropped_keywords: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    pub(super) fn hand_written(index: usize, tool: &super::Tool) -> OperationReport {
+        OperationReport {
+            index,
+            operation: tool.origin.operation.clone(),
+            location: tool.origin.location.clone(),
+            outcome: Outcome::HandWritten {
+                tool: tool.name.clone(),
+            },
+            dropped_keywords: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     pub(super) fn mapped(
         index: usize,
         operation: String,
@@ -112,6 +154,14 @@ impl OperationReport {
     pub fn is_skipped(&self) -> bool {
         matches!(self.outcome, Outcome::Skipped { .. })
     }
+
+    /// True when the entry became a tool.
+    pub fn is_tool(&self) -> bool {
+        matches!(
+            self.outcome,
+            Outcome::Mapped { .. } | Outcome::HandWritten { .. }
+        )
+    }
 }
 
 impl Report {
@@ -135,13 +185,17 @@ impl Report {
     pub fn render(&self) -> String {
         let mut out = String::new();
         for api in &self.apis {
-            let mapped = api.operations.iter().filter(|o| !o.is_skipped()).count();
+            let mapped = api.operations.iter().filter(|o| o.is_tool()).count();
+            let version = api
+                .version
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "hand-written tools".into());
             let _ = writeln!(
                 out,
-                "{} — {} ({}, {}): {} of {} operations mapped",
+                "{} — {} ({}, {}): {} tools from {} entries",
                 api.name,
                 api.source,
-                api.version,
+                version,
                 if api.title.is_empty() {
                     "untitled"
                 } else {
@@ -171,6 +225,19 @@ impl Report {
                         let _ = writeln!(out, "  SKIPPED  {:<40} {}", op.operation, op.location);
                         let _ = writeln!(out, "           {reason}");
                     }
+                    Outcome::Excluded { reason } => {
+                        let _ = writeln!(out, "  excluded {:<40} {reason}", op.operation);
+                    }
+                    Outcome::Hidden { by } => {
+                        let _ = writeln!(out, "  hidden   {:<40} by {by}", op.operation);
+                    }
+                    Outcome::HandWritten { tool } => {
+                        let _ = writeln!(
+                            out,
+                            "  ok       {:<40} → {tool} (hand-written, {})",
+                            op.operation, op.location
+                        );
+                    }
                 }
                 if !op.dropped_keywords.is_empty() {
                     let list: Vec<String> = op
@@ -191,12 +258,33 @@ impl Report {
                 }
             }
         }
-        let operations = self.operations();
+        let count = |f: fn(&Outcome) -> bool| {
+            self.apis
+                .iter()
+                .flat_map(|a| &a.operations)
+                .filter(|o| f(&o.outcome))
+                .count()
+        };
+        let tools = count(|o| matches!(o, Outcome::Mapped { .. } | Outcome::HandWritten { .. }));
+        let hand_written = count(|o| matches!(o, Outcome::HandWritten { .. }));
+        let excluded = count(|o| matches!(o, Outcome::Excluded { .. }));
+        let hidden = count(|o| matches!(o, Outcome::Hidden { .. }));
         let skipped = self.skipped();
+        let mut parts = vec![format!("{tools} tools")];
+        if hand_written > 0 {
+            parts.push(format!("{hand_written} of them hand-written"));
+        }
+        if excluded > 0 {
+            parts.push(format!("{excluded} operations excluded"));
+        }
+        if hidden > 0 {
+            parts.push(format!("{hidden} hidden"));
+        }
+        parts.push(format!("{skipped} skipped"));
         let _ = writeln!(
             out,
-            "\n{operations} operations: {} mapped, {skipped} skipped; tools/list is {} bytes ≈ {} tokens",
-            operations - skipped,
+            "\n{}; tools/list is {} bytes ≈ {} tokens",
+            parts.join(", "),
             self.list_bytes,
             self.estimated_tokens()
         );

@@ -89,6 +89,9 @@ pub(super) fn synthesize<'d>(
             body,
             output,
             security: op.security.clone(),
+            timeout: None,
+            max_response_bytes: None,
+            response_fields: Vec::new(),
         },
         notes,
         schema_notes,
@@ -150,6 +153,8 @@ fn input<'d>(
                         content_type: encoding.and_then(|e| e.content_type.clone()),
                         required: is_required,
                         binary: is_binary(&field_schema),
+                        fixed: None,
+                        default: None,
                     });
                     properties.insert(argument, field_schema);
                 }
@@ -171,6 +176,8 @@ fn input<'d>(
                     content_type: Some(body.media_type.clone()),
                     required: body.required,
                     binary,
+                    fixed: None,
+                    default: None,
                 });
             }
         }
@@ -209,6 +216,8 @@ fn input<'d>(
             content_type: param.content_type.clone(),
             required: param.required,
             binary: is_binary(&schema),
+            fixed: None,
+            default: None,
         });
         param_properties.push((argument, schema));
     }

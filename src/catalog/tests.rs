@@ -17,9 +17,11 @@ fn build_with(spec: Value, settings: ToolSettings) -> (Catalog, Report) {
     );
     let input = ApiInput {
         name: "t",
-        docs: &docs,
+        docs: Some(&docs),
         base_url: None,
         prefix: "",
+        selection: Selection::default(),
+        overlays: &[],
     };
     build(&[input], &settings).expect("catalog builds")
 }
@@ -648,9 +650,11 @@ fn tool_names_are_unique_across_apis_or_the_build_says_which_clash() {
     );
     let api = |name, docs, prefix| ApiInput {
         name,
-        docs,
+        docs: Some(docs),
         base_url: None,
         prefix,
+        selection: Selection::default(),
+        overlays: &[],
     };
     let error = build(
         &[api("a", &docs_a, ""), api("b", &docs_b, "")],
@@ -659,7 +663,7 @@ fn tool_names_are_unique_across_apis_or_the_build_says_which_clash() {
     .expect_err("clash");
     assert_eq!(
         error.to_string(),
-        "tool name \"same\" is produced by both API \"a\" GET /a and API \"b\" GET /a; give one of the APIs a `prefix`"
+        "tool name \"same\" is produced by both API \"a\" GET /a and API \"b\" GET /a; rename one (overlay `name`) or give one of the APIs a `prefix`"
     );
     let (catalog, _) = build(
         &[api("a", &docs_a, ""), api("b", &docs_b, "b_")],

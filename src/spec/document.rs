@@ -93,6 +93,15 @@ pub struct DocumentSet {
 impl DocumentSet {
     /// Loads the root document and everything it references, transitively.
     pub async fn load(source: &SpecSource) -> Result<DocumentSet, SpecError> {
+        DocumentSet::load_edited(source, |_| Ok(())).await
+    }
+
+    /// Like [`DocumentSet::load`], with `edit` applied to the root document before its
+    /// references are followed (OpenAPI Overlays edit the root this way).
+    pub async fn load_edited(
+        source: &SpecSource,
+        edit: impl FnOnce(&mut Value) -> Result<(), SpecError>,
+    ) -> Result<DocumentSet, SpecError> {
         let root_url = match source {
             SpecSource::Url(url) => url.clone(),
             SpecSource::File(path) => file_url(path).map_err(|message| SpecError::Read {
@@ -101,7 +110,8 @@ impl DocumentSet {
             })?,
         };
         let bytes = fetch(&root_url, &source.display_name()).await?;
-        let root = parse_document(&source.display_name(), &bytes)?;
+        let mut root = parse_document(&source.display_name(), &bytes)?;
+        edit(&mut root)?;
         let mut set = DocumentSet::single(root_url, source.display_name(), root);
         set.load_referenced().await;
         Ok(set)
@@ -167,6 +177,11 @@ impl DocumentSet {
             return target.display().to_string();
         }
         url.to_string()
+    }
+
+    /// Every document of the set, the root first.
+    pub fn documents(&self) -> &[Document] {
+        &self.docs
     }
 
     pub fn root(&self) -> &Document {

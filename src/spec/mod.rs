@@ -10,6 +10,7 @@ pub mod document;
 pub mod media;
 pub mod model;
 mod openapi3;
+pub mod overlay;
 pub mod parse;
 mod paths;
 mod security;
@@ -38,6 +39,9 @@ pub enum SpecError {
         column: u64,
         message: String,
     },
+    /// An overlay that cannot be applied; `message` starts with the JSON pointer.
+    #[error("{file}{message}")]
+    Overlay { file: String, message: String },
     #[error("{file}#{pointer}: {problem}")]
     Invalid {
         file: String,

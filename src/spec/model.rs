@@ -266,6 +266,8 @@ pub struct Operation<'a> {
     /// document's. Alternatives, any one of which suffices; empty when no authentication
     /// is required. An empty alternative (`{}`) means anonymous access is allowed.
     pub security: Vec<SecurityRequirement>,
+    /// The operation's `x-mcp` extension, as written (the catalog reads it).
+    pub x_mcp: Option<Value>,
     /// Things the normalizer changed or ignored, for `restmcp check`.
     pub notes: Vec<String>,
 }

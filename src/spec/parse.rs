@@ -32,7 +32,18 @@ pub fn parse_document(name: &str, bytes: &[u8]) -> Result<Value, SpecError> {
     }
 }
 
-fn parse_json(name: &str, bytes: &[u8]) -> Result<Value, SpecError> {
+/// Parses a document straight into `T` (for restmcp's own files), with the same errors.
+pub fn parse_typed<T: serde::de::DeserializeOwned>(
+    name: &str,
+    bytes: &[u8],
+) -> Result<T, SpecError> {
+    match detect_format(bytes) {
+        Format::Json => parse_json(name, bytes),
+        Format::Yaml => parse_yaml(name, bytes),
+    }
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Result<T, SpecError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     serde_json::from_slice(bytes).map_err(|e| SpecError::Syntax {
         file: name.to_string(),
@@ -51,7 +62,7 @@ fn strip_json_position(message: &str) -> String {
     }
 }
 
-fn parse_yaml(name: &str, bytes: &[u8]) -> Result<Value, SpecError> {
+fn parse_yaml<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Result<T, SpecError> {
     let text = std::str::from_utf8(bytes).map_err(|e| SpecError::Syntax {
         file: name.to_string(),
         format: "YAML",

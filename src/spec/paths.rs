@@ -169,6 +169,7 @@ fn assemble<'a>(
         responses: parts.responses,
         servers: parts.servers,
         security,
+        x_mcp: value.get("x-mcp").cloned(),
         notes: parts.notes,
     }
 }

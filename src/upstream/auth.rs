@@ -188,6 +188,15 @@ impl Authenticator {
             let api_auth = api_auth(api_name, api, declared, &env, &mut redactor)?;
             auth.apis.insert(api_name.clone(), api_auth);
         }
+        // Values an overlay takes from the environment for hidden arguments may be secrets.
+        for tool in catalog.tools() {
+            for binding in &tool.route.arguments.bindings {
+                if let Some(secret) = binding.fixed.as_ref().and_then(|f| f.secret()) {
+                    redactor.add(secret);
+                    redactor.add(&utf8_percent_encode(secret, QUERY_VALUE).to_string());
+                }
+            }
+        }
         let uses_oauth = auth.apis.values().any(|api| {
             api.credentials
                 .values()

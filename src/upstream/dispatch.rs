@@ -139,6 +139,16 @@ impl Dispatcher {
                 violations.join("\n- ")
             )));
         }
+        let mut arguments = arguments;
+        for binding in &tool.route.arguments.bindings {
+            if let Some(fixed) = &binding.fixed {
+                arguments.insert(binding.argument.clone(), fixed.value());
+            } else if let Some(default) = &binding.default
+                && !arguments.contains_key(&binding.argument)
+            {
+                arguments.insert(binding.argument.clone(), default.clone());
+            }
+        }
         let mut request = match request::build(&tool.route, &arguments) {
             Ok(request) => request,
             Err(problem) => {
@@ -149,10 +159,10 @@ impl Dispatcher {
         };
         let defaults = UpstreamSettings::default();
         let settings = self.apis.get(&tool.route.api).unwrap_or(&defaults);
-        let timeout = settings
-            .tool_timeouts
-            .get(name)
-            .copied()
+        let timeout = tool
+            .route
+            .timeout
+            .or_else(|| settings.tool_timeouts.get(name).copied())
             .unwrap_or(settings.timeout);
         let api = tool.route.api.as_str();
         if let Err(problem) = self.auth.forward(api, context, &mut request) {
@@ -182,9 +192,11 @@ impl Dispatcher {
                     body: &received.body,
                     omitted: received.omitted,
                 };
-                response::to_result(api, &http, tool.route.output.as_ref(), &|value| {
-                    compiled.check_output(value)
-                })
+                let shape = response::Shape {
+                    output: tool.route.output.as_ref(),
+                    fields: &tool.route.response_fields,
+                };
+                response::to_result(api, &http, &shape, &|value| compiled.check_output(value))
             }
             Ok(Ok(Err(failure))) => ToolResult::error(format!(
                 "upstream API \"{api}\" could not be reached for {} {}: {failure}",
@@ -228,7 +240,11 @@ impl Dispatcher {
                 }
                 _ => {
                     let response = outcome.map_err(|e| http_client::describe_error(&e))?;
-                    return read(response, settings.max_response_bytes).await;
+                    let cap = tool
+                        .route
+                        .max_response_bytes
+                        .unwrap_or(settings.max_response_bytes);
+                    return read(response, cap).await;
                 }
             }
         }

@@ -77,12 +77,22 @@ pub struct HttpResponse<'a> {
 /// Maps a response to a tool result. `output` is the tool's output plan (None when the
 /// tool has no outputSchema); `check_output` validates a structured result against the
 /// published outputSchema and returns every violation as text.
+/// How a tool's JSON results are shaped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shape<'a> {
+    /// The outputSchema's plan, when the tool has one.
+    pub output: Option<&'a OutputPlan>,
+    /// Only these fields of a JSON response are kept (an overlay's `response.fields`).
+    pub fields: &'a [String],
+}
+
 pub fn to_result(
     api: &str,
     response: &HttpResponse<'_>,
-    output: Option<&OutputPlan>,
+    shape: &Shape<'_>,
     check_output: &dyn Fn(&Value) -> Result<(), String>,
 ) -> ToolResult {
+    let output = shape.output;
     let r = Reading::new(api, response);
     if !(200..=299).contains(&response.status) {
         return failure(&r);
@@ -95,7 +105,7 @@ pub fn to_result(
         return success(&r, vec![text_content(text)], output, check_output);
     }
     if r.kind == Kind::Json && !r.truncated() {
-        return json_success(&r, output, check_output);
+        return json_success(&r, shape, check_output);
     }
     let content = match r.kind {
         Kind::Json | Kind::Text => {
@@ -257,9 +267,10 @@ fn success(
 /// A complete 2xx JSON body.
 fn json_success(
     r: &Reading<'_>,
-    output: Option<&OutputPlan>,
+    shape: &Shape<'_>,
     check_output: &dyn Fn(&Value) -> Result<(), String>,
 ) -> ToolResult {
+    let output = shape.output;
     let body: Value = match serde_json::from_slice(r.body) {
         Ok(body) => body,
         Err(e) => {
@@ -277,6 +288,11 @@ fn json_success(
             }
             return ToolResult::error(text);
         }
+    };
+    let body = if shape.fields.is_empty() {
+        body
+    } else {
+        crate::catalog::overlay::FieldTree::new(shape.fields).project(body)
     };
     let Some(plan) = output else {
         let text = body.to_string();

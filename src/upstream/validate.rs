@@ -9,6 +9,7 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 
 use crate::catalog::Tool;
+use crate::catalog::naming::closest;
 
 /// The compiled schemas of one tool.
 pub struct Compiled {
@@ -123,48 +124,10 @@ impl Compiled {
     }
 }
 
-/// The known name closest to `name`: same letters ignoring case and separators, else the
-/// smallest edit distance within a third of the length.
-fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
-    let normalize = |s: &str| {
-        s.chars()
-            .filter(|c| c.is_alphanumeric())
-            .flat_map(char::to_lowercase)
-            .collect::<String>()
-    };
-    let wanted = normalize(name);
-    if let Some(same) = known.iter().find(|k| normalize(k) == wanted) {
-        return Some(same);
-    }
-    let limit = (name.chars().count() / 3).max(2);
-    known
-        .iter()
-        .map(|k| (edit_distance(&wanted, &normalize(k)), *k))
-        .filter(|(d, _)| *d <= limit)
-        .min()
-        .map(|(_, k)| k)
-}
-
-/// Levenshtein distance (two rows; names are short).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::naming::edit_distance;
 
     #[test]
     fn suggestions_prefer_same_letters_then_small_edits() {

@@ -30,9 +30,11 @@ pub async fn dispatcher_for(
         .expect("spec loads");
     let input = ApiInput {
         name: "echo",
-        docs: &docs,
+        docs: Some(&docs),
         base_url: Some(base_url),
         prefix: "",
+        selection: Default::default(),
+        overlays: &[],
     };
     let (catalog, report) = catalog::build(&[input], &ToolSettings::default()).expect("builds");
     assert_eq!(report.skipped(), 0, "{}", report.render());

@@ -3,6 +3,7 @@
 mod cli;
 mod dispatch;
 mod mcp;
+mod overlays;
 mod real_specs;
 mod remote;
 mod snapshots;

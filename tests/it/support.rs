@@ -49,9 +49,11 @@ pub fn load_docs(path: &Path) -> DocumentSet {
 pub fn build(docs: &DocumentSet) -> (Catalog, Report) {
     let input = ApiInput {
         name: "api",
-        docs,
+        docs: Some(docs),
         base_url: None,
         prefix: "",
+        selection: Default::default(),
+        overlays: &[],
     };
     catalog::build(&[input], &ToolSettings::default()).expect("catalog builds")
 }

@@ -50,9 +50,11 @@ fn catalog_with(schemes: Value) -> Catalog {
     );
     let input = ApiInput {
         name: "api",
-        docs: &docs,
+        docs: Some(&docs),
         base_url: None,
         prefix: "",
+        selection: Default::default(),
+        overlays: &[],
     };
     catalog::build(&[input], &ToolSettings::default())
         .expect("builds")

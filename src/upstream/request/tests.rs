@@ -20,6 +20,8 @@ fn param(name: &str, location: Location, style: Style, explode: bool) -> Binding
         content_type: None,
         required: location == Location::Path,
         binary: false,
+        fixed: None,
+        default: None,
     }
 }
 
@@ -38,6 +40,8 @@ fn whole(media_type: &str, binary: bool) -> Binding {
         content_type: Some(media_type.to_string()),
         required: false,
         binary,
+        fixed: None,
+        default: None,
     }
 }
 
@@ -51,6 +55,9 @@ fn route(path: &str, bindings: Vec<Binding>, body: Option<BodyPlan>) -> Route {
         body,
         output: None,
         security: Vec::new(),
+        timeout: None,
+        max_response_bytes: None,
+        response_fields: Vec::new(),
     }
 }
 

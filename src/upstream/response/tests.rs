@@ -31,7 +31,15 @@ fn plan(wrapped: bool) -> OutputPlan {
 }
 
 fn map(r: &HttpResponse<'_>, output: Option<&OutputPlan>) -> ToolResult {
-    to_result("petstore", r, output, &ok)
+    to_result(
+        "petstore",
+        r,
+        &Shape {
+            output,
+            fields: &[],
+        },
+        &ok,
+    )
 }
 
 fn text(t: &str) -> Content {
@@ -85,7 +93,15 @@ fn json_object_with_output_is_checked_and_returned() {
         Ok(())
     };
     let r = response(201, "Created", Some("application/json"), br#"{"id": 7}"#);
-    let result = to_result("petstore", &r, Some(&plan(false)), &check);
+    let result = to_result(
+        "petstore",
+        &r,
+        &Shape {
+            output: Some(&plan(false)),
+            fields: &[],
+        },
+        &check,
+    );
     assert_eq!(
         result,
         ToolResult {
@@ -110,7 +126,15 @@ fn json_array_is_wrapped_when_the_plan_wraps() {
         Some("application/json"),
         br#"[{"id": 1}, {"id": 2}]"#,
     );
-    let result = to_result("petstore", &r, Some(&plan(true)), &check);
+    let result = to_result(
+        "petstore",
+        &r,
+        &Shape {
+            output: Some(&plan(true)),
+            fields: &[],
+        },
+        &check,
+    );
     let expected = json!({"result": [{"id": 1}, {"id": 2}]});
     assert_eq!(
         result,
@@ -205,7 +229,15 @@ fn invalid_json_excerpt_is_capped() {
 fn output_check_failure_is_an_error_without_structured_content() {
     let check = |_: &Value| Err("/name: 5 is not of type \"string\"".to_owned());
     let r = response(200, "OK", Some("application/json"), br#"{"name": 5}"#);
-    let result = to_result("petstore", &r, Some(&plan(false)), &check);
+    let result = to_result(
+        "petstore",
+        &r,
+        &Shape {
+            output: Some(&plan(false)),
+            fields: &[],
+        },
+        &check,
+    );
     assert_eq!(
         result,
         ToolResult {
@@ -230,7 +262,15 @@ fn output_check_failure_of_a_wrapped_value_shows_the_body_itself() {
         Err("/result/0: 1 is not of type \"string\"".to_owned())
     };
     let r = response(200, "OK", Some("application/json"), b"[1]");
-    let result = to_result("petstore", &r, Some(&plan(true)), &check);
+    let result = to_result(
+        "petstore",
+        &r,
+        &Shape {
+            output: Some(&plan(true)),
+            fields: &[],
+        },
+        &check,
+    );
     assert!(result.is_error);
     assert_eq!(result.structured, None);
     assert_eq!(result.content[1], text("[1]"));
@@ -316,7 +356,15 @@ fn a_placeholder_the_schema_refuses_makes_an_error_that_keeps_the_data() {
         Err("\"id\" is a required property".to_owned())
     };
     let r = response(200, "OK", Some("text/plain"), b"pong");
-    let result = to_result("petstore", &r, Some(&plan(false)), &check);
+    let result = to_result(
+        "petstore",
+        &r,
+        &Shape {
+            output: Some(&plan(false)),
+            fields: &[],
+        },
+        &check,
+    );
     assert_eq!(
         result,
         ToolResult {
@@ -483,7 +531,7 @@ fn explicit_binary_types_stay_binary_even_when_the_bytes_are_text() {
 #[test]
 fn resource_uri_encodes_the_api_name() {
     let r = response(200, "OK", Some("application/zip"), b"PK\x03\x04");
-    let result = to_result("Pet Store/v2", &r, None, &ok);
+    let result = to_result("Pet Store/v2", &r, &Shape::default(), &ok);
     let Content::Resource { uri, .. } = &result.content[0] else {
         panic!("{result:?}")
     };
@@ -883,8 +931,24 @@ fn never_panics() {
                         omitted,
                     };
                     for output in [None, Some(plan(true)), Some(plan(false))] {
-                        let a = to_result("", &r, output.as_ref(), &ok);
-                        let b = to_result("x", &r, output.as_ref(), &check_err);
+                        let a = to_result(
+                            "",
+                            &r,
+                            &Shape {
+                                output: output.as_ref(),
+                                fields: &[],
+                            },
+                            &ok,
+                        );
+                        let b = to_result(
+                            "x",
+                            &r,
+                            &Shape {
+                                output: output.as_ref(),
+                                fields: &[],
+                            },
+                            &check_err,
+                        );
                         for result in [a, b] {
                             assert!(!result.content.is_empty());
                             if let Some(s) = &result.structured {

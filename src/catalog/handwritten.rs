@@ -1,0 +1,354 @@
+//! Hand-written tools: an overlay's `add` entries, one endpoint each, with no OpenAPI
+//! operation behind them. They become ordinary [`Tool`]s, so validation, dispatch and result
+//! mapping treat them exactly like synthesized ones.
+
+use serde_json::{Map, Value, json};
+
+use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
+use super::naming::{is_valid_argument_name, is_valid_tool_name};
+use super::overlay::{self, NewTool, PatchError, PatchSource};
+use super::{Annotations, Origin, OutputPlan, Route, Tool};
+use crate::spec::{Method, ParamLocation, Style};
+
+/// What a hand-written tool needs from its API.
+pub struct ApiContext<'a> {
+    pub api: &'a str,
+    pub base_url: Option<&'a str>,
+    pub max_name_length: usize,
+}
+
+/// Builds tool `name` as written at `source`.
+pub fn build(
+    cx: &ApiContext<'_>,
+    name: &str,
+    spec: &NewTool,
+    source: &PatchSource,
+) -> Result<Tool, PatchError> {
+    if !is_valid_tool_name(name, cx.max_name_length) {
+        return Err(PatchError::new(
+            source.location.clone(),
+            format!(
+                "\"{name}\" is not a valid tool name: use A-Z, a-z, 0-9, _ and -, at most {} characters",
+                cx.max_name_length
+            ),
+        ));
+    }
+    let method = Method::ALL
+        .into_iter()
+        .find(|m| m.as_str().eq_ignore_ascii_case(spec.method.trim()))
+        .ok_or_else(|| {
+            PatchError::new(
+                source.at(&["method"]),
+                format!("\"{}\" is not an HTTP method", spec.method),
+            )
+        })?;
+    if !spec.path.starts_with('/') {
+        return Err(PatchError::new(
+            source.at(&["path"]),
+            format!("\"{}\" must start with /", spec.path),
+        ));
+    }
+    if spec.description.trim().is_empty() {
+        return Err(PatchError::new(
+            source.at(&["description"]),
+            "a tool needs a description: it is what the model reads to choose it",
+        ));
+    }
+    let template_names = template_parameters(&spec.path)
+        .map_err(|problem| PatchError::new(source.at(&["path"]), problem))?;
+
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut bindings = Vec::new();
+    let mut body_required = false;
+    for (argument, declared) in &spec.arguments.0 {
+        let at = |key: &str| source.at(&["arguments", argument, key]);
+        if !is_valid_argument_name(argument) {
+            return Err(PatchError::new(
+                source.at(&["arguments", argument]),
+                format!(
+                    "\"{argument}\" is not a valid argument name: use A-Z, a-z, 0-9, _, . and -, at most 64 characters"
+                ),
+            ));
+        }
+        let location = match declared.location.as_deref() {
+            Some("body") => Location::BodyField,
+            Some(other) => ParamLocation::parse(other)
+                .map(Location::from)
+                .ok_or_else(|| {
+                    PatchError::new(
+                        at("in"),
+                        format!("\"{other}\" is not one of path, query, header, cookie, body"),
+                    )
+                })?,
+            None if template_names.iter().any(|n| n == argument) => Location::Path,
+            None if matches!(
+                method,
+                Method::Get | Method::Head | Method::Delete | Method::Options
+            ) =>
+            {
+                Location::Query
+            }
+            None => Location::BodyField,
+        };
+        let in_template = template_names.iter().any(|n| n == argument);
+        if location == Location::Path && !in_template {
+            return Err(PatchError::new(
+                at("in"),
+                format!("the path \"{}\" has no {{{argument}}}", spec.path),
+            ));
+        }
+        if in_template && location != Location::Path {
+            return Err(PatchError::new(
+                at("in"),
+                format!("{{{argument}}} is in the path, so the argument must be `in: path`"),
+            ));
+        }
+        let schema = Value::Object(declared.schema.clone());
+        if let Err(e) = jsonschema::validator_for(&schema) {
+            return Err(PatchError::new(
+                source.at(&["arguments", argument]),
+                format!("not a valid JSON Schema: {e}"),
+            ));
+        }
+        let is_required = declared.required || location == Location::Path;
+        if is_required {
+            required.push(json!(argument));
+            if location == Location::BodyField {
+                body_required = true;
+            }
+        }
+        let param_location = match location {
+            Location::Path => Some(ParamLocation::Path),
+            Location::Query => Some(ParamLocation::Query),
+            Location::Header => Some(ParamLocation::Header),
+            Location::Cookie => Some(ParamLocation::Cookie),
+            _ => None,
+        };
+        bindings.push(Binding {
+            argument: argument.clone(),
+            location,
+            wire_name: argument.clone(),
+            style: param_location
+                .map(Style::default_for)
+                .unwrap_or(Style::Form),
+            explode: !matches!(location, Location::Path | Location::Header),
+            allow_reserved: false,
+            content_type: None,
+            required: is_required,
+            binary: false,
+            fixed: None,
+            default: None,
+        });
+        properties.insert(argument.clone(), schema);
+    }
+    if let Some(missing) = template_names
+        .iter()
+        .find(|n| !bindings.iter().any(|b| b.argument == **n))
+    {
+        return Err(PatchError::new(
+            source.at(&["arguments"]),
+            format!("the path names {{{missing}}}, which has no argument"),
+        ));
+    }
+    let has_body = bindings.iter().any(|b| b.location == Location::BodyField);
+    let body = has_body.then(|| BodyPlan {
+        media_type: spec
+            .body_media_type
+            .clone()
+            .unwrap_or_else(|| "application/json".into()),
+        required: body_required,
+        flattened: true,
+        encoding: Default::default(),
+    });
+
+    let mut input_schema = Map::new();
+    input_schema.insert("type".into(), json!("object"));
+    input_schema.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        input_schema.insert("required".into(), Value::Array(required));
+    }
+    input_schema.insert("additionalProperties".into(), json!(false));
+
+    let (output_schema, output) = match &spec.output_schema {
+        None => (None, None),
+        Some(schema) => {
+            if let Err(e) = jsonschema::validator_for(schema) {
+                return Err(PatchError::new(
+                    source.at(&["output_schema"]),
+                    format!("not a valid JSON Schema: {e}"),
+                ));
+            }
+            let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
+            let published = if is_object {
+                schema.clone()
+            } else {
+                json!({"type": "object", "properties": {"result": schema}})
+            };
+            (
+                Some(published),
+                Some(OutputPlan {
+                    media_type: "application/json".into(),
+                    wrapped: !is_object,
+                }),
+            )
+        }
+    };
+
+    let mut annotations = Annotations {
+        read_only_hint: method.is_safe(),
+        destructive_hint: matches!(method, Method::Delete | Method::Put | Method::Patch),
+        idempotent_hint: method.is_idempotent(),
+        open_world_hint: true,
+    };
+    if let Some(patch) = &spec.annotations {
+        patch.apply_to(&mut annotations);
+    }
+    let label = format!("{method} {}", spec.path);
+    let mut tool = Tool {
+        name: name.to_string(),
+        title: spec.title.clone(),
+        description: spec.description.clone(),
+        input_schema: Value::Object(input_schema),
+        output_schema,
+        annotations,
+        route: Route {
+            api: cx.api.to_string(),
+            method,
+            path: spec.path.clone(),
+            base_url: cx.base_url.map(|u| u.trim_end_matches('/').to_string()),
+            arguments: ArgumentMap { bindings },
+            body,
+            output,
+            security: Vec::new(),
+            timeout: None,
+            max_response_bytes: None,
+            response_fields: Vec::new(),
+        },
+        origin: Origin {
+            api: cx.api.to_string(),
+            operation_id: None,
+            operation: label,
+            location: source.location.clone(),
+            tags: Vec::new(),
+        },
+        provenance: Vec::new(),
+    };
+    tool.note("tool", format!("hand-written in {}", source.location));
+    if let Some(seconds) = spec.timeout_seconds {
+        tool.route.timeout = Some(overlay::timeout(seconds, source.at(&["timeout_seconds"]))?);
+    }
+    if let Some(response) = &spec.response {
+        overlay::apply_response(&mut tool, response, source)?;
+    }
+    Ok(tool)
+}
+
+/// The `{name}`s of a path template, each once.
+fn template_parameters(path: &str) -> Result<Vec<String>, String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut rest = path;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("\"{path}\" has a {{ without a closing }}"));
+        };
+        let name = &after[..end];
+        if name.is_empty() || name.contains('{') {
+            return Err(format!("\"{path}\" has an empty or nested {{}}"));
+        }
+        if names.iter().any(|n| n == name) {
+            return Err(format!("\"{path}\" names {{{name}}} twice"));
+        }
+        names.push(name.to_string());
+        rest = &after[end + 1..];
+    }
+    if rest.contains('}') {
+        return Err(format!("\"{path}\" has a }} without an opening {{"));
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(yaml: &str) -> Result<Tool, PatchError> {
+        let file = overlay::parse_file("t.yaml", yaml.as_bytes()).expect("parses");
+        let (name, spec) = &file.add.0[0];
+        let source = PatchSource {
+            kind: "overlay",
+            location: format!("t.yaml#/add/{name}"),
+        };
+        let cx = ApiContext {
+            api: "svc",
+            base_url: Some("http://127.0.0.1:9/"),
+            max_name_length: 64,
+        };
+        build(&cx, name, spec, &source)
+    }
+
+    #[test]
+    fn arguments_go_where_declared_or_where_the_method_suggests() {
+        let tool = tool(
+            "add:\n  note:\n    method: POST\n    path: /items/{id}/notes\n    description: Adds a note\n    arguments:\n      id: {type: integer}\n      text: {type: string, required: true}\n      X-Trace: {in: header, type: string}\n      dry_run: {in: query, type: boolean}\n",
+        )
+        .expect("builds");
+        let located: Vec<(&str, Location)> = tool
+            .route
+            .arguments
+            .bindings
+            .iter()
+            .map(|b| (b.argument.as_str(), b.location))
+            .collect();
+        assert_eq!(
+            located,
+            [
+                ("id", Location::Path),
+                ("text", Location::BodyField),
+                ("X-Trace", Location::Header),
+                ("dry_run", Location::Query)
+            ]
+        );
+        assert_eq!(tool.input_schema["required"], json!(["id", "text"]));
+        assert_eq!(tool.input_schema["additionalProperties"], json!(false));
+        assert_eq!(
+            tool.route.body.as_ref().map(|b| b.media_type.as_str()),
+            Some("application/json")
+        );
+        assert_eq!(tool.route.base_url.as_deref(), Some("http://127.0.0.1:9"));
+        assert!(!tool.annotations.read_only_hint);
+    }
+
+    #[test]
+    fn mistakes_name_the_entry_at_fault() {
+        let error = tool("add:\n  x:\n    method: GET\n    path: /a/{id}\n    description: X\n")
+            .unwrap_err();
+        assert_eq!(error.location, "t.yaml#/add/x/arguments");
+        assert!(error.problem.contains("{id}"), "{error}");
+        let error =
+            tool("add:\n  x:\n    method: FETCH\n    path: /a\n    description: X\n").unwrap_err();
+        assert_eq!(error.location, "t.yaml#/add/x/method");
+        let error = tool(
+            "add:\n  x:\n    method: GET\n    path: /a\n    description: X\n    arguments:\n      q: {in: query, type: 12}\n",
+        )
+        .unwrap_err();
+        assert_eq!(error.location, "t.yaml#/add/x/arguments/q");
+        assert!(error.problem.contains("JSON Schema"), "{error}");
+    }
+
+    #[test]
+    fn a_non_object_output_schema_is_wrapped() {
+        let tool = tool(
+            "add:\n  list:\n    method: GET\n    path: /items\n    description: Lists\n    output_schema: {type: array, items: {type: string}}\n",
+        )
+        .expect("builds");
+        assert_eq!(
+            tool.output_schema,
+            Some(
+                json!({"type": "object", "properties": {"result": {"type": "array", "items": {"type": "string"}}}})
+            )
+        );
+        assert!(tool.route.output.as_ref().is_some_and(|o| o.wrapped));
+    }
+}

@@ -1,0 +1,892 @@
+//! restmcp overlays: small YAML (or JSON) files that reshape the tools a spec produces and
+//! add tools of their own, plus the `x-mcp` extension that says the same inside a spec.
+//!
+//! ```yaml
+//! tools:                       # changes, keyed by operationId or "METHOD /path"
+//!   getPetById:
+//!     name: get_pet
+//!     arguments:
+//!       petId: {name: id, description: The pet's id}
+//!       tenant: {value_env: PETSTORE_TENANT}   # hidden; the server sends it
+//!     response: {fields: [id, name, status]}
+//! add:                         # hand-written tools, keyed by tool name
+//!   ping: {method: GET, path: /ping, description: Checks the service is up}
+//! ```
+//!
+//! This module owns the file format ([`OverlayFile`]), applying a [`ToolPatch`] to a
+//! synthesized tool, and projecting responses and their schemas onto selected fields.
+//! Every error names the file and the JSON pointer of the entry at fault. OpenAPI Overlay
+//! 1.0 documents, which edit the spec itself, are [`crate::spec::overlay`]'s business.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use serde::de::{DeserializeOwned, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value, json};
+
+use super::arguments::Location;
+use super::naming::is_valid_tool_name;
+use super::{Annotations, Tool};
+use crate::spec::document::escape_segment;
+
+/// A map that keeps the order entries were written in (tools/list follows it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ordered<T>(pub Vec<(String, T)>);
+
+impl<T> Default for Ordered<T> {
+    fn default() -> Self {
+        Ordered(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OrderedVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for OrderedVisitor<T> {
+            type Value = Ordered<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries: Vec<(String, T)> = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, T>()? {
+                    if entries.iter().any(|(k, _)| *k == key) {
+                        return Err(serde::de::Error::custom(format!("duplicate key \"{key}\"")));
+                    }
+                    entries.push((key, value));
+                }
+                Ok(Ordered(entries))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Ordered(Vec::new()))
+            }
+        }
+        deserializer.deserialize_map(OrderedVisitor(PhantomData))
+    }
+}
+
+/// One restmcp overlay file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverlayFile {
+    /// For editors (`$schema: …/overlay.schema.json`); ignored.
+    #[serde(rename = "$schema", default)]
+    pub schema: Option<String>,
+    /// Changes to the spec's tools, keyed by operationId or `METHOD /path`.
+    #[serde(default)]
+    pub tools: Ordered<ToolPatch>,
+    /// Hand-written tools, keyed by tool name.
+    #[serde(default)]
+    pub add: Ordered<NewTool>,
+}
+
+/// Changes to one tool. Absent keys leave the spec's value.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolPatch {
+    pub name: Option<String>,
+    pub title: Option<String>,
+    /// Replaces the description.
+    pub description: Option<String>,
+    /// Added after the description (after `description` when both are given).
+    pub append_description: Option<String>,
+    pub hidden: Option<bool>,
+    pub annotations: Option<AnnotationsPatch>,
+    pub timeout_seconds: Option<f64>,
+    pub response: Option<ResponsePatch>,
+    #[serde(default)]
+    pub arguments: Ordered<ArgumentPatch>,
+}
+
+/// MCP annotation hints to set.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AnnotationsPatch {
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    pub idempotent_hint: Option<bool>,
+    pub open_world_hint: Option<bool>,
+}
+
+impl AnnotationsPatch {
+    pub fn apply_to(&self, annotations: &mut Annotations) {
+        let set = |target: &mut bool, value: Option<bool>| {
+            if let Some(value) = value {
+                *target = value;
+            }
+        };
+        set(&mut annotations.read_only_hint, self.read_only_hint);
+        set(&mut annotations.destructive_hint, self.destructive_hint);
+        set(&mut annotations.idempotent_hint, self.idempotent_hint);
+        set(&mut annotations.open_world_hint, self.open_world_hint);
+    }
+}
+
+/// Response shaping.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResponsePatch {
+    /// Keep only these fields of a JSON response (`id`, `owner.login`); applied to each
+    /// item of an array.
+    #[serde(default)]
+    pub fields: Vec<String>,
+    /// Read at most this many bytes of the response.
+    pub max_bytes: Option<u64>,
+}
+
+/// Changes to one argument.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgumentPatch {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub required: Option<bool>,
+    #[serde(rename = "enum")]
+    pub enum_values: Option<Vec<Value>>,
+    pub default: Option<Value>,
+    /// Hidden from the model; the server always sends this value.
+    pub value: Option<Value>,
+    /// Hidden from the model; the server sends this environment variable's value.
+    pub value_env: Option<String>,
+}
+
+/// A hand-written tool: one endpoint on the API's base URL.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewTool {
+    pub title: Option<String>,
+    pub description: String,
+    pub method: String,
+    /// A path template on the API's base URL, `/items/{id}`.
+    pub path: String,
+    #[serde(default)]
+    pub arguments: Ordered<NewArgument>,
+    /// Media type of the body the `in: body` arguments make (default `application/json`).
+    pub body_media_type: Option<String>,
+    /// JSON Schema of the JSON response, published as the outputSchema.
+    pub output_schema: Option<Value>,
+    pub annotations: Option<AnnotationsPatch>,
+    pub timeout_seconds: Option<f64>,
+    pub response: Option<ResponsePatch>,
+}
+
+/// One argument of a hand-written tool: where it goes, and its JSON Schema.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NewArgument {
+    /// `path`, `query`, `header`, `cookie` or `body`; by default `path` when the path
+    /// template names it, else `query` for GET, HEAD, DELETE and OPTIONS and `body` for the rest.
+    #[serde(rename = "in")]
+    pub location: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+    /// The argument's JSON Schema (`type`, `description`, `enum`, …).
+    #[serde(flatten)]
+    pub schema: Map<String, Value>,
+}
+
+/// Where a patch came from, for errors and `restmcp explain`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchSource {
+    /// `overlay` or `x-mcp`.
+    pub kind: &'static str,
+    /// `specs/petstore.overlay.yaml#/tools/getPetById`
+    pub location: String,
+}
+
+impl PatchSource {
+    pub fn at(&self, path: &[&str]) -> String {
+        let mut location = self.location.clone();
+        for segment in path {
+            location.push('/');
+            location.push_str(&escape_segment(segment));
+        }
+        location
+    }
+
+    fn describe(&self, path: &[&str]) -> String {
+        format!("{} {}", self.kind, self.at(path))
+    }
+}
+
+/// A patch that cannot be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{location}: {problem}")]
+pub struct PatchError {
+    pub location: String,
+    pub problem: String,
+}
+
+impl PatchError {
+    pub fn new(location: String, problem: impl Into<String>) -> PatchError {
+        PatchError {
+            location,
+            problem: problem.into(),
+        }
+    }
+}
+
+/// Parses an overlay file's text (YAML or JSON); errors give line and column.
+pub fn parse_file(name: &str, bytes: &[u8]) -> Result<OverlayFile, crate::spec::SpecError> {
+    crate::spec::parse::parse_typed(name, bytes)
+}
+
+/// Reads an `x-mcp` extension value as a patch.
+pub fn parse_extension(value: &Value, location: &str) -> Result<ToolPatch, PatchError> {
+    deserialize_value(value).map_err(|e| PatchError::new(location.to_string(), e))
+}
+
+fn deserialize_value<T: DeserializeOwned>(value: &Value) -> Result<T, String> {
+    T::deserialize(value).map_err(|e| e.to_string())
+}
+
+/// Settings a patch may need.
+pub struct PatchLimits {
+    pub max_name_length: usize,
+}
+
+/// Applies `patch` to `tool`, recording what it changed in the tool's provenance.
+pub fn apply(
+    tool: &mut Tool,
+    patch: &ToolPatch,
+    source: &PatchSource,
+    limits: &PatchLimits,
+) -> Result<(), PatchError> {
+    if let Some(name) = &patch.name {
+        if !is_valid_tool_name(name, limits.max_name_length) {
+            return Err(PatchError::new(
+                source.at(&["name"]),
+                format!(
+                    "\"{name}\" is not a valid tool name: use A-Z, a-z, 0-9, _ and -, at most {} characters",
+                    limits.max_name_length
+                ),
+            ));
+        }
+        tool.name = name.clone();
+        tool.note("name", source.describe(&["name"]));
+    }
+    if let Some(title) = &patch.title {
+        tool.title = Some(title.clone());
+        tool.note("title", source.describe(&["title"]));
+    }
+    if let Some(description) = &patch.description {
+        tool.description = description.clone();
+        tool.note("description", source.describe(&["description"]));
+    }
+    if let Some(extra) = &patch.append_description {
+        if tool.description.is_empty() {
+            tool.description = extra.clone();
+        } else {
+            tool.description = format!("{}\n\n{extra}", tool.description.trim_end());
+        }
+        tool.note(
+            "description",
+            format!("appended by {}", source.describe(&["append_description"])),
+        );
+    }
+    if let Some(annotations) = &patch.annotations {
+        annotations.apply_to(&mut tool.annotations);
+        tool.note("annotations", source.describe(&["annotations"]));
+    }
+    if let Some(seconds) = patch.timeout_seconds {
+        tool.route.timeout = Some(timeout(seconds, source.at(&["timeout_seconds"]))?);
+        tool.note("timeout", source.describe(&["timeout_seconds"]));
+    }
+    if let Some(response) = &patch.response {
+        apply_response(tool, response, source)?;
+    }
+    for (argument, change) in &patch.arguments.0 {
+        apply_argument(tool, argument, change, source)?;
+    }
+    Ok(())
+}
+
+pub(super) fn timeout(seconds: f64, location: String) -> Result<Duration, PatchError> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(PatchError::new(
+            location,
+            format!("{seconds} is not between 0 and 3600 seconds"),
+        ))
+    }
+}
+
+pub(super) fn apply_response(
+    tool: &mut Tool,
+    response: &ResponsePatch,
+    source: &PatchSource,
+) -> Result<(), PatchError> {
+    if let Some(max) = response.max_bytes {
+        if max == 0 {
+            return Err(PatchError::new(
+                source.at(&["response", "max_bytes"]),
+                "must be at least 1",
+            ));
+        }
+        tool.route.max_response_bytes = Some(max);
+        tool.note(
+            "response.max_bytes",
+            source.describe(&["response", "max_bytes"]),
+        );
+    }
+    if response.fields.is_empty() {
+        return Ok(());
+    }
+    if let Some(bad) = response
+        .fields
+        .iter()
+        .find(|f| f.is_empty() || f.split('.').any(str::is_empty))
+    {
+        return Err(PatchError::new(
+            source.at(&["response", "fields"]),
+            format!("\"{bad}\" is not a field path (names joined with dots)"),
+        ));
+    }
+    tool.route.response_fields = response.fields.clone();
+    if let Some(schema) = &mut tool.output_schema {
+        let wrapped = tool.route.output.as_ref().is_some_and(|o| o.wrapped);
+        let fields = FieldTree::new(&response.fields);
+        let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
+        if wrapped {
+            if let Some(inner) = schema.pointer_mut("/properties/result") {
+                *inner = fields.project_schema(inner, &defs, 0);
+            }
+        } else {
+            *schema = fields.project_schema(schema, &defs, 0);
+        }
+        prune_defs(schema);
+    }
+    tool.note("response.fields", source.describe(&["response", "fields"]));
+    Ok(())
+}
+
+fn apply_argument(
+    tool: &mut Tool,
+    argument: &str,
+    change: &ArgumentPatch,
+    source: &PatchSource,
+) -> Result<(), PatchError> {
+    let at = |key: &str| {
+        if key.is_empty() {
+            source.at(&["arguments", argument])
+        } else {
+            source.at(&["arguments", argument, key])
+        }
+    };
+    let Some(index) = tool
+        .route
+        .arguments
+        .bindings
+        .iter()
+        .position(|b| b.argument == argument)
+    else {
+        let known: Vec<&str> = tool
+            .route
+            .arguments
+            .bindings
+            .iter()
+            .map(|b| b.argument.as_str())
+            .collect();
+        return Err(PatchError::new(
+            at(""),
+            format!(
+                "tool \"{}\" has no argument \"{argument}\"; its arguments are: {}",
+                tool.name,
+                if known.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        ));
+    };
+    if tool.route.arguments.bindings[index].fixed.is_some() {
+        return Err(PatchError::new(
+            at(""),
+            format!("argument \"{argument}\" already has a fixed value"),
+        ));
+    }
+    let location = tool.route.arguments.bindings[index].location;
+    let mut current = argument.to_string();
+    let schemas = properties_mut(&mut tool.input_schema);
+    let Some(schema) = schemas.get_mut(argument) else {
+        return Err(PatchError::new(
+            at(""),
+            "the argument is not in the input schema",
+        ));
+    };
+    if let Some(description) = &change.description {
+        set_key(schema, "description", json!(description));
+    }
+    if let Some(values) = &change.enum_values {
+        if values.is_empty() {
+            return Err(PatchError::new(at("enum"), "must list at least one value"));
+        }
+        if let Some(Value::Array(allowed)) = schema.get("enum")
+            && let Some(outside) = values.iter().find(|v| !allowed.contains(v))
+        {
+            return Err(PatchError::new(
+                at("enum"),
+                format!(
+                    "{outside} is not one of the values the spec allows, so it cannot narrow them"
+                ),
+            ));
+        }
+        set_key(schema, "enum", Value::Array(values.clone()));
+    }
+    if let Some(default) = &change.default {
+        set_key(schema, "default", default.clone());
+    }
+    let fixed = match (&change.value, &change.value_env) {
+        (Some(_), Some(_)) => {
+            return Err(PatchError::new(
+                at(""),
+                "give either `value` or `value_env`, not both",
+            ));
+        }
+        (Some(value), None) => Some(FixedValue::Literal(value.clone())),
+        (None, Some(name)) => match std::env::var(name) {
+            Ok(text) => Some(FixedValue::Env {
+                name: name.clone(),
+                value: text,
+            }),
+            Err(_) => {
+                return Err(PatchError::new(
+                    at("value_env"),
+                    format!("environment variable {name} is not set"),
+                ));
+            }
+        },
+        (None, None) => None,
+    };
+    if let Some(fixed) = fixed {
+        let described = match &fixed {
+            FixedValue::Literal(_) => source.describe(&["arguments", argument, "value"]),
+            FixedValue::Env { name, .. } => format!(
+                "{} (from ${name})",
+                source.describe(&["arguments", argument, "value_env"])
+            ),
+        };
+        schemas.shift_remove(argument);
+        set_required(&mut tool.input_schema, argument, false);
+        let binding = &mut tool.route.arguments.bindings[index];
+        binding.fixed = Some(fixed);
+        binding.required = false;
+        tool.note(
+            &format!("arguments.{argument}"),
+            format!("hidden, value fixed by {described}"),
+        );
+        return Ok(());
+    }
+    if let Some(required) = change.required {
+        if !required && location == Location::Path {
+            return Err(PatchError::new(
+                at("required"),
+                "a path parameter is always required (give it a `value` or a `default` instead)",
+            ));
+        }
+        set_required(&mut tool.input_schema, argument, required);
+        tool.route.arguments.bindings[index].required = required;
+    }
+    if let Some(default) = &change.default {
+        tool.route.arguments.bindings[index].default = Some(default.clone());
+    }
+    if let Some(new_name) = &change.name {
+        if !super::naming::is_valid_argument_name(new_name) {
+            return Err(PatchError::new(
+                at("name"),
+                format!(
+                    "\"{new_name}\" is not a valid argument name: use A-Z, a-z, 0-9, _, . and -, at most 64 characters"
+                ),
+            ));
+        }
+        if new_name != argument
+            && tool
+                .route
+                .arguments
+                .bindings
+                .iter()
+                .any(|b| b.argument == *new_name)
+        {
+            return Err(PatchError::new(
+                at("name"),
+                format!(
+                    "tool \"{}\" already has an argument \"{new_name}\"",
+                    tool.name
+                ),
+            ));
+        }
+        rename_property(&mut tool.input_schema, argument, new_name);
+        tool.route.arguments.bindings[index].argument = new_name.clone();
+        current = new_name.clone();
+    }
+    tool.note(
+        &format!("arguments.{current}"),
+        source.describe(&["arguments", argument]),
+    );
+    Ok(())
+}
+
+/// A value the server sends for a hidden argument.
+#[derive(Clone, PartialEq, Eq)]
+pub enum FixedValue {
+    Literal(Value),
+    /// Read from the environment when the tool set was loaded; never shown.
+    Env {
+        name: String,
+        value: String,
+    },
+}
+
+impl FixedValue {
+    pub fn value(&self) -> Value {
+        match self {
+            FixedValue::Literal(value) => value.clone(),
+            FixedValue::Env { value, .. } => Value::String(value.clone()),
+        }
+    }
+
+    /// The secret text to redact from results, if the value came from the environment.
+    pub fn secret(&self) -> Option<&str> {
+        match self {
+            FixedValue::Env { value, .. } => Some(value),
+            FixedValue::Literal(_) => None,
+        }
+    }
+}
+
+impl fmt::Debug for FixedValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FixedValue::Literal(value) => write!(f, "Literal({value})"),
+            FixedValue::Env { name, .. } => write!(f, "Env(${name}, redacted)"),
+        }
+    }
+}
+
+impl serde::Serialize for FixedValue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FixedValue::Literal(value) => value.serialize(serializer),
+            FixedValue::Env { name, .. } => serializer.serialize_str(&format!("${name}")),
+        }
+    }
+}
+
+fn properties_mut(schema: &mut Value) -> &mut Map<String, Value> {
+    if !schema.is_object() {
+        *schema = json!({"type": "object"});
+    }
+    let Value::Object(map) = schema else {
+        unreachable!("made an object above")
+    };
+    let properties = map
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !properties.is_object() {
+        *properties = Value::Object(Map::new());
+    }
+    match properties {
+        Value::Object(properties) => properties,
+        _ => unreachable!("made an object above"),
+    }
+}
+
+fn set_key(schema: &mut Value, key: &str, value: Value) {
+    match schema {
+        Value::Object(map) => {
+            map.insert(key.to_string(), value);
+        }
+        // `true` and `{}` accept anything; a keyword turns them into a real schema.
+        other => {
+            let mut map = Map::new();
+            map.insert(key.to_string(), value);
+            *other = Value::Object(map);
+        }
+    }
+}
+
+fn set_required(schema: &mut Value, argument: &str, required: bool) {
+    let Value::Object(map) = schema else { return };
+    let mut list: Vec<Value> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    list.retain(|v| v.as_str() != Some(argument));
+    if required {
+        list.push(json!(argument));
+    }
+    if list.is_empty() {
+        map.shift_remove("required");
+    } else {
+        map.insert("required".into(), Value::Array(list));
+    }
+}
+
+/// Renames a property in place, keeping its position.
+fn rename_property(schema: &mut Value, from: &str, to: &str) {
+    let properties = properties_mut(schema);
+    let renamed: Map<String, Value> = std::mem::take(properties)
+        .into_iter()
+        .map(|(k, v)| {
+            if k == from {
+                (to.to_string(), v)
+            } else {
+                (k, v)
+            }
+        })
+        .collect();
+    *properties = renamed;
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        for entry in required {
+            if entry.as_str() == Some(from) {
+                *entry = json!(to);
+            }
+        }
+    }
+}
+
+/// Selected field paths as a tree: `["id", "owner.login"]` → `{id: *, owner: {login: *}}`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct FieldTree {
+    /// `None`: keep the whole value below this field.
+    children: BTreeMap<String, Option<FieldTree>>,
+}
+
+impl FieldTree {
+    pub fn new(fields: &[String]) -> FieldTree {
+        let mut tree = FieldTree::default();
+        for field in fields {
+            let mut node = &mut tree;
+            let segments: Vec<&str> = field.split('.').collect();
+            for (i, segment) in segments.iter().enumerate() {
+                let last = i + 1 == segments.len();
+                let entry = node.children.entry(segment.to_string());
+                let slot = entry.or_insert_with(|| Some(FieldTree::default()));
+                if last {
+                    *slot = None;
+                    break;
+                }
+                match slot {
+                    Some(child) => node = child,
+                    // A shorter path already keeps this whole subtree.
+                    None => break,
+                }
+            }
+        }
+        tree
+    }
+
+    /// Keeps only the selected fields of `value`; arrays are projected item by item.
+    pub fn project(&self, value: Value) -> Value {
+        match value {
+            Value::Array(items) => {
+                Value::Array(items.into_iter().map(|v| self.project(v)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .filter_map(|(key, value)| match self.children.get(&key)? {
+                        None => Some((key, value)),
+                        Some(child) => Some((key, child.project(value))),
+                    })
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    /// The schema of [`FieldTree::project`]'s result. `$ref`s into the tool's `$defs` are
+    /// inlined where the projection goes through them.
+    fn project_schema(&self, schema: &Value, defs: &Value, depth: usize) -> Value {
+        let Value::Object(map) = schema else {
+            return schema.clone();
+        };
+        if depth > 16 {
+            return json!({});
+        }
+        if let Some(target) = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+        {
+            let name = target.replace("~1", "/").replace("~0", "~");
+            return match defs.get(&name) {
+                Some(def) => self.project_schema(def, defs, depth + 1),
+                None => schema.clone(),
+            };
+        }
+        let mut out = map.clone();
+        for key in ["allOf", "anyOf", "oneOf"] {
+            if let Some(Value::Array(parts)) = map.get(key) {
+                out.insert(
+                    key.into(),
+                    Value::Array(
+                        parts
+                            .iter()
+                            .map(|p| self.project_schema(p, defs, depth + 1))
+                            .collect(),
+                    ),
+                );
+            }
+        }
+        if let Some(items) = map.get("items") {
+            out.insert("items".into(), self.project_schema(items, defs, depth + 1));
+        }
+        if let Some(Value::Object(properties)) = map.get("properties") {
+            let kept: Map<String, Value> = properties
+                .iter()
+                .filter_map(|(key, schema)| match self.children.get(key)? {
+                    None => Some((key.clone(), schema.clone())),
+                    Some(child) => {
+                        Some((key.clone(), child.project_schema(schema, defs, depth + 1)))
+                    }
+                })
+                .collect();
+            out.insert("properties".into(), Value::Object(kept));
+            if let Some(Value::Array(required)) = map.get("required") {
+                let required: Vec<Value> = required
+                    .iter()
+                    .filter(|r| r.as_str().is_some_and(|r| self.children.contains_key(r)))
+                    .cloned()
+                    .collect();
+                if required.is_empty() {
+                    out.shift_remove("required");
+                } else {
+                    out.insert("required".into(), Value::Array(required));
+                }
+            }
+            // Fields outside the selection are gone, so extra properties are no longer
+            // a concern of the schema.
+            out.shift_remove("additionalProperties");
+            out.shift_remove("unevaluatedProperties");
+        }
+        Value::Object(out)
+    }
+}
+
+/// Drops `$defs` entries nothing refers to any more.
+fn prune_defs(schema: &mut Value) {
+    let Some(Value::Object(defs)) = schema.get("$defs").cloned() else {
+        return;
+    };
+    let mut used: Vec<String> = Vec::new();
+    let mut pending: Vec<&Value> = vec![schema];
+    let mut seen_defs: Vec<String> = Vec::new();
+    while let Some(node) = pending.pop() {
+        match node {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if key == "$defs" {
+                        continue;
+                    }
+                    if key == "$ref"
+                        && let Some(name) = value.as_str().and_then(|r| r.strip_prefix("#/$defs/"))
+                    {
+                        let name = name.replace("~1", "/").replace("~0", "~");
+                        if !seen_defs.contains(&name) {
+                            seen_defs.push(name.clone());
+                            if let Some(def) = defs.get(&name) {
+                                pending.push(def);
+                            }
+                            used.push(name);
+                        }
+                    }
+                    pending.push(value);
+                }
+            }
+            Value::Array(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    if let Value::Object(map) = schema {
+        let kept: Map<String, Value> = defs
+            .into_iter()
+            .filter(|(name, _)| used.contains(name))
+            .collect();
+        if kept.is_empty() {
+            map.shift_remove("$defs");
+        } else {
+            map.insert("$defs".into(), Value::Object(kept));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_tree_keeps_selected_fields_of_objects_and_array_items() {
+        let tree = FieldTree::new(&["id".into(), "owner.login".into()]);
+        let value = json!([
+            {"id": 1, "name": "a", "owner": {"login": "x", "id": 9}},
+            {"id": 2, "owner": null}
+        ]);
+        assert_eq!(
+            tree.project(value),
+            json!([{"id": 1, "owner": {"login": "x"}}, {"id": 2, "owner": null}])
+        );
+    }
+
+    #[test]
+    fn a_shorter_path_keeps_the_whole_subtree() {
+        let tree = FieldTree::new(&["owner".into(), "owner.login".into()]);
+        let value = json!({"owner": {"login": "x", "id": 9}, "id": 1});
+        assert_eq!(
+            tree.project(value),
+            json!({"owner": {"login": "x", "id": 9}})
+        );
+    }
+
+    #[test]
+    fn schema_projection_follows_refs_and_drops_unused_defs() {
+        let tree = FieldTree::new(&["id".into(), "tag.name".into()]);
+        let mut schema = json!({
+            "type": "object",
+            "properties": {"result": {"type": "array", "items": {"$ref": "#/$defs/Pet"}}},
+            "$defs": {
+                "Pet": {"type": "object", "required": ["id", "name"], "properties": {
+                    "id": {"type": "integer"}, "name": {"type": "string"},
+                    "tag": {"$ref": "#/$defs/Tag"}}},
+                "Tag": {"type": "object", "properties": {"id": {}, "name": {"type": "string"}}}
+            }
+        });
+        let defs = schema["$defs"].clone();
+        let inner = schema.pointer_mut("/properties/result").unwrap();
+        *inner = tree.project_schema(inner, &defs, 0);
+        prune_defs(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {"result": {"type": "array", "items": {
+                    "type": "object", "required": ["id"], "properties": {
+                        "id": {"type": "integer"},
+                        "tag": {"type": "object", "properties": {"name": {"type": "string"}}}
+                    }}}}
+            })
+        );
+    }
+
+    #[test]
+    fn overlay_files_parse_in_written_order_and_reject_unknown_keys() {
+        let file = parse_file(
+            "o.yaml",
+            b"tools:\n  zeta: {name: z}\n  alpha: {hidden: true}\nadd:\n  b: {method: GET, path: /b, description: B}\n  a: {method: GET, path: /a, description: A}\n",
+        )
+        .unwrap();
+        let keys: Vec<&str> = file.tools.0.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["zeta", "alpha"]);
+        let added: Vec<&str> = file.add.0.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(added, ["b", "a"]);
+        let error = parse_file("o.yaml", b"tools:\n  x:\n    nmae: y\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with("o.yaml:3:"), "{error}");
+        assert!(error.contains("nmae"), "{error}");
+    }
+}

@@ -1,0 +1,340 @@
+//! Shaping tools with YAML (issue #5): restmcp overlays, hand-written tools, OpenAPI
+//! Overlay 1.0, `x-mcp`, selection and `specs_dir`, all through the real loading path
+//! (config file → `load::load` → dispatcher) against the in-process echo upstream.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use restmcp::config::{Config, Overrides};
+use restmcp::load::{self, Loaded};
+use restmcp::upstream::{CallContext, Dispatcher, ToolResult};
+use serde_json::{Map, Value, json};
+
+use crate::support::fixture;
+use crate::upstream;
+
+/// A directory with `config.toml` and the given files (paths relative to it).
+pub fn project(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("specs")).expect("mkdir");
+    std::fs::copy(fixture("echo-api.yaml"), dir.path().join("specs/echo.yaml")).expect("copy");
+    std::fs::copy(
+        fixture("petstore-v3.yaml"),
+        dir.path().join("specs/petstore.yaml"),
+    )
+    .expect("copy");
+    std::fs::write(dir.path().join("config.toml"), config).expect("write config");
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(path, text).expect("write");
+    }
+    dir
+}
+
+async fn try_load(dir: &Path) -> Result<(Config, Loaded), String> {
+    let config =
+        Config::load(&dir.join("config.toml"), &Overrides::default()).map_err(|e| e.to_string())?;
+    let loaded = load::load(&config).await.map_err(|e| e.to_string())?;
+    Ok((config, loaded))
+}
+
+async fn load_dir(dir: &Path) -> (Config, Loaded) {
+    try_load(dir).await.unwrap_or_else(|e| panic!("loads: {e}"))
+}
+
+fn names(loaded: &Loaded) -> Vec<&str> {
+    loaded
+        .catalog
+        .tools()
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect()
+}
+
+async fn call(config: &Config, loaded: Loaded, tool: &str, arguments: Value) -> ToolResult {
+    let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), config).expect("dispatcher");
+    let arguments: Map<String, Value> = arguments.as_object().cloned().expect("object");
+    dispatcher
+        .call(tool, arguments, &CallContext::default())
+        .await
+        .expect("known tool")
+}
+
+fn echo_config(base_url: &str, extra: &str) -> String {
+    format!(
+        "[apis.echo]\nspec = \"specs/echo.yaml\"\nbase_url = \"{base_url}\"\n{extra}\n[reload]\nenabled = false\n"
+    )
+}
+
+const OVERLAY: &str = r#"
+tools:
+  getItem:
+    name: fetch_item
+    title: Fetch an item
+    append_description: Use it to look one item up.
+    arguments:
+      id: {name: item_id, description: The item's id}
+      X-Trace: {value: fixed-trace}
+      limit: {default: 7}
+    response:
+      fields: [method, path, query, headers.x-trace]
+  POST /echo/items/{id}:
+    hidden: true
+"#;
+
+#[tokio::test]
+async fn an_overlay_renames_a_tool_hides_an_argument_with_a_fixed_value_and_narrows_the_response() {
+    let upstream = upstream::start().await;
+    let dir = project(
+        &echo_config(&upstream.url(), ""),
+        &[("specs/echo.overlay.yaml", OVERLAY)],
+    );
+    let (config, loaded) = load_dir(dir.path()).await;
+    let names = names(&loaded);
+    assert!(names.contains(&"fetch_item"), "{names:?}");
+    assert!(!names.contains(&"getItem"), "{names:?}");
+    assert!(!names.contains(&"updateItem"), "hidden: {names:?}");
+
+    let tool = loaded.catalog.get("fetch_item").expect("renamed tool");
+    assert_eq!(tool.title.as_deref(), Some("Fetch an item"));
+    assert!(tool.description.ends_with("Use it to look one item up."));
+    let properties = tool.input_schema["properties"].as_object().expect("props");
+    assert!(properties.contains_key("item_id"));
+    assert!(!properties.contains_key("id"));
+    assert!(
+        !properties.contains_key("X-Trace"),
+        "a fixed argument is not shown"
+    );
+    assert_eq!(properties["limit"]["default"], json!(7));
+    assert_eq!(tool.input_schema["required"], json!(["item_id"]));
+    assert!(tool.output_schema.is_some());
+    let report = loaded.report.render();
+    assert!(report.contains("hidden"), "{report}");
+
+    let result = call(&config, loaded, "fetch_item", json!({"item_id": "a b"})).await;
+    assert!(!result.is_error, "{}", result.joined_text());
+    let seen = result.structured.expect("structured");
+    assert_eq!(seen["path"], json!("/echo/items/a%20b"));
+    assert_eq!(seen["query"], json!("limit=7"), "the default is sent");
+    assert_eq!(
+        seen["headers"],
+        json!({"x-trace": "fixed-trace"}),
+        "the fixed value is sent, and only selected fields come back"
+    );
+    let kept: Vec<&String> = seen.as_object().expect("object").keys().collect();
+    assert_eq!(kept, ["method", "path", "query", "headers"]);
+}
+
+#[tokio::test]
+async fn a_fixed_value_from_the_environment_is_sent_and_never_shown() {
+    let upstream = upstream::start().await;
+    // SAFETY: set once, by this test only, with a name no other test reads.
+    unsafe { std::env::set_var("RESTMCP_TEST_OVERLAY_TENANT", "tenant-s3cret") };
+    let overlay = "tools:\n  getItem:\n    arguments:\n      X-Trace: {value_env: RESTMCP_TEST_OVERLAY_TENANT}\n";
+    let dir = project(
+        &echo_config(&upstream.url(), ""),
+        &[("specs/echo.overlay.yaml", overlay)],
+    );
+    let (config, loaded) = load_dir(dir.path()).await;
+    assert!(!loaded.catalog.list_json().contains("tenant-s3cret"));
+    let result = call(&config, loaded, "getItem", json!({"id": "1"})).await;
+    let text = result.joined_text();
+    assert!(!result.is_error, "{text}");
+    assert!(
+        !text.contains("tenant-s3cret"),
+        "the value is redacted from results: {text}"
+    );
+    assert!(text.contains("x-trace"), "{text}");
+}
+
+#[tokio::test]
+async fn a_hand_written_tool_calls_the_upstream() {
+    let upstream = upstream::start().await;
+    let overlay = r#"
+add:
+  add_note:
+    title: Add a note
+    description: Adds a note to an item.
+    method: POST
+    path: /echo/items/{id}/notes
+    arguments:
+      id: {type: integer, description: The item}
+      text: {type: string, required: true}
+      urgent: {in: query, type: boolean}
+      X-Trace: {in: header, type: string}
+"#;
+    let config = format!(
+        "[apis.notes]\nbase_url = \"{}\"\noverlays = [\"notes.yaml\"]\n[reload]\nenabled = false\n",
+        upstream.url()
+    );
+    let dir = project(&config, &[("notes.yaml", overlay)]);
+    let (config, loaded) = load_dir(dir.path()).await;
+    assert_eq!(names(&loaded), ["add_note"]);
+    let tool = loaded.catalog.get("add_note").expect("tool");
+    assert_eq!(tool.input_schema["required"], json!(["id", "text"]));
+    let bad = call(
+        &config,
+        load_dir(dir.path()).await.1,
+        "add_note",
+        json!({"id": "x"}),
+    )
+    .await;
+    assert!(bad.is_error);
+    let text = bad.joined_text();
+    assert!(
+        text.contains("text") && text.contains("id"),
+        "every violation: {text}"
+    );
+
+    let result = call(
+        &config,
+        loaded,
+        "add_note",
+        json!({"id": 5, "text": "hi", "urgent": true, "X-Trace": "t1"}),
+    )
+    .await;
+    let seen = result.structured.expect("structured");
+    assert_eq!(seen["method"], json!("POST"));
+    assert_eq!(seen["path"], json!("/echo/items/5/notes"));
+    assert_eq!(seen["query"], json!("urgent=true"));
+    assert_eq!(seen["headers"]["x-trace"], json!("t1"));
+    assert_eq!(seen["headers"]["content-type"], json!("application/json"));
+    assert_eq!(seen["body"], json!(r#"{"text":"hi"}"#));
+}
+
+#[tokio::test]
+async fn x_mcp_in_the_spec_names_describes_and_hides_and_an_overlay_wins() {
+    let upstream = upstream::start().await;
+    let spec = std::fs::read_to_string(fixture("echo-api.yaml"))
+        .expect("read")
+        .replace(
+            "      operationId: getItem\n",
+            "      operationId: getItem\n      x-mcp: {name: get_item, description: From the spec's extension, annotations: {openWorldHint: false}}\n",
+        )
+        .replace(
+            "      operationId: getFile\n",
+            "      operationId: getFile\n      x-mcp: {hidden: true}\n",
+        )
+        .replace(
+            "      operationId: big\n",
+            "      operationId: big\n      x-mcp: {name: big_from_spec}\n",
+        );
+    let overlay = "tools:\n  big:\n    name: big_from_overlay\n";
+    let dir = project(
+        &echo_config(&upstream.url(), ""),
+        &[("specs/echo.overlay.yaml", overlay)],
+    );
+    std::fs::write(dir.path().join("specs/echo.yaml"), spec).expect("write");
+    let (_, loaded) = load_dir(dir.path()).await;
+    let names = names(&loaded);
+    assert!(names.contains(&"get_item"), "{names:?}");
+    assert!(!names.contains(&"getFile"), "{names:?}");
+    assert!(names.contains(&"big_from_overlay"), "{names:?}");
+    let tool = loaded.catalog.get("get_item").expect("tool");
+    assert_eq!(tool.description, "From the spec's extension");
+    assert!(!tool.annotations.open_world_hint);
+    let name_source = &tool
+        .provenance
+        .iter()
+        .find(|(what, _)| what == "name")
+        .expect("provenance")
+        .1;
+    assert!(name_source.starts_with("x-mcp "), "{name_source}");
+    assert!(name_source.contains("/x-mcp/name"), "{name_source}");
+}
+
+#[tokio::test]
+async fn tag_filters_and_read_only_select_the_expected_tools() {
+    let config = "[apis.petstore]\nspec = \"specs/petstore.yaml\"\nread_only = true\ninclude = { tags = [\"pet\"] }\nexclude = { operations = [\"findPetsByTags\"] }\n[reload]\nenabled = false\n";
+    let dir = project(config, &[]);
+    let (_, loaded) = load_dir(dir.path()).await;
+    assert_eq!(
+        names(&loaded),
+        ["findPetsByStatus", "getPetById"],
+        "safe methods of the pet tag, less the excluded one"
+    );
+    let report = loaded.report.render();
+    assert!(
+        report.contains("read_only keeps safe methods only, not POST"),
+        "{report}"
+    );
+    assert!(report.contains("not matched by include"), "{report}");
+    assert!(report.contains("matched by exclude"), "{report}");
+
+    let config = "[apis.petstore]\nspec = \"specs/petstore.yaml\"\ninclude = [{ methods = [\"delete\"] }, { paths = [\"/store/**\"], methods = [\"GET\"] }]\n[reload]\nenabled = false\n";
+    let dir = project(config, &[]);
+    let (_, loaded) = load_dir(dir.path()).await;
+    assert_eq!(
+        names(&loaded),
+        [
+            "deletePet",
+            "getInventory",
+            "getOrderById",
+            "deleteOrder",
+            "deleteUser"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn overlay_mistakes_name_the_file_and_the_entry() {
+    let upstream = upstream::start().await;
+    let cases = [
+        (
+            "tools:\n  getItme:\n    name: x\n",
+            "specs/echo.overlay.yaml#/tools/getItme: no operation has operationId or label \"getItme\"; did you mean \"getItem\"?",
+        ),
+        (
+            "tools:\n  getItem:\n    arguments:\n      nope: {description: x}\n",
+            "specs/echo.overlay.yaml#/tools/getItem/arguments/nope: tool \"getItem\" has no argument \"nope\"",
+        ),
+        ("tools:\n  getItem:\n    name: big\n", "tool name \"big\""),
+        (
+            "tools:\n  getItem:\n    arguments:\n      X-Trace: {value_env: RESTMCP_TEST_SURELY_UNSET}\n",
+            "X-Trace/value_env: environment variable RESTMCP_TEST_SURELY_UNSET is not set",
+        ),
+        (
+            "tools:\n  getItem:\n    nmae: x\n",
+            "specs/echo.overlay.yaml:3:",
+        ),
+    ];
+    for (overlay, expected) in cases {
+        let dir = project(
+            &echo_config(&upstream.url(), ""),
+            &[("specs/echo.overlay.yaml", overlay)],
+        );
+        let error = match try_load(dir.path()).await {
+            Ok(_) => panic!("{overlay} loaded"),
+            Err(error) => error,
+        };
+        assert!(error.contains(expected), "{overlay}\n→ {error}");
+    }
+}
+
+#[tokio::test]
+async fn a_spec_dropped_into_specs_dir_becomes_an_api() {
+    let config = "specs_dir = \"specs\"\n[apis.petstore]\nspec = \"specs/petstore.yaml\"\nprefix = \"pets_\"\n[reload]\nenabled = false\n";
+    let dir = project(
+        config,
+        &[(
+            "specs/common.yaml",
+            "components:\n  schemas:\n    X: {type: string}\n",
+        )],
+    );
+    let (config, loaded) = load_dir(dir.path()).await;
+    assert_eq!(
+        config.apis.keys().collect::<Vec<_>>(),
+        ["echo", "petstore"],
+        "echo.yaml is discovered; common.yaml is not an API description"
+    );
+    let names = names(&loaded);
+    assert!(names.contains(&"getItem"), "{names:?}");
+    assert!(names.contains(&"pets_getPetById"), "{names:?}");
+    assert!(
+        loaded.inputs.dirs.iter().any(|d| d.ends_with("specs")),
+        "the directory is watched for new specs"
+    );
+}
