@@ -18,6 +18,8 @@
 //!   tool result.
 //! * [`mcp`] serves the tools over MCP (stdio and Streamable HTTP) with the official SDK.
 //! * [`load`] runs the stages above for a whole configuration; [`cli`] is the command line.
+//! * [`reload`] notices when the configuration or a spec changed (or SIGHUP arrived), and
+//!   what a reload changed in the tool set.
 //!
 //! Lower stages never import higher ones: `spec` knows nothing of tools, `catalog` nothing
 //! of transports. Start reading at [`load::load`], then [`catalog::build`].
@@ -28,6 +30,7 @@ pub mod config;
 pub mod http_client;
 pub mod load;
 pub mod mcp;
+pub mod reload;
 pub mod schema;
 pub mod spec;
 pub mod telemetry;
