@@ -74,6 +74,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print one tool as clients see it, and where each piece of it came from (spec,
+    /// overlay, x-mcp extension, config or default).
+    Explain {
+        /// The tool name, as `restmcp tools` lists it.
+        tool: String,
+        /// Print the tool, its route and provenance as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON Schema of `config.toml` or of overlay files, for editors and CI.
+    Schema {
+        /// `config` or `overlay`.
+        #[arg(value_parser = ["config", "overlay"])]
+        which: String,
+    },
     /// Call one tool against its upstream API and print the result as MCP would return it;
     /// exits non-zero when the result is an error.
     Call {
@@ -109,10 +124,20 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Some(Command::Schema { which }) = &cli.command {
+        let schema =
+            crate::schemas::by_name(which).with_context(|| format!("no schema named {which}"))?;
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(schema.as_bytes())?;
+        if !schema.ends_with('\n') {
+            writeln!(stdout)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let config = Config::load(&cli.global.config, &cli.global.overrides())?;
     let command = cli.command.unwrap_or(Command::Serve);
     if matches!(command, Command::Serve | Command::Stdio) {
-        return serve(command, config);
+        return serve(command, config, &cli.global);
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -121,7 +146,41 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let loaded = runtime.block_on(load::load(&config))?;
     let mut stdout = std::io::stdout().lock();
     match command {
-        Command::Serve | Command::Stdio => unreachable!("handled above"),
+        Command::Serve | Command::Stdio | Command::Schema { .. } => {
+            unreachable!("handled above")
+        }
+        Command::Explain { tool, json } => {
+            let Some(found) = loaded.catalog.get(&tool) else {
+                let names: Vec<&str> = loaded
+                    .catalog
+                    .tools()
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect();
+                let hint = crate::catalog::naming::closest(&tool, &names)
+                    .map(|c| format!("; did you mean \"{c}\"?"))
+                    .unwrap_or_default();
+                anyhow::bail!("no tool named \"{tool}\"{hint} (`restmcp tools` lists them)");
+            };
+            if json {
+                let provenance: serde_json::Map<String, serde_json::Value> = found
+                    .provenance
+                    .iter()
+                    .map(|(what, source)| (what.clone(), serde_json::json!(source)))
+                    .collect();
+                let explained = serde_json::json!({
+                    "tool": found.to_mcp(),
+                    "route": found.route,
+                    "origin": found.origin,
+                    "provenance": provenance,
+                });
+                serde_json::to_writer_pretty(&mut stdout, &explained)?;
+                writeln!(stdout)?;
+            } else {
+                write!(stdout, "{}", crate::explain::render(found, &config))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Call { tool, args } => {
             let arguments = match serde_json::from_str::<serde_json::Value>(&args) {
                 Ok(serde_json::Value::Object(arguments)) => arguments,
@@ -176,7 +235,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs the server until the client disconnects (stdio) or a shutdown signal (HTTP).
-fn serve(command: Command, config: Config) -> anyhow::Result<ExitCode> {
+fn serve(command: Command, config: Config, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     crate::telemetry::init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -190,10 +249,28 @@ fn serve(command: Command, config: Config) -> anyhow::Result<ExitCode> {
         let dispatcher =
             Dispatcher::new(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
         let shared = Shared::new(Snapshot::new(dispatcher), config.server.page_size);
+        let shutdown = CancellationToken::new();
+        let reloading = config.reload.enabled;
+        if reloading {
+            let reloader = crate::reload::Reloader {
+                config_path: global.config.clone(),
+                overrides: global.overrides(),
+                shared: shared.clone(),
+                config: config.clone(),
+            };
+            tokio::spawn(reloader.run(loaded.inputs, shutdown.clone()));
+        }
+        let reload_note = if reloading {
+            "; reloading on change and SIGHUP"
+        } else {
+            ""
+        };
         match command {
             Command::Stdio => {
-                eprintln!("restmcp {}: MCP over stdio, {tools} tools from {apis} API(s)", env!("CARGO_PKG_VERSION"));
-                mcp::stdio::serve(shared).await.map_err(anyhow::Error::msg)?;
+                eprintln!("restmcp {}: MCP over stdio, {tools} tools from {apis} API(s){reload_note}", env!("CARGO_PKG_VERSION"));
+                let served = mcp::stdio::serve(shared).await.map_err(anyhow::Error::msg);
+                shutdown.cancel();
+                served?;
             }
             _ => {
                 let listener = tokio::net::TcpListener::bind(&config.server.listen)
@@ -201,10 +278,9 @@ fn serve(command: Command, config: Config) -> anyhow::Result<ExitCode> {
                     .with_context(|| format!("cannot listen on {}", config.server.listen))?;
                 let address = listener.local_addr()?;
                 eprintln!(
-                    "restmcp {}: MCP over Streamable HTTP at http://{address}/mcp, {tools} tools from {apis} API(s)",
+                    "restmcp {}: MCP over Streamable HTTP at http://{address}/mcp, {tools} tools from {apis} API(s){reload_note}",
                     env!("CARGO_PKG_VERSION")
                 );
-                let shutdown = CancellationToken::new();
                 let app = mcp::http::app(shared, &config.server, shutdown.clone());
                 tokio::spawn(cancel_on_signal(shutdown.clone()));
                 mcp::http::serve(listener, app, shutdown).await?;

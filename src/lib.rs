@@ -27,11 +27,13 @@
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod explain;
 pub mod http_client;
 pub mod load;
 pub mod mcp;
 pub mod reload;
 pub mod schema;
+pub mod schemas;
 pub mod spec;
 pub mod telemetry;
 pub mod upstream;

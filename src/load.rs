@@ -141,6 +141,27 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
     })
 }
 
+/// The files and directories `config` names, without loading anything: what to watch when
+/// loading failed.
+pub fn planned_inputs(config: &Config) -> Inputs {
+    let mut inputs = Inputs::default();
+    if let Some(dir) = &config.specs_dir {
+        inputs.dirs.push(dir.relative());
+    }
+    for api in config.apis.values() {
+        match api.source() {
+            Some(Ok(SpecSource::File(path))) => inputs.files.push(path),
+            Some(Ok(SpecSource::Url(url))) => inputs.urls.push(url.to_string()),
+            _ => {}
+        }
+        inputs
+            .files
+            .extend(api.overlays.iter().map(|o| o.relative()));
+        inputs.files.extend(api.conventional_overlay());
+    }
+    inputs
+}
+
 /// A spec (if any) with its OpenAPI Overlays applied, and the restmcp overlays read.
 async fn load_api(
     source: Option<SpecSource>,

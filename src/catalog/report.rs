@@ -185,14 +185,29 @@ impl Report {
     pub fn render(&self) -> String {
         let mut out = String::new();
         for api in &self.apis {
-            let mapped = api.operations.iter().filter(|o| o.is_tool()).count();
+            let mapped = api
+                .operations
+                .iter()
+                .filter(|o| matches!(o.outcome, Outcome::Mapped { .. }))
+                .count();
+            let hand_written = api
+                .operations
+                .iter()
+                .filter(|o| matches!(o.outcome, Outcome::HandWritten { .. }))
+                .count();
+            let operations = api.operations.len() - hand_written;
+            let extra = if hand_written > 0 {
+                format!(", {hand_written} hand-written tools")
+            } else {
+                String::new()
+            };
             let version = api
                 .version
                 .map(|v| v.to_string())
                 .unwrap_or_else(|| "hand-written tools".into());
             let _ = writeln!(
                 out,
-                "{} — {} ({}, {}): {} tools from {} entries",
+                "{} — {} ({}, {}): {} of {} operations mapped{}",
                 api.name,
                 api.source,
                 version,
@@ -202,7 +217,8 @@ impl Report {
                     &api.title
                 },
                 mapped,
-                api.operations.len()
+                operations,
+                extra
             );
             for op in &api.operations {
                 match &op.outcome {
@@ -265,25 +281,28 @@ impl Report {
                 .filter(|o| f(&o.outcome))
                 .count()
         };
-        let tools = count(|o| matches!(o, Outcome::Mapped { .. } | Outcome::HandWritten { .. }));
+        let mapped = count(|o| matches!(o, Outcome::Mapped { .. }));
         let hand_written = count(|o| matches!(o, Outcome::HandWritten { .. }));
         let excluded = count(|o| matches!(o, Outcome::Excluded { .. }));
         let hidden = count(|o| matches!(o, Outcome::Hidden { .. }));
         let skipped = self.skipped();
-        let mut parts = vec![format!("{tools} tools")];
-        if hand_written > 0 {
-            parts.push(format!("{hand_written} of them hand-written"));
-        }
+        let mut parts = vec![format!("{mapped} mapped")];
         if excluded > 0 {
-            parts.push(format!("{excluded} operations excluded"));
+            parts.push(format!("{excluded} excluded"));
         }
         if hidden > 0 {
             parts.push(format!("{hidden} hidden"));
         }
         parts.push(format!("{skipped} skipped"));
+        let hand = if hand_written > 0 {
+            format!("; {hand_written} hand-written tools")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "\n{}; tools/list is {} bytes ≈ {} tokens",
+            "\n{} operations: {}{hand}; tools/list is {} bytes ≈ {} tokens",
+            self.operations() - hand_written,
             parts.join(", "),
             self.list_bytes,
             self.estimated_tokens()

@@ -160,15 +160,19 @@ impl Shared {
         }
     }
 
+    /// Serves `snapshot` from now on without telling clients: for a reload that changed
+    /// how tools are called (credentials, timeouts) but not the tools themselves.
+    pub fn swap(&self, snapshot: Snapshot) {
+        let mut guard = match self.current.write() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *guard = Arc::new(snapshot);
+    }
+
     /// Serves `snapshot` from now on and tells every connected client its tools changed.
     pub async fn replace(&self, snapshot: Snapshot) {
-        {
-            let mut guard = match self.current.write() {
-                Ok(guard) => guard,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            *guard = Arc::new(snapshot);
-        }
+        self.swap(snapshot);
         let peers: Vec<Peer<RoleServer>> = {
             let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
             peers.retain(|peer| !peer.is_transport_closed());

@@ -66,6 +66,7 @@
 mod diff;
 mod files;
 mod hash;
+mod swap;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -80,6 +81,7 @@ use tokio_util::sync::CancellationToken;
 pub use diff::CatalogDiff;
 use files::FileWatch;
 use hash::ContentHasher;
+pub use swap::{Reloader, watch_set};
 
 /// What to watch: files (which may not exist yet — creation counts as a change),
 /// directories (a file added to or removed from them, non-recursive, counts; edits of

@@ -533,9 +533,11 @@ fn catalog(paths: Value) -> Catalog {
     );
     let input = ApiInput {
         name: "pets",
-        docs: &docs,
+        docs: Some(&docs),
         base_url: None,
         prefix: "",
+        selection: Default::default(),
+        overlays: &[],
     };
     catalog::build(&[input], &ToolSettings::default())
         .expect("catalog builds")

@@ -5,6 +5,7 @@ mod dispatch;
 mod mcp;
 mod overlays;
 mod real_specs;
+mod reload;
 mod remote;
 mod snapshots;
 mod support;

@@ -338,3 +338,46 @@ async fn a_spec_dropped_into_specs_dir_becomes_an_api() {
         "the directory is watched for new specs"
     );
 }
+
+#[test]
+fn explain_says_where_each_piece_of_a_tool_came_from() {
+    let dir = project(
+        &echo_config("http://127.0.0.1:9", ""),
+        &[("specs/echo.overlay.yaml", OVERLAY)],
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+        .args(["explain", "fetch_item"])
+        .current_dir(dir.path())
+        .env_remove("RESTMCP_CONFIG")
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for expected in [
+        "fetch_item — API \"echo\", GET /echo/items/{id}",
+        "operationId  getItem",
+        "← overlay specs/echo.overlay.yaml#/tools/getItem/name",
+        "← appended by overlay specs/echo.overlay.yaml#/tools/getItem/append_description",
+        "← default for GET",
+        "← config apis.echo.base_url",
+        "item_id                  path \"id\"  string  required",
+        "X-Trace                  header  hidden, fixed",
+        "← hidden, value fixed by overlay specs/echo.overlay.yaml#/tools/getItem/arguments/X-Trace/value",
+        "← spec (parameter)",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+        .args(["explain", "fetch_itme"])
+        .current_dir(dir.path())
+        .env_remove("RESTMCP_CONFIG")
+        .output()
+        .expect("runs");
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("did you mean \"fetch_item\"?"), "{error}");
+}

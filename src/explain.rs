@@ -1,0 +1,201 @@
+//! `restmcp explain TOOL`: one tool as clients see it, and where each piece came from.
+//!
+//! A tool is the spec's operation, reshaped by `x-mcp`, overlays and the config. When it
+//! does not look as expected, the question is always "which of those did this?"; the
+//! catalog records the answer as the tool's provenance and this module prints it next to
+//! the defaults that apply where nothing intervened.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::catalog::{Location, Tool};
+use crate::config::Config;
+
+/// The human-readable explanation.
+pub fn render(tool: &Tool, config: &Config) -> String {
+    let source_of = |what: &str| {
+        tool.provenance
+            .iter()
+            .find(|(w, _)| w == what)
+            .map(|(_, source)| source.clone())
+    };
+    let hand_written = source_of("tool");
+    let spec_default = |what: &str| match &hand_written {
+        Some(_) => "as written".to_string(),
+        None => format!("spec ({what})"),
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} — API \"{}\", {}",
+        tool.name, tool.route.api, tool.origin.operation
+    );
+    let _ = writeln!(out, "  defined at   {}", tool.origin.location);
+    if let Some(id) = &tool.origin.operation_id {
+        let _ = writeln!(out, "  operationId  {id}");
+    }
+    if let Some(source) = &hand_written {
+        let _ = writeln!(out, "  origin       {source}");
+    }
+    let mut line = |label: &str, value: String, source: String| {
+        let _ = writeln!(out, "  {label:<12} {value}");
+        let _ = writeln!(out, "  {:<12}   ← {source}", "");
+    };
+    line(
+        "name",
+        tool.name.clone(),
+        source_of("name").unwrap_or_else(|| match &tool.origin.operation_id {
+            _ if hand_written.is_some() => "the key of the `add` entry".into(),
+            Some(id) => format!("generated from operationId \"{id}\""),
+            None => format!("generated from {}", tool.origin.operation),
+        }),
+    );
+    line(
+        "title",
+        tool.title.clone().unwrap_or_else(|| "(none)".into()),
+        source_of("title").unwrap_or_else(|| spec_default("summary")),
+    );
+    let first = tool.description.lines().next().unwrap_or("");
+    let more = if tool.description.lines().count() > 1 {
+        " …"
+    } else {
+        ""
+    };
+    line(
+        "description",
+        format!("{first}{more}"),
+        source_of("description").unwrap_or_else(|| spec_default("summary and description")),
+    );
+    let a = &tool.annotations;
+    let hints: Vec<&str> = [
+        (a.read_only_hint, "readOnly"),
+        (a.destructive_hint, "destructive"),
+        (a.idempotent_hint, "idempotent"),
+        (a.open_world_hint, "openWorld"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, name)| *name)
+    .collect();
+    line(
+        "annotations",
+        if hints.is_empty() {
+            "(no hints set)".into()
+        } else {
+            hints.join(", ")
+        },
+        source_of("annotations").unwrap_or_else(|| format!("default for {}", tool.route.method)),
+    );
+    let api = config.apis.get(&tool.route.api);
+    let (timeout, timeout_source) = match (tool.route.timeout, api) {
+        (Some(t), _) => (t.as_secs_f64(), source_of("timeout").unwrap_or_default()),
+        (None, Some(api)) => match api.tool_timeouts.get(&tool.name) {
+            Some(t) => (
+                *t,
+                format!("config apis.{}.tool_timeouts.{}", tool.route.api, tool.name),
+            ),
+            None => (
+                api.timeout_seconds,
+                format!("config apis.{}.timeout_seconds", tool.route.api),
+            ),
+        },
+        (None, None) => (30.0, "default".into()),
+    };
+    line("timeout", format!("{timeout} s"), timeout_source);
+    let base = tool
+        .route
+        .base_url
+        .clone()
+        .unwrap_or_else(|| "(no base URL)".into());
+    line(
+        "upstream",
+        format!("{} {base}{}", tool.route.method, tool.route.path),
+        match api.and_then(|a| a.base_url.as_ref()) {
+            Some(_) => format!("config apis.{}.base_url", tool.route.api),
+            None if hand_written.is_some() => "as written".into(),
+            None => "spec (servers)".into(),
+        },
+    );
+    if !tool.route.response_fields.is_empty() {
+        line(
+            "response",
+            format!("only {}", tool.route.response_fields.join(", ")),
+            source_of("response.fields").unwrap_or_default(),
+        );
+    }
+    if let Some(cap) = tool.route.max_response_bytes {
+        line(
+            "size cap",
+            format!("{cap} bytes"),
+            source_of("response.max_bytes").unwrap_or_default(),
+        );
+    }
+    let _ = writeln!(out, "  arguments");
+    let properties = tool.input_schema.get("properties");
+    let required: Vec<&str> = tool
+        .input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if tool.route.arguments.bindings.is_empty() {
+        let _ = writeln!(out, "    (none)");
+    }
+    for binding in &tool.route.arguments.bindings {
+        let place = match binding.location {
+            Location::Path => "path",
+            Location::Query => "query",
+            Location::Header => "header",
+            Location::Cookie => "cookie",
+            Location::BodyField => "body field",
+            Location::Body => "body",
+        };
+        let wire = if binding.wire_name.is_empty() || binding.wire_name == binding.argument {
+            String::new()
+        } else {
+            format!(" \"{}\"", binding.wire_name)
+        };
+        let kind = properties
+            .and_then(|p| p.get(&binding.argument))
+            .and_then(|s| s.get("type"))
+            .map(|t| match t {
+                Value::String(t) => t.clone(),
+                other => other.to_string(),
+            })
+            .unwrap_or_default();
+        let state = if binding.fixed.is_some() {
+            "hidden, fixed".to_string()
+        } else if required.contains(&binding.argument.as_str()) {
+            "required".to_string()
+        } else {
+            "optional".to_string()
+        };
+        let described: Vec<String> = [format!("{place}{wire}"), kind, state]
+            .into_iter()
+            .filter(|part| !part.is_empty())
+            .collect();
+        let _ = writeln!(out, "    {:<24} {}", binding.argument, described.join("  "));
+        let source = source_of(&format!("arguments.{}", binding.argument)).unwrap_or_else(|| {
+            if hand_written.is_some() {
+                "as written".into()
+            } else if binding.location == Location::BodyField || binding.location == Location::Body
+            {
+                "spec (request body)".into()
+            } else {
+                "spec (parameter)".into()
+            }
+        });
+        let _ = writeln!(out, "    {:<24}   ← {source}", "");
+    }
+    let _ = writeln!(
+        out,
+        "  outputSchema {}",
+        if tool.output_schema.is_some() {
+            "yes"
+        } else {
+            "none"
+        }
+    );
+    out
+}

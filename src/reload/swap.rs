@@ -1,0 +1,167 @@
+//! The reload loop: on every [`Trigger`], load the configuration and every spec and overlay
+//! again, off the request path, and swap the new tool set in only when all of it loaded.
+//!
+//! Calls in flight keep the snapshot they started with (an `Arc`), so they finish on the
+//! old tool set. A reload that fails (bad YAML, an unresolved `$ref`, a duplicate name, a
+//! missing environment variable) is logged with its file and position, and the last good
+//! tool set stays served.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::{mpsc, watch as channel};
+use tokio_util::sync::CancellationToken;
+
+use super::{CatalogDiff, Trigger, WatchSet, WatchSettings};
+use crate::config::{Config, Overrides};
+use crate::load::{self, Inputs};
+use crate::mcp::{Shared, Snapshot};
+use crate::upstream::Dispatcher;
+
+/// What the reload loop needs to rebuild the tool set as the process first built it.
+pub struct Reloader {
+    pub config_path: PathBuf,
+    pub overrides: Overrides,
+    pub shared: Arc<Shared>,
+    /// The configuration currently served.
+    pub config: Config,
+}
+
+/// Everything a tool set was built from, as the watcher wants it.
+pub fn watch_set(config_path: &Path, overrides: &Overrides, inputs: &Inputs) -> WatchSet {
+    let mut files = Vec::new();
+    if overrides.spec.is_none() {
+        files.push(config_path.to_path_buf());
+    }
+    files.extend(inputs.files.iter().cloned());
+    WatchSet {
+        files,
+        dirs: inputs.dirs.clone(),
+        urls: inputs.urls.clone(),
+    }
+}
+
+impl Reloader {
+    /// Watches `inputs` (and SIGHUP) and reloads on every change until `shutdown`.
+    pub async fn run(mut self, inputs: Inputs, shutdown: CancellationToken) {
+        let settings = WatchSettings {
+            file_interval: std::time::Duration::from_millis(self.config.reload.interval_ms),
+            url_interval: std::time::Duration::from_secs(self.config.reload.url_interval_seconds),
+            settle: std::time::Duration::from_millis(
+                (self.config.reload.interval_ms / 2).clamp(50, 500),
+            ),
+        };
+        let (tx, mut rx) = mpsc::channel(4);
+        let (set_tx, set_rx) =
+            channel::channel(watch_set(&self.config_path, &self.overrides, &inputs));
+        let client = match crate::http_client::shared() {
+            Ok(client) => client.clone(),
+            Err(e) => {
+                tracing::error!("hot reload is off: cannot build an HTTP client: {e}");
+                return;
+            }
+        };
+        tokio::spawn(super::watch(
+            set_rx,
+            settings,
+            client,
+            tx.clone(),
+            shutdown.clone(),
+        ));
+        tokio::spawn(super::on_hangup(tx, shutdown.clone()));
+        loop {
+            let trigger = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                trigger = rx.recv() => match trigger {
+                    Some(trigger) => trigger,
+                    None => return,
+                },
+            };
+            let why = match &trigger {
+                Trigger::Signal => "SIGHUP".to_string(),
+                Trigger::Changed(paths) => format!("changed: {}", paths.join(", ")),
+            };
+            let inputs = match self.reload(&why).await {
+                Ok(inputs) => inputs,
+                // Still watch what the failed configuration names, so that creating or
+                // fixing one of those files is noticed.
+                Err(Some(planned)) => {
+                    let mut set = set_tx.borrow().clone();
+                    let extra = watch_set(&self.config_path, &self.overrides, &planned);
+                    for file in extra.files {
+                        if !set.files.contains(&file) {
+                            set.files.push(file);
+                        }
+                    }
+                    let _ = set_tx.send(set);
+                    continue;
+                }
+                Err(None) => continue,
+            };
+            let _ = set_tx.send(watch_set(&self.config_path, &self.overrides, &inputs));
+        }
+    }
+
+    /// One reload: the new inputs when it succeeded, else the files the new configuration
+    /// names (when it could be read).
+    pub async fn reload(&mut self, why: &str) -> Result<Inputs, Option<Inputs>> {
+        let started = Instant::now();
+        let path = self.config_path.clone();
+        let overrides = self.overrides.clone();
+        let config = tokio::task::spawn_blocking(move || Config::load(&path, &overrides)).await;
+        let config = match config {
+            Ok(Ok(config)) => config,
+            Ok(Err(error)) => return Err(self.failed(why, &error.to_string(), None)),
+            Err(error) => return Err(self.failed(why, &error.to_string(), None)),
+        };
+        let loaded = match load::load(&config).await {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                let planned = load::planned_inputs(&config);
+                return Err(self.failed(why, &error.to_string(), Some(planned)));
+            }
+        };
+        let skipped = loaded.report.skipped();
+        let inputs = loaded.inputs.clone();
+        let catalog = Arc::new(loaded.catalog);
+        let dispatcher = match Dispatcher::new(catalog.clone(), &config) {
+            Ok(dispatcher) => dispatcher,
+            Err(error) => return Err(self.failed(why, &error, None)),
+        };
+        let old = self.shared.current();
+        let diff = CatalogDiff::between(old.catalog(), &catalog);
+        if config.server != self.config.server {
+            tracing::warn!(
+                "reload: [server] settings changed; they take effect at the next restart"
+            );
+        }
+        let tools = catalog.len();
+        if diff.is_empty() {
+            self.shared.swap(Snapshot::new(dispatcher));
+            tracing::info!(
+                "reload ({why}): tools unchanged ({tools} tools), in {} ms",
+                started.elapsed().as_millis()
+            );
+        } else {
+            self.shared.replace(Snapshot::new(dispatcher)).await;
+            tracing::info!(
+                "reload ({why}): {diff}; now {tools} tools, in {} ms",
+                started.elapsed().as_millis()
+            );
+        }
+        if skipped > 0 {
+            tracing::warn!(
+                "reload: {skipped} operation(s) could not be mapped; run `restmcp check` for the reasons"
+            );
+        }
+        self.config = config;
+        Ok(inputs)
+    }
+
+    fn failed(&self, why: &str, error: &str, planned: Option<Inputs>) -> Option<Inputs> {
+        let tools = self.shared.current().catalog().len();
+        tracing::error!("reload ({why}) failed; still serving the previous {tools} tools: {error}");
+        planned
+    }
+}
