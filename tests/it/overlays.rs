@@ -381,3 +381,53 @@ fn explain_says_where_each_piece_of_a_tool_came_from() {
     let error = String::from_utf8_lossy(&output.stderr);
     assert!(error.contains("did you mean \"fetch_item\"?"), "{error}");
 }
+
+#[tokio::test]
+async fn an_openapi_overlay_1_0_document_is_applied_to_the_spec() {
+    let overlay = r#"
+overlay: 1.0.0
+info: {title: Trim the echo API, version: "1"}
+actions:
+  - target: $.paths['/echo/items/{id}'].get
+    update:
+      summary: Read one item
+      x-mcp: {name: read_item}
+  - target: $.paths['/_/slow']
+    remove: true
+  - target: $.paths.*[?@.operationId == 'big']
+    update:
+      description: A large body.
+  - target: $.paths['/nowhere']
+    update: {summary: never}
+"#;
+    let dir = project(
+        &echo_config("http://127.0.0.1:9", "overlays = [\"overlays/trim.yaml\"]"),
+        &[("overlays/trim.yaml", overlay)],
+    );
+    let (_, loaded) = load_dir(dir.path()).await;
+    let names = names(&loaded);
+    assert!(names.contains(&"read_item"), "{names:?}");
+    assert!(!names.contains(&"slow"), "{names:?}");
+    let tool = loaded.catalog.get("read_item").expect("tool");
+    assert_eq!(tool.title.as_deref(), Some("Read one item"));
+    let big = loaded.catalog.get("big").expect("big");
+    assert!(
+        big.description.contains("A large body."),
+        "{}",
+        big.description
+    );
+
+    let broken = "overlay: 1.0.0\ninfo: {title: x, version: \"1\"}\nactions:\n  - target: $.paths[\n    remove: true\n";
+    let dir = project(
+        &echo_config("http://127.0.0.1:9", "overlays = [\"overlays/trim.yaml\"]"),
+        &[("overlays/trim.yaml", broken)],
+    );
+    let error = match try_load(dir.path()).await {
+        Ok(_) => panic!("a broken JSONPath loaded"),
+        Err(error) => error,
+    };
+    assert!(
+        error.contains("overlays/trim.yaml#/actions/0/target: invalid JSONPath"),
+        "{error}"
+    );
+}
