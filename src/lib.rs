@@ -17,6 +17,7 @@
 //! * [`upstream`] turns a tool call into the exact HTTP request and the response into a
 //!   tool result.
 //! * [`mcp`] serves the tools over MCP (stdio and Streamable HTTP) with the official SDK.
+//! * [`schemas`] holds the JSON Schemas editors use for `config.toml` and overlay files.
 //! * [`load`] runs the stages above for a whole configuration; [`cli`] is the command line.
 //! * [`reload`] notices when the configuration or a spec changed (or SIGHUP arrived), and
 //!   what a reload changed in the tool set.
