@@ -91,11 +91,13 @@ pub struct Filter {
 #[serde(from = "OneOrMany")]
 pub struct Filters(pub Vec<Filter>);
 
+/// `Many` first: serde would also read `[]` as a `Filter` written positionally, which
+/// would turn `include = []` (nothing) into "everything".
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum OneOrMany {
-    One(Filter),
     Many(Vec<Filter>),
+    One(Filter),
 }
 
 impl From<OneOrMany> for Filters {

@@ -385,7 +385,8 @@ include = []
     }
 
     /// Between them these set every key of the overlay format.
-    const VALID_OVERLAYS: [&str; 4] = [
+    const VALID_OVERLAYS: [&str; 5] = [
+        "tools:\nadd:\n",
         r#"$schema: ../schemas/overlay.schema.json
 tools:
   getPetById:
@@ -454,8 +455,6 @@ add:
         for yaml in [
             "tools:\n  x:\n    nmae: y\n",
             "tolls: {}\n",
-            "tools:\n",
-            "tools:\n  x:\n    arguments:\n",
             "tools:\n  x:\n    annotations: {read_only_hint: true}\n",
             "tools:\n  x:\n    response: {field: [id]}\n",
             "tools:\n  x:\n    arguments:\n      a: {descripton: typo}\n",

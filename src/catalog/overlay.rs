@@ -60,11 +60,15 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
                 }
                 Ok(Ordered(entries))
             }
+            // `tools:` with nothing under it is an empty map, not a mistake.
             fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
                 Ok(Ordered(Vec::new()))
             }
+            fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Ordered(Vec::new()))
+            }
         }
-        deserializer.deserialize_map(OrderedVisitor(PhantomData))
+        deserializer.deserialize_any(OrderedVisitor(PhantomData))
     }
 }
 
@@ -883,6 +887,8 @@ mod tests {
         assert_eq!(keys, ["zeta", "alpha"]);
         let added: Vec<&str> = file.add.0.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(added, ["b", "a"]);
+        let empty = parse_file("o.yaml", b"tools:\nadd:\n").unwrap();
+        assert!(empty.tools.0.is_empty() && empty.add.0.is_empty());
         let error = parse_file("o.yaml", b"tools:\n  x:\n    nmae: y\n")
             .unwrap_err()
             .to_string();

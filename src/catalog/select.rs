@@ -154,6 +154,25 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_include_list_includes_nothing() {
+        let include: Filters = serde_json::from_str("[]").expect("filters");
+        assert!(include.0.is_empty());
+        let selection = Selection {
+            include: Some(&include),
+            ..Selection::default()
+        };
+        let op = Candidate {
+            method: Method::Get,
+            path: "/a",
+            operation_id: None,
+            tags: &[],
+        };
+        assert!(selection.exclusion(&op).is_some());
+        let one: Filters = serde_json::from_str(r#"{"tags": ["a"]}"#).expect("filters");
+        assert_eq!(one.0.len(), 1);
+    }
+
+    #[test]
     fn read_only_keeps_safe_methods() {
         let selection = Selection {
             read_only: true,

@@ -431,3 +431,27 @@ actions:
         "{error}"
     );
 }
+
+#[test]
+fn restmcp_schema_prints_the_shipped_schemas_without_a_config() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (which, file) in [
+        ("config", "schemas/config.schema.json"),
+        ("overlay", "schemas/overlay.schema.json"),
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+            .args(["schema", which])
+            .current_dir(dir.path())
+            .env_remove("RESTMCP_CONFIG")
+            .output()
+            .expect("runs");
+        assert!(output.status.success(), "{which}");
+        let printed: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        let shipped: Value = serde_json::from_str(
+            &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+                .expect("shipped"),
+        )
+        .expect("JSON");
+        assert_eq!(printed, shipped);
+    }
+}
