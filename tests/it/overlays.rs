@@ -455,3 +455,44 @@ fn restmcp_schema_prints_the_shipped_schemas_without_a_config() {
         assert_eq!(printed, shipped);
     }
 }
+
+/// The README's walkthrough, as written, on the shipped config and specs.
+#[tokio::test]
+async fn the_readme_walkthrough_works_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    let marker = "<!-- walkthrough: specs/petstore.overlay.yaml -->\n```yaml\n";
+    let start = readme.find(marker).expect("walkthrough marker") + marker.len();
+    let overlay = &readme[start..start + readme[start..].find("```").expect("block end")];
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(root.join("config.toml"), dir.path().join("config.toml")).expect("config");
+    std::fs::create_dir(dir.path().join("specs")).expect("mkdir");
+    std::fs::copy(
+        root.join("specs/petstore.yaml"),
+        dir.path().join("specs/petstore.yaml"),
+    )
+    .expect("spec");
+    let (_, before) = load_dir(dir.path()).await;
+    let before_names = names(&before);
+    assert_eq!(before_names.len(), 19);
+    assert!(before_names.contains(&"getPetById"));
+
+    std::fs::write(dir.path().join("specs/petstore.overlay.yaml"), overlay).expect("overlay");
+    let (_, after) = load_dir(dir.path()).await;
+    let after_names = names(&after);
+    assert_eq!(after_names.len(), 19, "{after_names:?}");
+    for present in ["get_pet", "store_health"] {
+        assert!(after_names.contains(&present), "{after_names:?}");
+    }
+    for absent in ["getPetById", "deletePet"] {
+        assert!(!after_names.contains(&absent), "{after_names:?}");
+    }
+    let tool = after.catalog.get("get_pet").expect("get_pet");
+    assert_eq!(tool.input_schema["required"], json!(["id"]));
+    let diff = restmcp::reload::CatalogDiff::between(&before.catalog, &after.catalog);
+    assert!(
+        readme.contains(&format!("): {diff}; now 19 tools")),
+        "the README shows the log line: {diff}"
+    );
+}
