@@ -45,6 +45,8 @@ pub enum LoadError {
 /// One API's documents after loading.
 struct LoadedApi {
     docs: Option<DocumentSet>,
+    /// Things to report about loading (OpenAPI Overlay actions that selected nothing).
+    notes: Vec<String>,
     overlays: Vec<(String, OverlayFile)>,
     files: Vec<PathBuf>,
 }
@@ -133,7 +135,10 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
             }
         })
         .collect();
-    let (catalog, report) = catalog::build(&inputs_for_catalog, &config.tools)?;
+    let (catalog, mut report) = catalog::build(&inputs_for_catalog, &config.tools)?;
+    for (api_report, (_, loaded)) in report.apis.iter_mut().zip(&apis) {
+        api_report.notes.extend(loaded.notes.iter().cloned());
+    }
     Ok(Loaded {
         catalog,
         report,
@@ -183,6 +188,7 @@ async fn load_api(
             overlays.push((name.clone(), overlay::parse_file(&name, &bytes)?));
         }
     }
+    let mut notes = Vec::new();
     let docs = match source {
         Some(source) => Some(
             DocumentSet::load_edited(&source, |root| {
@@ -194,6 +200,7 @@ async fn load_api(
                         })?;
                     for warning in outcome.warnings {
                         tracing::warn!("{name}: {warning}");
+                        notes.push(format!("{name}: {warning}"));
                     }
                 }
                 Ok(())
@@ -212,6 +219,7 @@ async fn load_api(
     };
     Ok(LoadedApi {
         docs,
+        notes,
         overlays,
         files: watched,
     })

@@ -287,6 +287,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         version: None,
         title: String::new(),
         operations: Vec::new(),
+        notes: Vec::new(),
     };
     let mut schemes = BTreeMap::new();
     if let Some(docs) = input.docs {

@@ -28,6 +28,9 @@ pub struct ApiReport {
     pub version: Option<SpecVersion>,
     pub title: String,
     pub operations: Vec<OperationReport>,
+    /// About the API as a whole (an OpenAPI Overlay action that selected nothing, say).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -220,6 +223,9 @@ impl Report {
                 operations,
                 extra
             );
+            for note in &api.notes {
+                let _ = writeln!(out, "  note: {note}");
+            }
             for op in &api.operations {
                 match &op.outcome {
                     Outcome::Mapped {
