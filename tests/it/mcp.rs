@@ -1043,3 +1043,39 @@ async fn accept_requirements_are_a_setting_and_mcp_method_mismatches_are_refused
     let error: Value = response.json().await.expect("JSON-RPC error");
     assert_eq!(error["error"]["code"], -32020, "{error}");
 }
+
+/// A reload while a call runs: the call finishes on the tool set it started with.
+#[tokio::test]
+async fn a_call_in_flight_finishes_on_the_tool_set_it_started_with() {
+    let upstream = upstream::start().await;
+    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+            .await
+            .expect("initialize");
+    let call = tokio::spawn({
+        let peer = client.peer().clone();
+        async move { peer.call_tool(CallToolRequestParams::new("slow")).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let replacement = dispatcher_for(
+        fixture("echo-swagger2.yaml"),
+        &upstream.url(),
+        UpstreamSettings::default(),
+    )
+    .await;
+    server.shared.replace(Snapshot::new(replacement)).await;
+    assert!(!catalog_names(&server).contains(&"slow".to_string()));
+    let result = call.await.expect("joined").expect("tools/call");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert!(
+        format!("{:?}", result.content).contains("late"),
+        "{result:?}"
+    );
+    let after = client.call_tool(CallToolRequestParams::new("slow")).await;
+    assert!(
+        format!("{after:?}").contains("unknown tool"),
+        "the new tool set has no \"slow\": {after:?}"
+    );
+    let _ = client.cancel().await;
+}
