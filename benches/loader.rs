@@ -48,6 +48,7 @@ fn load_to_tool_list(c: &mut Criterion) {
                     prefix: "",
                     selection: Default::default(),
                     overlays: &[],
+                    mock: false,
                 };
                 let (catalog, _) = catalog::build(&[input], &settings).expect("builds");
                 catalog.list_json().len()

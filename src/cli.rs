@@ -53,6 +53,10 @@ pub struct GlobalArgs {
     /// Longest tool description in characters, 0 for no limit.
     #[arg(long, global = true)]
     pub max_description_length: Option<usize>,
+    /// Answer every call from the specs themselves (examples, or values generated from the
+    /// response schemas) instead of calling the upstream APIs.
+    #[arg(long, global = true)]
+    pub mock: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -107,6 +111,7 @@ impl GlobalArgs {
             base_url: self.base_url.clone(),
             max_name_length: self.max_name_length,
             max_description_length: self.max_description_length,
+            mock: self.mock,
         }
     }
 }

@@ -189,6 +189,10 @@ pub struct ApiConfig {
     /// Keep only operations with safe methods (GET, HEAD, OPTIONS, TRACE).
     #[serde(default)]
     pub read_only: bool,
+    /// Answer calls from the spec (its examples, or values generated from its schemas)
+    /// instead of calling the upstream; requests are built and checked all the same.
+    #[serde(default)]
+    pub mock: bool,
     /// When given, only operations matching it become tools.
     #[serde(default)]
     pub include: Option<Filters>,
@@ -642,6 +646,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     pub max_name_length: Option<usize>,
     pub max_description_length: Option<usize>,
+    /// Every API in mock mode (`--mock`).
+    pub mock: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -731,6 +737,11 @@ impl Config {
                 figment = Figment::from(Serialized::defaults(serde_json::json!({ "apis": apis })))
                     .merge(figment);
                 config = figment.extract()?;
+            }
+        }
+        if overrides.mock {
+            for api in config.apis.values_mut() {
+                api.mock = true;
             }
         }
         config.validate()?;

@@ -32,6 +32,7 @@ pub mod explain;
 pub mod http_client;
 pub mod load;
 pub mod mcp;
+pub mod mock;
 pub mod reload;
 pub mod schema;
 pub mod schemas;

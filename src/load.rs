@@ -132,6 +132,7 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
                 prefix: api.prefix.as_deref().unwrap_or(""),
                 selection,
                 overlays: &loaded.overlays,
+                mock: api.mock,
             }
         })
         .collect();

@@ -366,6 +366,7 @@ include = []
         let cx = ApiContext {
             api: "api",
             base_url: Some("http://127.0.0.1:1"),
+            mock: false,
             max_name_length: 128,
         };
         for (name, tool) in &file.add.0 {

@@ -2,18 +2,21 @@
 //! operation behind them. They become ordinary [`Tool`]s, so validation, dispatch and result
 //! mapping treat them exactly like synthesized ones.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
 use super::naming::{is_valid_argument_name, is_valid_tool_name};
 use super::overlay::{self, NewTool, PatchError, PatchSource};
-use super::{Annotations, Origin, OutputPlan, Route, Tool};
+use super::{Annotations, MockAnswer, Origin, OutputPlan, Route, Tool};
 use crate::spec::{Method, ParamLocation, Style};
 
 /// What a hand-written tool needs from its API.
 pub struct ApiContext<'a> {
     pub api: &'a str,
     pub base_url: Option<&'a str>,
+    pub mock: bool,
     pub max_name_length: usize,
 }
 
@@ -224,6 +227,9 @@ pub fn build(
             timeout: None,
             max_response_bytes: None,
             response_fields: Vec::new(),
+            mock: cx
+                .mock
+                .then(|| Arc::new(mock_answer(method, spec.output_schema.as_ref()))),
         },
         origin: Origin {
             api: cx.api.to_string(),
@@ -242,6 +248,32 @@ pub fn build(
         overlay::apply_response(&mut tool, response, source)?;
     }
     Ok(tool)
+}
+
+/// A hand-written tool's mock answer: a value of its output schema, else an empty JSON
+/// object (or no body for DELETE).
+fn mock_answer(method: Method, output_schema: Option<&Value>) -> MockAnswer {
+    let value = output_schema.and_then(crate::mock::generate::example);
+    match value {
+        Some(value) => MockAnswer {
+            status: 200,
+            media_type: Some("application/json".into()),
+            body: serde_json::to_vec(&value).unwrap_or_default(),
+            source: "generated",
+        },
+        None if method == Method::Delete => MockAnswer {
+            status: 204,
+            media_type: None,
+            body: Vec::new(),
+            source: "empty",
+        },
+        None => MockAnswer {
+            status: 200,
+            media_type: Some("application/json".into()),
+            body: b"{}".to_vec(),
+            source: "empty",
+        },
+    }
 }
 
 /// The `{name}`s of a path template, each once.
@@ -283,6 +315,7 @@ mod tests {
         let cx = ApiContext {
             api: "svc",
             base_url: Some("http://127.0.0.1:9/"),
+            mock: false,
             max_name_length: 64,
         };
         build(&cx, name, spec, &source)

@@ -75,6 +75,21 @@ pub struct Route {
     /// Set by an overlay: only these fields of a JSON response are returned.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub response_fields: Vec<String>,
+    /// For an API in mock mode: what the mock upstream answers.
+    #[serde(skip)]
+    pub mock: Option<Arc<MockAnswer>>,
+}
+
+/// The mock upstream's answer to a well-formed request: the documented success status and
+/// media type, and the spec's example or a value generated from the response schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MockAnswer {
+    pub status: u16,
+    /// `None` for a response without a body.
+    pub media_type: Option<String>,
+    pub body: Vec<u8>,
+    /// Where the body came from: `example`, `generated` or `empty`, for `explain` and tests.
+    pub source: &'static str,
 }
 
 /// One MCP tool and where it came from.
@@ -214,6 +229,8 @@ pub struct ApiInput<'a> {
     pub selection: Selection<'a>,
     /// restmcp overlays in the order they apply: (file name, contents).
     pub overlays: &'a [(String, OverlayFile)],
+    /// Answer calls from the spec instead of calling the upstream.
+    pub mock: bool,
 }
 
 /// Problems that make a catalog impossible (problems with single operations are reported,
@@ -271,6 +288,10 @@ pub fn build(
 
 type BuiltApi = (Vec<Tool>, ApiReport, BTreeMap<String, SecurityScheme>);
 
+/// The base URL of an API in mock mode that has none: requests are built as usual and
+/// answered in-process, so this host is never contacted.
+pub const MOCK_BASE_URL: &str = "http://mock.restmcp.invalid";
+
 /// The patches that apply to one operation, in order: its `x-mcp`, then the overlays.
 type Patches<'p> = Vec<(PatchSource, std::borrow::Cow<'p, ToolPatch>)>;
 
@@ -303,6 +324,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
             base_url: input.base_url,
             max_description_length: settings.max_description_length,
             max_output_schema_bytes: settings.max_output_schema_bytes,
+            mock: input.mock,
         };
         let mut kept: Vec<(&spec::Operation<'_>, Patches<'_>)> = Vec::new();
         for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
@@ -422,7 +444,8 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
     }
     let cx = handwritten::ApiContext {
         api: input.name,
-        base_url: input.base_url,
+        base_url: input.base_url.or(input.mock.then_some(MOCK_BASE_URL)),
+        mock: input.mock,
         max_name_length: settings.max_name_length,
     };
     for (file, overlay) in input.overlays {

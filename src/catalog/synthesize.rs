@@ -1,10 +1,13 @@
 //! One operation → one tool (everything but its final name, which needs all the others).
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
 use super::naming::{ArgumentNames, NameRequest, argument_name};
-use super::{Annotations, OutputPlan, Route};
+
+use super::{Annotations, MockAnswer, OutputPlan, Route};
 use crate::schema::{Direction, Limit, Notes, RefGraph, Session};
 use crate::spec::{
     Method, Operation, Parameter, RequestBody, SpecVersion, Style, media, model::is_success,
@@ -29,6 +32,7 @@ pub(super) struct Context<'a> {
     pub base_url: Option<&'a str>,
     pub max_description_length: usize,
     pub max_output_schema_bytes: usize,
+    pub mock: bool,
 }
 
 pub(super) fn synthesize<'d>(
@@ -52,7 +56,9 @@ pub(super) fn synthesize<'d>(
     let base_url = match cx.base_url {
         Some(url) => Some(url.trim_end_matches('/').to_string()),
         None => op.servers.iter().find(|s| s.contains("://")).cloned(),
-    };
+    }
+    .or_else(|| cx.mock.then(|| super::MOCK_BASE_URL.to_string()));
+    let mock = cx.mock.then(|| Arc::new(mock_answer(cx, graph, op)));
     if base_url.is_none() {
         notes.push(format!(
             "no absolute server URL (servers: {:?}); set base_url for this API in the config",
@@ -92,6 +98,7 @@ pub(super) fn synthesize<'d>(
             timeout: None,
             max_response_bytes: None,
             response_fields: Vec::new(),
+            mock,
         },
         notes,
         schema_notes,
@@ -456,6 +463,81 @@ fn output<'d>(
         },
         notes,
     )))
+}
+
+/// What the mock upstream answers: the first documented 2xx response (else the first
+/// response), with the spec's example, or a value generated from the response schema as
+/// the spec states it (strict, unlike the lenient outputSchema).
+fn mock_answer<'d>(cx: &Context<'d>, graph: &mut RefGraph<'d>, op: &Operation<'_>) -> MockAnswer {
+    // No success documented: `default` describes the usual answer; error responses are not
+    // what a mock should give a well-formed request.
+    let response = op
+        .responses
+        .iter()
+        .find(|r| is_success(&r.status))
+        .or_else(|| {
+            op.responses
+                .iter()
+                .find(|r| r.status.eq_ignore_ascii_case("default"))
+        });
+    let status = response
+        .and_then(|r| r.status.parse::<u16>().ok())
+        .filter(|code| (200..300).contains(code))
+        .unwrap_or(200);
+    let Some(response) = response else {
+        return MockAnswer {
+            status,
+            media_type: None,
+            body: Vec::new(),
+            source: "empty",
+        };
+    };
+    if let Some((media_type, schema)) = &response.json {
+        let mut generated = || -> Option<serde_json::Value> {
+            let piece = schema.as_ref()?;
+            let mut session = Session::new(graph, cx.version, Direction::Response);
+            session.analyze(piece).ok()?;
+            let mut root = session.emit_root(piece);
+            if let (Some(defs), Value::Object(map)) = (session.defs(), &mut root) {
+                map.insert("$defs".into(), Value::Object(defs));
+            }
+            crate::mock::generate::example(&root)
+        };
+        let (value, source) = match &response.example {
+            Some(example) => (Some(example.clone()), "example"),
+            None => (generated(), "generated"),
+        };
+        let value = value.unwrap_or_else(|| json!({}));
+        return MockAnswer {
+            status,
+            media_type: Some(media_type.clone()),
+            body: serde_json::to_vec(&value).unwrap_or_default(),
+            source,
+        };
+    }
+    match response.media_types.first() {
+        Some(media_type) => {
+            let body = if media::classify(media_type) == media::MediaKind::Other
+                && !media_type.starts_with("text/")
+            {
+                Vec::new()
+            } else {
+                b"example".to_vec()
+            };
+            MockAnswer {
+                status,
+                media_type: Some(media_type.clone()),
+                body,
+                source: "generated",
+            }
+        }
+        None => MockAnswer {
+            status,
+            media_type: None,
+            body: Vec::new(),
+            source: "empty",
+        },
+    }
 }
 
 /// MCP tool annotations, every hint explicit. Safe methods only read; DELETE, PUT and PATCH

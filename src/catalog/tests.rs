@@ -22,6 +22,7 @@ fn build_with(spec: Value, settings: ToolSettings) -> (Catalog, Report) {
         prefix: "",
         selection: Selection::default(),
         overlays: &[],
+        mock: false,
     };
     build(&[input], &settings).expect("catalog builds")
 }
@@ -655,6 +656,7 @@ fn tool_names_are_unique_across_apis_or_the_build_says_which_clash() {
         prefix,
         selection: Selection::default(),
         overlays: &[],
+        mock: false,
     };
     let error = build(
         &[api("a", &docs_a, ""), api("b", &docs_b, "")],

@@ -538,6 +538,7 @@ fn catalog(paths: Value) -> Catalog {
         prefix: "",
         selection: Default::default(),
         overlays: &[],
+        mock: false,
     };
     catalog::build(&[input], &ToolSettings::default())
         .expect("catalog builds")

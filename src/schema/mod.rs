@@ -36,6 +36,9 @@ pub enum Direction {
     Input,
     /// Results: lenient, `writeOnly` properties left out.
     Output,
+    /// Results as the spec promises them (for the mock upstream to produce): faithful like
+    /// `Input`, `writeOnly` properties left out like `Output`.
+    Response,
 }
 
 /// Depth beyond which a `$ref` is never inlined (it goes to `$defs`), which bounds the
@@ -435,6 +438,7 @@ impl<'d, 'g> Session<'d, 'g> {
             other => return self.emit(doc, other, depth),
         };
         let input = self.direction == Direction::Input;
+        let strict = self.direction != Direction::Output;
         let nullable = self.is_nullable(map);
         let mut out = Map::new();
         let mut removed_properties: Vec<&str> = Vec::new();
@@ -456,7 +460,7 @@ impl<'d, 'g> Session<'d, 'g> {
                         }
                     }
                 }
-                "enum" | "const" if !input => {}
+                "enum" | "const" if !strict => {}
                 "enum" => {
                     if let Value::Array(items) = value {
                         let mut items = items.clone();
@@ -491,7 +495,7 @@ impl<'d, 'g> Session<'d, 'g> {
                         out.insert(key.clone(), Value::Object(translated));
                     }
                 }
-                "required" | "dependentRequired" if !input => {}
+                "required" | "dependentRequired" if !strict => {}
                 "required" => {} // after properties, which may remove some
                 "dependentRequired" => {
                     let well_formed = value.as_object().is_some_and(|deps| {
@@ -513,8 +517,8 @@ impl<'d, 'g> Session<'d, 'g> {
                 }
                 "additionalProperties" | "unevaluatedProperties" | "unevaluatedItems" => {
                     match value {
-                        Value::Bool(false) if !input => {}
-                        Value::Bool(true) if !input => {}
+                        Value::Bool(false) if !strict => {}
+                        Value::Bool(true) if !strict => {}
                         Value::Bool(_) | Value::Object(_) => {
                             out.insert(key.clone(), self.emit(doc, value, depth + 1));
                         }
@@ -539,7 +543,7 @@ impl<'d, 'g> Session<'d, 'g> {
                         }
                         let translated: Vec<Value> =
                             list.iter().map(|s| self.emit(doc, s, depth + 1)).collect();
-                        let name = if key == "oneOf" && !input {
+                        let name = if key == "oneOf" && !strict {
                             "anyOf"
                         } else {
                             key.as_str()
@@ -553,7 +557,7 @@ impl<'d, 'g> Session<'d, 'g> {
                         }
                     }
                 }
-                "not" if !input => {}
+                "not" if !strict => {}
                 "not" | "if" | "then" | "else" | "contains" | "propertyNames" | "contentSchema" => {
                     if value.is_object() || value.is_boolean() {
                         out.insert(key.clone(), self.emit(doc, value, depth + 1));
@@ -562,7 +566,7 @@ impl<'d, 'g> Session<'d, 'g> {
                 "multipleOf" | "maximum" | "minimum" | "pattern" | "uniqueItems" | "maxLength"
                 | "minLength" | "maxItems" | "minItems" | "maxProperties" | "minProperties"
                 | "maxContains" | "minContains" | "exclusiveMaximum" | "exclusiveMinimum"
-                    if !input => {}
+                    if !strict => {}
                 "multipleOf" => {
                     if value.as_f64().is_some_and(|n| n > 0.0) {
                         out.insert(key.clone(), value.clone());
@@ -634,7 +638,7 @@ impl<'d, 'g> Session<'d, 'g> {
                 other => self.notes.drop_keyword(other),
             }
         }
-        if input {
+        if strict {
             // A property left out (readOnly) may be declared in one `allOf` member and
             // required by another, so the whole family's hidden names are filtered.
             let mut hidden: Vec<String> =
@@ -682,7 +686,7 @@ impl<'d, 'g> Session<'d, 'g> {
     fn excluded_flag(&self) -> &'static str {
         match self.direction {
             Direction::Input => "readOnly",
-            Direction::Output => "writeOnly",
+            Direction::Output | Direction::Response => "writeOnly",
         }
     }
 

@@ -239,6 +239,9 @@ pub struct Response<'a> {
     pub media_types: Vec<String>,
     /// The JSON media type and its schema, when the response has one.
     pub json: Option<(String, Option<SchemaRef<'a>>)>,
+    /// An example body of the JSON media type (`example`, or the first of `examples`), for
+    /// the mock upstream.
+    pub example: Option<Value>,
 }
 
 /// One callable operation.

@@ -229,6 +229,17 @@ fn responses<'a>(
 ) -> Vec<Response<'a>> {
     paths::responses(docs, raw, notes, |status, pointer, doc, response| {
         let content = response.get("content").and_then(Value::as_object);
+        let example = content
+            .and_then(|c| c.iter().find(|(mt, _)| media::is_json(mt)))
+            .and_then(|(_, media)| {
+                media.get("example").cloned().or_else(|| {
+                    media
+                        .get("examples")
+                        .and_then(Value::as_object)
+                        .and_then(|examples| examples.values().find_map(|e| e.get("value")))
+                        .cloned()
+                })
+            });
         let json = content.and_then(|c| {
             c.iter()
                 .find(|(mt, _)| media::is_json(mt))
@@ -248,6 +259,7 @@ fn responses<'a>(
                 .map(|c| c.keys().cloned().collect())
                 .unwrap_or_default(),
             json,
+            example,
         }
     })
 }

@@ -332,6 +332,12 @@ fn responses<'a>(
             } else {
                 Vec::new()
             },
+            example: json_type.as_ref().and_then(|mt| {
+                response
+                    .get("examples")
+                    .and_then(|examples| examples.get(mt))
+                    .cloned()
+            }),
             json,
         }
     })

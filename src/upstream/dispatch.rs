@@ -165,6 +165,28 @@ impl Dispatcher {
             .or_else(|| settings.tool_timeouts.get(name).copied())
             .unwrap_or(settings.timeout);
         let api = tool.route.api.as_str();
+        if let Some(answer) = &tool.route.mock {
+            let mocked = crate::mock::respond::answer(tool, answer, &request);
+            let reason = reqwest::StatusCode::from_u16(mocked.status)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("")
+                .to_string();
+            let http = HttpResponse {
+                status: mocked.status,
+                reason: &reason,
+                content_type: mocked.content_type.as_deref(),
+                body: &mocked.body,
+                omitted: 0,
+            };
+            let shape = response::Shape {
+                output: tool.route.output.as_ref(),
+                fields: &tool.route.response_fields,
+            };
+            return Ok(response::to_result(api, &http, &shape, &|value| {
+                compiled.check_output(value)
+            }));
+        }
         if let Err(problem) = self.auth.forward(api, context, &mut request) {
             return Ok(ToolResult::error(format!(
                 "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"

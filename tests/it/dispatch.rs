@@ -35,6 +35,7 @@ pub async fn dispatcher_for(
         prefix: "",
         selection: Default::default(),
         overlays: &[],
+        mock: false,
     };
     let (catalog, report) = catalog::build(&[input], &ToolSettings::default()).expect("builds");
     assert_eq!(report.skipped(), 0, "{}", report.render());

@@ -54,6 +54,7 @@ pub fn build(docs: &DocumentSet) -> (Catalog, Report) {
         prefix: "",
         selection: Default::default(),
         overlays: &[],
+        mock: false,
     };
     catalog::build(&[input], &ToolSettings::default()).expect("catalog builds")
 }

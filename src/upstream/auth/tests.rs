@@ -55,6 +55,7 @@ fn catalog_with(schemes: Value) -> Catalog {
         prefix: "",
         selection: Default::default(),
         overlays: &[],
+        mock: false,
     };
     catalog::build(&[input], &ToolSettings::default())
         .expect("builds")

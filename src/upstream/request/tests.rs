@@ -58,6 +58,7 @@ fn route(path: &str, bindings: Vec<Binding>, body: Option<BodyPlan>) -> Route {
         timeout: None,
         max_response_bytes: None,
         response_fields: Vec::new(),
+        mock: None,
     }
 }
 

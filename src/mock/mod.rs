@@ -1,0 +1,3 @@
+//! TEMP (replaced by the generator helper's module)
+pub mod generate;
+pub mod respond;
