@@ -50,6 +50,8 @@ pub struct Binding {
     /// Parameters declared with `content`: serialize the value in this media type.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// The operation requires it (an overlay may still make the argument optional for
+    /// the model: the input schema's `required` is what the model sees).
     pub required: bool,
     /// The value is file content, given as base64 or a `data:` URI (schema `format: binary`
     /// or `contentEncoding: base64`), and is sent as raw bytes.

@@ -476,9 +476,7 @@ fn apply_argument(
         };
         schemas.shift_remove(argument);
         set_required(&mut tool.input_schema, argument, false);
-        let binding = &mut tool.route.arguments.bindings[index];
-        binding.fixed = Some(fixed);
-        binding.required = false;
+        tool.route.arguments.bindings[index].fixed = Some(fixed);
         tool.note(
             &format!("arguments.{argument}"),
             format!("hidden, value fixed by {described}"),
@@ -492,8 +490,9 @@ fn apply_argument(
                 "a path parameter is always required (give it a `value` or a `default` instead)",
             ));
         }
+        // Only the model's view changes: the binding keeps what the operation requires,
+        // which is what the mock upstream checks requests against.
         set_required(&mut tool.input_schema, argument, required);
-        tool.route.arguments.bindings[index].required = required;
     }
     if let Some(default) = &change.default {
         tool.route.arguments.bindings[index].default = Some(default.clone());

@@ -277,3 +277,33 @@ fn body_schema(tool: &Tool) -> Option<Value> {
     }
     Some(schema)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path_problems(template: &str, path: &str) -> Vec<String> {
+        let mut problems = Vec::new();
+        check_path(template, path, &mut problems);
+        problems
+    }
+
+    #[test]
+    fn paths_match_their_template_segment_by_segment() {
+        assert!(path_problems("/pets/{id}", "/pets/7").is_empty());
+        assert!(path_problems("/files/{name}.json", "/files/a.json").is_empty());
+        assert!(path_problems("/v1/{a}/x/{b}", "/v1/1/x/2").is_empty());
+        assert_eq!(
+            path_problems("/pets/{id}", "/pets/7/photos"),
+            ["path /pets/7/photos does not match /pets/{id} (3 segments, expected 2)"]
+        );
+        assert_eq!(
+            path_problems("/pets/{id}", "/cats/7"),
+            ["path /cats/7 does not match /pets/{id} (\"cats\" where \"pets\" belongs)"]
+        );
+        assert_eq!(
+            path_problems("/files/{name}.json", "/files/.json"),
+            ["path segment \".json\" does not fill \"{name}.json\""]
+        );
+    }
+}
