@@ -117,6 +117,22 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             None => "spec (servers)".into(),
         },
     );
+    if let Some(answer) = &tool.route.mock {
+        line(
+            "mock answer",
+            format!(
+                "{} {}, {} bytes",
+                answer.status,
+                answer.media_type.as_deref().unwrap_or("(no body)"),
+                answer.body.len()
+            ),
+            match answer.source {
+                "example" => "the spec's example".to_string(),
+                "generated" => "generated from the response schema".to_string(),
+                _ => "no response body documented".to_string(),
+            },
+        );
+    }
     if !tool.route.response_fields.is_empty() {
         line(
             "response",
