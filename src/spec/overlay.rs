@@ -55,6 +55,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
+use super::parse::json_kind as kind;
 use regex::Regex;
 use serde_json::{Map, Number, Value};
 
@@ -398,17 +399,6 @@ fn wrong_type(pointer: &str, expected: &'static str, found: &Value) -> OverlayEr
         pointer: pointer.to_string(),
         expected,
         found: kind(found),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -1327,34 +1317,28 @@ impl Parser<'_> {
 
     /// §2.3.5.1 `logical-or-expr = logical-and-expr *(S "||" S logical-and-expr)`.
     fn logical_or(&mut self) -> Result<Logical, PathError> {
-        let mut items = vec![self.logical_and()?];
-        loop {
-            let save = self.pos;
-            self.skip_blank();
-            if self.eat_str("||") {
-                self.skip_blank();
-                items.push(self.logical_and()?);
-            } else {
-                self.pos = save;
-                break;
-            }
-        }
-        Ok(if items.len() == 1 {
-            items.swap_remove(0)
-        } else {
-            Logical::Or(items)
-        })
+        self.chain("||", Self::logical_and, Logical::Or)
     }
 
     /// §2.3.5.1 `logical-and-expr = basic-expr *(S "&&" S basic-expr)`.
     fn logical_and(&mut self) -> Result<Logical, PathError> {
-        let mut items = vec![self.basic()?];
+        self.chain("&&", Self::basic, Logical::And)
+    }
+
+    /// `item *(S operator S item)`: one item as it is, several joined by `join`.
+    fn chain(
+        &mut self,
+        operator: &str,
+        item: fn(&mut Self) -> Result<Logical, PathError>,
+        join: fn(Vec<Logical>) -> Logical,
+    ) -> Result<Logical, PathError> {
+        let mut items = vec![item(self)?];
         loop {
             let save = self.pos;
             self.skip_blank();
-            if self.eat_str("&&") {
+            if self.eat_str(operator) {
                 self.skip_blank();
-                items.push(self.basic()?);
+                items.push(item(self)?);
             } else {
                 self.pos = save;
                 break;
@@ -1363,7 +1347,7 @@ impl Parser<'_> {
         Ok(if items.len() == 1 {
             items.swap_remove(0)
         } else {
-            Logical::And(items)
+            join(items)
         })
     }
 

@@ -53,6 +53,7 @@ use serde_json::{Map, Value};
 
 use super::{Content, ToolResult};
 use crate::catalog::OutputPlan;
+use crate::spec::parse::json_kind as json_type;
 
 #[cfg(test)]
 mod tests;
@@ -559,17 +560,6 @@ fn excerpt(text: &str) -> (&str, bool) {
 
 fn text_content(text: impl Into<String>) -> Content {
     Content::Text { text: text.into() }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Characters kept as-is in the API name part of a resource URI (RFC 3986 unreserved).
