@@ -55,9 +55,10 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
-use super::parse::json_kind as kind;
 use regex::Regex;
 use serde_json::{Map, Number, Value};
+
+use super::parse::json_kind as kind;
 
 /// What applying an overlay did, besides changing the document.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 mod cli;
 mod dispatch;
 mod mcp;
+mod mock;
 mod overlays;
 mod real_specs;
 mod reload;
