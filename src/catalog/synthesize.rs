@@ -465,6 +465,9 @@ fn output<'d>(
     )))
 }
 
+/// Depth below which a mock response schema accepts anything (see [`mock_answer`]).
+const MOCK_SCHEMA_DEPTH: usize = 8;
+
 /// What the mock upstream answers: the first documented 2xx response (else the first
 /// response), with the spec's example, or a value generated from the response schema as
 /// the spec states it (strict, unlike the lenient outputSchema).
@@ -497,6 +500,13 @@ fn mock_answer<'d>(cx: &Context<'d>, graph: &mut RefGraph<'d>, op: &Operation<'_
             let piece = schema.as_ref()?;
             let mut session = Session::new(graph, cx.version, Direction::Response);
             session.analyze(piece).ok()?;
+            // Generated values stop growing a few levels down (optional properties are
+            // left out), so the schema need not be spelled out deeper than that: Stripe's
+            // fully expanded response schemas run to megabytes per operation.
+            session.begin(Some(Limit {
+                max_depth: MOCK_SCHEMA_DEPTH,
+                budget: usize::MAX,
+            }));
             let mut root = session.emit_root(piece);
             if let (Some(defs), Value::Object(map)) = (session.defs(), &mut root) {
                 map.insert("$defs".into(), Value::Object(defs));
