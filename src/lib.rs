@@ -17,6 +17,8 @@
 //! * [`upstream`] turns a tool call into the exact HTTP request and the response into a
 //!   tool result.
 //! * [`mcp`] serves the tools over MCP (stdio and Streamable HTTP) with the official SDK.
+//! * [`mock`] is the mock upstream: it answers tool calls from the spec itself, with
+//!   deterministic example values generated from the tools' JSON Schemas.
 //! * [`schemas`] holds the JSON Schemas editors use for `config.toml` and overlay files.
 //! * [`load`] runs the stages above for a whole configuration; [`cli`] is the command line.
 //! * [`reload`] notices when the configuration or a spec changed (or SIGHUP arrived), and
