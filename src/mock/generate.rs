@@ -3349,6 +3349,7 @@ mod tests {
             prefix: "",
             selection: Default::default(),
             overlays: &[],
+            mock: false,
         };
         let (catalog, _) = crate::catalog::build(&[input], &crate::config::ToolSettings::default())
             .expect("catalog builds");
