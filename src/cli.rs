@@ -1,6 +1,7 @@
-//! The command line: `restmcp serve` (the default), `stdio`, `tools`, `check` and `call`.
+//! The command line: `restmcp serve` (the default), `stdio`, `tools`, `check`, `call` and
+//! `selftest`.
 
-use std::io::Write;
+use std::io::{IsTerminal as _, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -102,6 +103,13 @@ pub enum Command {
         #[arg(long, default_value = "{}")]
         args: String,
     },
+    /// Call every tool over Streamable HTTP and stdio with every API mocked, and report
+    /// the calls that failed; exits non-zero when any did. For CI, after editing YAML.
+    Selftest {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl GlobalArgs {
@@ -139,6 +147,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // Loads the configuration itself (always mocked) and needs a multi-thread runtime.
+    if let Some(Command::Selftest { json }) = &cli.command {
+        return selftest(*json, &cli.global);
+    }
     let config = Config::load(&cli.global.config, &cli.global.overrides())?;
     let command = cli.command.unwrap_or(Command::Serve);
     if matches!(command, Command::Serve | Command::Stdio) {
@@ -151,7 +163,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let loaded = runtime.block_on(load::load(&config))?;
     let mut stdout = std::io::stdout().lock();
     match command {
-        Command::Serve | Command::Stdio | Command::Schema { .. } => {
+        Command::Serve | Command::Stdio | Command::Schema { .. } | Command::Selftest { .. } => {
             unreachable!("handled above")
         }
         Command::Explain { tool, json } => {
@@ -293,6 +305,36 @@ fn serve(command: Command, config: Config, global: &GlobalArgs) -> anyhow::Resul
             }
         }
         Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Runs `restmcp selftest`; exit code 1 when any call failed.
+fn selftest(json: bool, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let executable = std::env::current_exe()
+        .context("finding the restmcp executable to start for the stdio test")?;
+    let options = crate::selftest::Options {
+        config: global.config.clone(),
+        overrides: global.overrides(),
+        executable,
+        progress: std::io::stderr().is_terminal(),
+    };
+    // Two servers and two clients at once: a current-thread runtime would serialize them.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let summary = runtime.block_on(crate::selftest::run(&options))?;
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut stdout, &summary.to_json())?;
+        writeln!(stdout)?;
+    } else {
+        write!(stdout, "{}", summary.render())?;
+    }
+    Ok(if summary.failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     })
 }
 

@@ -21,6 +21,7 @@
 //!   deterministic example values generated from the tools' JSON Schemas.
 //! * [`schemas`] holds the JSON Schemas editors use for `config.toml` and overlay files.
 //! * [`load`] runs the stages above for a whole configuration; [`cli`] is the command line.
+//! * [`selftest`] calls every tool over both transports against the mock upstream, for CI.
 //! * [`reload`] notices when the configuration or a spec changed (or SIGHUP arrived), and
 //!   what a reload changed in the tool set.
 //!
@@ -38,6 +39,7 @@ pub mod mock;
 pub mod reload;
 pub mod schema;
 pub mod schemas;
+pub mod selftest;
 pub mod spec;
 pub mod telemetry;
 pub mod upstream;

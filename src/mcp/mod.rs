@@ -1,5 +1,6 @@
 //! MCP: the protocol face of restmcp, on the official Rust SDK (`rmcp`). This is the only
-//! module that knows rmcp, so the next protocol revision is a contained change.
+//! module that serves with rmcp (only [`crate::selftest`] uses it too, as a client), so the
+//! next protocol revision is a contained change.
 //!
 //! [`McpServer`] is the `ServerHandler`: it lists the catalog's tools shaped for the
 //! client's protocol version, and calls them through the [`Dispatcher`]. The tool set

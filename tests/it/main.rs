@@ -8,6 +8,7 @@ mod overlays;
 mod real_specs;
 mod reload;
 mod remote;
+mod selftest;
 mod snapshots;
 mod support;
 mod upstream;
