@@ -42,9 +42,11 @@ pub(super) fn synthesize<'d>(
 ) -> Result<Draft, String> {
     let mut notes = op.notes.clone();
     let (input_schema, arguments, body, mut schema_notes) = input(cx, graph, op, &mut notes)?;
+    let mut relaxed_below = Some(MOCK_SCHEMA_DEPTH);
     let (output_schema, output) = match output(cx, graph, op) {
-        Ok(Some((schema, plan, output_notes))) => {
+        Ok(Some((schema, plan, output_notes, depth))) => {
             schema_notes.merge(output_notes);
+            relaxed_below = depth;
             (Some(schema), Some(plan))
         }
         Ok(None) => (None, None),
@@ -58,7 +60,9 @@ pub(super) fn synthesize<'d>(
         None => op.servers.iter().find(|s| s.contains("://")).cloned(),
     }
     .or_else(|| cx.mock.then(|| super::MOCK_BASE_URL.to_string()));
-    let mock = cx.mock.then(|| Arc::new(mock_answer(cx, graph, op)));
+    let mock = cx
+        .mock
+        .then(|| Arc::new(mock_answer(cx, graph, op, relaxed_below)));
     if base_url.is_none() {
         notes.push(format!(
             "no absolute server URL (servers: {:?}); set base_url for this API in the config",
@@ -383,7 +387,9 @@ fn flatten(schema: &Value) -> Option<Fields> {
     Some((fields, required))
 }
 
-type Output = (Value, OutputPlan, Notes);
+/// The outputSchema, its plan, what translation changed, and the depth below which it was
+/// relaxed to fit its budget (`None`: not relaxed).
+type Output = (Value, OutputPlan, Notes, Option<usize>);
 
 /// The first 2xx response with a JSON schema becomes the outputSchema; a root that is not
 /// an object is wrapped as `{"result": …}`, because MCP requires an object there.
@@ -462,16 +468,27 @@ fn output<'d>(
             wrapped: !is_object,
         },
         notes,
+        max_depth,
     )))
 }
 
-/// Depth below which a mock response schema accepts anything (see [`mock_answer`]).
+/// Depth below which a mock response schema accepts anything when the tool has no
+/// outputSchema to follow (see [`mock_answer`]).
 const MOCK_SCHEMA_DEPTH: usize = 8;
 
 /// What the mock upstream answers: the first documented 2xx response (else the first
 /// response), with the spec's example, or a value generated from the response schema as
 /// the spec states it (strict, unlike the lenient outputSchema).
-fn mock_answer<'d>(cx: &Context<'d>, graph: &mut RefGraph<'d>, op: &Operation<'_>) -> MockAnswer {
+///
+/// The response schema is relaxed below the same depth as the outputSchema (`relaxed_below`),
+/// so that generated values have the shape the outputSchema checks, and so that Stripe's
+/// fully expanded response schemas (megabytes per operation) are not spelled out.
+fn mock_answer<'d>(
+    cx: &Context<'d>,
+    graph: &mut RefGraph<'d>,
+    op: &Operation<'_>,
+    relaxed_below: Option<usize>,
+) -> MockAnswer {
     // No success documented: `default` describes the usual answer; error responses are not
     // what a mock should give a well-formed request.
     let response = op
@@ -496,26 +513,37 @@ fn mock_answer<'d>(cx: &Context<'d>, graph: &mut RefGraph<'d>, op: &Operation<'_
         };
     };
     if let Some((media_type, schema)) = &response.json {
-        let mut generated = || -> Option<serde_json::Value> {
-            let piece = schema.as_ref()?;
+        let strict_schema = schema.as_ref().and_then(|piece| {
             let mut session = Session::new(graph, cx.version, Direction::Response);
             session.analyze(piece).ok()?;
-            // Generated values stop growing a few levels down (optional properties are
-            // left out), so the schema need not be spelled out deeper than that: Stripe's
-            // fully expanded response schemas run to megabytes per operation.
-            session.begin(Some(Limit {
-                max_depth: MOCK_SCHEMA_DEPTH,
+            session.begin(relaxed_below.map(|max_depth| Limit {
+                max_depth,
                 budget: usize::MAX,
             }));
             let mut root = session.emit_root(piece);
             if let (Some(defs), Value::Object(map)) = (session.defs(), &mut root) {
                 map.insert("$defs".into(), Value::Object(defs));
             }
-            crate::mock::generate::example(&root)
-        };
-        let (value, source) = match &response.example {
-            Some(example) => (Some(example.clone()), "example"),
-            None => (generated(), "generated"),
+            Some(root)
+        });
+        let (value, source) = match (strict_schema, &response.example) {
+            // The generator returns a valid example as it is, and replaces one the schema
+            // refutes (GitHub documents `null` for object responses, for one).
+            (Some(mut root), Some(example)) => {
+                if let Value::Object(map) = &mut root {
+                    map.insert("examples".into(), json!([example]));
+                }
+                let value = crate::mock::generate::example(&root);
+                let source = if value.as_ref() == Some(example) {
+                    "example"
+                } else {
+                    "generated"
+                };
+                (value, source)
+            }
+            (Some(root), None) => (crate::mock::generate::example(&root), "generated"),
+            (None, Some(example)) => (Some(example.clone()), "example"),
+            (None, None) => (None, "generated"),
         };
         let value = value.unwrap_or_else(|| json!({}));
         return MockAnswer {

@@ -689,7 +689,9 @@ impl<'a> Generator<'a> {
         let base64_text = base64.then(|| encode_base64(variant));
         let default_text = if untyped { "example" } else { "string" };
         let named = name_text(ctx.name, default_text, variant);
-        for text in [format_text, base64_text, Some(named)]
+        // contentEncoding is only an annotation to a validator, but the consumer decodes
+        // the text (restmcp sends base64 arguments as bytes), so it comes first.
+        for text in [base64_text, format_text, Some(named)]
             .into_iter()
             .flatten()
         {

@@ -149,6 +149,9 @@ fn check_path(template: &str, path: &str, problems: &mut Vec<String>) {
         return;
     }
     for (want, got) in expected.iter().zip(&actual) {
+        // Literal characters such as `#` travel percent-encoded.
+        let decoded = percent_encoding::percent_decode_str(got).decode_utf8_lossy();
+        let got = &decoded.as_ref();
         if want.contains('{') {
             let prefix = want.split('{').next().unwrap_or("");
             let suffix = want.rsplit('}').next().unwrap_or("");

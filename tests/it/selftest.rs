@@ -5,9 +5,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::overlays::project;
+use crate::support::shared_spec;
 
 /// Runs `restmcp selftest --json` in `dir`; the exit code, the report and stderr.
 fn selftest(dir: &Path, args: &[&str]) -> (i32, Value, String) {
@@ -22,21 +23,6 @@ fn selftest(dir: &Path, args: &[&str]) -> (i32, Value, String) {
     let report = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("stdout is not a JSON report ({e}); stderr:\n{stderr}"));
     (output.status.code().expect("exited"), report, stderr)
-}
-
-/// Whether the argument generator fills in required arguments. Until the real generator
-/// lands, a placeholder that returns `{}` stands in for it, and with that no configuration
-/// whose tools have required arguments can pass: the verdicts that need one are skipped
-/// (with a notice) rather than asserted against the placeholder.
-fn generator_fills_required() -> bool {
-    let schema =
-        json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}});
-    let filled = restmcp::mock::generate::example(&schema)
-        .is_some_and(|arguments| arguments.get("id").is_some_and(Value::is_i64));
-    if !filled {
-        eprintln!("skipped: mock::generate::example does not fill required arguments yet");
-    }
-    filled
 }
 
 fn tool<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -82,10 +68,9 @@ fn every_echo_tool_is_called_over_both_transports() {
     assert_eq!(tool(&report, "slow")["stdio"]["outcome"], "ok");
     // Not a terminal: no progress line, and the stdio child's banner is not passed on.
     assert_eq!(stderr, "");
-    if generator_fills_required() {
-        assert_eq!(code, 0, "{report:#}");
-        assert_eq!(report["totals"]["http"]["failed"], 0);
-    }
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["totals"]["http"]["failed"], 0);
+    assert_eq!(report["totals"]["stdio"]["ok"], 16);
 }
 
 /// Two mistakes a user can make in YAML, each failing whatever arguments the generator
@@ -99,9 +84,8 @@ fn every_echo_tool_is_called_over_both_transports() {
 ///   out gets the argument check's "missing required argument \"filter\"".
 ///
 /// An overlay that merely makes a required query parameter optional (`required: false`)
-/// is not used: the mock checks requests against the tool's argument bindings, which the
-/// overlay changed too, so a request without the parameter passes, and the real generator
-/// may fill optional arguments in anyway.
+/// is not used: the generator may fill optional arguments in, and then the request is right
+/// (tests/it/mock.rs covers that mistake with a call that leaves the argument out).
 #[test]
 fn a_tool_whose_request_cannot_be_right_fails_and_the_exit_code_says_so() {
     let search = r#"
@@ -177,9 +161,59 @@ fn the_shipped_configuration_passes() {
         report["totals"]["http"]["tools"],
         report["totals"]["stdio"]["tools"]
     );
-    if generator_fills_required() {
-        assert_eq!(code, 0, "{report:#}\n{stderr}");
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    assert_eq!(report["totals"]["http"]["ok"], 19);
+}
+
+/// Issue #7: selftest passes on every API description under `../shared/specs`, GitHub's
+/// 1,223 tools included.
+#[test]
+fn selftest_passes_on_every_shared_spec() {
+    let Some(root) = shared_spec("") else {
+        return;
+    };
+    let mut specs = Vec::new();
+    let mut pending = vec![root];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if is_api_description(&path) {
+                specs.push(path);
+            }
+        }
     }
+    specs.sort();
+    assert!(specs.len() > 30, "{specs:?}");
+    let empty = tempfile::tempdir().expect("tempdir");
+    for spec in specs {
+        let started = std::time::Instant::now();
+        let (code, report, stderr) = selftest(
+            empty.path(),
+            &["--spec", spec.to_str().expect("UTF-8 path")],
+        );
+        let totals = &report["totals"];
+        assert_eq!(code, 0, "{}: {totals}\n{stderr}", spec.display());
+        eprintln!(
+            "{}: {} tools ok in {:.1} s",
+            spec.display(),
+            totals["http"]["ok"],
+            started.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// Files with a top-level `openapi` or `swagger` key (the shared folder also holds the
+/// fragments that split specs refer to).
+fn is_api_description(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let Ok(value) = restmcp::spec::parse::parse_document("x", text.as_bytes()) else {
+        return false;
+    };
+    value.get("openapi").is_some() || value.get("swagger").is_some()
 }
 
 #[test]
