@@ -145,3 +145,50 @@ fn the_shipped_config_answers_out_of_the_box() {
     assert_eq!(result["isError"], json!(false));
     assert!(result["structuredContent"]["name"].is_string(), "{text}");
 }
+
+/// Issue #7's first promise: the README's first command (`restmcp` with no arguments, in
+/// the repository) starts a server whose tools answer, schema-valid, to a real MCP client.
+#[tokio::test]
+async fn the_readme_first_command_serves_tools_that_answer() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    restmcp::http_client::install_crypto_provider();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut binary = crate::reload::Binary::start_with(
+        root,
+        &[
+            ("RESTMCP_SERVER__LISTEN", "127.0.0.1:0"),
+            ("RESTMCP_RELOAD__ENABLED", "false"),
+        ],
+    )
+    .await;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+            .await
+            .expect("initialize");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), 19);
+    let tool = tools
+        .iter()
+        .find(|t| t.name == "getPetById")
+        .expect("getPetById");
+    let output_schema = Value::Object(
+        tool.output_schema
+            .as_deref()
+            .cloned()
+            .expect("an outputSchema"),
+    );
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("getPetById")
+                .with_arguments(json!({"petId": 1}).as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("tools/call");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let structured = result.structured_content.expect("structuredContent");
+    assert!(valid(&output_schema, &structured), "{structured}");
+    let _ = client.cancel().await;
+    let _ = binary.child.kill().await;
+}

@@ -28,15 +28,30 @@ impl ClientHandler for Listening {
 }
 
 /// The running binary, its stderr lines as they come, and its MCP URL.
-struct Binary {
-    child: tokio::process::Child,
+pub struct Binary {
+    pub child: tokio::process::Child,
     stderr: Arc<Mutex<Vec<String>>>,
-    url: String,
+    pub url: String,
 }
 
 impl Binary {
+    /// `restmcp` (serve) in `dir`, with `env` set.
+    pub async fn start_with(dir: &std::path::Path, env: &[(&str, &str)]) -> Binary {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp"));
+        command.envs(env.iter().copied());
+        Binary::spawn(command, dir).await
+    }
+
     async fn start(dir: &std::path::Path) -> Binary {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+        Binary::spawn(
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp")),
+            dir,
+        )
+        .await
+    }
+
+    async fn spawn(mut command: tokio::process::Command, dir: &std::path::Path) -> Binary {
+        let mut child = command
             .current_dir(dir)
             .env("RUST_LOG", "info")
             .env_remove("RESTMCP_CONFIG")
