@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value, json};
 
+use jsonschema::Validator;
+
 use crate::catalog::{Location, MockAnswer, Tool};
 use crate::spec::media::{self, MediaKind};
 use crate::upstream::request::HttpRequest;
@@ -17,9 +19,17 @@ pub struct MockResponse {
     pub body: Vec<u8>,
 }
 
+/// The compiled [`body_schema`] of a tool, made once per tool by the caller.
+pub type BodyValidator<'a> = Option<&'a Result<Validator, String>>;
+
 /// Answers `request`, made for `tool`.
-pub fn answer(tool: &Tool, answer: &MockAnswer, request: &HttpRequest) -> MockResponse {
-    let problems = check(tool, request);
+pub fn answer(
+    tool: &Tool,
+    answer: &MockAnswer,
+    request: &HttpRequest,
+    body: BodyValidator<'_>,
+) -> MockResponse {
+    let problems = check(tool, request, body);
     if !problems.is_empty() {
         let body = json!({
             "error": format!(
@@ -42,7 +52,7 @@ pub fn answer(tool: &Tool, answer: &MockAnswer, request: &HttpRequest) -> MockRe
 }
 
 /// Every way the request differs from what the operation requires; empty when it matches.
-pub fn check(tool: &Tool, request: &HttpRequest) -> Vec<String> {
+pub fn check(tool: &Tool, request: &HttpRequest, body: BodyValidator<'_>) -> Vec<String> {
     let mut problems = Vec::new();
     let route = &tool.route;
     if request.method != route.method {
@@ -111,7 +121,7 @@ pub fn check(tool: &Tool, request: &HttpRequest) -> Vec<String> {
             ));
         }
     }
-    check_body(tool, request, header("content-type"), &mut problems);
+    check_body(tool, request, header("content-type"), body, &mut problems);
     problems
 }
 
@@ -175,6 +185,7 @@ fn check_body(
     tool: &Tool,
     request: &HttpRequest,
     content_type: Option<&str>,
+    validator: BodyValidator<'_>,
     problems: &mut Vec<String>,
 ) {
     let Some(plan) = &tool.route.body else {
@@ -198,16 +209,14 @@ fn check_body(
                     return;
                 }
             };
-            let Some(schema) = body_schema(tool) else {
-                return;
-            };
-            match jsonschema::validator_for(&schema) {
-                Ok(validator) => {
+            match validator {
+                None => {}
+                Some(Ok(validator)) => {
                     for error in validator.iter_errors(&value).take(10) {
                         problems.push(format!("body{}: {error}", error.instance_path()));
                     }
                 }
-                Err(e) => problems.push(format!("the body schema does not compile: {e}")),
+                Some(Err(e)) => problems.push(format!("the body schema does not compile: {e}")),
             }
         }
         MediaKind::FormUrlEncoded => {
@@ -247,7 +256,7 @@ fn check_body(
 
 /// The JSON Schema of the body on the wire, rebuilt from the tool's arguments: the body
 /// fields under their wire names, or the whole-body argument; with the tool's `$defs`.
-fn body_schema(tool: &Tool) -> Option<Value> {
+pub fn body_schema(tool: &Tool) -> Option<Value> {
     let properties = tool.input_schema.get("properties")?;
     let defs = tool.input_schema.get("$defs");
     let bindings = &tool.route.arguments.bindings;

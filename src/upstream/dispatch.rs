@@ -166,7 +166,8 @@ impl Dispatcher {
             .unwrap_or(settings.timeout);
         let api = tool.route.api.as_str();
         if let Some(answer) = &tool.route.mock {
-            let mocked = crate::mock::respond::answer(tool, answer, &request);
+            let mocked =
+                crate::mock::respond::answer(tool, answer, &request, compiled.mock_body(tool));
             let reason = reqwest::StatusCode::from_u16(mocked.status)
                 .ok()
                 .and_then(|s| s.canonical_reason())
