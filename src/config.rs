@@ -47,6 +47,35 @@ pub struct Config {
     pub specs_dir: Option<RelativePathBuf>,
     #[serde(default)]
     pub reload: ReloadSettings,
+    #[serde(default)]
+    pub log: LogSettings,
+}
+
+/// How logs are written (always to stderr).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogSettings {
+    /// `pretty` (human-readable lines), `json` (one object per line) or `compact`.
+    pub format: LogFormat,
+    /// A `tracing` filter such as `info` or `restmcp=debug,info`; `RUST_LOG` wins over it.
+    pub level: String,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        LogSettings {
+            format: LogFormat::Pretty,
+            level: "info".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Pretty,
+    Json,
+    Compact,
 }
 
 /// Hot reload: what is watched and how often.
@@ -110,7 +139,7 @@ impl From<OneOrMany> for Filters {
 }
 
 /// The MCP endpoint.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerSettings {
     /// Address `restmcp serve` listens on. Loopback unless told otherwise.
@@ -132,6 +161,92 @@ pub struct ServerSettings {
     /// Refuse (406) a request whose `Accept` lacks what the transport specification asks for;
     /// off, such a request is served as if it had asked for both JSON and SSE.
     pub require_accept: bool,
+    /// Browser origins answered with CORS headers; empty (the default) sends none. These
+    /// origins are also accepted by the `Origin` check.
+    pub cors_origins: Vec<String>,
+    /// Seconds that requests in flight get to finish after SIGTERM or SIGINT.
+    pub shutdown_grace_seconds: u64,
+    /// MCP requests one client (token, session or address) may have in flight; more are
+    /// refused with 429. 0 = no limit.
+    pub max_in_flight_per_client: usize,
+    /// Serve Prometheus metrics at `/metrics`.
+    pub metrics: bool,
+    /// Require a bearer token or API key on the MCP endpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<InboundAuth>,
+    /// Serve HTTPS with this certificate and key (PEM files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSettings>,
+    /// What `/readyz` checks beyond a loaded tool set.
+    pub readiness: ReadinessSettings,
+}
+
+/// Tokens a client must present on the MCP endpoint, as `Authorization: Bearer TOKEN` or in
+/// `api_key_header`. Tokens are never written in the config itself.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct InboundAuth {
+    /// Names of environment variables that each hold one accepted token.
+    pub tokens_env: Vec<String>,
+    /// A file with one accepted token per line (`#` starts a comment), e.g. a mounted Secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_file: Option<RelativePathBuf>,
+    /// A header that may carry the token instead of `Authorization`, e.g. `X-API-Key`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_header: Option<String>,
+    /// Require the token for `/metrics` too (health endpoints are always open).
+    pub protect_metrics: bool,
+}
+
+/// PEM files for HTTPS.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSettings {
+    /// The certificate chain, leaf first.
+    pub cert: RelativePathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: RelativePathBuf,
+}
+
+/// `/readyz`: optionally also each API's upstream, probed in the background.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReadinessSettings {
+    /// Ready only while every API not in mock mode answers its probe (`apis.NAME.probe_path`,
+    /// default its base URL) with a status below 500.
+    pub probe_upstreams: bool,
+    /// Seconds between probes.
+    pub interval_seconds: f64,
+    /// Seconds a probe may take.
+    pub timeout_seconds: f64,
+}
+
+impl Default for ReadinessSettings {
+    fn default() -> Self {
+        ReadinessSettings {
+            probe_upstreams: false,
+            interval_seconds: 10.0,
+            timeout_seconds: 2.0,
+        }
+    }
+}
+
+/// A token bucket: `per_second` calls on average, `burst` at once.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    pub per_second: f64,
+    /// Calls allowed at once after a quiet spell; default `per_second` rounded up (at least 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+}
+
+impl RateLimit {
+    pub fn burst(&self) -> u32 {
+        self.burst
+            .unwrap_or_else(|| self.per_second.ceil().clamp(1.0, u32::MAX as f64) as u32)
+            .max(1)
+    }
 }
 
 impl Default for ServerSettings {
@@ -146,6 +261,13 @@ impl Default for ServerSettings {
             page_size: 500,
             legacy_sse: true,
             require_accept: true,
+            cors_origins: Vec::new(),
+            shutdown_grace_seconds: 30,
+            max_in_flight_per_client: 64,
+            metrics: true,
+            auth: None,
+            tls: None,
+            readiness: ReadinessSettings::default(),
         }
     }
 }
@@ -225,6 +347,16 @@ pub struct ApiConfig {
     /// Headers of the incoming MCP request passed on to this API (case-insensitive names).
     #[serde(default)]
     pub forward_headers: Vec<ForwardHeader>,
+    /// Path (below the base URL) that `server.readiness.probe_upstreams` GETs; default the
+    /// base URL itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_path: Option<String>,
+    /// Calls per second allowed to each tool of this API; more get an error result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<RateLimit>,
+    /// Per-tool overrides of `rate_limit`, keyed by tool name.
+    #[serde(default)]
+    pub tool_rate_limits: BTreeMap<String, RateLimit>,
 }
 
 /// The kind of credential an [`AuthConfig`] holds.
@@ -676,7 +808,7 @@ impl From<figment::Error> for ConfigError {
 /// configuration. Others (`RESTMCP_CONFIG`, which the CLI reads, or a `RESTMCP_BIN` a CI
 /// script sets for itself) are not, and must not make the configuration invalid; a typo
 /// inside a table (`RESTMCP_TOOLS__MAX_NAM_LENGTH`) still is an error naming the key.
-const CONFIG_TABLES: [&str; 5] = ["server", "tools", "apis", "reload", "specs_dir"];
+const CONFIG_TABLES: [&str; 6] = ["server", "tools", "apis", "reload", "specs_dir", "log"];
 
 impl Config {
     /// Loads `path` (required to exist unless `--spec` replaces the configured APIs), the
@@ -768,6 +900,7 @@ impl Config {
                 "must be at least 1",
             ));
         }
+        self.validate_server()?;
         let n = self.tools.max_name_length;
         if !(16..=128).contains(&n) {
             return Err(invalid(
@@ -874,6 +1007,103 @@ impl Config {
                 }
             }
             validate_auth(name, api)?;
+            let limits = api
+                .rate_limit
+                .iter()
+                .map(|l| (format!("apis.{name}.rate_limit"), l));
+            let tool_limits = api
+                .tool_rate_limits
+                .iter()
+                .map(|(tool, l)| (format!("apis.{name}.tool_rate_limits.{tool}"), l));
+            for (key, limit) in limits.chain(tool_limits) {
+                if !(limit.per_second.is_finite() && limit.per_second > 0.0) {
+                    return Err(invalid(
+                        format!("{key}.per_second"),
+                        limit.per_second.to_string(),
+                        "must be a number of calls per second above 0",
+                    ));
+                }
+            }
+            if let Some(path) = &api.probe_path
+                && !path.starts_with('/')
+            {
+                return Err(invalid(
+                    format!("apis.{name}.probe_path"),
+                    path.clone(),
+                    "must start with /",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `[server]` keys beyond `listen` and `page_size`.
+    fn validate_server(&self) -> Result<(), ConfigError> {
+        let server = &self.server;
+        let readiness = &server.readiness;
+        for (key, seconds) in [
+            (
+                "server.readiness.interval_seconds",
+                readiness.interval_seconds,
+            ),
+            (
+                "server.readiness.timeout_seconds",
+                readiness.timeout_seconds,
+            ),
+        ] {
+            if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    value: seconds.to_string(),
+                    problem: "must be between 0 and 3600 seconds".into(),
+                });
+            }
+        }
+        for (i, origin) in server.cors_origins.iter().enumerate() {
+            let valid = origin == "*"
+                || url::Url::parse(origin).is_ok_and(|url| {
+                    matches!(url.scheme(), "http" | "https")
+                        && url.host().is_some()
+                        && url.path() == "/"
+                        && !origin.ends_with('/')
+                });
+            if !valid {
+                return Err(ConfigError::Invalid {
+                    key: format!("server.cors_origins[{i}]"),
+                    value: origin.clone(),
+                    problem: "must be an origin such as https://app.example.com (scheme, host, optional port; no path) or \"*\"".into(),
+                });
+            }
+        }
+        if let Some(auth) = &server.auth {
+            if auth.tokens_env.is_empty() && auth.tokens_file.is_none() {
+                return Err(ConfigError::Key {
+                    key: "server.auth".into(),
+                    problem: "names no tokens: set tokens_env (variable names) or tokens_file"
+                        .into(),
+                });
+            }
+            if let Some((i, name)) = auth
+                .tokens_env
+                .iter()
+                .enumerate()
+                .find(|(_, name)| name.is_empty() || name.contains('='))
+            {
+                return Err(ConfigError::Invalid {
+                    key: format!("server.auth.tokens_env[{i}]"),
+                    value: name.clone(),
+                    problem: "must be the name of an environment variable".into(),
+                });
+            }
+            if let Some(header) = &auth.api_key_header
+                && !is_token(header)
+            {
+                return Err(ConfigError::Invalid {
+                    key: "server.auth.api_key_header".into(),
+                    value: header.clone(),
+                    problem: "must be an HTTP header name".into(),
+                });
+            }
         }
         Ok(())
     }

@@ -166,6 +166,29 @@ max_request_bytes = 1048576
 page_size = 1
 legacy_sse = false
 require_accept = false
+cors_origins = ["https://app.example.com", "http://localhost:5173"]
+shutdown_grace_seconds = 5
+max_in_flight_per_client = 0
+metrics = false
+
+[server.auth]
+tokens_env = ["RESTMCP_TOKEN", "RESTMCP_TOKEN_NEXT"]
+tokens_file = "secrets/tokens"
+api_key_header = "X-API-Key"
+protect_metrics = true
+
+[server.tls]
+cert = "tls/cert.pem"
+key = "tls/key.pem"
+
+[server.readiness]
+probe_upstreams = true
+interval_seconds = 0.5
+timeout_seconds = 3600
+
+[log]
+format = "json"
+level = "restmcp=debug,info"
 
 [tools]
 max_name_length = 16
@@ -190,6 +213,9 @@ tool_timeouts = { findPetsByStatus = 3600, addPet = 12.5 }
 max_response_bytes = 0
 max_retries = 10
 forward_headers = ["X-Tenant", { from = "X-Upstream-Token", to = "Authorization" }]
+probe_path = "/health"
+rate_limit = { per_second = 0.5 }
+tool_rate_limits = { addPet = { per_second = 10, burst = 0 } }
 
 [apis.petstore.auth.bearer]
 token_env = "PETSTORE_TOKEN"
@@ -328,6 +354,22 @@ include = []
         "forward_headers = [{ from = \"X-B\", to = \"content-length\" }]\n",
         "forward_headers = [{ from = \"A\" }]\n",
         "forward_headers = [{ from = \"A\", to = 1 }]\n",
+        // the MCP endpoint
+        "[server.auth]\n",
+        "[server.auth]\ntokens_env = []\n",
+        "[server.auth]\ntokens_env = [\"\"]\n",
+        "[server.auth]\ntokens = [\"plain-secret\"]\n",
+        "[server.auth]\ntokens_env = [\"T\"]\napi_key_header = \"X Key\"\n",
+        "[server.tls]\ncert = \"cert.pem\"\n",
+        "[server]\ncors_origins = [\"https://app.example.com/path\"]\n",
+        "[server]\ncors_origins = [\"app.example.com\"]\n",
+        "[server]\nshutdown_grace_seconds = -1\n",
+        "[server.readiness]\ninterval_seconds = 0\n",
+        "[log]\nformat = \"xml\"\n",
+        "rate_limit = { per_second = 0 }\n",
+        "rate_limit = { burst = 5 }\n",
+        "tool_rate_limits = { addPet = 10 }\n",
+        "probe_path = \"health\"\n",
     ];
 
     #[test]
