@@ -32,6 +32,7 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod explain;
+pub mod http;
 pub mod http_client;
 pub mod load;
 pub mod mcp;

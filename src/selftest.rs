@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, ConfigError, Overrides};
 use crate::load::{self, LoadError};
-use crate::mcp::{self, Shared, Snapshot};
+use crate::mcp::{Shared, Snapshot};
 use crate::upstream::Dispatcher;
 
 /// Calls in flight at once, over both transports together. The mock answers in
@@ -362,13 +362,25 @@ impl HttpLeg {
         // browsers on a real listener, and are not what a selftest tests.
         settings.allowed_hosts.clear();
         settings.allowed_origins.clear();
+        settings.cors_origins.clear();
+        settings.auth = None;
+        settings.max_in_flight_per_client = 0;
+        settings.shutdown_grace_seconds = 1;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(SelftestError::Listen)?;
         let address = listener.local_addr().map_err(SelftestError::Listen)?;
         let shutdown = CancellationToken::new();
-        let app = mcp::http::app(shared, &settings, shutdown.clone());
-        let server = tokio::spawn(mcp::http::serve(listener, app, shutdown.clone()));
+        let control = crate::http::Control::new(&settings)
+            .map_err(|e| SelftestError::Dispatcher(e.to_string()))?;
+        control.readiness.set_loaded();
+        let app = crate::http::app(shared, &settings, &control);
+        let server = tokio::spawn(crate::http::serve(
+            listener,
+            app,
+            Arc::new(control),
+            shutdown.clone(),
+        ));
         // The SDK's client is reqwest on rustls without a default provider.
         crate::http_client::install_crypto_provider();
         let transport = StreamableHttpClientTransport::from_uri(format!("http://{address}/mcp"));

@@ -10,17 +10,25 @@
 //! - with `server.require_accept` off, a request whose `Accept` lacks JSON or SSE is served
 //!   instead of refused with 406.
 //!
+//! It is also where each JSON-RPC message is first read, so it counts them for the metrics,
+//! takes an [`Admission`] ticket for each request (429 past the client's limit) and keeps
+//! it until the response is sent, and counts open SSE streams.
+//!
 //! Everything else passes through untouched.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use serde_json::{Value, json};
 use tower::{Service, ServiceExt as _};
+
+use super::admission::{Admission, ClientId, Ticket};
+use crate::telemetry::metrics::Metrics;
 
 /// Wraps the MCP service (see the module documentation).
 #[derive(Clone)]
@@ -29,17 +37,120 @@ pub struct Front<S> {
     max_body: usize,
     json_response: bool,
     require_accept: bool,
+    admission: Arc<Admission>,
+    metrics: Arc<Metrics>,
 }
 
 impl<S> Front<S> {
-    pub fn new(inner: S, settings: &crate::config::ServerSettings) -> Self {
+    pub fn new(
+        inner: S,
+        settings: &crate::config::ServerSettings,
+        admission: Arc<Admission>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Front {
             inner,
             max_body: settings.max_request_bytes,
             json_response: settings.json_response,
             require_accept: settings.require_accept,
+            admission,
+            metrics,
         }
     }
+}
+
+/// The client a request counts against: the authenticated token, else the session, else
+/// the peer address.
+pub(super) fn client_of<B>(request: &Request<B>) -> ClientId {
+    if let Some(client) = request.extensions().get::<ClientId>() {
+        return client.clone();
+    }
+    if let Some(session) = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        return ClientId(format!("session:{session}"));
+    }
+    match request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+    {
+        Some(info) => ClientId(format!("address:{}", info.0.ip())),
+        None => ClientId("unknown".into()),
+    }
+}
+
+/// The method a message is counted under, and the protocol version it speaks.
+fn count_message(metrics: &Metrics, message: &Value, header_version: Option<&str>) {
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("(response)");
+    let version = header_version
+        .or_else(|| {
+            message
+                .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+                .and_then(Value::as_str)
+        })
+        .or_else(|| {
+            (method == "initialize")
+                .then(|| message.pointer("/params/protocolVersion")?.as_str())
+                .flatten()
+        });
+    metrics.record_request(method, version);
+}
+
+/// True for a message that is a request whose answer the client waits for (and so holds
+/// an admission ticket), as opposed to a notification, a response, or a subscription
+/// stream that stays open for the session's life.
+fn takes_ticket(message: &Value) -> bool {
+    message.get("id").is_some()
+        && message
+            .get("method")
+            .and_then(Value::as_str)
+            .is_some_and(|method| method != "subscriptions/listen")
+}
+
+/// 429 with a JSON-RPC error: the client has too many requests in flight.
+fn too_many(id: Option<&Value>, limit: usize) -> Response<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": {
+        "code": -32000,
+        "message": format!("too many requests in flight for this client (at most {limit}); retry when one has finished"),
+    }});
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+fn is_stream(response: &Response<Body>) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"))
+}
+
+/// Keeps `guard` alive until the response body has been sent (or dropped) when the body is
+/// a stream; a complete body lets it go at once.
+fn hold<G: Send + 'static>(response: Response<Body>, guard: G) -> Response<Body> {
+    use futures_util::StreamExt as _;
+    if !is_stream(&response) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let stream = body.into_data_stream().map(move |chunk| {
+        let _ = &guard;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
 }
 
 /// What the transport specification has clients accept: JSON and SSE for a POST, SSE for
@@ -84,9 +195,12 @@ where
         let inner = self.inner.clone();
         let max_body = self.max_body;
         let json_response = self.json_response;
+        let admission = self.admission.clone();
+        let metrics = self.metrics.clone();
         if !self.require_accept {
             lenient_accept(&mut request);
         }
+        let client = client_of(&request);
         Box::pin(async move {
             if request.method() == Method::DELETE {
                 // The spec names no success status for ending a session; rmcp says 202, and
@@ -98,15 +212,43 @@ where
                 return Ok(response);
             }
             if request.method() != Method::POST {
-                return Ok(forward(inner, request).await);
+                let response = forward(inner, request).await;
+                if is_stream(&response) {
+                    let open = metrics.stream_opened();
+                    return Ok(hold(response, open));
+                }
+                return Ok(response);
             }
             let (parts, body) = request.into_parts();
             let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+                metrics.record_refusal("too_large");
                 return Ok(plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"));
             };
+            let header_version = parts
+                .headers
+                .get("mcp-protocol-version")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let header_version = header_version.as_deref();
             let is_batch = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
             if !is_batch {
                 let message = serde_json::from_slice::<Value>(&bytes).ok();
+                let mut ticket: Option<Ticket> = None;
+                if let Some(message) = &message {
+                    count_message(&metrics, message, header_version);
+                    if takes_ticket(message) {
+                        match admission.admit(client) {
+                            Some(admitted) => ticket = Some(admitted),
+                            None => {
+                                metrics.record_refusal("too_many_in_flight");
+                                return Ok(too_many(message.get("id"), admission.limit()));
+                            }
+                        }
+                    }
+                }
+                let listening = message.as_ref().is_some_and(|m| {
+                    m.get("method").and_then(Value::as_str) == Some("subscriptions/listen")
+                });
                 // A subscription's answer is the stream itself: never wait for a final
                 // response to it.
                 let id = message
@@ -129,12 +271,17 @@ where
                     .is_some_and(|accept| accept.contains("application/json"));
                 let request = Request::from_parts(parts, Body::from(bytes));
                 let response = forward(inner, request).await;
-                return Ok(match id {
+                let response = match id {
                     Some(id) if json_response && accepts_json && !streams_progress => {
                         as_json(response, &id).await
                     }
                     _ => response,
-                });
+                };
+                if listening && is_stream(&response) {
+                    let open = metrics.stream_opened();
+                    return Ok(hold(response, open));
+                }
+                return Ok(hold(response, ticket));
             }
             let version = parts
                 .headers
@@ -151,6 +298,20 @@ where
             if messages.is_empty() {
                 return Ok(rpc_error("an empty batch is not a valid request"));
             }
+            for message in &messages {
+                count_message(&metrics, message, header_version);
+            }
+            let _ticket = if messages.iter().any(takes_ticket) {
+                match admission.admit(client) {
+                    Some(ticket) => Some(ticket),
+                    None => {
+                        metrics.record_refusal("too_many_in_flight");
+                        return Ok(too_many(None, admission.limit()));
+                    }
+                }
+            } else {
+                None
+            };
             if messages
                 .iter()
                 .any(|m| m.get("method") == Some(&json!("initialize")))

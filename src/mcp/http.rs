@@ -1,4 +1,7 @@
-//! MCP over Streamable HTTP on axum, at `/mcp`.
+//! MCP over Streamable HTTP on axum, at `/mcp`, and the legacy HTTP+SSE transport.
+//!
+//! Host, Origin, authentication and CORS are checked in front of these routes by
+//! [`crate::http`]; what is here is the protocol.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,51 +11,54 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::admission::Admission;
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
 
-/// The router: `/mcp` (Streamable HTTP), `/sse` + `/message` (legacy HTTP+SSE, unless
-/// switched off) and `/healthz`.
-pub fn app(shared: Arc<Shared>, settings: &ServerSettings, shutdown: CancellationToken) -> Router {
-    let mut config = StreamableHttpServerConfig::default()
+/// The MCP routes and the session store behind them (for the session gauge).
+pub struct Endpoint {
+    /// `/mcp` (Streamable HTTP), and `/sse` + `/message` (legacy HTTP+SSE) unless switched off.
+    pub router: Router,
+    pub sessions: Arc<LocalSessionManager>,
+}
+
+impl Endpoint {
+    /// Open Streamable HTTP sessions.
+    pub async fn session_count(&self) -> usize {
+        self.sessions.sessions.read().await.len()
+    }
+}
+
+/// The MCP routes. `stop` ends every session and stream (the last step of a shutdown);
+/// `admission` counts and limits requests in flight.
+pub fn endpoint(
+    shared: Arc<Shared>,
+    settings: &ServerSettings,
+    admission: Arc<Admission>,
+    stop: CancellationToken,
+) -> Endpoint {
+    let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(settings.sessions)
         .with_json_response(settings.json_response)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_max_request_body_bytes(settings.max_request_bytes)
-        .with_cancellation_token(shutdown);
-    config = if settings.allowed_hosts.is_empty() {
-        config.disable_allowed_hosts()
-    } else {
-        config.with_allowed_hosts(settings.allowed_hosts.clone())
-    };
-    if !settings.allowed_origins.is_empty() {
-        config = config
-            .with_allowed_origins(settings.allowed_origins.clone())
-            .enforce_origin_validation();
-    }
+        .with_cancellation_token(stop.clone())
+        // crate::http checks Host and Origin for every MCP route, this one included.
+        .disable_allowed_hosts();
     let shared_for_sse = shared.clone();
+    let metrics = shared.metrics().clone();
+    let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(
         move || Ok(McpServer::new(shared.clone())),
-        Arc::new(LocalSessionManager::default()),
+        sessions.clone(),
         config,
     );
-    let router = Router::new()
-        .route_service("/mcp", super::front::Front::new(service, settings))
-        .route("/healthz", axum::routing::get(|| async { "ok" }));
-    if settings.legacy_sse {
-        router.merge(super::sse::routes(shared_for_sse, settings))
+    let front = super::front::Front::new(service, settings, admission, metrics);
+    let router = Router::new().route_service("/mcp", front);
+    let router = if settings.legacy_sse {
+        router.merge(super::sse::routes(shared_for_sse, stop))
     } else {
         router
-    }
-}
-
-/// Serves `app` on `listener` until `shutdown` is cancelled.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    app: Router,
-    shutdown: CancellationToken,
-) -> std::io::Result<()> {
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
+    };
+    Endpoint { router, sessions }
 }

@@ -8,6 +8,7 @@
 //! told with `notifications/tools/list_changed`. [`stdio`], [`http`] (Streamable HTTP) and
 //! [`sse`] (the legacy HTTP+SSE transport) are the transports.
 
+pub mod admission;
 mod front;
 pub mod http;
 pub mod sse;
@@ -27,7 +28,9 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, Su
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use crate::catalog::Catalog;
-use crate::upstream::{CallContext, Content, Dispatcher, ToolResult};
+use crate::telemetry::metrics::{CallRecord, Metrics};
+use crate::telemetry::trace::{self, TraceContext};
+use crate::upstream::{CallContext, CallStats, Content, Dispatcher, Outcome, ToolResult};
 
 /// One tool set and everything derived from it, replaced as a whole.
 pub struct Snapshot {
@@ -141,16 +144,25 @@ pub struct Shared {
     /// 2026-07-28 clients listening with `subscriptions/listen` for tool-list changes.
     subscribers: Mutex<Vec<SubscriptionSink>>,
     page_size: usize,
+    metrics: Arc<Metrics>,
 }
 
 impl Shared {
     pub fn new(snapshot: Snapshot, page_size: usize) -> Arc<Shared> {
+        let metrics = Metrics::new();
+        metrics.set_tools(snapshot.catalog().len());
         Arc::new(Shared {
             current: RwLock::new(Arc::new(snapshot)),
             peers: Mutex::new(Vec::new()),
             subscribers: Mutex::new(Vec::new()),
             page_size: page_size.max(1),
+            metrics,
         })
+    }
+
+    /// The process's metrics: tool calls here, HTTP and reload counts by their owners.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 
     /// The snapshot calls start on; a call in flight keeps the one it started with.
@@ -164,6 +176,7 @@ impl Shared {
     /// Serves `snapshot` from now on without telling clients: for a reload that changed
     /// how tools are called (credentials, timeouts) but not the tools themselves.
     pub fn swap(&self, snapshot: Snapshot) {
+        self.metrics.set_tools(snapshot.catalog().len());
         let mut guard = match self.current.write() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
@@ -294,17 +307,29 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let snapshot = self.shared.current();
         let started = std::time::Instant::now();
+        let metrics = self.shared.metrics();
+        let _in_flight = metrics.call_started();
         let arguments = request.arguments.clone().unwrap_or_default();
         // Over HTTP, the incoming request's headers (forwarded only where an API's
         // forward_headers allows it).
-        let incoming = context
+        let mut incoming = context
             .extensions
             .get::<axum::http::request::Parts>()
             .map(|parts| CallContext::from_headers(&parts.headers))
             .unwrap_or_default();
+        // Trace context in `_meta` (stdio has no headers) wins over the HTTP header: it is
+        // specific to this request.
+        let meta_text = |key: &str| context.meta.get(key).and_then(serde_json::Value::as_str);
+        if let Some(trace) = meta_text("traceparent")
+            .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))
+        {
+            incoming.trace = Some(trace);
+        }
+        let request_id = trace::request_id();
+        let trace_id = incoming.trace.as_ref().map(TraceContext::trace_id);
         let call = snapshot
             .dispatcher
-            .call(&request.name, arguments, &incoming);
+            .call_with_stats(&request.name, arguments, &incoming);
         tokio::pin!(call);
         let progress = context.meta.get_progress_token();
         let mut ticks = tokio::time::interval_at(
@@ -317,6 +342,27 @@ impl ServerHandler for McpServer {
                 outcome = &mut call => break outcome,
                 // Dropping `call` here drops the upstream request with it.
                 _ = context.ct.cancelled() => {
+                    let api = snapshot.catalog().get(&request.name).map(|t| t.route.api.as_str());
+                    if let Some(api) = api {
+                        metrics.record_call(&CallRecord {
+                            api,
+                            tool: &request.name,
+                            outcome: "cancelled",
+                            duration: started.elapsed(),
+                            upstream: None,
+                            bytes_sent: 0,
+                            bytes_received: 0,
+                        });
+                    }
+                    tracing::info!(
+                        target: "restmcp::call",
+                        request_id = %request_id,
+                        tool = %request.name,
+                        outcome = "cancelled",
+                        duration_ms = started.elapsed().as_secs_f64() * 1e3,
+                        trace_id = trace_id.as_deref(),
+                        "tool call cancelled by the client"
+                    );
                     return Err(ErrorData::internal_error("request cancelled", None));
                 }
                 _ = ticks.tick(), if progress.is_some() => {
@@ -330,8 +376,18 @@ impl ServerHandler for McpServer {
             }
         };
         match outcome {
-            Ok(mut result) => {
-                self.log_call(&context.peer, &request.name, &result, started.elapsed())
+            Ok(called) => {
+                let elapsed = started.elapsed();
+                record_call(
+                    metrics,
+                    &request.name,
+                    &called.stats,
+                    elapsed,
+                    &request_id,
+                    trace_id.as_deref(),
+                );
+                let mut result = called.result;
+                self.log_call(&context.peer, &request.name, &result, elapsed)
                     .await;
                 let version = context.protocol_version();
                 let wrapped = snapshot
@@ -348,7 +404,16 @@ impl ServerHandler for McpServer {
                 Ok(to_call_result(result, version.as_ref()).into())
             }
             // MCP: an unknown tool is a protocol error with code -32602.
-            Err(unknown) => Err(ErrorData::invalid_params(unknown.to_string(), None)),
+            Err(unknown) => {
+                tracing::info!(
+                    target: "restmcp::call",
+                    request_id = %request_id,
+                    tool = %request.name,
+                    outcome = "unknown_tool",
+                    "tool call for a tool that does not exist"
+                );
+                Err(ErrorData::invalid_params(unknown.to_string(), None))
+            }
         }
     }
 
@@ -438,6 +503,49 @@ impl ServerHandler for McpServer {
 
 /// restmcp's result in the client's protocol version: `structuredContent` exists from
 /// 2025-06-18 on.
+/// The call's metrics and its one log line (never arguments, bodies or secrets).
+fn record_call(
+    metrics: &Metrics,
+    tool: &str,
+    stats: &CallStats,
+    elapsed: Duration,
+    request_id: &str,
+    trace_id: Option<&str>,
+) {
+    metrics.record_call(&CallRecord {
+        api: &stats.api,
+        tool,
+        outcome: stats.outcome.as_str(),
+        duration: elapsed,
+        upstream: stats.upstream,
+        bytes_sent: stats.bytes_sent,
+        bytes_received: stats.bytes_received,
+    });
+    let duration_ms = elapsed.as_secs_f64() * 1e3;
+    let upstream_ms = stats.upstream.map(|d| d.as_secs_f64() * 1e3);
+    macro_rules! line {
+        ($level:ident) => {
+            tracing::$level!(
+                target: "restmcp::call",
+                request_id = %request_id,
+                tool = %tool,
+                api = %stats.api,
+                outcome = stats.outcome.as_str(),
+                status = stats.status,
+                duration_ms,
+                upstream_ms,
+                attempts = stats.attempts,
+                trace_id,
+                "tool call"
+            )
+        };
+    }
+    match stats.outcome {
+        Outcome::Upstream5xx | Outcome::Timeout | Outcome::Unreachable => line!(warn),
+        _ => line!(info),
+    }
+}
+
 fn to_call_result(result: ToolResult, version: Option<&ProtocolVersion>) -> CallToolResult {
     let content: Vec<ContentBlock> = result.content.into_iter().map(to_block).collect();
     let mut call = if result.is_error {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -23,8 +23,9 @@ use rmcp::ServiceExt as _;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+use tokio_util::sync::CancellationToken;
+
 use super::{McpServer, Shared};
-use crate::config::ServerSettings;
 
 /// Open sessions: id → the channel feeding the session's server.
 #[derive(Default)]
@@ -36,55 +37,20 @@ struct Sessions {
 struct SseState {
     shared: Arc<Shared>,
     sessions: Arc<Sessions>,
-    settings: Arc<ServerSettings>,
+    stop: CancellationToken,
 }
 
-/// `GET /sse` and `POST /message`.
-pub fn routes(shared: Arc<Shared>, settings: &ServerSettings) -> Router {
+/// `GET /sse` and `POST /message`; `stop` ends every stream.
+pub fn routes(shared: Arc<Shared>, stop: CancellationToken) -> Router {
     let state = SseState {
         shared,
         sessions: Arc::default(),
-        settings: Arc::new(settings.clone()),
+        stop,
     };
     Router::new()
         .route("/sse", get(open))
         .route("/message", post(message))
         .with_state(state)
-}
-
-/// DNS-rebinding protection, as the Streamable HTTP endpoint has it: `Host` must be allowed,
-/// and `Origin`, when present and an allowlist is configured, too.
-fn forbidden(headers: &HeaderMap, settings: &ServerSettings) -> Option<Response> {
-    if !settings.allowed_hosts.is_empty() {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("");
-        let name = match host.rsplit_once(':') {
-            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
-            _ => host,
-        };
-        let name = name.trim_start_matches('[').trim_end_matches(']');
-        if !settings.allowed_hosts.iter().any(|allowed| allowed == name) {
-            return Some(
-                (
-                    StatusCode::FORBIDDEN,
-                    "Forbidden: Host header is not allowed",
-                )
-                    .into_response(),
-            );
-        }
-    }
-    if !settings.allowed_origins.is_empty()
-        && let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok())
-        && !settings
-            .allowed_origins
-            .iter()
-            .any(|allowed| allowed == origin)
-    {
-        return Some((StatusCode::FORBIDDEN, "Forbidden: Origin is not allowed").into_response());
-    }
-    None
 }
 
 fn new_session_id() -> String {
@@ -113,10 +79,7 @@ impl Drop for CloseOnDrop {
     }
 }
 
-async fn open(State(state): State<SseState>, headers: HeaderMap) -> Response {
-    if let Some(refusal) = forbidden(&headers, &state.settings) {
-        return refusal;
-    }
+async fn open(State(state): State<SseState>) -> Response {
     let id = new_session_id();
     let (ours, theirs) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(theirs);
@@ -160,7 +123,14 @@ async fn open(State(state): State<SseState>, headers: HeaderMap) -> Response {
             _ => None,
         }
     });
-    let events = stream::once(async move { Ok::<Event, Infallible>(endpoint) }).chain(messages);
+    let events = stream::once(async move { Ok::<Event, Infallible>(endpoint) })
+        .chain(messages)
+        .take_until(state.stop.cancelled_owned());
+    let open = state.shared.metrics().stream_opened();
+    let events = events.map(move |event| {
+        let _ = &open;
+        event
+    });
     Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response()
@@ -175,12 +145,8 @@ struct SessionQuery {
 async fn message(
     State(state): State<SseState>,
     Query(query): Query<SessionQuery>,
-    headers: HeaderMap,
     body: String,
 ) -> Response {
-    if let Some(refusal) = forbidden(&headers, &state.settings) {
-        return refusal;
-    }
     let sender = state
         .sessions
         .open

@@ -156,10 +156,12 @@ impl Reloader {
             );
         }
         self.config = config;
+        self.shared.metrics().record_reload(true);
         Ok(inputs)
     }
 
     fn failed(&self, why: &str, error: &str, planned: Option<Inputs>) -> Option<Inputs> {
+        self.shared.metrics().record_reload(false);
         let tools = self.shared.current().catalog().len();
         tracing::error!("reload ({why}) failed; still serving the previous {tools} tools: {error}");
         planned

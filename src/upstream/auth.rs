@@ -87,12 +87,19 @@ impl fmt::Display for Secret {
 pub struct CallContext {
     /// Header names and values as received; names are matched case-insensitively.
     pub headers: Vec<(String, String)>,
+    /// The caller's W3C trace context (HTTP `traceparent` header or the request's
+    /// `_meta`), continued on the upstream request.
+    pub trace: Option<crate::telemetry::trace::TraceContext>,
 }
 
 impl CallContext {
     /// The headers of an HTTP request (values that are not visible ASCII are left out).
     pub fn from_headers(headers: &reqwest::header::HeaderMap) -> CallContext {
+        let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         CallContext {
+            trace: text("traceparent").and_then(|traceparent| {
+                crate::telemetry::trace::TraceContext::parse(traceparent, text("tracestate"))
+            }),
             headers: headers
                 .iter()
                 .filter_map(|(name, value)| {

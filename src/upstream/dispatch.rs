@@ -6,7 +6,7 @@
 //! drops the connection, and nothing else is left running.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
@@ -17,7 +17,7 @@ use super::request::{self, HttpRequest};
 use super::response::{self, HttpResponse};
 use super::validate::Validators;
 use crate::catalog::{Catalog, Tool};
-use crate::config::Config;
+use crate::config::{Config, RateLimit};
 use crate::http_client;
 
 /// How one API is called.
@@ -27,6 +27,9 @@ pub struct UpstreamSettings {
     pub tool_timeouts: HashMap<String, Duration>,
     pub max_response_bytes: u64,
     pub max_retries: u32,
+    /// Calls per second for each tool of the API.
+    pub rate_limit: Option<RateLimit>,
+    pub tool_rate_limits: HashMap<String, RateLimit>,
 }
 
 impl Default for UpstreamSettings {
@@ -36,6 +39,8 @@ impl Default for UpstreamSettings {
             tool_timeouts: HashMap::new(),
             max_response_bytes: 4 * 1024 * 1024,
             max_retries: 2,
+            rate_limit: None,
+            tool_rate_limits: HashMap::new(),
         }
     }
 }
@@ -45,6 +50,78 @@ impl Default for UpstreamSettings {
 #[error("unknown tool \"{0}\"")]
 pub struct UnknownTool(pub String);
 
+/// How a call ended, for metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The upstream answered below 400 (or the mock did).
+    Ok,
+    /// Refused before sending: bad arguments, a request that cannot be built, missing
+    /// credentials.
+    ToolError,
+    Upstream4xx,
+    Upstream5xx,
+    Timeout,
+    Unreachable,
+    RateLimited,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ToolError => "tool_error",
+            Outcome::Upstream4xx => "upstream_4xx",
+            Outcome::Upstream5xx => "upstream_5xx",
+            Outcome::Timeout => "timeout",
+            Outcome::Unreachable => "unreachable",
+            Outcome::RateLimited => "rate_limited",
+        }
+    }
+
+    fn of_status(status: u16) -> Outcome {
+        match status {
+            500.. => Outcome::Upstream5xx,
+            400.. => Outcome::Upstream4xx,
+            _ => Outcome::Ok,
+        }
+    }
+}
+
+/// What a call did on the wire; never bodies or secrets.
+#[derive(Debug, Clone)]
+pub struct CallStats {
+    pub api: String,
+    pub outcome: Outcome,
+    /// The final upstream (or mock) status.
+    pub status: Option<u16>,
+    /// Time from the first send to the body read, retries included.
+    pub upstream: Option<Duration>,
+    pub attempts: u32,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+impl CallStats {
+    fn new(api: &str, outcome: Outcome) -> CallStats {
+        CallStats {
+            api: api.to_string(),
+            outcome,
+            status: None,
+            upstream: None,
+            attempts: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+        }
+    }
+}
+
+/// A finished call: the result for the client and the stats for the operator.
+#[derive(Debug, Clone)]
+pub struct Called {
+    pub result: ToolResult,
+    pub stats: CallStats,
+}
+
 /// Calls tools of one catalog.
 pub struct Dispatcher {
     catalog: Arc<Catalog>,
@@ -52,6 +129,43 @@ pub struct Dispatcher {
     apis: HashMap<String, UpstreamSettings>,
     client: reqwest::Client,
     auth: Authenticator,
+    /// Token buckets of the tools that have a rate limit.
+    buckets: HashMap<String, Mutex<Bucket>>,
+}
+
+/// A token bucket (tokens refill continuously up to `burst`).
+struct Bucket {
+    per_second: f64,
+    burst: f64,
+    tokens: f64,
+    updated: Instant,
+}
+
+impl Bucket {
+    fn new(limit: &RateLimit) -> Bucket {
+        let burst = f64::from(limit.burst());
+        Bucket {
+            per_second: limit.per_second,
+            burst,
+            tokens: burst,
+            updated: Instant::now(),
+        }
+    }
+
+    /// Takes a token, or says how long until one is available.
+    fn take(&mut self, now: Instant) -> Result<(), Duration> {
+        let elapsed = now.saturating_duration_since(self.updated).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.per_second).min(self.burst);
+        self.updated = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64(
+                (1.0 - self.tokens) / self.per_second,
+            ))
+        }
+    }
 }
 
 /// Longest wait honoured from a `Retry-After` header.
@@ -75,6 +189,12 @@ impl Dispatcher {
                         .collect(),
                     max_response_bytes: api.max_response_bytes,
                     max_retries: api.max_retries,
+                    rate_limit: api.rate_limit,
+                    tool_rate_limits: api
+                        .tool_rate_limits
+                        .iter()
+                        .map(|(tool, limit)| (tool.clone(), *limit))
+                        .collect(),
                 };
                 (name.clone(), settings)
             })
@@ -88,12 +208,25 @@ impl Dispatcher {
         catalog: Arc<Catalog>,
         apis: HashMap<String, UpstreamSettings>,
     ) -> Result<Dispatcher, String> {
+        let buckets = catalog
+            .tools()
+            .iter()
+            .filter_map(|tool| {
+                let settings = apis.get(&tool.route.api)?;
+                let limit = settings
+                    .tool_rate_limits
+                    .get(&tool.name)
+                    .or(settings.rate_limit.as_ref())?;
+                Some((tool.name.clone(), Mutex::new(Bucket::new(limit))))
+            })
+            .collect();
         Ok(Dispatcher {
             validators: Validators::new(catalog.len()),
             catalog,
             apis,
             client: upstream_client()?,
             auth: Authenticator::default(),
+            buckets,
         })
     }
 
@@ -115,8 +248,19 @@ impl Dispatcher {
         arguments: Map<String, Value>,
         context: &CallContext,
     ) -> Result<ToolResult, UnknownTool> {
-        let result = self.call_unredacted(name, arguments, context).await?;
-        Ok(self.auth.redact_result(result))
+        Ok(self.call_with_stats(name, arguments, context).await?.result)
+    }
+
+    /// [`Dispatcher::call`], also saying how the call went on the wire.
+    pub async fn call_with_stats(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        context: &CallContext,
+    ) -> Result<Called, UnknownTool> {
+        let mut called = self.call_unredacted(name, arguments, context).await?;
+        called.result = self.auth.redact_result(called.result);
+        Ok(called)
     }
 
     async fn call_unredacted(
@@ -124,7 +268,7 @@ impl Dispatcher {
         name: &str,
         arguments: Map<String, Value>,
         context: &CallContext,
-    ) -> Result<ToolResult, UnknownTool> {
+    ) -> Result<Called, UnknownTool> {
         let Some(index) = self.catalog.index_of(name) else {
             return Err(UnknownTool(name.to_string()));
         };
@@ -132,12 +276,35 @@ impl Dispatcher {
         let Some(compiled) = self.validators.get(index, tool) else {
             return Err(UnknownTool(name.to_string()));
         };
+        let api = tool.route.api.as_str();
+        let refused = |outcome: Outcome, text: String| Called {
+            result: ToolResult::error(text),
+            stats: CallStats::new(api, outcome),
+        };
         let violations = compiled.check_arguments(&arguments);
         if !violations.is_empty() {
-            return Ok(ToolResult::error(format!(
-                "Invalid arguments for tool \"{name}\"; no request was sent:\n- {}",
-                violations.join("\n- ")
-            )));
+            return Ok(refused(
+                Outcome::ToolError,
+                format!(
+                    "Invalid arguments for tool \"{name}\"; no request was sent:\n- {}",
+                    violations.join("\n- ")
+                ),
+            ));
+        }
+        if let Some(bucket) = self.buckets.get(name) {
+            let taken = bucket
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take(Instant::now());
+            if let Err(wait) = taken {
+                return Ok(refused(
+                    Outcome::RateLimited,
+                    format!(
+                        "Tool \"{name}\" is rate-limited; no request was sent. Retry in {:.1} s.",
+                        wait.as_secs_f64().max(0.1)
+                    ),
+                ));
+            }
         }
         let mut arguments = arguments;
         for binding in &tool.route.arguments.bindings {
@@ -152,9 +319,12 @@ impl Dispatcher {
         let mut request = match request::build(&tool.route, &arguments) {
             Ok(request) => request,
             Err(problem) => {
-                return Ok(ToolResult::error(format!(
-                    "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"
-                )));
+                return Ok(refused(
+                    Outcome::ToolError,
+                    format!(
+                        "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"
+                    ),
+                ));
             }
         };
         let defaults = UpstreamSettings::default();
@@ -164,7 +334,6 @@ impl Dispatcher {
             .timeout
             .or_else(|| settings.tool_timeouts.get(name).copied())
             .unwrap_or(settings.timeout);
-        let api = tool.route.api.as_str();
         if let Some(answer) = &tool.route.mock {
             let mocked =
                 crate::mock::respond::answer(tool, answer, &request, compiled.mock_body(tool));
@@ -184,30 +353,64 @@ impl Dispatcher {
                 output: tool.route.output.as_ref(),
                 fields: &tool.route.response_fields,
             };
-            return Ok(response::to_result(api, &http, &shape, &|value| {
-                compiled.check_output(value)
-            }));
+            let mut stats = CallStats::new(api, Outcome::of_status(mocked.status));
+            stats.status = Some(mocked.status);
+            stats.bytes_sent = request.body.as_ref().map_or(0, |b| b.len() as u64);
+            stats.bytes_received = mocked.body.len() as u64;
+            return Ok(Called {
+                result: response::to_result(api, &http, &shape, &|value| {
+                    compiled.check_output(value)
+                }),
+                stats,
+            });
         }
         if let Err(problem) = self.auth.forward(api, context, &mut request) {
-            return Ok(ToolResult::error(format!(
-                "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"
-            )));
+            return Ok(refused(
+                Outcome::ToolError,
+                format!(
+                    "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"
+                ),
+            ));
         }
+        if let Some(trace) = &context.trace {
+            let child = trace.child();
+            request.headers.retain(|(name, _)| {
+                !name.eq_ignore_ascii_case("traceparent")
+                    && !name.eq_ignore_ascii_case("tracestate")
+            });
+            request
+                .headers
+                .push(("traceparent".to_string(), child.header()));
+            if let Some(state) = child.tracestate {
+                request.headers.push(("tracestate".to_string(), state));
+            }
+        }
+        let bytes_sent = request.body.as_ref().map_or(0, |b| b.len() as u64);
+        let wire = Mutex::new(Wire::default());
         let exchange = self.auth.authorized(
             api,
             &tool.route.security,
             request,
-            |request| async move {
-                let received = self.exchange(tool, &request, settings, timeout).await;
+            |request| async {
+                let received = self
+                    .exchange(tool, &request, settings, timeout, &wire)
+                    .await;
                 (request, received)
             },
             |received| received.status,
         );
+        let mut stats = CallStats::new(api, Outcome::Ok);
         let result = match tokio::time::timeout(timeout, exchange).await {
-            Ok(Err(problem)) => ToolResult::error(format!(
-                "Cannot authenticate tool \"{name}\"; no request was sent: {problem}"
-            )),
+            Ok(Err(problem)) => {
+                stats.outcome = Outcome::ToolError;
+                ToolResult::error(format!(
+                    "Cannot authenticate tool \"{name}\"; no request was sent: {problem}"
+                ))
+            }
             Ok(Ok(Ok(received))) => {
+                stats.outcome = Outcome::of_status(received.status);
+                stats.status = Some(received.status);
+                stats.bytes_received = received.body.len() as u64 + received.omitted;
                 let http = HttpResponse {
                     status: received.status,
                     reason: &received.reason,
@@ -221,18 +424,30 @@ impl Dispatcher {
                 };
                 response::to_result(api, &http, &shape, &|value| compiled.check_output(value))
             }
-            Ok(Ok(Err(failure))) => ToolResult::error(format!(
-                "upstream API \"{api}\" could not be reached for {} {}: {failure}",
-                tool.route.method, tool.route.path
-            )),
-            Err(_) => ToolResult::error(format!(
-                "upstream API \"{api}\" did not answer {} {} within {} s; the call was abandoned",
-                tool.route.method,
-                tool.route.path,
-                timeout.as_secs_f64()
-            )),
+            Ok(Ok(Err(failure))) => {
+                stats.outcome = Outcome::Unreachable;
+                ToolResult::error(format!(
+                    "upstream API \"{api}\" could not be reached for {} {}: {failure}",
+                    tool.route.method, tool.route.path
+                ))
+            }
+            Err(_) => {
+                stats.outcome = Outcome::Timeout;
+                ToolResult::error(format!(
+                    "upstream API \"{api}\" did not answer {} {} within {} s; the call was abandoned",
+                    tool.route.method,
+                    tool.route.path,
+                    timeout.as_secs_f64()
+                ))
+            }
         };
-        Ok(result)
+        let wire = wire.into_inner().unwrap_or_else(|p| p.into_inner());
+        stats.attempts = wire.attempts;
+        stats.upstream = wire.started.map(|started| started.elapsed());
+        if stats.attempts > 0 {
+            stats.bytes_sent = bytes_sent * u64::from(stats.attempts);
+        }
+        Ok(Called { result, stats })
     }
 
     /// Sends the request (with retries where they are safe) and reads the response.
@@ -242,11 +457,17 @@ impl Dispatcher {
         request: &HttpRequest,
         settings: &UpstreamSettings,
         timeout: Duration,
+        wire: &Mutex<Wire>,
     ) -> Result<Received, String> {
         let started = Instant::now();
         let retryable = tool.route.method.is_idempotent();
         let mut attempt = 0;
         loop {
+            {
+                let mut wire = wire.lock().unwrap_or_else(|p| p.into_inner());
+                wire.started.get_or_insert(started);
+                wire.attempts += 1;
+            }
             let outcome = self.send(request).await;
             let wait = match &outcome {
                 Ok(response) if retryable && matches!(response.status().as_u16(), 429 | 503) => {
@@ -285,6 +506,13 @@ impl Dispatcher {
         }
         builder.send().await
     }
+}
+
+/// What the exchange recorded, kept outside it so a timeout still reports it.
+#[derive(Default)]
+struct Wire {
+    started: Option<Instant>,
+    attempts: u32,
 }
 
 /// A response read up to the cap.

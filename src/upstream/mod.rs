@@ -13,7 +13,7 @@ pub mod response;
 pub mod validate;
 
 pub use auth::{Authenticator, CallContext};
-pub use dispatch::{Dispatcher, UnknownTool, UpstreamSettings};
+pub use dispatch::{CallStats, Called, Dispatcher, Outcome, UnknownTool, UpstreamSettings};
 
 use serde::Serialize;
 use serde_json::Value;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use restmcp::config::ServerSettings;
-use restmcp::mcp::{self, Shared, Snapshot};
+use restmcp::mcp::{Shared, Snapshot};
 use restmcp::upstream::UpstreamSettings;
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext};
@@ -35,12 +35,19 @@ async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
     .await;
     let shared = Shared::new(Snapshot::new(dispatcher), settings.page_size);
     let shutdown = CancellationToken::new();
-    let app = mcp::http::app(shared.clone(), &settings, shutdown.clone());
+    let control = restmcp::http::Control::new(&settings).expect("control");
+    control.readiness.set_loaded();
+    let app = restmcp::http::app(shared.clone(), &settings, &control);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    tokio::spawn(mcp::http::serve(listener, app, shutdown.clone()));
+    tokio::spawn(restmcp::http::serve(
+        listener,
+        app,
+        Arc::new(control),
+        shutdown.clone(),
+    ));
     Server {
         url: format!("http://{addr}/mcp"),
         shared,

@@ -127,10 +127,10 @@ EOF
 )
 port_a=${ports[0]} port_b=${ports[1]} port_c=${ports[2]} port_d=${ports[3]}
 
-# GET http://127.0.0.1:PORT/healthz answers 200, with bash alone.
+# GET http://127.0.0.1:PORT/readyz answers 200 (tools loaded), with bash alone.
 healthy() (
     exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
-    printf 'GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+    printf 'GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
     line=""
     IFS= read -r -t 2 line <&3 || true
     [[ $line == "HTTP/1."?" 200"* ]]

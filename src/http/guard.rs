@@ -1,0 +1,561 @@
+//! The checks in front of every MCP route, in order: the tool set is loaded (503), the
+//! `Host` is allowed and the `Origin`, when present, too (403: DNS-rebinding and
+//! cross-site protection, as the MCP transport specification requires), and the client
+//! presents an accepted token when `[server.auth]` is set (401).
+//!
+//! Tokens are compared in constant time and never logged; a client is identified by the
+//! token's position (`token:1`), never by its value.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use subtle::ConstantTimeEq as _;
+
+use super::health::Readiness;
+use crate::config::{InboundAuth, ServerSettings};
+use crate::mcp::admission::ClientId;
+use crate::telemetry::metrics::Metrics;
+use crate::upstream::auth::Secret;
+
+/// A token configuration that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("server.auth.tokens_env: environment variable {0} is not set or empty")]
+    MissingEnv(String),
+    #[error("server.auth.tokens_file: {path}: {problem}")]
+    File { path: PathBuf, problem: String },
+}
+
+/// The accepted tokens.
+pub struct Tokens {
+    from_env: Vec<Secret>,
+    file: Option<TokenFile>,
+    api_key_header: Option<header::HeaderName>,
+}
+
+/// Tokens read from a file, re-read (at most once a second) when it changes, so a rotated
+/// Secret takes effect without a restart. A file that cannot be read keeps the last tokens.
+struct TokenFile {
+    path: PathBuf,
+    state: Mutex<FileState>,
+}
+
+struct FileState {
+    tokens: Vec<Secret>,
+    modified: Option<SystemTime>,
+    checked: Instant,
+}
+
+impl Tokens {
+    /// Reads the tokens `auth` names; `env` looks variables up.
+    pub fn load(
+        auth: &InboundAuth,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Tokens, AuthError> {
+        let from_env = auth
+            .tokens_env
+            .iter()
+            .map(|name| match env(name) {
+                Some(value) if !value.trim().is_empty() => Ok(Secret::new(value.trim())),
+                _ => Err(AuthError::MissingEnv(name.clone())),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let file = match &auth.tokens_file {
+            Some(path) => {
+                let path = path.relative();
+                let (tokens, modified) = read_token_file(&path)?;
+                Some(TokenFile {
+                    path,
+                    state: Mutex::new(FileState {
+                        tokens,
+                        modified,
+                        checked: Instant::now(),
+                    }),
+                })
+            }
+            None => None,
+        };
+        let api_key_header = auth
+            .api_key_header
+            .as_deref()
+            .and_then(|name| header::HeaderName::from_bytes(name.as_bytes()).ok());
+        Ok(Tokens {
+            from_env,
+            file,
+            api_key_header,
+        })
+    }
+
+    /// The client a presented token belongs to, or `None`.
+    fn identify(&self, headers: &HeaderMap) -> Option<ClientId> {
+        let presented = presented_token(headers, self.api_key_header.as_ref())?;
+        let mut found: Option<usize> = None;
+        let file_tokens = self
+            .file
+            .as_ref()
+            .map(TokenFile::current)
+            .unwrap_or_default();
+        // Every token is compared, so the time taken does not say which one matched.
+        for (index, token) in self.from_env.iter().chain(&file_tokens).enumerate() {
+            let equal: bool = token.expose().as_bytes().ct_eq(presented.as_bytes()).into();
+            if equal && found.is_none() {
+                found = Some(index);
+            }
+        }
+        found.map(|index| ClientId(format!("token:{}", index + 1)))
+    }
+}
+
+impl TokenFile {
+    fn current(&self) -> Vec<Secret> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.checked.elapsed() >= Duration::from_secs(1) {
+            state.checked = Instant::now();
+            let modified = std::fs::metadata(&self.path)
+                .and_then(|m| m.modified())
+                .ok();
+            if modified != state.modified {
+                match read_token_file(&self.path) {
+                    Ok((tokens, modified)) => {
+                        tracing::info!(path = %self.path.display(), "token file changed; {} token(s) accepted", tokens.len());
+                        state.tokens = tokens;
+                        state.modified = modified;
+                    }
+                    Err(e) => tracing::error!("{e}; keeping the tokens read before"),
+                }
+            }
+        }
+        state.tokens.clone()
+    }
+}
+
+fn read_token_file(path: &std::path::Path) -> Result<(Vec<Secret>, Option<SystemTime>), AuthError> {
+    let problem = |problem: String| AuthError::File {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| problem(e.to_string()))?;
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let tokens: Vec<Secret> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(Secret::new)
+        .collect();
+    if tokens.is_empty() {
+        return Err(problem(
+            "holds no token (one per line; # starts a comment)".into(),
+        ));
+    }
+    Ok((tokens, modified))
+}
+
+/// `Authorization: Bearer TOKEN`, else the API-key header.
+fn presented_token(
+    headers: &HeaderMap,
+    api_key_header: Option<&header::HeaderName>,
+) -> Option<String> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|value| {
+            let (scheme, token) = value.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then(|| token.trim().to_string())
+        });
+    bearer.or_else(|| {
+        let value = headers.get(api_key_header?)?.to_str().ok()?.trim();
+        (!value.is_empty()).then(|| value.to_string())
+    })
+}
+
+/// What the checks need; shared by every request.
+pub struct Guard {
+    allowed_hosts: Vec<String>,
+    /// Exact origins accepted (allowed_origins and cors_origins), lower-cased.
+    allowed_origins: Vec<String>,
+    any_origin: bool,
+    tokens: Option<Arc<Tokens>>,
+    readiness: Arc<Readiness>,
+    metrics: Arc<Metrics>,
+}
+
+impl Guard {
+    pub fn new(
+        settings: &ServerSettings,
+        tokens: Option<Arc<Tokens>>,
+        readiness: Arc<Readiness>,
+        metrics: Arc<Metrics>,
+    ) -> Guard {
+        let origins: Vec<String> = settings
+            .allowed_origins
+            .iter()
+            .chain(&settings.cors_origins)
+            .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
+            .collect();
+        Guard {
+            allowed_hosts: settings
+                .allowed_hosts
+                .iter()
+                .map(|h| h.to_ascii_lowercase())
+                .collect(),
+            any_origin: origins.iter().any(|o| o == "*"),
+            allowed_origins: origins,
+            tokens,
+            readiness,
+            metrics,
+        }
+    }
+
+    fn host_allowed(&self, headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
+        if self.allowed_hosts.is_empty() {
+            return true;
+        }
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .or_else(|| uri.authority().map(|a| a.as_str()));
+        host.is_some_and(|host| self.is_allowed_host(&host_name(host)))
+    }
+
+    fn is_allowed_host(&self, name: &str) -> bool {
+        self.allowed_hosts.iter().any(|allowed| allowed == name)
+    }
+
+    /// With an explicit list, the Origin must be on it; without one, its host must be an
+    /// allowed `Host` (so a page on another site cannot drive a loopback server).
+    fn origin_allowed(&self, headers: &HeaderMap) -> bool {
+        let Some(origin) = headers.get(header::ORIGIN) else {
+            return true;
+        };
+        let Ok(origin) = origin.to_str() else {
+            return false;
+        };
+        let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+        if self.any_origin {
+            return true;
+        }
+        if !self.allowed_origins.is_empty() {
+            return self.allowed_origins.contains(&origin);
+        }
+        if self.allowed_hosts.is_empty() {
+            return true;
+        }
+        match url::Url::parse(&origin) {
+            Ok(url) => url
+                .host_str()
+                .is_some_and(|host| self.is_allowed_host(&host_name(host))),
+            Err(_) => false,
+        }
+    }
+
+    /// The request's client, or why it is refused.
+    fn check(
+        &self,
+        headers: &HeaderMap,
+        uri: &axum::http::Uri,
+    ) -> Result<Option<ClientId>, Refusal> {
+        if !self.readiness.is_loaded() {
+            self.metrics.record_refusal("not_ready");
+            return Err(Refusal::Loading);
+        }
+        if !self.host_allowed(headers, uri) {
+            self.metrics.record_refusal("forbidden_host");
+            tracing::warn!("refused a request whose Host is not allowed (possible DNS rebinding)");
+            return Err(Refusal::Host);
+        }
+        if !self.origin_allowed(headers) {
+            self.metrics.record_refusal("forbidden_origin");
+            tracing::warn!("refused a request whose Origin is not allowed");
+            return Err(Refusal::Origin);
+        }
+        self.authenticate(headers)
+    }
+
+    /// `Ok(None)` when no authentication is configured.
+    fn authenticate(&self, headers: &HeaderMap) -> Result<Option<ClientId>, Refusal> {
+        let Some(tokens) = &self.tokens else {
+            return Ok(None);
+        };
+        match tokens.identify(headers) {
+            Some(client) => Ok(Some(client)),
+            None => {
+                self.metrics.record_refusal("unauthorized");
+                let presented = presented_token(headers, tokens.api_key_header.as_ref()).is_some();
+                Err(Refusal::Unauthorized { presented })
+            }
+        }
+    }
+}
+
+/// Why a request was turned away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    Loading,
+    Host,
+    Origin,
+    Unauthorized { presented: bool },
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        match self {
+            Refusal::Loading => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                "Service Unavailable: loading the tool set",
+            )
+                .into_response(),
+            Refusal::Host => (
+                StatusCode::FORBIDDEN,
+                "Forbidden: Host header is not allowed",
+            )
+                .into_response(),
+            Refusal::Origin => (
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin header is not allowed",
+            )
+                .into_response(),
+            Refusal::Unauthorized { presented } => {
+                let (challenge, text) = if presented {
+                    (
+                        r#"Bearer realm="restmcp", error="invalid_token""#,
+                        "Unauthorized: the token is not accepted",
+                    )
+                } else {
+                    (
+                        r#"Bearer realm="restmcp""#,
+                        "Unauthorized: send Authorization: Bearer <token>",
+                    )
+                };
+                (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::WWW_AUTHENTICATE, challenge)],
+                    text,
+                )
+                    .into_response()
+            }
+        }
+    }
+}
+
+/// `host:port`, `[v6]:port` or a bare name → the lower-cased name without brackets.
+fn host_name(host: &str) -> String {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !name.ends_with(':') => {
+            name
+        }
+        _ => host,
+    };
+    name.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
+/// Middleware for the MCP routes.
+pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    match guard.check(request.headers(), request.uri()) {
+        Ok(client) => {
+            if let Some(client) = client {
+                request.extensions_mut().insert(client);
+            }
+            next.run(request).await
+        }
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// Middleware for `/metrics` when `protect_metrics` is set: the token only.
+pub async fn token_only(
+    State(guard): State<Arc<Guard>>,
+    request: Request<Body>,
+    next: Next,
+) -> Response {
+    match guard.authenticate(request.headers()) {
+        Ok(_) => next.run(request).await,
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn guard(settings: ServerSettings, tokens: Option<Tokens>) -> Guard {
+        let readiness = Readiness::new();
+        readiness.set_loaded();
+        Guard::new(&settings, tokens.map(Arc::new), readiness, Metrics::new())
+    }
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(
+                header::HeaderName::from_bytes(name.as_bytes()).expect("name"),
+                HeaderValue::from_str(value).expect("value"),
+            );
+        }
+        map
+    }
+
+    fn status(guard: &Guard, pairs: &[(&str, &str)]) -> StatusCode {
+        match guard.check(&headers(pairs), &"/mcp".parse().expect("uri")) {
+            Ok(_) => StatusCode::OK,
+            Err(refusal) => refusal.into_response().status(),
+        }
+    }
+
+    #[test]
+    fn origins_default_to_the_allowed_hosts() {
+        let guard = guard(ServerSettings::default(), None);
+        let host = ("host", "127.0.0.1:8080");
+        assert_eq!(status(&guard, &[host]), StatusCode::OK);
+        assert_eq!(
+            status(&guard, &[host, ("origin", "http://localhost:5173")]),
+            StatusCode::OK
+        );
+        assert_eq!(
+            status(&guard, &[host, ("origin", "http://[::1]:3000")]),
+            StatusCode::OK
+        );
+        assert_eq!(
+            status(&guard, &[host, ("origin", "https://evil.example")]),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            status(&guard, &[host, ("origin", "null")]),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            status(&guard, &[("host", "evil.example:8080")]),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(status(&guard, &[("host", "[::1]:8080")]), StatusCode::OK);
+        assert_eq!(status(&guard, &[]), StatusCode::FORBIDDEN, "no Host at all");
+    }
+
+    #[test]
+    fn explicit_origins_and_cors_origins_are_exact() {
+        let settings = ServerSettings {
+            allowed_origins: vec!["https://app.example.com".into()],
+            cors_origins: vec!["http://localhost:5173".into()],
+            ..ServerSettings::default()
+        };
+        let guard = guard(settings, None);
+        let host = ("host", "localhost");
+        assert_eq!(
+            status(&guard, &[host, ("origin", "https://APP.example.com")]),
+            StatusCode::OK
+        );
+        assert_eq!(
+            status(&guard, &[host, ("origin", "http://localhost:5173")]),
+            StatusCode::OK
+        );
+        assert_eq!(
+            status(&guard, &[host, ("origin", "http://localhost:3000")]),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            status(&guard, &[host, ("origin", "https://app.example.com.evil")]),
+            StatusCode::FORBIDDEN
+        );
+    }
+
+    #[test]
+    fn tokens_from_env_and_header_names_the_client_not_the_token() {
+        let auth = InboundAuth {
+            tokens_env: vec!["A".into(), "B".into()],
+            api_key_header: Some("X-API-Key".into()),
+            ..InboundAuth::default()
+        };
+        let tokens = Tokens::load(&auth, |name| Some(format!("secret-{name}"))).expect("tokens");
+        let guard = guard(ServerSettings::default(), Some(tokens));
+        let host = ("host", "localhost");
+        let check =
+            |pairs: &[(&str, &str)]| guard.check(&headers(pairs), &"/mcp".parse().expect("uri"));
+        assert_eq!(
+            check(&[host, ("authorization", "Bearer secret-B")])
+                .ok()
+                .flatten(),
+            Some(ClientId("token:2".into()))
+        );
+        assert_eq!(
+            check(&[host, ("authorization", "bearer  secret-A ")])
+                .ok()
+                .flatten(),
+            Some(ClientId("token:1".into()))
+        );
+        assert_eq!(
+            check(&[host, ("x-api-key", "secret-A")]).ok().flatten(),
+            Some(ClientId("token:1".into()))
+        );
+        let missing = check(&[host]).expect_err("no token").into_response();
+        assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            missing.headers()[header::WWW_AUTHENTICATE],
+            r#"Bearer realm="restmcp""#
+        );
+        let wrong = check(&[host, ("authorization", "Bearer secret-C")])
+            .expect_err("wrong")
+            .into_response();
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+        assert!(
+            wrong.headers()[header::WWW_AUTHENTICATE]
+                .to_str()
+                .expect("ascii")
+                .contains("invalid_token")
+        );
+        assert!(check(&[host, ("authorization", "Basic secret-A")]).is_err());
+        assert!(check(&[host, ("authorization", "Bearer secret-")]).is_err());
+        assert!(check(&[host, ("authorization", "Bearer secret-AB")]).is_err());
+    }
+
+    #[test]
+    fn a_missing_token_variable_is_an_error_naming_it() {
+        let auth = InboundAuth {
+            tokens_env: vec!["RESTMCP_TEST_NO_SUCH_TOKEN".into()],
+            ..InboundAuth::default()
+        };
+        let error = Tokens::load(&auth, |_| None).err().expect("error");
+        assert!(error.to_string().contains("RESTMCP_TEST_NO_SUCH_TOKEN"));
+    }
+
+    #[test]
+    fn the_token_file_is_reread_when_it_changes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("tokens");
+        std::fs::write(&path, "# rotated monthly\nfirst-token\n\n").expect("write");
+        let file = TokenFile {
+            path: path.clone(),
+            state: Mutex::new(FileState {
+                tokens: read_token_file(&path).expect("read").0,
+                modified: None,
+                checked: Instant::now() - Duration::from_secs(2),
+            }),
+        };
+        let values = |tokens: Vec<Secret>| -> Vec<String> {
+            tokens.iter().map(|t| t.expose().to_string()).collect()
+        };
+        assert_eq!(values(file.current()), ["first-token"]);
+        std::fs::write(&path, "second-token\nthird-token\n").expect("write");
+        file.state.lock().expect("lock").checked = Instant::now() - Duration::from_secs(2);
+        assert_eq!(values(file.current()), ["second-token", "third-token"]);
+        std::fs::write(&path, "# emptied by mistake\n").expect("write");
+        file.state.lock().expect("lock").checked = Instant::now() - Duration::from_secs(2);
+        assert_eq!(
+            values(file.current()),
+            ["second-token", "third-token"],
+            "a bad file keeps the last tokens"
+        );
+        let empty = read_token_file(&path).expect_err("error");
+        assert!(empty.to_string().contains(&path.display().to_string()));
+    }
+}

@@ -1,0 +1,215 @@
+//! The HTTP face of `restmcp serve`: the MCP routes of [`crate::mcp::http`] behind the
+//! checks an exposed sidecar endpoint needs ([`guard`]: readiness, Host and Origin,
+//! authentication; CORS only when configured), beside `/healthz`, `/readyz` ([`health`])
+//! and `/metrics`; and [`serve`], which runs it with graceful shutdown.
+//!
+//! Shutdown happens in three steps: stop accepting connections and report not ready; wait
+//! until no MCP request is in flight (at most `shutdown_grace_seconds`); then end every
+//! session and stream, and return once the connections are closed.
+
+pub mod guard;
+pub mod health;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, Method, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServerSettings;
+use crate::mcp::Shared;
+use crate::mcp::admission::Admission;
+use guard::{Guard, Tokens};
+use health::{Readiness, ReadyState};
+
+/// The endpoint cannot be set up as configured.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error(transparent)]
+    Auth(#[from] guard::AuthError),
+}
+
+/// State that outlives one router: readiness, requests in flight, the final stop.
+pub struct Control {
+    pub readiness: Arc<Readiness>,
+    pub admission: Arc<Admission>,
+    /// Cancelled as the last step of a shutdown: ends every session and stream.
+    pub stop: CancellationToken,
+    tokens: Option<Arc<Tokens>>,
+    grace: Duration,
+}
+
+impl Control {
+    /// Reads the inbound tokens `settings` names from the environment (and file).
+    pub fn new(settings: &ServerSettings) -> Result<Control, HttpError> {
+        let tokens = match &settings.auth {
+            Some(auth) => Some(Arc::new(Tokens::load(auth, |name| {
+                std::env::var(name).ok()
+            })?)),
+            None => None,
+        };
+        Ok(Control {
+            readiness: Readiness::new(),
+            admission: Admission::new(settings.max_in_flight_per_client),
+            stop: CancellationToken::new(),
+            tokens,
+            grace: Duration::from_secs(settings.shutdown_grace_seconds),
+        })
+    }
+}
+
+/// The whole router: MCP routes behind the guard, health and metrics beside them.
+pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) -> Router {
+    let metrics = shared.metrics().clone();
+    let endpoint = crate::mcp::http::endpoint(
+        shared.clone(),
+        settings,
+        control.admission.clone(),
+        control.stop.clone(),
+    );
+    let guard = Arc::new(Guard::new(
+        settings,
+        control.tokens.clone(),
+        control.readiness.clone(),
+        metrics.clone(),
+    ));
+    let mut mcp = endpoint.router.layer(axum::middleware::from_fn_with_state(
+        guard.clone(),
+        guard::mcp,
+    ));
+    if !settings.cors_origins.is_empty() {
+        // Outermost, so a preflight (which carries no credentials) is answered before the
+        // token check.
+        mcp = mcp.layer(cors(&settings.cors_origins));
+    }
+    let mut router = Router::new()
+        .merge(mcp)
+        .route("/healthz", get(health::live))
+        .route(
+            "/readyz",
+            get(health::ready).with_state(ReadyState {
+                readiness: control.readiness.clone(),
+                shared,
+            }),
+        );
+    if settings.metrics {
+        let sessions = endpoint.sessions;
+        let mut route = get(scrape).with_state(Scrape { metrics, sessions });
+        if settings.auth.as_ref().is_some_and(|a| a.protect_metrics) {
+            route = route.layer(axum::middleware::from_fn_with_state(
+                guard,
+                guard::token_only,
+            ));
+        }
+        router = router.route("/metrics", route);
+    }
+    router
+}
+
+#[derive(Clone)]
+struct Scrape {
+    metrics: Arc<crate::telemetry::metrics::Metrics>,
+    sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+}
+
+async fn scrape(State(scrape): State<Scrape>) -> impl IntoResponse {
+    let sessions = scrape.sessions.sessions.read().await.len();
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        scrape.metrics.render(Some(sessions)),
+    )
+}
+
+fn cors(origins: &[String]) -> tower_http::cors::CorsLayer {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(
+            origins
+                .iter()
+                .filter_map(|o| HeaderValue::from_str(o.trim_end_matches('/')).ok()),
+        )
+    };
+    CorsLayer::new()
+        .allow_origin(allow)
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            header::HeaderName::from_static("mcp-session-id"),
+            header::HeaderName::from_static("mcp-protocol-version"),
+            header::HeaderName::from_static("mcp-method"),
+            header::HeaderName::from_static("mcp-name"),
+            header::HeaderName::from_static("last-event-id"),
+            header::HeaderName::from_static("traceparent"),
+            header::HeaderName::from_static("tracestate"),
+        ])
+        .expose_headers([
+            header::HeaderName::from_static("mcp-session-id"),
+            header::WWW_AUTHENTICATE,
+        ])
+        .max_age(Duration::from_secs(600))
+}
+
+/// Serves `app` on `listener` until `shutdown` is cancelled, then shuts down gracefully
+/// (see the module documentation).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    control: Arc<Control>,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let readiness = control.readiness.clone();
+    let draining = shutdown.clone();
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        draining.cancelled().await;
+        readiness.set_draining();
+    });
+    let server = tokio::spawn(async move { server.await });
+    shutdown.cancelled().await;
+    finish(&control, server).await
+}
+
+/// Steps two and three of a shutdown, once accepting has stopped.
+async fn finish(
+    control: &Control,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+) -> std::io::Result<()> {
+    let in_flight = control.admission.in_flight();
+    if in_flight > 0 {
+        tracing::info!(
+            "shutting down: waiting up to {} s for {in_flight} request(s) in flight",
+            control.grace.as_secs()
+        );
+    }
+    if !control.admission.wait_idle(control.grace).await {
+        tracing::warn!(
+            "shutting down: {} request(s) still in flight after {} s are abandoned",
+            control.admission.in_flight(),
+            control.grace.as_secs()
+        );
+    }
+    control.stop.cancel();
+    match tokio::time::timeout(Duration::from_secs(5), server).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(join)) => Err(std::io::Error::other(join)),
+        Err(_) => {
+            tracing::warn!("shutting down: connections still open after 5 s are dropped");
+            Ok(())
+        }
+    }
+}

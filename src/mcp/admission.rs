@@ -1,0 +1,141 @@
+//! Which MCP requests over HTTP are let in, and knowing when none is left in flight.
+//!
+//! Each POST that carries a request (not a notification, and not the long-lived
+//! `subscriptions/listen`) takes a [`Ticket`] for its client until its response has been
+//! sent. A client may hold at most `max_in_flight_per_client` tickets; graceful shutdown
+//! waits until no ticket is left.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+/// Who a request is from, for the per-client limit: set by the authentication layer to the
+/// token's label; else the session id; else the peer address.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClientId(pub String);
+
+/// The tickets in use, per client and in all.
+pub struct Admission {
+    limit: usize,
+    held: Mutex<Held>,
+    idle: Notify,
+}
+
+#[derive(Default)]
+struct Held {
+    total: usize,
+    by_client: HashMap<ClientId, usize>,
+}
+
+/// Held while one request is served; returned when dropped.
+pub struct Ticket {
+    admission: Arc<Admission>,
+    client: ClientId,
+}
+
+impl Admission {
+    /// `limit` tickets per client; 0 = no limit.
+    pub fn new(limit: usize) -> Arc<Admission> {
+        Arc::new(Admission {
+            limit,
+            held: Mutex::default(),
+            idle: Notify::new(),
+        })
+    }
+
+    /// A ticket for `client`, or `None` when it already holds `limit`.
+    pub fn admit(self: &Arc<Self>, client: ClientId) -> Option<Ticket> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let count = held.by_client.entry(client.clone()).or_default();
+        if self.limit > 0 && *count >= self.limit {
+            return None;
+        }
+        *count += 1;
+        held.total += 1;
+        Some(Ticket {
+            admission: self.clone(),
+            client,
+        })
+    }
+
+    /// Requests in flight now.
+    pub fn in_flight(&self) -> usize {
+        self.held.lock().unwrap_or_else(|p| p.into_inner()).total
+    }
+
+    /// Waits until no request is in flight, or `deadline` passed; true when idle.
+    pub async fn wait_idle(&self, deadline: Duration) -> bool {
+        let wait = async {
+            loop {
+                let notified = self.idle.notified();
+                if self.in_flight() == 0 {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(deadline, wait).await.is_ok()
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut held = self
+            .admission
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = held.by_client.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                held.by_client.remove(&self.client);
+            }
+        }
+        held.total = held.total.saturating_sub(1);
+        if held.total == 0 {
+            self.admission.idle.notify_waiters();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn each_client_has_its_own_limit_and_idle_is_noticed() {
+        let admission = Admission::new(2);
+        let a = ClientId("a".into());
+        let b = ClientId("b".into());
+        let first = admission.admit(a.clone()).expect("1st");
+        let second = admission.admit(a.clone()).expect("2nd");
+        assert!(admission.admit(a.clone()).is_none(), "a third for a");
+        let other = admission.admit(b.clone()).expect("b has its own");
+        assert_eq!(admission.in_flight(), 3);
+        drop(first);
+        let again = admission.admit(a).expect("a slot was freed");
+        assert!(!admission.wait_idle(Duration::from_millis(20)).await);
+        let waiter = {
+            let admission = admission.clone();
+            tokio::spawn(async move { admission.wait_idle(Duration::from_secs(5)).await })
+        };
+        drop((second, other, again));
+        assert!(waiter.await.expect("joined"));
+        assert_eq!(admission.in_flight(), 0);
+    }
+
+    #[test]
+    fn zero_means_no_limit() {
+        let admission = Admission::new(0);
+        let tickets: Vec<Ticket> = (0..1000)
+            .filter_map(|_| admission.admit(ClientId("x".into())))
+            .collect();
+        assert_eq!(tickets.len(), 1000);
+    }
+}
