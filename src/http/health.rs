@@ -221,3 +221,52 @@ fn probe_targets(shared: &Shared, paths: &HashMap<String, String>) -> Vec<(Strin
     }
     targets.into_iter().collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_ready_while_loading_or_draining() {
+        let readiness = Readiness::new();
+        let (code, body) = readiness.report(0);
+        assert_eq!(
+            (code, body["status"].as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some("loading"))
+        );
+        readiness.set_loaded();
+        let (code, body) = readiness.report(19);
+        assert_eq!(
+            (code, body["status"].as_str()),
+            (StatusCode::OK, Some("ready"))
+        );
+        assert_eq!(body["tools"], 19);
+        readiness.set_draining();
+        let (code, body) = readiness.report(19);
+        assert_eq!(
+            (code, body["status"].as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some("draining"))
+        );
+    }
+
+    #[test]
+    fn with_probes_ready_only_when_every_upstream_answered() {
+        let readiness = Readiness::new();
+        readiness.set_loaded();
+        readiness.probing.store(true, Ordering::Release);
+        assert_eq!(readiness.report(1).1["status"], "probing");
+        let probe = |reachable| Probe {
+            url: "http://127.0.0.1:1/".into(),
+            reachable,
+            status: None,
+            error: None,
+            checked_at: 0,
+        };
+        readiness.record("a", probe(true));
+        assert_eq!(readiness.report(1).0, StatusCode::OK);
+        readiness.record("b", probe(false));
+        assert_eq!(readiness.report(1).1["status"], "upstream unreachable");
+        readiness.record("b", probe(true));
+        assert_eq!(readiness.report(1).0, StatusCode::OK);
+    }
+}

@@ -9,6 +9,7 @@ mod real_specs;
 mod reload;
 mod remote;
 mod selftest;
+mod sidecar;
 mod snapshots;
 mod support;
 mod upstream;

@@ -42,7 +42,7 @@ impl Binary {
         Binary::spawn(command, dir).await
     }
 
-    async fn start(dir: &std::path::Path) -> Binary {
+    pub async fn start(dir: &std::path::Path) -> Binary {
         Binary::spawn(
             tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp")),
             dir,
@@ -51,9 +51,15 @@ impl Binary {
     }
 
     async fn spawn(mut command: tokio::process::Command, dir: &std::path::Path) -> Binary {
+        let chosen_log = command
+            .as_std()
+            .get_envs()
+            .any(|(name, _)| name == "RUST_LOG");
+        if !chosen_log {
+            command.env("RUST_LOG", "info");
+        }
         let mut child = command
             .current_dir(dir)
-            .env("RUST_LOG", "info")
             .env_remove("RESTMCP_CONFIG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -89,11 +95,11 @@ impl Binary {
         }
     }
 
-    fn log(&self) -> String {
+    pub fn log(&self) -> String {
         self.stderr.lock().expect("lock").join("\n")
     }
 
-    async fn wait_for_log(&self, needle: &str, within: Duration) -> bool {
+    pub async fn wait_for_log(&self, needle: &str, within: Duration) -> bool {
         let deadline = Instant::now() + within;
         while Instant::now() < deadline {
             if self.log().contains(needle) {
