@@ -1037,8 +1037,17 @@ impl Config {
         Ok(())
     }
 
-    /// The `[server]` keys beyond `listen` and `page_size`.
+    /// The `[server]` keys beyond `listen` and `page_size`, and `[log]`.
     fn validate_server(&self) -> Result<(), ConfigError> {
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
+            return Err(ConfigError::Invalid {
+                key: "log.level".into(),
+                value: self.log.level.clone(),
+                problem: format!(
+                    "is not a log filter such as \"info\" or \"restmcp=debug,info\": {e}"
+                ),
+            });
+        }
         let server = &self.server;
         let readiness = &server.readiness;
         for (key, seconds) in [

@@ -393,6 +393,8 @@ include = []
             "prefix = \"abcdefghi\"\n[tools]\nmax_name_length = 16\n",
             // one target, twice (case-insensitively)
             "forward_headers = [\"X-A\", { from = \"X-B\", to = \"x-a\" }]\n",
+            // a log filter that does not parse
+            "[log]\nlevel = \"restmcp=loud\"\n",
         ] {
             let toml = format!("[apis.api]\nspec = \"api.json\"\n{mistake}");
             let (by_schema, by_code) = check_config(&toml);
