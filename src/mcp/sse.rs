@@ -160,6 +160,14 @@ async fn message(
     let Ok(message) = serde_json::from_str::<serde_json::Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "Bad Request: the body is not JSON").into_response();
     };
+    let method = message
+        .get("method")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("(response)");
+    let version = (method == "initialize")
+        .then(|| message.pointer("/params/protocolVersion")?.as_str())
+        .flatten();
+    state.shared.metrics().record_request(method, version);
     // One line per message: compact JSON has no newlines.
     match sender.send(message.to_string()).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
