@@ -9,6 +9,7 @@
 
 pub mod guard;
 pub mod health;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
