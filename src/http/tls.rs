@@ -1,18 +1,46 @@
-//! HTTPS for the listener: the rustls server configuration built from `[server.tls]`.
+//! HTTPS for the listener: the rustls server configuration built from `[server.tls]`, and
+//! an accept loop that serves the axum router over it with graceful shutdown.
+//!
+//! `axum::serve` only takes listeners whose `accept` yields a ready stream, so a TLS
+//! handshake there would run inside the accept loop, where one slow client stalls every
+//! other. This module owns the loop instead: it accepts TCP, hands each connection to its
+//! own task for the handshake (bounded by [`HANDSHAKE_TIMEOUT`]) and HTTP/1.1, and gives
+//! requests the same `ConnectInfo<SocketAddr>` that `axum::serve` gives them.
 //!
 //! Cryptography is rustls with the `ring` provider only, chosen explicitly here rather than
 //! through the process default (see [`crate::http_client`] for why `ring`).
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
+use axum::Router;
+use axum::extract::ConnectInfo;
+use axum::middleware::AddExtension;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use hyper_util::service::TowerToHyperService;
 use rustls::ServerConfig;
 use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+use tower::Service;
 
 use crate::config::TlsSettings;
+
+/// How long a client gets to complete the TLS handshake before its connection is dropped.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Pause after an accept error that is not about one connection (e.g. `EMFILE`): retrying
+/// at once would spin while the process is out of descriptors.
+const ACCEPT_RETRY: Duration = Duration::from_secs(1);
 
 /// Why the certificate or key cannot be used. Each variant names the file at fault.
 #[derive(Debug, thiserror::Error)]
@@ -111,9 +139,124 @@ fn read_private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
     })
 }
 
+/// Serves `app` over TLS on `listener` until `shutdown` resolves; then stops accepting, lets
+/// every open connection finish its requests (hyper graceful shutdown), and returns when all
+/// connections are closed. Each request carries `axum::extract::ConnectInfo<SocketAddr>` of
+/// the peer, as `axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())`
+/// does.
+///
+/// Connections still in their TLS handshake at shutdown are dropped: they have no request
+/// in flight. Returns `Ok` once drained; the `io::Result` mirrors `axum::serve`, and accept
+/// errors are logged and retried rather than returned, so one bad moment (`EMFILE`) does
+/// not take the listener down.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    acceptor: TlsAcceptor,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let mut make_service = app.into_make_service_with_connect_info::<SocketAddr>();
+    let graceful = GracefulShutdown::new();
+    // Separate from `graceful`: a connection joins that only once it speaks HTTP, and a
+    // handshake in progress at shutdown should end now, not after HANDSHAKE_TIMEOUT.
+    let handshakes = CancellationToken::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+
+    loop {
+        let (tcp, peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) if is_connection_error(&error) => {
+                    tracing::debug!(%error, "a connection failed before it was accepted");
+                    continue;
+                }
+                Err(error) => {
+                    tracing::error!(%error, "accepting connections failed; retrying in 1 s");
+                    tokio::select! {
+                        () = &mut shutdown => break,
+                        () = tokio::time::sleep(ACCEPT_RETRY) => continue,
+                    }
+                }
+            },
+        };
+        let service = make_service
+            .call(peer)
+            .await
+            .unwrap_or_else(|never: Infallible| match never {});
+        // The watcher is taken here, before the spawn, so a shutdown that starts while the
+        // task is still handshaking is not missed.
+        tokio::spawn(connection(
+            tcp,
+            peer,
+            acceptor.clone(),
+            service,
+            graceful.watcher(),
+            handshakes.clone(),
+        ));
+    }
+
+    // Closing the socket first makes new connections fail fast instead of queueing in the
+    // backlog while the open ones drain.
+    drop(listener);
+    handshakes.cancel();
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// One connection: TLS handshake, then HTTP/1.1 until the client leaves or shutdown.
+async fn connection(
+    tcp: TcpStream,
+    peer: SocketAddr,
+    acceptor: TlsAcceptor,
+    service: AddExtension<Router, ConnectInfo<SocketAddr>>,
+    watcher: Watcher,
+    handshakes: CancellationToken,
+) {
+    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp));
+    let stream = tokio::select! {
+        () = handshakes.cancelled() => return,
+        handshake = handshake => match handshake {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => {
+                tracing::debug!(%peer, %error, "TLS handshake failed");
+                return;
+            }
+            Err(_elapsed) => {
+                tracing::debug!(%peer, "TLS handshake timed out");
+                return;
+            }
+        },
+    };
+    // The timer turns on hyper's header read timeout (30 s), so a client that completes the
+    // handshake and then goes silent does not hold the connection forever.
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+    if let Err(error) = watcher.watch(connection).await {
+        tracing::debug!(%peer, %error, "connection ended with an error");
+    }
+}
+
+/// Errors that concern one connection that went away while queued, not the listener.
+fn is_connection_error(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
+    use axum::routing::get;
     use figment::value::magic::RelativePathBuf;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::sync::{mpsc, oneshot};
+    use tokio::task::JoinHandle;
 
     use super::*;
 
@@ -128,6 +271,166 @@ mod tests {
             cert: RelativePathBuf::from(cert),
             key: RelativePathBuf::from(key),
         }
+    }
+
+    /// A client that trusts only the test CA and resolves `localhost` to 127.0.0.1 alone, so
+    /// nothing leaves the loopback interface (no proxy either, whatever the environment says).
+    fn client(addr: SocketAddr) -> reqwest::Client {
+        crate::http_client::install_crypto_provider();
+        let ca = std::fs::read(fixture("ca.pem")).expect("read ca.pem");
+        reqwest::Client::builder()
+            .tls_certs_only([reqwest::Certificate::from_pem(&ca).expect("parse ca.pem")])
+            .resolve("localhost", addr)
+            .no_proxy()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .expect("build the client")
+    }
+
+    struct Server {
+        addr: SocketAddr,
+        stop: Option<oneshot::Sender<()>>,
+        task: JoinHandle<io::Result<()>>,
+    }
+
+    async fn start(app: Router) -> Server {
+        let acceptor = acceptor(&settings(&fixture("cert.pem"), &fixture("key.pem")))
+            .expect("the fixtures make an acceptor");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(serve(listener, app, acceptor, async move {
+            let _ = stopped.await;
+        }));
+        Server {
+            addr,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    fn url(server: &Server, path: &str) -> String {
+        format!("https://localhost:{}{path}", server.addr.port())
+    }
+
+    fn peer_app() -> Router {
+        Router::new().route(
+            "/peer",
+            get(|ConnectInfo(peer): ConnectInfo<SocketAddr>| async move { peer.to_string() }),
+        )
+    }
+
+    #[tokio::test]
+    async fn serves_https_with_the_peer_address() {
+        let server = start(peer_app()).await;
+        let response = client(server.addr)
+            .get(url(&server, "/peer"))
+            .send()
+            .await
+            .expect("HTTPS request");
+        assert_eq!(response.status(), 200);
+        let peer: SocketAddr = response
+            .text()
+            .await
+            .expect("body")
+            .parse()
+            .expect("the handler saw a socket address");
+        assert_eq!(peer.ip(), server.addr.ip());
+        assert_ne!(
+            peer.port(),
+            server.addr.port(),
+            "the client's port, not ours"
+        );
+    }
+
+    #[tokio::test]
+    async fn plain_http_and_silent_clients_do_not_stall_the_server() {
+        let server = start(peer_app()).await;
+
+        // A client that connects and never starts a handshake: its task waits, not the loop.
+        let _silent = TcpStream::connect(server.addr).await.expect("connect");
+
+        let mut plain = TcpStream::connect(server.addr).await.expect("connect");
+        plain
+            .write_all(b"GET /peer HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .await
+            .expect("write");
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), plain.read_to_end(&mut answer))
+            .await
+            .expect("the server closes a plain-HTTP connection promptly")
+            .ok();
+        assert!(
+            !answer.starts_with(b"HTTP/"),
+            "plain HTTP got an HTTP answer: {:?}",
+            String::from_utf8_lossy(&answer)
+        );
+
+        let response = client(server.addr)
+            .get(url(&server, "/peer"))
+            .send()
+            .await
+            .expect("HTTPS still works");
+        assert_eq!(response.status(), 200);
+    }
+
+    #[tokio::test]
+    async fn shutdown_lets_requests_in_flight_finish() {
+        let (entered, mut in_handler) = mpsc::channel::<()>(1);
+        let app = peer_app().route(
+            "/slow",
+            get(move || {
+                let entered = entered.clone();
+                async move {
+                    let _ = entered.send(()).await;
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    "done"
+                }
+            }),
+        );
+        let mut server = start(app).await;
+
+        // An idle keep-alive connection (its own client, so its pool is not reused below)
+        // and a connection stuck before its handshake: neither may hold up shutdown.
+        let idle = client(server.addr);
+        let warm = idle
+            .get(url(&server, "/peer"))
+            .send()
+            .await
+            .expect("warm-up");
+        assert_eq!(warm.status(), 200);
+        warm.text().await.expect("warm-up body");
+        let _silent = TcpStream::connect(server.addr).await.expect("connect");
+
+        let slow_client = client(server.addr);
+        let slow_url = url(&server, "/slow");
+        let slow = tokio::spawn(async move { slow_client.get(slow_url).send().await });
+        in_handler.recv().await.expect("the handler started");
+
+        let stop = server.stop.take().expect("not stopped yet");
+        stop.send(()).expect("serve is still running");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            !server.task.is_finished(),
+            "serve returned with a request in flight"
+        );
+        let response = slow
+            .await
+            .expect("request task")
+            .expect("the request in flight completes");
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.text().await.expect("body"), "done");
+
+        let drained = Instant::now();
+        tokio::time::timeout(Duration::from_secs(5), &mut server.task)
+            .await
+            .expect("serve returns once connections close, long before the handshake timeout")
+            .expect("serve task")
+            .expect("serve");
+        assert!(drained.elapsed() < HANDSHAKE_TIMEOUT);
+
+        let refused = TcpStream::connect(server.addr).await;
+        assert!(refused.is_err(), "a connection was accepted after shutdown");
     }
 
     #[test]
