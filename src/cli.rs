@@ -338,7 +338,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
         control.stop.clone(),
     );
     let server_settings = &config.server;
-    let base = format!("http://{address}");
+    let base = format!("{}://{address}", control.scheme());
     // Scripts read the URL from this first line.
     let mut banner = format!(
         "restmcp {}: MCP over Streamable HTTP at {base}/mcp, {}\n",

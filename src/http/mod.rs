@@ -33,6 +33,8 @@ use health::{Readiness, ReadyState};
 pub enum HttpError {
     #[error(transparent)]
     Auth(#[from] guard::AuthError),
+    #[error("server.tls: {0}")]
+    Tls(#[from] tls::TlsError),
 }
 
 /// State that outlives one router: readiness, requests in flight, the final stop.
@@ -42,12 +44,18 @@ pub struct Control {
     /// Cancelled as the last step of a shutdown: ends every session and stream.
     pub stop: CancellationToken,
     tokens: Option<Arc<Tokens>>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     grace: Duration,
 }
 
 impl Control {
-    /// Reads the inbound tokens `settings` names from the environment (and file).
+    /// Reads the inbound tokens `settings` names from the environment (and file), and the
+    /// TLS certificate and key.
     pub fn new(settings: &ServerSettings) -> Result<Control, HttpError> {
+        let tls = match &settings.tls {
+            Some(files) => Some(tls::acceptor(files)?),
+            None => None,
+        };
         let tokens = match &settings.auth {
             Some(auth) => Some(Arc::new(Tokens::load(auth, |name| {
                 std::env::var(name).ok()
@@ -59,8 +67,14 @@ impl Control {
             admission: Admission::new(settings.max_in_flight_per_client),
             stop: CancellationToken::new(),
             tokens,
+            tls,
             grace: Duration::from_secs(settings.shutdown_grace_seconds),
         })
+    }
+
+    /// `https` with TLS, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
     }
 }
 
@@ -172,15 +186,21 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let readiness = control.readiness.clone();
     let draining = shutdown.clone();
-    let server = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move {
+    let stop_accepting = async move {
         draining.cancelled().await;
         readiness.set_draining();
-    });
-    let server = tokio::spawn(async move { server.await });
+    };
+    let server = match &control.tls {
+        Some(acceptor) => tokio::spawn(tls::serve(listener, app, acceptor.clone(), stop_accepting)),
+        None => {
+            let server = axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .with_graceful_shutdown(stop_accepting);
+            tokio::spawn(async move { server.await })
+        }
+    };
     shutdown.cancelled().await;
     finish(&control, server).await
 }

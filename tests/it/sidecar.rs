@@ -671,3 +671,71 @@ async fn no_configured_secret_appears_in_logs_metrics_errors_or_tool_lists() {
     }
     assert!(binary.log().contains("tool call"), "the log was captured");
 }
+
+#[tokio::test]
+async fn tls_serves_mcp_over_https_only() {
+    let upstream = upstream::start().await;
+    let tls = crate::support::fixture("tls");
+    let extra = format!(
+        "[server.tls]\ncert = \"{}\"\nkey = \"{}\"\n",
+        tls.join("cert.pem").display(),
+        tls.join("key.pem").display()
+    );
+    let dir = project(&echo_config(&upstream.url(), &extra), &[]);
+    let binary = Binary::start(dir.path()).await;
+    assert!(
+        binary.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        binary.url
+    );
+    restmcp::http_client::install_crypto_provider();
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(tls.join("ca.pem")).expect("ca.pem"))
+        .expect("CA");
+    let https = reqwest::Client::builder()
+        .add_root_certificate(ca)
+        .build()
+        .expect("client");
+    let health = https
+        .get(format!("{}/healthz", base(&binary)))
+        .send()
+        .await
+        .expect("GET /healthz over TLS");
+    assert_eq!(health.status(), 200);
+    let plain = format!("{}/healthz", base(&binary)).replacen("https://", "http://", 1);
+    let served_plain = reqwest::get(&plain)
+        .await
+        .is_ok_and(|r| r.status().is_success());
+    assert!(!served_plain, "plain HTTP is not served");
+    let client = ()
+        .serve(StreamableHttpClientTransport::with_client(
+            https,
+            StreamableHttpClientTransportConfig::with_uri(binary.url.clone()),
+        ))
+        .await
+        .expect("initialize over TLS");
+    let result = call(&client, "getItem", json!({"id": "9"})).await;
+    assert_eq!(
+        result.structured_content.expect("structured")["path"],
+        "/echo/items/9"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_certificate_stops_the_start_naming_the_file() {
+    let dir = project(
+        &echo_config(
+            "http://127.0.0.1:9",
+            "[server.tls]\ncert = \"missing-cert.pem\"\nkey = \"missing-key.pem\"\n",
+        ),
+        &[],
+    );
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+        .current_dir(dir.path())
+        .env_remove("RESTMCP_CONFIG")
+        .output()
+        .await
+        .expect("run restmcp");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("missing-cert.pem"), "{stderr}");
+}
