@@ -1,6 +1,7 @@
 //! Integration tests: one binary, a module per feature (see DEVELOPERS.md).
 
 mod cli;
+mod deploy;
 mod dispatch;
 mod mcp;
 mod mock;
