@@ -375,7 +375,7 @@ async fn each_client_has_an_in_flight_limit_and_tools_a_rate_limit() {
     let upstream = upstream::start().await;
     let extra = "sessions = false\nmax_in_flight_per_client = 1\n[server.auth]\ntokens_env = [\"RESTMCP_TEST_A\", \"RESTMCP_TEST_B\"]\n";
     let config = echo_config(&upstream.url(), extra)
-        + "[apis.echo.tool_rate_limits]\ngetItem = { per_second = 0.2, burst = 2 }\n";
+        + "[apis.echo.tool_rate_limits]\ngetItem = { per_second = 0.02, burst = 2 }\n";
     let dir = project(&config, &[]);
     let binary = Binary::start_with(
         dir.path(),
