@@ -49,6 +49,10 @@ fn load_to_tool_list(c: &mut Criterion) {
                     selection: Default::default(),
                     overlays: &[],
                     mock: false,
+                    discovery: Default::default(),
+                    pinned: &[],
+                    max_description_length: None,
+                    max_parameter_description_length: None,
                 };
                 let (catalog, _) = catalog::build(&[input], &settings).expect("builds");
                 catalog.list_json().len()

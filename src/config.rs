@@ -357,6 +357,42 @@ pub struct ApiConfig {
     /// Per-tool overrides of `rate_limit`, keyed by tool name.
     #[serde(default)]
     pub tool_rate_limits: BTreeMap<String, RateLimit>,
+    /// How the API's tools reach the model: all listed, or found through search or meta
+    /// tools (for APIs too large to list).
+    #[serde(default)]
+    pub discovery: Discovery,
+    /// Tools listed even when `discovery` hides the others.
+    #[serde(default)]
+    pub pinned: Vec<String>,
+    /// Overrides `tools.max_description_length` for this API's tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_description_length: Option<usize>,
+    /// Longest description of one argument (and of each property inside it); 0 = no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parameter_description_length: Option<usize>,
+}
+
+/// How an API's tools are offered in `tools/list`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Discovery {
+    /// Every tool is listed.
+    #[default]
+    All,
+    /// `search_tools` (ranked keyword search returning full definitions) and `call_tool`.
+    Search,
+    /// `list_operations`, `describe_operation` and `call_operation`.
+    Meta,
+}
+
+impl Discovery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Discovery::All => "all",
+            Discovery::Search => "search",
+            Discovery::Meta => "meta",
+        }
+    }
 }
 
 /// The kind of credential an [`AuthConfig`] holds.

@@ -31,6 +31,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod discovery;
 pub mod explain;
 pub mod http;
 pub mod http_client;

@@ -133,13 +133,20 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
                 selection,
                 overlays: &loaded.overlays,
                 mock: api.mock,
+                discovery: api.discovery,
+                pinned: &api.pinned,
+                max_description_length: api.max_description_length,
+                max_parameter_description_length: api.max_parameter_description_length,
             }
         })
         .collect();
     let (catalog, mut report) = catalog::build(&inputs_for_catalog, &config.tools)?;
     for (api_report, (_, loaded)) in report.apis.iter_mut().zip(&apis) {
         api_report.notes.extend(loaded.notes.iter().cloned());
+        api_report.budget = Some(crate::discovery::budget(&catalog, &api_report.name));
     }
+    // What is served: listed tools and the discovery tools, not every tool.
+    report.list_bytes = crate::discovery::served_list_bytes(&catalog);
     Ok(Loaded {
         catalog,
         report,

@@ -13,6 +13,7 @@ pub mod overlay;
 pub mod report;
 pub mod select;
 mod synthesize;
+mod text;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -24,12 +25,13 @@ pub use arguments::{ArgumentMap, Binding, BodyPlan, Location};
 pub use naming::NameChange;
 pub use report::{ApiReport, OperationReport, Outcome, Report};
 
-use crate::config::ToolSettings;
+use crate::config::{Discovery, ToolSettings};
 use crate::schema::RefGraph;
 use crate::spec::{self, DocumentSet, Method, SecurityRequirement, SecurityScheme, SpecError};
 use overlay::{OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
 use select::Candidate;
 pub use select::Selection;
+pub use synthesize::truncate_text;
 use synthesize::{Context, Draft};
 
 /// MCP tool annotations (all hints explicit, as clients otherwise assume the worst).
@@ -175,6 +177,8 @@ pub struct Catalog {
     list_json: Arc<str>,
     /// Each API's declared security schemes, by API name.
     security_schemes: HashMap<String, BTreeMap<String, SecurityScheme>>,
+    /// How each API's tools are offered, by API name.
+    listings: BTreeMap<String, Listing>,
 }
 
 impl Catalog {
@@ -205,6 +209,19 @@ impl Catalog {
         self.security_schemes.get(api)
     }
 
+    /// How API `api` offers its tools (`All` for an API not in the catalog).
+    pub fn listing(&self, api: &str) -> Option<&Listing> {
+        self.listings.get(api)
+    }
+
+    /// True when `tool` appears in `tools/list` itself (its API lists every tool, or it is
+    /// pinned); else it is reached through the discovery tools.
+    pub fn is_listed(&self, tool: &Tool) -> bool {
+        self.listings.get(&tool.route.api).is_none_or(|listing| {
+            listing.discovery == Discovery::All || listing.pinned.contains(&tool.name)
+        })
+    }
+
     /// The `tools/list` result, `{"tools": […]}`, as compact JSON.
     pub fn list_json(&self) -> &Arc<str> {
         &self.list_json
@@ -231,6 +248,22 @@ pub struct ApiInput<'a> {
     pub overlays: &'a [(String, OverlayFile)],
     /// Answer calls from the spec instead of calling the upstream.
     pub mock: bool,
+    /// How the tools are offered, and the ones listed whatever the mode.
+    pub discovery: Discovery,
+    pub pinned: &'a [String],
+    /// Overrides `tools.max_description_length`.
+    pub max_description_length: Option<usize>,
+    /// Longest argument description; 0 or `None` = no limit.
+    pub max_parameter_description_length: Option<usize>,
+}
+
+/// How one API's tools are offered (see [`Discovery`]).
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub discovery: Discovery,
+    pub pinned: std::collections::BTreeSet<String>,
+    /// The API's title (from its description), for the meta tools' descriptions.
+    pub title: String,
 }
 
 /// Problems that make a catalog impossible (problems with single operations are reported,
@@ -249,6 +282,12 @@ pub enum CatalogError {
     },
     #[error("API \"{api}\": {error}")]
     Patch { api: String, error: PatchError },
+    #[error("apis.{api}.pinned: no tool is named \"{name}\"{}", suggestion.as_ref().map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default())]
+    UnknownPinned {
+        api: String,
+        name: String,
+        suggestion: Option<String>,
+    },
 }
 
 /// Synthesizes the tools of every API.
@@ -264,6 +303,24 @@ pub fn build(
         catalog
             .security_schemes
             .insert(input.name.to_string(), schemes);
+        for pinned in input.pinned {
+            if !tools.iter().any(|tool| &tool.name == pinned) {
+                let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                return Err(CatalogError::UnknownPinned {
+                    api: input.name.to_string(),
+                    name: pinned.clone(),
+                    suggestion: naming::closest(pinned, &known).map(str::to_string),
+                });
+            }
+        }
+        catalog.listings.insert(
+            input.name.to_string(),
+            Listing {
+                discovery: input.discovery,
+                pinned: input.pinned.iter().cloned().collect(),
+                title: api_report.title.clone(),
+            },
+        );
         for tool in tools {
             let owner = format!("API \"{}\" {}", input.name, tool.origin.operation);
             if let Some(first) = owners.get(&tool.name) {
@@ -309,6 +366,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         title: String::new(),
         operations: Vec::new(),
         notes: Vec::new(),
+        budget: None,
     };
     let mut schemes = BTreeMap::new();
     if let Some(docs) = input.docs {
@@ -322,7 +380,9 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
             api: input.name,
             version: api.version,
             base_url: input.base_url,
-            max_description_length: settings.max_description_length,
+            max_description_length: input
+                .max_description_length
+                .unwrap_or(settings.max_description_length),
             max_output_schema_bytes: settings.max_output_schema_bytes,
             mock: input.mock,
         };
@@ -417,6 +477,13 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                 },
                 provenance: Vec::new(),
             };
+            text::tidy_schema(
+                &mut tool.input_schema,
+                input.max_parameter_description_length.unwrap_or(0),
+            );
+            if let Some(output) = tool.output_schema.as_mut() {
+                text::tidy_schema(output, 0);
+            }
             for (patch_source, patch) in &op_patches {
                 overlay::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;
             }

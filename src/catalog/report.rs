@@ -31,6 +31,32 @@ pub struct ApiReport {
     /// About the API as a whole (an OpenAPI Overlay action that selected nothing, say).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What this API adds to `tools/list` in each discovery mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+}
+
+/// The bytes (and estimated tokens) an API adds to `tools/list` in each discovery mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct Budget {
+    /// The mode configured.
+    pub discovery: String,
+    pub all_bytes: usize,
+    pub search_bytes: usize,
+    pub meta_bytes: usize,
+}
+
+impl Budget {
+    fn render(&self) -> String {
+        let tokens = |bytes: usize| bytes.div_ceil(BYTES_PER_TOKEN);
+        format!(
+            "  tools/list ≈ {} tokens with discovery = \"all\", {} with \"search\", {} with \"meta\" (configured: \"{}\")",
+            tokens(self.all_bytes),
+            tokens(self.search_bytes),
+            tokens(self.meta_bytes),
+            self.discovery
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -225,6 +251,9 @@ impl Report {
             );
             for note in &api.notes {
                 let _ = writeln!(out, "  note: {note}");
+            }
+            if let Some(budget) = &api.budget {
+                let _ = writeln!(out, "{}", budget.render());
             }
             for op in &api.operations {
                 match &op.outcome {

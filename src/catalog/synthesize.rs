@@ -607,11 +607,11 @@ fn description(op: &Operation<'_>, max_len: usize) -> String {
     if op.deprecated {
         text = format!("[DEPRECATED] {text}");
     }
-    truncate_text(&text, max_len)
+    truncate_text(&super::text::clean(&text), max_len)
 }
 
 /// Cuts `text` to at most `max` characters at a word boundary, marking the cut with `…`.
-pub(crate) fn truncate_text(text: &str, max: usize) -> String {
+pub fn truncate_text(text: &str, max: usize) -> String {
     if max == 0 || text.chars().count() <= max {
         return text.to_string();
     }

@@ -23,6 +23,10 @@ fn build_with(spec: Value, settings: ToolSettings) -> (Catalog, Report) {
         selection: Selection::default(),
         overlays: &[],
         mock: false,
+        discovery: Default::default(),
+        pinned: &[],
+        max_description_length: None,
+        max_parameter_description_length: None,
     };
     build(&[input], &settings).expect("catalog builds")
 }
@@ -657,6 +661,10 @@ fn tool_names_are_unique_across_apis_or_the_build_says_which_clash() {
         selection: Selection::default(),
         overlays: &[],
         mock: false,
+        discovery: Default::default(),
+        pinned: &[],
+        max_description_length: None,
+        max_parameter_description_length: None,
     };
     let error = build(
         &[api("a", &docs_a, ""), api("b", &docs_b, "")],

@@ -28,6 +28,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, Su
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use crate::catalog::Catalog;
+use crate::discovery::{Action, Discovery};
 use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
 use crate::upstream::{CallContext, CallStats, Content, Dispatcher, Outcome, ToolResult};
@@ -35,6 +36,8 @@ use crate::upstream::{CallContext, CallStats, Content, Dispatcher, Outcome, Tool
 /// One tool set and everything derived from it, replaced as a whole.
 pub struct Snapshot {
     dispatcher: Dispatcher,
+    /// The search or meta tools of APIs too large to list.
+    discovery: Discovery,
     /// `tools/list` entries for 2025-06-18 and 2025-11-25.
     tools: Arc<Vec<Tool>>,
     /// For 2026-07-28, where structured results may be any JSON value: a wrapped
@@ -49,9 +52,11 @@ pub struct Snapshot {
 impl Snapshot {
     pub fn new(dispatcher: Dispatcher) -> Snapshot {
         let catalog = dispatcher.catalog();
-        let pairs: Vec<(Tool, bool)> = catalog
+        let discovery = Discovery::new(catalog);
+        let mut pairs: Vec<(Tool, bool)> = catalog
             .tools()
             .iter()
+            .filter(|tool| catalog.is_listed(tool))
             .filter_map(|tool| {
                 // Cannot happen for what the catalog builds; if it ever does, say so rather
                 // than serve a tool list that silently lacks a tool.
@@ -66,6 +71,21 @@ impl Snapshot {
                 Some((wire, wrapped))
             })
             .collect();
+        // The discovery tools first: with a large API they are what the model should see.
+        let meta: Vec<(Tool, bool)> = discovery
+            .definitions()
+            .iter()
+            .filter_map(
+                |definition| match serde_json::from_value(definition.clone()) {
+                    Ok(wire) => Some((wire, false)),
+                    Err(e) => {
+                        tracing::error!("discovery tool left out of tools/list: {e}");
+                        None
+                    }
+                },
+            )
+            .collect();
+        pairs.splice(0..0, meta);
         let tools: Vec<Tool> = pairs.iter().map(|(tool, _)| tool.clone()).collect();
         let newest: Vec<Tool> = pairs
             .into_iter()
@@ -99,6 +119,7 @@ impl Snapshot {
             .collect();
         Snapshot {
             dispatcher,
+            discovery,
             tools: Arc::new(tools),
             tools_2026_07_28: Arc::new(newest),
             tools_2025_03_26: Arc::new(older),
@@ -297,7 +318,12 @@ impl ServerHandler for McpServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let snapshot = self.shared.current();
-        snapshot.tools.iter().find(|t| t.name == name).cloned()
+        snapshot
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+            .or_else(|| serde_json::from_value(snapshot.catalog().get(name)?.to_mcp()).ok())
     }
 
     async fn call_tool(
@@ -309,7 +335,29 @@ impl ServerHandler for McpServer {
         let started = std::time::Instant::now();
         let metrics = self.shared.metrics();
         let _in_flight = metrics.call_started();
-        let arguments = request.arguments.clone().unwrap_or_default();
+        let mut arguments = request.arguments.clone().unwrap_or_default();
+        let mut request = request;
+        if snapshot.discovery.handles(&request.name) {
+            let catalog = snapshot.catalog().clone();
+            let describe = |tool: &crate::catalog::Tool| tool.to_mcp();
+            match snapshot
+                .discovery
+                .handle(&catalog, &request.name, &arguments, &describe)
+            {
+                Action::Answer(result) => {
+                    let version = context.protocol_version();
+                    return Ok(to_call_result(result, version.as_ref()).into());
+                }
+                // Dispatched exactly as a call of the tool by its own name.
+                Action::Dispatch {
+                    tool,
+                    arguments: inner,
+                } => {
+                    request.name = tool.into();
+                    arguments = inner;
+                }
+            }
+        }
         // Over HTTP, the incoming request's headers (forwarded only where an API's
         // forward_headers allows it).
         let mut incoming = context

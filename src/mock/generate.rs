@@ -3352,6 +3352,10 @@ mod tests {
             selection: Default::default(),
             overlays: &[],
             mock: false,
+            discovery: Default::default(),
+            pinned: &[],
+            max_description_length: None,
+            max_parameter_description_length: None,
         };
         let (catalog, _) = crate::catalog::build(&[input], &crate::config::ToolSettings::default())
             .expect("catalog builds");

@@ -36,6 +36,10 @@ pub async fn dispatcher_for(
         selection: Default::default(),
         overlays: &[],
         mock: false,
+        discovery: Default::default(),
+        pinned: &[],
+        max_description_length: None,
+        max_parameter_description_length: None,
     };
     let (catalog, report) = catalog::build(&[input], &ToolSettings::default()).expect("builds");
     assert_eq!(report.skipped(), 0, "{}", report.render());

@@ -55,6 +55,10 @@ pub fn build(docs: &DocumentSet) -> (Catalog, Report) {
         selection: Default::default(),
         overlays: &[],
         mock: false,
+        discovery: Default::default(),
+        pinned: &[],
+        max_description_length: None,
+        max_parameter_description_length: None,
     };
     catalog::build(&[input], &ToolSettings::default()).expect("catalog builds")
 }

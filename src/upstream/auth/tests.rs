@@ -56,6 +56,10 @@ fn catalog_with(schemes: Value) -> Catalog {
         selection: Default::default(),
         overlays: &[],
         mock: false,
+        discovery: Default::default(),
+        pinned: &[],
+        max_description_length: None,
+        max_parameter_description_length: None,
     };
     catalog::build(&[input], &ToolSettings::default())
         .expect("builds")

@@ -1,0 +1,155 @@
+//! Descriptions as a model should read them: the HTML and Markdown noise API descriptions
+//! carry (tags, entities, link targets, images, comments) taken out, whitespace tidied, and
+//! lengths capped — every character of `tools/list` is paid for in context.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::synthesize::truncate_text;
+
+/// HTML elements seen in API descriptions. Only these are taken as tags, so `List<String>`
+/// or `<owner>` placeholders survive.
+const TAGS: &str = "a|abbr|b|blockquote|br|code|dd|del|details|div|dl|dt|em|h[1-6]|hr|i|img|ins|kbd|li|ol|p|pre|s|small|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr|tt|u|ul";
+
+static COMMENT: LazyLock<Regex> = LazyLock::new(|| regex(r"(?s)<!--.*?-->"));
+static BREAK: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)<(?:br\s*/?|/p|/li|/div|/h[1-6]|/tr|/dt|/dd|hr\s*/?)>|<li(?:\s[^<>]*)?>")
+});
+static TAG: LazyLock<Regex> =
+    LazyLock::new(|| regex(&format!(r"(?i)</?(?:{TAGS})(?:\s[^<>]*)?/?>")));
+static IMAGE: LazyLock<Regex> = LazyLock::new(|| regex(r"!\[[^\]]*\]\([^)\s]*(?:\s[^)]*)?\)"));
+static LINK: LazyLock<Regex> = LazyLock::new(|| regex(r"\[([^\]]+)\]\((?:[^)\s]+)(?:\s[^)]*)?\)"));
+static BOLD: LazyLock<Regex> = LazyLock::new(|| regex(r"\*\*([^*\n]+)\*\*|__([^_\n]+)__"));
+static HEADING: LazyLock<Regex> = LazyLock::new(|| regex(r"(?m)^#{1,6}[ \t]+"));
+static SPACES: LazyLock<Regex> = LazyLock::new(|| regex(r"[ \t]{2,}"));
+static BLANK_LINES: LazyLock<Regex> = LazyLock::new(|| regex(r"\n{3,}"));
+
+fn regex(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("the patterns are constants of this module, checked by its tests")
+}
+
+/// `text` without markup noise: the words a reader would see.
+pub fn clean(text: &str) -> String {
+    if !text.contains(['<', '&', '[', '*', '_', '#', ' ', '\n']) {
+        return text.to_string();
+    }
+    let text = COMMENT.replace_all(text, "");
+    let text = BREAK.replace_all(&text, "\n");
+    let text = TAG.replace_all(&text, "");
+    let text = IMAGE.replace_all(&text, "");
+    let text = LINK.replace_all(&text, "$1");
+    let text = BOLD.replace_all(&text, "$1$2");
+    let text = HEADING.replace_all(&text, "");
+    let text = entities(&text);
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let text = SPACES.replace_all(&lines.join("\n"), " ").into_owned();
+    BLANK_LINES.replace_all(&text, "\n\n").trim().to_string()
+}
+
+fn entities(text: &str) -> String {
+    if !text.contains('&') {
+        return text.to_string();
+    }
+    text.replace("&nbsp;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Cleans every description in a JSON Schema, cutting each to `max` characters (0 = no
+/// limit). Values (`default`, `enum`, `const`, `examples`) are data, not prose, and are left
+/// as they are.
+pub fn tidy_schema(schema: &mut Value, max: usize) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    ("description", Value::String(text)) => {
+                        *text = truncate_text(&clean(text), max);
+                    }
+                    ("default" | "enum" | "const" | "examples" | "example", _) => {}
+                    (_, value) => tidy_schema(value, max),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                tidy_schema(item, max);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn html_and_markdown_noise_is_removed() {
+        assert_eq!(
+            clean(
+                "<p>Lists the <b>issues</b> of a repository.</p><p>See <a href=\"https://docs.example.com/x\">the docs</a>.</p>"
+            ),
+            "Lists the issues of a repository.\nSee the docs."
+        );
+        assert_eq!(
+            clean(
+                "Creates a comment. See [Creating a comment](https://docs.github.com/rest/x \"title\") and ![diagram](https://x/y.png)\n\n\n\n**Note**: rate limits apply &amp; more."
+            ),
+            "Creates a comment. See Creating a comment and\n\nNote: rate limits apply & more."
+        );
+        assert_eq!(
+            clean("## Heading\nText   with   spaces  \n<!-- hidden -->"),
+            "Heading\nText with spaces"
+        );
+        assert_eq!(
+            clean("Item one<br/>Item two<br>three"),
+            "Item one\nItem two\nthree"
+        );
+    }
+
+    #[test]
+    fn type_placeholders_and_snake_case_survive() {
+        assert_eq!(
+            clean("Returns List<String> for <owner>/<repo>"),
+            "Returns List<String> for <owner>/<repo>"
+        );
+        assert_eq!(
+            clean("the created_at__gte filter, a_b_c"),
+            "the created_at__gte filter, a_b_c"
+        );
+        assert_eq!(clean("plain"), "plain");
+    }
+
+    #[test]
+    fn schemas_get_clean_capped_descriptions_but_values_stay() {
+        let mut schema = json!({
+            "type": "object",
+            "description": "<p>Top</p>",
+            "properties": {
+                "q": {"type": "string", "description": "A [search](https://x) query, as long as you like it to be", "default": "<b>x</b>"},
+                "description": {"type": "string", "description": "the description field"}
+            },
+            "examples": [{"description": "<p>kept</p>"}]
+        });
+        tidy_schema(&mut schema, 20);
+        assert_eq!(schema["description"], "Top");
+        assert_eq!(
+            schema["properties"]["q"]["description"],
+            "A search query, as…"
+        );
+        assert_eq!(schema["properties"]["q"]["default"], "<b>x</b>");
+        assert_eq!(
+            schema["properties"]["description"]["description"],
+            "the description…"
+        );
+        assert_eq!(schema["examples"][0]["description"], "<p>kept</p>");
+    }
+}

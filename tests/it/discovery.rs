@@ -1,0 +1,230 @@
+//! Discovery modes for APIs too large to list (issue #10): GitHub's 1,223 operations behind
+//! `search_tools` / `call_tool`, or `list_operations` / `describe_operation` /
+//! `call_operation`, served by the real binary to the Rust SDK client.
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::overlays::project;
+use crate::reload::Binary;
+use crate::support::shared_spec;
+use crate::upstream;
+
+type Client = rmcp::service::RunningService<RoleClient, ()>;
+
+async fn call(client: &Client, tool: &str, arguments: Value) -> rmcp::model::CallToolResult {
+    client
+        .call_tool(
+            CallToolRequestParams::new(tool.to_string())
+                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("tools/call")
+}
+
+async fn github(mode: &str, upstream: &str, extra: &str) -> Option<(tempfile::TempDir, Binary)> {
+    let spec = shared_spec("real/github.json")?;
+    let config = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[reload]\nenabled = false\n\
+         [apis.github]\nspec = \"{}\"\nbase_url = \"{upstream}\"\ndiscovery = \"{mode}\"\n{extra}",
+        spec.display()
+    );
+    let dir = project(&config, &[]);
+    let binary = Binary::start(dir.path()).await;
+    Some((dir, binary))
+}
+
+async fn connect(binary: &Binary) -> Client {
+    restmcp::http_client::install_crypto_provider();
+    ().serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+        .await
+        .expect("initialize")
+}
+
+#[tokio::test]
+async fn github_in_search_mode_lists_two_tools_finds_and_calls_the_right_one() {
+    let upstream = upstream::start().await;
+    let Some((_dir, binary)) = github("search", &upstream.url(), "").await else {
+        return;
+    };
+    let client = connect(&binary).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["search_tools", "call_tool"]);
+    let listed = serde_json::to_string(&json!({ "tools": tools })).expect("json");
+    assert!(
+        listed.len() < 5 * 1024,
+        "tools/list is {} bytes",
+        listed.len()
+    );
+    assert!(listed.contains("1223 tools of API"), "{listed}");
+
+    let found = call(
+        &client,
+        "search_tools",
+        json!({"query": "create an issue comment"}),
+    )
+    .await;
+    assert_ne!(found.is_error, Some(true));
+    let found = found.structured_content.expect("structured");
+    let top: Vec<&str> = found["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        top.iter()
+            .take(3)
+            .any(|name| *name == "issues_create-comment"),
+        "top results: {top:?}"
+    );
+    let definition = found["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == "issues_create-comment"))
+        .expect("the definition");
+    assert!(definition["inputSchema"]["properties"]["issue_number"].is_object());
+    assert!(
+        definition["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty())
+    );
+
+    let result = call(
+        &client,
+        "call_tool",
+        json!({"name": "issues_create-comment", "arguments": {
+            "owner": "octo-org", "repo": "hello world", "issue_number": 42, "body": "Me too"
+        }}),
+    )
+    .await;
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let echoed = result.structured_content.expect("the upstream's echo");
+    assert_eq!(echoed["method"], "POST");
+    assert_eq!(
+        echoed["path"],
+        "/repos/octo-org/hello%20world/issues/42/comments"
+    );
+    let body: Value = serde_json::from_str(echoed["body"].as_str().expect("body")).expect("JSON");
+    assert_eq!(body, json!({"body": "Me too"}));
+
+    // The same validation as a listed tool: every violation, nothing sent.
+    let before = upstream
+        .counters
+        .all
+        .load(std::sync::atomic::Ordering::SeqCst);
+    let invalid = call(
+        &client,
+        "call_tool",
+        json!({"name": "issues_create-comment", "arguments": {"owner": "o"}}),
+    )
+    .await;
+    assert_eq!(invalid.is_error, Some(true));
+    let text = invalid.content[0]
+        .as_text()
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    assert!(
+        text.contains("repo") && text.contains("issue_number"),
+        "{text}"
+    );
+    assert_eq!(
+        upstream
+            .counters
+            .all
+            .load(std::sync::atomic::Ordering::SeqCst),
+        before
+    );
+    let unknown = call(
+        &client,
+        "call_tool",
+        json!({"name": "issues_create_coment"}),
+    )
+    .await;
+    assert_eq!(unknown.is_error, Some(true));
+    // The tool stays callable by its own name.
+    let direct = call(
+        &client,
+        "issues_create-comment",
+        json!({"owner": "o", "repo": "r", "issue_number": 1, "body": "x"}),
+    )
+    .await;
+    assert_ne!(direct.is_error, Some(true));
+}
+
+#[tokio::test]
+async fn github_in_meta_mode_lists_describes_and_calls_operations() {
+    let upstream = upstream::start().await;
+    let Some((_dir, binary)) = github("meta", &upstream.url(), "pinned = [\"repos_get\"]\n").await
+    else {
+        return;
+    };
+    let client = connect(&binary).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "list_operations",
+            "describe_operation",
+            "call_operation",
+            "repos_get"
+        ]
+    );
+    let listed = call(
+        &client,
+        "list_operations",
+        json!({"filter": "issue comment"}),
+    )
+    .await;
+    let listed = listed.structured_content.expect("structured");
+    assert!(listed["total"].as_u64().is_some_and(|n| n >= 1), "{listed}");
+    let page = call(&client, "list_operations", json!({"limit": 10})).await;
+    let page = page.structured_content.expect("structured");
+    assert_eq!(page["operations"].as_array().map(Vec::len), Some(10));
+    assert_eq!(page["total"], 1223);
+    assert_eq!(page["nextOffset"], 10);
+    let described = call(&client, "describe_operation", json!({"name": "issues_get"})).await;
+    let described = described.structured_content.expect("structured");
+    assert_eq!(described["name"], "issues_get");
+    assert!(described["inputSchema"]["required"].is_array());
+    let result = call(
+        &client,
+        "call_operation",
+        json!({"name": "issues_get", "arguments": {"owner": "a", "repo": "b", "issue_number": 7}}),
+    )
+    .await;
+    let echoed = result.structured_content.expect("echo");
+    assert_eq!(echoed["path"], "/repos/a/b/issues/7");
+    assert_eq!(echoed["method"], "GET");
+}
+
+#[tokio::test]
+async fn check_reports_the_tokens_of_each_mode() {
+    let Some(spec) = shared_spec("real/github.json") else {
+        return;
+    };
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+        .args(["check", "--spec"])
+        .arg(&spec)
+        .output()
+        .expect("restmcp check");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("tools/list ≈"))
+        .expect("a budget line");
+    let numbers: Vec<usize> = line
+        .split_whitespace()
+        .filter_map(|w| w.replace(',', "").parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 3, "{line}");
+    assert!(numbers[0] > 100_000, "all: {line}");
+    assert!(
+        numbers[1] < 1_000 && numbers[2] < 1_000,
+        "search and meta: {line}"
+    );
+    assert!(line.contains("configured: \"all\""));
+}
