@@ -214,6 +214,10 @@ max_response_bytes = 0
 max_retries = 10
 forward_headers = ["X-Tenant", { from = "X-Upstream-Token", to = "Authorization" }]
 probe_path = "/health"
+discovery = "search"
+pinned = ["getPetById"]
+max_description_length = 200
+max_parameter_description_length = 0
 rate_limit = { per_second = 0.5 }
 tool_rate_limits = { addPet = { per_second = 10, burst = 0 } }
 
@@ -370,6 +374,9 @@ include = []
         "rate_limit = { burst = 5 }\n",
         "tool_rate_limits = { addPet = 10 }\n",
         "probe_path = \"health\"\n",
+        "discovery = \"some\"\n",
+        "pinned = \"getPetById\"\n",
+        "max_parameter_description_length = -1\n",
     ];
 
     #[test]

@@ -48,7 +48,7 @@ pub struct Budget {
 
 impl Budget {
     fn render(&self) -> String {
-        let tokens = |bytes: usize| bytes.div_ceil(BYTES_PER_TOKEN);
+        let tokens = |bytes: usize| thousands(bytes.div_ceil(BYTES_PER_TOKEN));
         format!(
             "  tools/list ≈ {} tokens with discovery = \"all\", {} with \"search\", {} with \"meta\" (configured: \"{}\")",
             tokens(self.all_bytes),
@@ -344,6 +344,19 @@ impl Report {
         );
         out
     }
+}
+
+/// `1388246` → `1,388,246`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 fn describe_change(change: &NameChange) -> &'static str {
