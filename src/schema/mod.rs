@@ -18,6 +18,7 @@
 //! `outputSchema` rejects the result. So validation-only keywords are dropped there and
 //! `oneOf` becomes `anyOf`.
 
+pub mod dialect;
 mod graph;
 
 use std::collections::{BTreeMap, VecDeque};
