@@ -2,6 +2,7 @@
 
 mod cli;
 mod deploy;
+mod dialects;
 mod discovery;
 mod dispatch;
 mod mcp;
