@@ -236,6 +236,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { json } => {
+            let mut loaded = loaded;
+            load::report_dialects(&mut loaded, &config);
             if json {
                 serde_json::to_writer_pretty(&mut stdout, &loaded.report)?;
                 writeln!(stdout)?;
@@ -273,7 +275,9 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
     let inputs = loaded.inputs;
     let dispatcher =
         Dispatcher::new(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
-    let shared = Shared::new(Snapshot::new(dispatcher), config.server.page_size);
+    let snapshot = Snapshot::new(dispatcher)
+        .with_presentation(crate::mcp::view::Presentation::from_config(&config));
+    let shared = Shared::new(snapshot, config.server.page_size);
     let shutdown = CancellationToken::new();
     let mut banner = format!(
         "restmcp {}: MCP over stdio, {}\n",
@@ -329,7 +333,10 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     let inputs = loaded.inputs;
     let dispatcher =
         Dispatcher::new(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
-    shared.swap(Snapshot::new(dispatcher));
+    shared.swap(
+        Snapshot::new(dispatcher)
+            .with_presentation(crate::mcp::view::Presentation::from_config(&config)),
+    );
     control.readiness.set_loaded();
     crate::http::health::spawn_probes(
         control.readiness.clone(),

@@ -29,6 +29,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use figment::value::magic::RelativePathBuf;
 use serde::{Deserialize, Serialize};
 
+pub use crate::schema::dialect::Dialect;
 use crate::spec::{ApiKeyLocation, SpecSource};
 
 /// The validated configuration.
@@ -283,6 +284,54 @@ pub struct ToolSettings {
     /// Size above which an outputSchema is relaxed (deep levels accept anything) until it
     /// fits; 0 means no limit. Input schemas are never cut.
     pub max_output_schema_bytes: usize,
+    /// The schema dialect tools are published in, unless an API or a client rule says
+    /// otherwise.
+    pub dialect: Dialect,
+    /// Rules for clients recognized by the `clientInfo.name` they send; the first match wins.
+    pub clients: Vec<ClientRule>,
+}
+
+/// Settings for the clients whose `clientInfo.name` matches `name`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ClientRule {
+    /// A case-insensitive glob (`*` matches anything) on `clientInfo.name`, e.g. `"gemini*"`.
+    pub name: String,
+    /// The dialect these clients get, whatever the API's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<Dialect>,
+    /// Longest tool name these clients accept, e.g. 64 minus the `mcp__server__` prefix a
+    /// client adds; longer names are shortened for them (calls use either name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_name_length: Option<usize>,
+}
+
+impl ClientRule {
+    /// True when `client` (a `clientInfo.name`) matches this rule's glob.
+    pub fn matches(&self, client: &str) -> bool {
+        glob_matches(&self.name.to_lowercase(), &client.to_lowercase())
+    }
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let [first, middle @ .., last] = parts.as_slice() else {
+        return pattern == text;
+    };
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 impl Default for ToolSettings {
@@ -291,6 +340,8 @@ impl Default for ToolSettings {
             max_name_length: 64,
             max_description_length: 1024,
             max_output_schema_bytes: 16 * 1024,
+            dialect: Dialect::Full,
+            clients: Vec::new(),
         }
     }
 }
@@ -370,6 +421,9 @@ pub struct ApiConfig {
     /// Longest description of one argument (and of each property inside it); 0 = no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_parameter_description_length: Option<usize>,
+    /// Overrides `tools.dialect` for this API's tools (a client rule's dialect wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<Dialect>,
 }
 
 /// How an API's tools are offered in `tools/list`.
@@ -945,6 +999,24 @@ impl Config {
                 "must be between 16 and 128",
             ));
         }
+        for (i, rule) in self.tools.clients.iter().enumerate() {
+            if rule.name.trim().is_empty() {
+                return Err(invalid(
+                    format!("tools.clients[{i}].name"),
+                    String::new(),
+                    "must be a clientInfo.name or a glob such as \"gemini*\"",
+                ));
+            }
+            if let Some(max) = rule.max_name_length
+                && !(16..=128).contains(&max)
+            {
+                return Err(invalid(
+                    format!("tools.clients[{i}].max_name_length"),
+                    max.to_string(),
+                    "must be between 16 and 128",
+                ));
+            }
+        }
         if self.apis.is_empty() && self.specs_dir.is_none() {
             return Err(invalid(
                 "apis".into(),
@@ -1306,6 +1378,23 @@ fn api_name_from_spec(spec: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_globs_match_case_insensitively() {
+        let rule = |name: &str| ClientRule {
+            name: name.into(),
+            dialect: None,
+            max_name_length: None,
+        };
+        assert!(rule("gemini*").matches("Gemini CLI"));
+        assert!(rule("*cursor*").matches("cursor-vscode"));
+        assert!(rule("claude-code").matches("Claude-Code"));
+        assert!(!rule("claude-code").matches("claude-code-2"));
+        assert!(rule("*").matches(""));
+        assert!(rule("a*b*c").matches("aXbYc"));
+        assert!(!rule("a*b*c").matches("aXcYb"));
+        assert!(!rule("ab*ba").matches("aba"));
+    }
 
     /// Loads a config whose one API, `api`, has `api_toml` appended to its table.
     fn load(api_toml: &str) -> Result<Config, String> {

@@ -232,3 +232,35 @@ async fn load_api(
         files: watched,
     })
 }
+
+/// Fills each API's report with what the `openai-strict` and `gemini` dialects drop from its
+/// tools (for `restmcp check`; serving adapts lazily, per client).
+pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
+    use crate::config::Dialect;
+    let presentation = crate::mcp::view::Presentation::from_config(config);
+    for api_report in &mut loaded.report.apis {
+        let api = api_report.name.as_str();
+        let tools: Vec<&crate::catalog::Tool> = loaded
+            .catalog
+            .tools()
+            .iter()
+            .filter(|tool| tool.route.api == api)
+            .collect();
+        for dialect in [Dialect::OpenaiStrict, Dialect::Gemini] {
+            let dropped: Vec<(String, Vec<String>)> = tools
+                .iter()
+                .filter_map(|tool| {
+                    let adapted = crate::schema::dialect::adapt_input(dialect, &tool.input_schema);
+                    (!adapted.dropped.is_empty()).then(|| (tool.name.clone(), adapted.dropped))
+                })
+                .collect();
+            api_report
+                .dialects
+                .push(crate::catalog::report::DialectReport {
+                    dialect: dialect.as_str().to_string(),
+                    configured: presentation.uses(dialect, api),
+                    tools: dropped,
+                });
+        }
+    }
+}

@@ -194,6 +194,8 @@ level = "restmcp=debug,info"
 max_name_length = 16
 max_description_length = 0
 max_output_schema_bytes = 0
+dialect = "openai-strict"
+clients = [{ name = "gemini*", dialect = "gemini", max_name_length = 48 }, { name = "claude-code" }]
 
 [reload]
 enabled = false
@@ -215,6 +217,7 @@ max_retries = 10
 forward_headers = ["X-Tenant", { from = "X-Upstream-Token", to = "Authorization" }]
 probe_path = "/health"
 discovery = "search"
+dialect = "full"
 pinned = ["getPetById"]
 max_description_length = 200
 max_parameter_description_length = 0
@@ -375,6 +378,10 @@ include = []
         "tool_rate_limits = { addPet = 10 }\n",
         "probe_path = \"health\"\n",
         "discovery = \"some\"\n",
+        "dialect = \"openai\"\n",
+        "[tools]\nclients = [{ name = \"x\", max_name_length = 8 }]\n",
+        "[tools]\nclients = [{ name = \"\" }]\n",
+        "[tools]\nclients = [{ dialect = \"gemini\" }]\n",
         "pinned = \"getPetById\"\n",
         "max_parameter_description_length = -1\n",
     ];

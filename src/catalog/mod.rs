@@ -367,6 +367,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         operations: Vec::new(),
         notes: Vec::new(),
         budget: None,
+        dialects: Vec::new(),
     };
     let mut schemes = BTreeMap::new();
     if let Some(docs) = input.docs {

@@ -422,3 +422,39 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests;
+
+/// Names that fit `max` characters for a client with a tighter limit than the catalog's:
+/// each name longer than `max` is [`shorten`]ed, and one that would then clash with
+/// another name gets a short hash of its full name, so every result is distinct and the
+/// same for the same input. Names that fit are kept.
+pub fn within_budget(names: &[&str], max: usize) -> Vec<String> {
+    let mut taken: std::collections::HashSet<String> = names
+        .iter()
+        .filter(|name| name.len() <= max)
+        .map(|name| name.to_string())
+        .collect();
+    names
+        .iter()
+        .map(|name| {
+            if name.len() <= max {
+                return name.to_string();
+            }
+            let short = shorten(name, max);
+            if taken.insert(short.clone()) {
+                return short;
+            }
+            let hash = short_hash(name, 6);
+            let mut candidate = format!("{}_{hash}", shorten(name, max.saturating_sub(7)));
+            let mut n = 2;
+            while !taken.insert(candidate.clone()) {
+                let suffix = format!("_{hash}{n}");
+                candidate = format!(
+                    "{}{suffix}",
+                    shorten(name, max.saturating_sub(suffix.len()))
+                );
+                n += 1;
+            }
+            candidate
+        })
+        .collect()
+}

@@ -34,6 +34,19 @@ pub struct ApiReport {
     /// What this API adds to `tools/list` in each discovery mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// What each client schema dialect had to drop or change, tool by tool.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dialects: Vec<DialectReport>,
+}
+
+/// What one schema dialect had to drop from an API's tools.
+#[derive(Debug, Clone, Serialize)]
+pub struct DialectReport {
+    pub dialect: String,
+    /// Some client of this API is configured to get it (its details are printed).
+    pub configured: bool,
+    /// Tools that lose something, with what.
+    pub tools: Vec<(String, Vec<String>)>,
 }
 
 /// The bytes (and estimated tokens) an API adds to `tools/list` in each discovery mode.
@@ -254,6 +267,27 @@ impl Report {
             }
             if let Some(budget) = &api.budget {
                 let _ = writeln!(out, "{}", budget.render());
+            }
+            for dialect in &api.dialects {
+                let notes: usize = dialect.tools.iter().map(|(_, n)| n.len()).sum();
+                let _ = writeln!(
+                    out,
+                    "  dialect {}: {} of the API's tools lose something ({notes} changes){}",
+                    dialect.dialect,
+                    dialect.tools.len(),
+                    if dialect.configured || dialect.tools.is_empty() {
+                        ""
+                    } else {
+                        "; not configured, details with --json"
+                    }
+                );
+                if dialect.configured {
+                    for (tool, notes) in &dialect.tools {
+                        for note in notes {
+                            let _ = writeln!(out, "    {tool}: {note}");
+                        }
+                    }
+                }
             }
             for op in &api.operations {
                 match &op.outcome {

@@ -285,6 +285,17 @@ fn call(catalog: &Catalog, name: &str, arguments: &Map<String, Value>) -> Result
     let inner = match arguments.get("arguments") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(map)) => map.clone(),
+        // Clients whose schema dialect has no free-form object send the arguments as JSON
+        // text (see `mcp::view`).
+        Some(Value::String(text)) if text.trim().is_empty() => Map::new(),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => map,
+            _ => {
+                return Err(format!(
+                    "{name}: \"arguments\" must be a JSON object with the tool's arguments"
+                ));
+            }
+        },
         Some(_) => {
             return Err(format!(
                 "{name}: \"arguments\" must be an object with the tool's arguments"

@@ -13,6 +13,7 @@ mod front;
 pub mod http;
 pub mod sse;
 pub mod stdio;
+pub mod view;
 
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -33,9 +34,16 @@ use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
 use crate::upstream::{CallContext, CallStats, Content, Dispatcher, Outcome, ToolResult};
 
+/// Views by client rule and protocol version.
+type ViewCache = std::collections::HashMap<(Option<usize>, u8), Arc<view::View>>;
+
 /// One tool set and everything derived from it, replaced as a whole.
 pub struct Snapshot {
     dispatcher: Dispatcher,
+    /// Dialects and name budgets per API and client.
+    presentation: view::Presentation,
+    /// Views made so far, by client rule and protocol version.
+    views: Mutex<ViewCache>,
     /// The search or meta tools of APIs too large to list.
     discovery: Discovery,
     /// `tools/list` entries for 2025-06-18 and 2025-11-25.
@@ -124,7 +132,39 @@ impl Snapshot {
             tools_2026_07_28: Arc::new(newest),
             tools_2025_03_26: Arc::new(older),
             tools_2024_11_05: Arc::new(oldest),
+            presentation: view::Presentation::default(),
+            views: Mutex::default(),
         }
+    }
+
+    /// This snapshot with the configured dialects and client rules.
+    pub fn with_presentation(mut self, presentation: view::Presentation) -> Snapshot {
+        self.presentation = presentation;
+        self.views = Mutex::default();
+        self
+    }
+
+    /// What a client calling itself `client` sees with protocol `version`.
+    fn view(&self, client: Option<&str>, version: Option<&ProtocolVersion>) -> Arc<view::View> {
+        let rule = self.presentation.rule_for(client);
+        let version_key = match version {
+            Some(v) if *v == ProtocolVersion::V_2024_11_05 => 0,
+            Some(v) if *v == ProtocolVersion::V_2025_03_26 => 1,
+            Some(v) if *v == ProtocolVersion::V_2026_07_28 => 3,
+            _ => 2,
+        };
+        let mut views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+        views
+            .entry((rule, version_key))
+            .or_insert_with(|| {
+                let base = self.tools_for(version);
+                Arc::new(if rule.is_none() && self.presentation.is_plain() {
+                    view::View::plain(base.clone())
+                } else {
+                    view::View::build(base, self.catalog(), &self.presentation, rule)
+                })
+            })
+            .clone()
     }
 
     /// The catalog this snapshot serves.
@@ -300,7 +340,8 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let snapshot = self.shared.current();
         let version = context.protocol_version();
-        let tools = snapshot.tools_for(version.as_ref());
+        let view = snapshot.view(client_name(&context).as_deref(), version.as_ref());
+        let tools = &view.tools;
         let start = match request.and_then(|r| r.cursor) {
             Some(cursor) => decode_cursor(&cursor).ok_or_else(|| {
                 ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
@@ -337,9 +378,26 @@ impl ServerHandler for McpServer {
         let _in_flight = metrics.call_started();
         let mut arguments = request.arguments.clone().unwrap_or_default();
         let mut request = request;
+        let version = context.protocol_version();
+        let view = snapshot.view(client_name(&context).as_deref(), version.as_ref());
+        let catalog_name = view.catalog_name(&request.name).to_string();
+        request.name = catalog_name.into();
         if snapshot.discovery.handles(&request.name) {
             let catalog = snapshot.catalog().clone();
-            let describe = |tool: &crate::catalog::Tool| tool.to_mcp();
+            // Definitions as this client sees listed tools: its dialect, its names.
+            let describe = |tool: &crate::catalog::Tool| {
+                let dialect = snapshot
+                    .presentation
+                    .dialect(view.rule, Some(&tool.route.api));
+                match serde_json::from_value::<Tool>(tool.to_mcp()) {
+                    Ok(wire) => {
+                        let mut wire = view::adapt(wire, dialect);
+                        wire.name = view.client_name(&tool.name).into();
+                        serde_json::to_value(wire).unwrap_or_else(|_| tool.to_mcp())
+                    }
+                    Err(_) => tool.to_mcp(),
+                }
+            };
             match snapshot
                 .discovery
                 .handle(&catalog, &request.name, &arguments, &describe)
@@ -372,6 +430,18 @@ impl ServerHandler for McpServer {
             .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))
         {
             incoming.trace = Some(trace);
+        }
+        if let Some(tool) = snapshot.catalog().get(&request.name) {
+            let dialect = snapshot
+                .presentation
+                .dialect(view.rule, Some(&tool.route.api));
+            if dialect != crate::config::Dialect::Full {
+                arguments = crate::schema::dialect::restore_arguments(
+                    dialect,
+                    &tool.input_schema,
+                    arguments,
+                );
+            }
         }
         let request_id = trace::request_id();
         let trace_id = incoming.trace.as_ref().map(TraceContext::trace_id);
@@ -551,6 +621,20 @@ impl ServerHandler for McpServer {
 
 /// restmcp's result in the client's protocol version: `structuredContent` exists from
 /// 2025-06-18 on.
+/// The `clientInfo.name` of the client making this request (from `initialize`, or a
+/// 2026-07-28 request's `_meta`).
+fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+    if let Some(info) = context.peer.peer_info() {
+        return Some(info.client_info.name.clone());
+    }
+    context
+        .meta
+        .get("io.modelcontextprotocol/clientInfo")?
+        .get("name")?
+        .as_str()
+        .map(str::to_string)
+}
+
 /// The call's metrics and its one log line (never arguments, bodies or secrets).
 fn record_call(
     metrics: &Metrics,

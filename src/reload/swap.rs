@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::{CatalogDiff, Trigger, WatchSet, WatchSettings};
 use crate::config::{Config, Overrides};
 use crate::load::{self, Inputs};
+use crate::mcp::view::Presentation;
 use crate::mcp::{Shared, Snapshot};
 use crate::upstream::Dispatcher;
 
@@ -137,14 +138,17 @@ impl Reloader {
             );
         }
         let tools = catalog.len();
-        if diff.is_empty() {
-            self.shared.swap(Snapshot::new(dispatcher));
+        let presentation = Presentation::from_config(&config);
+        let presentation_changed = presentation != Presentation::from_config(&self.config);
+        let snapshot = Snapshot::new(dispatcher).with_presentation(presentation);
+        if diff.is_empty() && !presentation_changed {
+            self.shared.swap(snapshot);
             tracing::info!(
                 "reload ({why}): tools unchanged ({tools} tools), in {} ms",
                 started.elapsed().as_millis()
             );
         } else {
-            self.shared.replace(Snapshot::new(dispatcher)).await;
+            self.shared.replace(snapshot).await;
             tracing::info!(
                 "reload ({why}): {diff}; now {tools} tools, in {} ms",
                 started.elapsed().as_millis()

@@ -228,3 +228,126 @@ async fn check_reports_the_tokens_of_each_mode() {
     );
     assert!(line.contains("configured: \"all\""));
 }
+
+async fn connect_as(
+    binary: &Binary,
+    client: &str,
+) -> rmcp::service::RunningService<RoleClient, rmcp::model::ClientConfig> {
+    restmcp::http_client::install_crypto_provider();
+    rmcp::model::ClientConfig::new(
+        Default::default(),
+        rmcp::model::Implementation::new(client, "1.0"),
+    )
+    .serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+    .await
+    .expect("initialize")
+}
+
+#[tokio::test]
+async fn each_client_gets_its_dialect_and_name_budget() {
+    use restmcp::schema::dialect::{Dialect, violations};
+    let upstream = upstream::start().await;
+    let config = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[reload]\nenabled = false\n\
+         [[tools.clients]]\nname = \"gemini*\"\ndialect = \"gemini\"\nmax_name_length = 16\n\
+         [apis.echo]\nspec = \"specs/echo.yaml\"\nbase_url = \"{}\"\ndialect = \"openai-strict\"\nprefix = \"echo_service_\"\n",
+        upstream.url()
+    );
+    let dir = project(&config, &[]);
+    let binary = Binary::start(dir.path()).await;
+
+    // An unnamed client gets the API's dialect: strict OpenAI schemas, full names.
+    let strict = connect_as(&binary, "some-agent").await;
+    let tools = strict.list_all_tools().await.expect("tools/list");
+    for tool in &tools {
+        let schema = Value::Object(tool.input_schema.as_ref().clone());
+        assert_eq!(
+            violations(Dialect::OpenaiStrict, &schema),
+            Vec::<String>::new(),
+            "{}",
+            tool.name
+        );
+        assert!(tool.output_schema.is_none());
+    }
+    let strict_names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    let get_item = tools
+        .iter()
+        .find(|t| t.name == "echo_service_getItem")
+        .expect("echo_service_getItem");
+    let required = get_item.input_schema["required"]
+        .as_array()
+        .expect("required");
+    assert!(
+        required.iter().any(|r| r == "limit"),
+        "strict: every property required"
+    );
+    // Strict models send null for what they leave out; the upstream never sees it.
+    let result = strict
+        .call_tool(
+            CallToolRequestParams::new("echo_service_getItem").with_arguments(
+                json!({"id": "5", "tags": null, "colors": null, "filter": null, "limit": null,
+                       "X-Trace": null, "session": null})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            ),
+        )
+        .await
+        .expect("tools/call");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let echoed = result.structured_content.expect("echo");
+    assert_eq!(echoed["path"], "/echo/items/5");
+    assert_eq!(echoed["query"], Value::Null);
+
+    // A Gemini client: its dialect wins over the API's, and names fit its budget.
+    let gemini = connect_as(&binary, "Gemini CLI").await;
+    let tools = gemini.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(names.iter().all(|n| n.len() <= 16), "{names:?}");
+    for tool in &tools {
+        let schema = Value::Object(tool.input_schema.as_ref().clone());
+        assert_eq!(
+            violations(Dialect::Gemini, &schema),
+            Vec::<String>::new(),
+            "{}",
+            tool.name
+        );
+    }
+    // The name the catalog's own shortener gives, as the server does.
+    let all: Vec<&str> = strict_names.iter().map(String::as_str).collect();
+    let expected = restmcp::catalog::naming::within_budget(&all, 16);
+    let position = all
+        .iter()
+        .position(|n| *n == "echo_service_getItem")
+        .expect("getItem");
+    let short = expected[position].as_str();
+    assert!(names.contains(&short), "{short} in {names:?}");
+    assert!(
+        short.len() <= 16 && short != "echo_service_getItem",
+        "{short}"
+    );
+    let result = gemini
+        .call_tool(
+            CallToolRequestParams::new(short.to_string())
+                .with_arguments(json!({"id": "7"}).as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("tools/call by the client's name");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(
+        result.structured_content.expect("echo")["path"],
+        "/echo/items/7"
+    );
+    // The catalog's own name works too.
+    let result = gemini
+        .call_tool(
+            CallToolRequestParams::new("echo_service_getItem")
+                .with_arguments(json!({"id": "8"}).as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("tools/call by the catalog's name");
+    assert_eq!(
+        result.structured_content.expect("echo")["path"],
+        "/echo/items/8"
+    );
+}

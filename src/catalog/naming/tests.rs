@@ -1553,3 +1553,25 @@ fn shorten_random_names_keep_whole_words() {
         }
     }
 }
+
+#[test]
+fn names_within_a_client_budget_are_short_distinct_and_stable() {
+    let names = [
+        "actions_list-self-hosted-runners-for-organization",
+        "actions_list-self-hosted-runners-for-repository",
+        "actions_list-self-hosted-runner-groups-for-organization",
+        "repos_get",
+        "apps_list-installation-repos-for-authenticated-user",
+        "apps_list-installation-repos-for-authenticated-user-2",
+    ];
+    for max in [16, 24, 32, 40] {
+        let short = within_budget(&names, max);
+        let distinct: std::collections::HashSet<&String> = short.iter().collect();
+        assert_eq!(distinct.len(), names.len(), "{short:?}");
+        for name in &short {
+            assert!(is_valid_tool_name(name, max), "{name} at {max}");
+        }
+        assert_eq!(short[3], "repos_get", "names that fit are kept");
+        assert_eq!(within_budget(&names, max), short, "stable");
+    }
+}

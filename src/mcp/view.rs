@@ -1,0 +1,172 @@
+//! What one client sees of a snapshot: the tools in the schema dialect its rule or their API
+//! asks for (`tools.dialect`, `apis.NAME.dialect`, `[[tools.clients]]`), with names within
+//! the client's length budget. Views are made on first use and kept with the snapshot.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::model::Tool;
+
+use crate::catalog::{Catalog, naming};
+use crate::config::{ClientRule, Config, Dialect};
+use crate::schema::dialect;
+
+/// The configured presentation rules.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Presentation {
+    default: Dialect,
+    apis: HashMap<String, Dialect>,
+    clients: Vec<ClientRule>,
+}
+
+impl Presentation {
+    pub fn from_config(config: &Config) -> Presentation {
+        Presentation {
+            default: config.tools.dialect,
+            apis: config
+                .apis
+                .iter()
+                .filter_map(|(name, api)| Some((name.clone(), api.dialect?)))
+                .collect(),
+            clients: config.tools.clients.clone(),
+        }
+    }
+
+    /// The rule (by position) for a client that calls itself `client`.
+    pub fn rule_for(&self, client: Option<&str>) -> Option<usize> {
+        let client = client?;
+        self.clients.iter().position(|rule| rule.matches(client))
+    }
+
+    /// The dialect a tool of `api` (None: a discovery tool) is shown in under `rule`.
+    pub fn dialect(&self, rule: Option<usize>, api: Option<&str>) -> Dialect {
+        rule.and_then(|i| self.clients.get(i)?.dialect)
+            .or_else(|| api.and_then(|api| self.apis.get(api).copied()))
+            .unwrap_or(self.default)
+    }
+
+    /// True when nobody sees anything but the synthesized tools.
+    pub fn is_plain(&self) -> bool {
+        self.clients.is_empty()
+            && self.default == Dialect::Full
+            && self.apis.values().all(|d| *d == Dialect::Full)
+    }
+
+    /// True when some client may get API `api`'s tools in `dialect`.
+    pub fn uses(&self, dialect: Dialect, api: &str) -> bool {
+        self.dialect(None, Some(api)) == dialect
+            || self
+                .clients
+                .iter()
+                .any(|rule| rule.dialect == Some(dialect))
+    }
+
+    fn max_name_length(&self, rule: Option<usize>) -> Option<usize> {
+        rule.and_then(|i| self.clients.get(i)?.max_name_length)
+    }
+}
+
+/// One client's tools, and the names it may call that differ from the catalog's.
+#[derive(Debug, Default)]
+pub struct View {
+    pub tools: Arc<Vec<Tool>>,
+    /// Shortened name → catalog name.
+    aliases: HashMap<String, String>,
+    pub rule: Option<usize>,
+}
+
+impl View {
+    /// The plain view: the tools as they are.
+    pub fn plain(tools: Arc<Vec<Tool>>) -> View {
+        View {
+            tools,
+            aliases: HashMap::new(),
+            rule: None,
+        }
+    }
+
+    /// The catalog name of a tool this client called `name`.
+    pub fn catalog_name<'a>(&'a self, name: &'a str) -> &'a str {
+        self.aliases.get(name).map(String::as_str).unwrap_or(name)
+    }
+
+    /// The name this client knows catalog tool `name` by.
+    pub fn client_name(&self, name: &str) -> String {
+        self.aliases
+            .iter()
+            .find(|(_, real)| real.as_str() == name)
+            .map(|(short, _)| short.clone())
+            .unwrap_or_else(|| name.to_string())
+    }
+
+    /// `base` (tools shaped for the client's protocol version) as a client under `rule` sees
+    /// them.
+    pub fn build(
+        base: &[Tool],
+        catalog: &Catalog,
+        presentation: &Presentation,
+        rule: Option<usize>,
+    ) -> View {
+        let mut tools: Vec<Tool> = base
+            .iter()
+            .map(|tool| {
+                let api = catalog.get(&tool.name).map(|t| t.route.api.as_str());
+                let dialect = presentation.dialect(rule, api);
+                let mut tool = tool.clone();
+                if api.is_none() && dialect != Dialect::Full {
+                    arguments_as_text(&mut tool);
+                }
+                adapt(tool, dialect)
+            })
+            .collect();
+        let mut aliases = HashMap::new();
+        if let Some(max) = presentation.max_name_length(rule) {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+            let short = naming::within_budget(&names, max);
+            for (tool, short) in tools.iter_mut().zip(short) {
+                if short != tool.name {
+                    aliases.insert(short.clone(), tool.name.to_string());
+                    tool.name = short.into();
+                }
+            }
+        }
+        View {
+            tools: Arc::new(tools),
+            aliases,
+            rule,
+        }
+    }
+}
+
+/// A discovery tool's free-form `arguments` object, which strict dialects cannot express,
+/// becomes JSON text (which `call_tool` also accepts).
+fn arguments_as_text(tool: &mut Tool) {
+    let mut schema = tool.input_schema.as_ref().clone();
+    let Some(property) = schema
+        .get_mut("properties")
+        .and_then(|p| p.get_mut("arguments"))
+    else {
+        return;
+    };
+    *property = serde_json::json!({
+        "type": "string",
+        "description": "The tool's arguments as a JSON object, e.g. {\"owner\": \"octo\", \"per_page\": 10}."
+    });
+    tool.input_schema = Arc::new(schema);
+}
+
+/// `tool` in `dialect`: its input schema adapted, its output schema kept only where the
+/// dialect has one.
+pub fn adapt(mut tool: Tool, dialect: Dialect) -> Tool {
+    if dialect == Dialect::Full {
+        return tool;
+    }
+    let input = serde_json::Value::Object(tool.input_schema.as_ref().clone());
+    if let serde_json::Value::Object(adapted) = dialect::adapt_input(dialect, &input).schema {
+        tool.input_schema = Arc::new(adapted);
+    }
+    if !dialect::keeps_output_schema(dialect) {
+        tool.output_schema = None;
+    }
+    tool
+}
