@@ -10,6 +10,8 @@
 //! must undo; [`strip_markers`] removes them for publication. Keeping the undo plan inside
 //! the one conversion means adapting and restoring can never disagree.
 
+use std::borrow::Cow;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Number, Value, json};
 
@@ -18,9 +20,13 @@ use super::{Dialect, GEMINI_RECURSION, limits};
 
 /// Object nesting openai-strict accepts ("up to 10 levels of nesting").
 pub(super) const STRICT_MAX_DEPTH: usize = 10;
-/// Schema objects a Gemini schema may grow to while `$ref`s are inlined; past it further
-/// references are left out (a DAG of shared definitions can grow exponentially inlined).
-const GEMINI_MAX_NODES: usize = 20_000;
+/// Schema objects an output may grow to while `$ref`s are read through; past it Gemini
+/// leaves further references out and openai-strict keeps them as plain `$ref`s (a DAG of
+/// shared definitions can grow exponentially inlined).
+const MAX_NODES: usize = 20_000;
+/// Schemas nested inside one another that are converted (each costs a few stack frames);
+/// deeper ones are left out. The shared real-world specs nest at most 16 once adapted.
+const MAX_NESTING: usize = 40;
 /// Schema positions visited before a conversion gives up on what is left: bounds the work
 /// whatever the input.
 const MAX_STEPS: usize = 500_000;
@@ -182,8 +188,10 @@ struct Converter<'a> {
     in_def: usize,
     depth_memo: FxHashMap<String, usize>,
     depth_steps: usize,
-    // gemini: size of the inlined output so far.
+    /// Size of the output so far, in schema objects.
     nodes: usize,
+    /// Schemas being converted inside one another.
+    nesting: usize,
 }
 
 impl<'a> Converter<'a> {
@@ -202,6 +210,7 @@ impl<'a> Converter<'a> {
             depth_memo: FxHashMap::default(),
             depth_steps: 0,
             nodes: 0,
+            nesting: 0,
         }
     }
 
@@ -219,17 +228,26 @@ impl<'a> Converter<'a> {
                     self.notes.push(format!(
                         "the arguments cannot be expressed ({reason}); no argument is offered"
                     ));
-                    Map::new()
+                    Cow::Owned(Map::new())
                 }
             },
             _ => {
                 self.notes
                     .push("the input schema is not a schema object; no argument is offered".into());
-                Map::new()
+                Cow::Owned(Map::new())
             }
         };
+        let types = value_types(&flat);
+        if !types.is_empty() && !types.contains(&"object") {
+            self.notes.push(format!(
+                "the input schema is not an object ({}); no argument is offered",
+                types.join(", ")
+            ));
+            flat = Cow::Owned(Map::new());
+        }
         for key in ["anyOf", "oneOf"] {
-            if flat.remove(key).is_some() {
+            if flat.contains_key(key) {
+                flat.to_mut().remove(key);
                 self.notes.push(format!(
                     "the arguments: the alternatives ({key}) at the top level have no form in {}; left out",
                     self.dialect
@@ -279,6 +297,19 @@ impl<'a> Converter<'a> {
     /// One schema position.
     fn node(&mut self, schema: &Value, at: &Path, level: usize) -> Result<Value, Gone> {
         self.tick(at)?;
+        if self.nesting >= MAX_NESTING {
+            return Err(gone(
+                at,
+                format!("is nested past {MAX_NESTING} schemas, more than restmcp converts"),
+            ));
+        }
+        self.nesting += 1;
+        let out = self.node_within(schema, at, level);
+        self.nesting -= 1;
+        out
+    }
+
+    fn node_within(&mut self, schema: &Value, at: &Path, level: usize) -> Result<Value, Gone> {
         let map = match schema {
             Value::Object(map) => map,
             Value::Bool(true) => {
@@ -309,17 +340,44 @@ impl<'a> Converter<'a> {
         at: &Path,
         level: usize,
     ) -> Result<Value, Gone> {
-        let Some((name, target)) = self.source.resolve(reference) else {
+        let Some((mut name, mut target)) = self.source.resolve(reference) else {
             return Err(gone(
                 at,
                 format!("refers to {reference}, which is not in the schema"),
             ));
         };
-        let siblings: Map<String, Value> = map
+        let mut siblings: Map<String, Value> = map
             .iter()
             .filter(|(k, _)| is_annotation(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        // An alias (a definition that is only a reference) is followed to what it names,
+        // its annotations under the site's.
+        let mut seen = vec![name.clone()];
+        while let Value::Object(alias) = target
+            && let Some(next) = alias.get("$ref").and_then(Value::as_str)
+            && alias
+                .keys()
+                .all(|k| k == "$ref" || is_annotation(k) || k.starts_with("x-"))
+        {
+            let Some((next_name, next_target)) = self.source.resolve(next) else {
+                return Err(gone(
+                    at,
+                    format!("refers to {next}, which is not in the schema"),
+                ));
+            };
+            if seen.contains(&next_name) {
+                return Err(gone(
+                    at,
+                    "refers only to itself (a $ref cycle), which accepts any value",
+                ));
+            }
+            for (k, v) in alias.iter().filter(|(k, _)| is_annotation(k)) {
+                siblings.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            seen.push(next_name.clone());
+            (name, target) = (next_name, next_target);
+        }
         if !self.strict() {
             let repeats = self.stack.iter().filter(|n| **n == name).count();
             if repeats >= GEMINI_RECURSION {
@@ -330,11 +388,11 @@ impl<'a> Converter<'a> {
                     ),
                 ));
             }
-            if self.nodes > GEMINI_MAX_NODES {
+            if self.nodes > MAX_NODES {
                 return Err(gone(
                     at,
                     format!(
-                        "would grow the schema past {GEMINI_MAX_NODES} nodes once references are inlined for gemini"
+                        "would grow the schema past {MAX_NODES} nodes once references are inlined for gemini"
                     ),
                 ));
             }
@@ -391,8 +449,10 @@ impl<'a> Converter<'a> {
         let flat = flatten(&self.source, target)
             .map_err(|reason| gone(at, format!("cannot be expressed: {reason}")))?;
         let mut merged = siblings.clone();
-        for (k, v) in flat {
-            merged.entry(k).or_insert(v);
+        for (k, v) in flat.iter() {
+            if !merged.contains_key(k) {
+                merged.insert(k.clone(), v.clone());
+            }
         }
         self.stack.push(name);
         let out = self.flat(&merged, at, level);
@@ -453,7 +513,7 @@ impl<'a> Converter<'a> {
     fn depth_of(&mut self, schema: &Value, stack: &mut Vec<String>, cut: &mut bool) -> usize {
         let Value::Object(map) = schema else { return 0 };
         self.depth_steps += 1;
-        if self.depth_steps > MAX_DEPTH_STEPS {
+        if self.depth_steps > MAX_DEPTH_STEPS || stack.len() > MAX_NESTING {
             // Assume the worst: the reference is inlined and cut by real levels.
             return STRICT_MAX_DEPTH + 1;
         }
@@ -549,7 +609,7 @@ impl<'a> Converter<'a> {
                         Value::Object(member)
                     })
                     .collect();
-                self.choose(&annotations, members, at, level)?
+                self.choose(&annotations, &members, at, level)?
             }
         };
         Ok(if nullable { self.nullable(out) } else { out })
@@ -572,16 +632,16 @@ impl<'a> Converter<'a> {
         siblings.remove("oneOf");
         siblings.retain(|k, _| !k.starts_with("x-"));
         if siblings.is_empty() {
-            return self.choose(&annotations, list.clone(), at, level);
+            return self.choose(&annotations, list, at, level);
         }
         let mut members = Vec::new();
         for (i, member) in list.iter().enumerate() {
             let flat = match member {
                 Value::Object(map) => flatten(&self.source, map),
-                Value::Bool(true) => Ok(Map::new()),
+                Value::Bool(true) => Ok(Cow::Owned(Map::new())),
                 _ => Err("accepts no value".to_string()),
             };
-            match flat.and_then(|flat| merge(&siblings, &flat)) {
+            match flat.and_then(|flat| merge(&siblings, flat.as_ref())) {
                 Ok(merged) => members.push(Value::Object(merged)),
                 Err(reason) => {
                     // A member that contradicts its siblings accepts nothing: no loss.
@@ -593,14 +653,14 @@ impl<'a> Converter<'a> {
                 }
             }
         }
-        self.choose(&annotations, members, at, level)
+        self.choose(&annotations, &members, at, level)
     }
 
     /// The converted alternatives as one schema: `anyOf`, or the only one left.
     fn choose(
         &mut self,
         annotations: &Map<String, Value>,
-        members: Vec<Value>,
+        members: &[Value],
         at: &Path,
         level: usize,
     ) -> Result<Value, Gone> {
@@ -751,7 +811,11 @@ impl<'a> Converter<'a> {
             }
         }
         self.unenforced(m, t, at);
-        let (annotations, _) = split_annotations(m);
+        let annotations: Map<String, Value> = m
+            .iter()
+            .filter(|(k, _)| is_annotation(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let originals = out.get(MARK_ENUM).cloned();
         self.annotations(&annotations, &mut out, hints, originals.as_ref());
         Ok(Value::Object(out))

@@ -7,6 +7,8 @@
 //! with a reason and the caller leaves the value out. Members that are `$ref`s are read
 //! through, so the result holds no `allOf`, and no `$ref` at its top.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// Depth of `allOf`/`$ref` nesting read through before giving up (a cycle through `allOf`
@@ -57,11 +59,15 @@ impl<'a> Source<'a> {
 /// `map` as one schema without `allOf` and without a `$ref` at its top: a `$ref` is read
 /// through (its target's keywords under the referring site's annotations), `allOf` members
 /// merged in.
-pub(super) fn flatten(
+pub(super) fn flatten<'m>(
     source: &Source<'_>,
-    map: &Map<String, Value>,
-) -> Result<Map<String, Value>, String> {
-    flatten_at(source, map, 0)
+    map: &'m Map<String, Value>,
+) -> Result<Cow<'m, Map<String, Value>>, String> {
+    if !map.contains_key("$ref") && !map.contains_key("allOf") {
+        // The common case, borrowed: copying would copy the whole subtree.
+        return Ok(Cow::Borrowed(map));
+    }
+    flatten_at(source, map, 0).map(Cow::Owned)
 }
 
 fn flatten_at(

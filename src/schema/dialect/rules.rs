@@ -71,6 +71,11 @@ pub(super) fn openai_strict(schema: &Value) -> Vec<String> {
     strict_node(schema, "#", true, defs, &mut out, &mut counts);
     if let Some(defs) = defs {
         for (name, def) in defs {
+            if alias_cycle(name, defs) {
+                out.push(format!(
+                    "#/$defs/{name}: a cycle of $refs that names no schema"
+                ));
+            }
             counts.chars += name.len();
             strict_node(
                 def,
@@ -107,14 +112,55 @@ pub(super) fn openai_strict(schema: &Value) -> Vec<String> {
     out
 }
 
+/// Whether definition `name` is only a `$ref` that leads back to itself.
+fn alias_cycle(name: &str, defs: &Map<String, Value>) -> bool {
+    let mut seen = vec![name];
+    let mut current = name;
+    while let Some(next) = defs
+        .get(current)
+        .and_then(|d| d.get("$ref"))
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+    {
+        if seen.contains(&next) {
+            return true;
+        }
+        seen.push(next);
+        current = next;
+    }
+    false
+}
+
 #[derive(Default)]
 struct Counts {
     properties: usize,
     enum_values: usize,
     chars: usize,
+    /// Schemas being checked inside one another.
+    nesting: usize,
 }
 
+/// Schemas nested inside one another that are checked; deeper is a violation of its own.
+const MAX_NESTING: usize = 512;
+
 fn strict_node(
+    schema: &Value,
+    at: &str,
+    root: bool,
+    defs: Option<&Map<String, Value>>,
+    out: &mut Vec<String>,
+    counts: &mut Counts,
+) {
+    if counts.nesting >= MAX_NESTING {
+        out.push(format!("{at}: nested past {MAX_NESTING} schemas"));
+        return;
+    }
+    counts.nesting += 1;
+    strict_keywords(schema, at, root, defs, out, counts);
+    counts.nesting -= 1;
+}
+
+fn strict_keywords(
     schema: &Value,
     at: &str,
     root: bool,
@@ -269,11 +315,24 @@ fn object_depth(
     chain: &mut Vec<String>,
     steps: &mut usize,
 ) -> usize {
+    depth_within(schema, defs, chain, steps, 0)
+}
+
+fn depth_within(
+    schema: &Value,
+    defs: Option<&Map<String, Value>>,
+    chain: &mut Vec<String>,
+    steps: &mut usize,
+    nesting: usize,
+) -> usize {
     let Value::Object(map) = schema else { return 0 };
     *steps += 1;
-    if *steps > 1_000_000 {
+    if *steps > 1_000_000 || nesting > MAX_NESTING {
         return usize::MAX / 2;
     }
+    let mut deeper = |child: &Value, chain: &mut Vec<String>| {
+        depth_within(child, defs, chain, steps, nesting + 1)
+    };
     if let Some(name) = map
         .get("$ref")
         .and_then(Value::as_str)
@@ -286,7 +345,7 @@ fn object_depth(
             return 0;
         };
         chain.push(name.to_string());
-        let depth = object_depth(target, defs, chain, steps);
+        let depth = deeper(target, chain);
         chain.pop();
         return depth;
     }
@@ -298,16 +357,16 @@ fn object_depth(
     let mut inner = 0;
     if let Some(Value::Object(properties)) = map.get("properties") {
         for child in properties.values() {
-            inner = inner.max(object_depth(child, defs, chain, steps));
+            inner = inner.max(deeper(child, chain));
         }
     }
     let mut same = 0;
     if let Some(items) = map.get("items") {
-        same = same.max(object_depth(items, defs, chain, steps));
+        same = same.max(deeper(items, chain));
     }
     if let Some(Value::Array(members)) = map.get("anyOf") {
         for member in members {
-            same = same.max(object_depth(member, defs, chain, steps));
+            same = same.max(deeper(member, chain));
         }
     }
     (usize::from(is_object) + inner).max(same)
@@ -350,8 +409,8 @@ pub(super) fn gemini(schema: &Value) -> Vec<String> {
 }
 
 fn gemini_node(schema: &Value, at: &str, root: bool, out: &mut Vec<String>, nesting: usize) {
-    if nesting > 512 {
-        out.push(format!("{at}: nested past 512 schemas"));
+    if nesting > MAX_NESTING {
+        out.push(format!("{at}: nested past {MAX_NESTING} schemas"));
         return;
     }
     let Value::Object(map) = schema else {

@@ -834,6 +834,97 @@ fn gemini_root_without_arguments_stays_an_object() {
     assert_eq!(adapted.schema, json!({"type": "object", "properties": {}}));
 }
 
+// ---- whatever the input ----
+
+#[test]
+fn odd_inputs_give_an_acceptable_schema_and_notes() {
+    let inputs = [
+        json!(true),
+        json!({"type": "string"}),
+        json!({"type": "object", "properties": {"a": true, "b": false, "c": 3}}),
+        json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}, "required": ["a"]}),
+        json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/x"}}}),
+        json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}},
+            "$defs": {"A": {"allOf": [{"$ref": "#/$defs/A"}]}}
+        }),
+        json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}},
+            "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}
+        }),
+        json!({"type": "object", "properties": {"a": {"type": "integer", "enum": ["x"]}}}),
+        json!({"type": "object", "properties": {"a": {"anyOf": []}, "b": {"type": "null"}}}),
+    ];
+    for input in inputs {
+        for dialect in [Dialect::OpenaiStrict, Dialect::Gemini] {
+            let adapted = checked(dialect, input.clone());
+            assert!(
+                !adapted.dropped.is_empty(),
+                "{dialect}: {input} adapted silently to {}",
+                adapted.schema
+            );
+            let restored = restore_arguments(dialect, &input, Default::default());
+            assert!(restored.is_empty());
+        }
+    }
+}
+
+#[test]
+fn deep_and_wide_inputs_are_bounded() {
+    // Nested far past any limit, inline and through a chain of definitions.
+    // Built by hand: `json!` would serialize the nested value recursively.
+    let mut inline = json!({"type": "string"});
+    for _ in 0..1_000 {
+        let mut properties = serde_json::Map::new();
+        properties.insert("n".into(), inline);
+        let mut object = serde_json::Map::new();
+        object.insert("type".into(), json!("object"));
+        object.insert("properties".into(), Value::Object(properties));
+        inline = Value::Object(object);
+    }
+    let mut defs = serde_json::Map::new();
+    for i in 0..1_000 {
+        defs.insert(
+            format!("D{i}"),
+            json!({"type": "object", "properties": {"n": {"$ref": format!("#/$defs/D{}", i + 1)}, "v": {"type": "string"}}}),
+        );
+    }
+    defs.insert("D1000".into(), json!({"type": "string"}));
+    let chain =
+        json!({"type": "object", "properties": {"d": {"$ref": "#/$defs/D0"}}, "$defs": defs});
+    // Every definition used twice by the next: 2^30 paths once inlined.
+    let mut defs = serde_json::Map::new();
+    for i in 0..30 {
+        let next = json!({"$ref": format!("#/$defs/W{}", i + 1), "description": "d"});
+        defs.insert(
+            format!("W{i}"),
+            json!({"type": "object", "properties": {"a": next, "b": next}}),
+        );
+    }
+    defs.insert(
+        "W30".into(),
+        json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+    );
+    let wide =
+        json!({"type": "object", "properties": {"w": {"$ref": "#/$defs/W0"}}, "$defs": defs});
+    for input in [inline, chain, wide] {
+        for dialect in [Dialect::OpenaiStrict, Dialect::Gemini] {
+            let started = std::time::Instant::now();
+            // Not cloned: a debug build's recursive clone of 1,000 levels overflows.
+            let adapted = adapt_input(dialect, &input);
+            assert_eq!(violations(dialect, &adapted.schema), Vec::<String>::new());
+            assert!(!adapted.dropped.is_empty());
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "{dialect} took {:?}",
+                started.elapsed()
+            );
+        }
+    }
+}
+
 // ---- violations ----
 
 #[test]
