@@ -25,8 +25,10 @@
 //!     among what fine-tuned models "additionally do not support", next to `pattern` and
 //!     `format`, so base models take them;
 //!   - unsupported: `allOf` (merged), `not`, `dependentRequired`, `dependentSchemas`, `if`,
-//!     `then`, `else` (dropped with a note), `oneOf` (becomes `anyOf`), `default` (rejected
-//!     in practice: "'default' is not permitted"; moved into the description);
+//!     `then`, `else` (dropped with a note), `oneOf` (becomes `anyOf`: a value that fits
+//!     several alternatives is no longer refused by the model API, restmcp's validation
+//!     refuses it), `default` (rejected in practice: "'default' is not permitted"; moved
+//!     into the description);
 //!   - a `$ref` takes no sibling keyword (OpenAI's own SDK inlines the target when there are
 //!     siblings, see `openai/lib/_pydantic.py`; so does this module); every schema has a
 //!     `type` (or is an `anyOf`/`$ref`), every array has `items`;
@@ -70,6 +72,11 @@
 //! restmcp still validates the restored arguments against the *original* schema before it
 //! calls the upstream, so a model that misses a constraint of kind 1 or 3 gets a tool error
 //! it can correct, never a bad request upstream.
+//!
+//! Work is bounded whatever the input: at most 40 schemas nested inside one another are
+//! converted and an output grows to at most 20,000 schema objects while references are
+//! read through (past that Gemini leaves references out, openai-strict keeps plain
+//! `$ref`s); the shared real-world specs stay far below both.
 //!
 //! Output schemas are not adapted: for [`Dialect::OpenaiStrict`] and [`Dialect::Gemini`] a
 //! tool's `outputSchema` is simply not published ([`keeps_output_schema`]). The model APIs
@@ -156,9 +163,10 @@ pub fn adapt_input(dialect: Dialect, input_schema: &Value) -> Adapted {
 /// Arguments as the model sent them for `dialect`'s schema → the arguments the original
 /// schema expects: in openai-strict a `null` for a property that was optional means
 /// "absent"; in gemini the text of a converted enum value becomes the value again.
-/// Values valid against the adapted schema come back valid against the original one
-/// (save constraints the dialect could only describe, which restmcp's own validation
-/// reports). Anything it does not recognize is passed through untouched.
+/// Values valid against the adapted schema come back valid against the original one,
+/// save what the dialect could only describe or loosen (a `maxLength` in words, `oneOf`
+/// as `anyOf`), which restmcp's own validation against the original then reports.
+/// Anything it does not recognize is passed through untouched.
 ///
 /// It adapts `original_input_schema` again to know what was changed; a caller on a hot
 /// path may keep the result per tool.
