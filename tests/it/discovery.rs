@@ -351,3 +351,70 @@ async fn each_client_gets_its_dialect_and_name_budget() {
         "/echo/items/8"
     );
 }
+
+#[tokio::test]
+async fn a_strict_client_searches_and_calls_with_arguments_as_json_text() {
+    use restmcp::schema::dialect::{Dialect, violations};
+    let upstream = upstream::start().await;
+    let config = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[reload]\nenabled = false\n\
+         [[tools.clients]]\nname = \"openai-agent\"\ndialect = \"openai-strict\"\n\
+         [apis.echo]\nspec = \"specs/echo.yaml\"\nbase_url = \"{}\"\ndiscovery = \"search\"\n",
+        upstream.url()
+    );
+    let dir = project(&config, &[]);
+    let binary = Binary::start(dir.path()).await;
+    let client = connect_as(&binary, "openai-agent").await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    for tool in &tools {
+        let schema = Value::Object(tool.input_schema.as_ref().clone());
+        assert_eq!(
+            violations(Dialect::OpenaiStrict, &schema),
+            Vec::<String>::new(),
+            "{}",
+            tool.name
+        );
+    }
+    let call_tool = tools
+        .iter()
+        .find(|t| t.name == "call_tool")
+        .expect("call_tool");
+    assert_eq!(
+        call_tool.input_schema["properties"]["arguments"]["type"],
+        json!(["string", "null"]),
+        "strict clients send the arguments as JSON text: {:?}",
+        call_tool.input_schema
+    );
+    let found = client
+        .call_tool(
+            CallToolRequestParams::new("search_tools").with_arguments(
+                json!({"query": "item", "limit": null})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        )
+        .await
+        .expect("search");
+    let found = found.structured_content.expect("structured");
+    let first = &found["tools"][0];
+    assert_eq!(
+        violations(Dialect::OpenaiStrict, &first["inputSchema"]),
+        Vec::<String>::new(),
+        "search returns definitions in the client's dialect: {first}"
+    );
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("call_tool").with_arguments(
+                json!({"name": "getItem", "arguments": "{\"id\": \"3\", \"limit\": 2}"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        )
+        .await
+        .expect("call_tool");
+    let echoed = result.structured_content.expect("echo");
+    assert_eq!(echoed["path"], "/echo/items/3");
+    assert_eq!(echoed["query"], "limit=2");
+}
