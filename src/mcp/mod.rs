@@ -34,6 +34,16 @@ use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
 use crate::upstream::{CallContext, CallStats, Content, Dispatcher, Outcome, ToolResult};
 
+/// 0 for 2024-11-05, 1 for 2025-03-26, 3 for 2026-07-28, else (2025-06-18, 2025-11-25) 2.
+fn version_index(version: Option<&ProtocolVersion>) -> usize {
+    match version {
+        Some(v) if *v == ProtocolVersion::V_2024_11_05 => 0,
+        Some(v) if *v == ProtocolVersion::V_2025_03_26 => 1,
+        Some(v) if *v == ProtocolVersion::V_2026_07_28 => 3,
+        _ => 2,
+    }
+}
+
 /// Views by client rule and protocol version.
 type ViewCache = std::collections::HashMap<(Option<usize>, u8), Arc<view::View>>;
 
@@ -44,6 +54,9 @@ pub struct Snapshot {
     presentation: view::Presentation,
     /// Views made so far, by client rule and protocol version.
     views: Mutex<ViewCache>,
+    /// The view of a client no rule matches when nothing is adapted, per protocol version
+    /// (by [`version_index`]): the common case, served without a lock.
+    plain: [Arc<view::View>; 4],
     /// The search or meta tools of APIs too large to list.
     discovery: Discovery,
     /// `tools/list` entries for 2025-06-18 and 2025-11-25.
@@ -125,15 +138,27 @@ impl Snapshot {
                 tool
             })
             .collect();
+        let (tools_arc, newest_arc, older_arc, oldest_arc) = (
+            Arc::new(tools),
+            Arc::new(newest),
+            Arc::new(older),
+            Arc::new(oldest),
+        );
         Snapshot {
             dispatcher,
             discovery,
-            tools: Arc::new(tools),
-            tools_2026_07_28: Arc::new(newest),
-            tools_2025_03_26: Arc::new(older),
-            tools_2024_11_05: Arc::new(oldest),
+            tools: tools_arc.clone(),
+            tools_2026_07_28: newest_arc.clone(),
+            tools_2025_03_26: older_arc.clone(),
+            tools_2024_11_05: oldest_arc.clone(),
             presentation: view::Presentation::default(),
             views: Mutex::default(),
+            plain: [
+                Arc::new(view::View::plain(oldest_arc)),
+                Arc::new(view::View::plain(older_arc)),
+                Arc::new(view::View::plain(tools_arc)),
+                Arc::new(view::View::plain(newest_arc)),
+            ],
         }
     }
 
@@ -147,22 +172,21 @@ impl Snapshot {
     /// What a client calling itself `client` sees with protocol `version`.
     fn view(&self, client: Option<&str>, version: Option<&ProtocolVersion>) -> Arc<view::View> {
         let rule = self.presentation.rule_for(client);
-        let version_key = match version {
-            Some(v) if *v == ProtocolVersion::V_2024_11_05 => 0,
-            Some(v) if *v == ProtocolVersion::V_2025_03_26 => 1,
-            Some(v) if *v == ProtocolVersion::V_2026_07_28 => 3,
-            _ => 2,
-        };
+        let version_key = version_index(version);
+        if rule.is_none() && self.presentation.is_plain() {
+            return self.plain[version_key].clone();
+        }
         let mut views = self.views.lock().unwrap_or_else(|p| p.into_inner());
         views
-            .entry((rule, version_key))
+            .entry((rule, version_key as u8))
             .or_insert_with(|| {
                 let base = self.tools_for(version);
-                Arc::new(if rule.is_none() && self.presentation.is_plain() {
-                    view::View::plain(base.clone())
-                } else {
-                    view::View::build(base, self.catalog(), &self.presentation, rule)
-                })
+                Arc::new(view::View::build(
+                    base,
+                    self.catalog(),
+                    &self.presentation,
+                    rule,
+                ))
             })
             .clone()
     }
