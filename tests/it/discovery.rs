@@ -9,20 +9,11 @@ use serde_json::{Value, json};
 
 use crate::overlays::project;
 use crate::reload::Binary;
+use crate::support::call;
 use crate::support::shared_spec;
 use crate::upstream;
 
 type Client = rmcp::service::RunningService<RoleClient, ()>;
-
-async fn call(client: &Client, tool: &str, arguments: Value) -> rmcp::model::CallToolResult {
-    client
-        .call_tool(
-            CallToolRequestParams::new(tool.to_string())
-                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
-        )
-        .await
-        .expect("tools/call")
-}
 
 async fn github(mode: &str, upstream: &str, extra: &str) -> Option<(tempfile::TempDir, Binary)> {
     let spec = shared_spec("real/github.json")?;

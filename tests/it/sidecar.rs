@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
@@ -13,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::overlays::project;
 use crate::reload::Binary;
+use crate::support::call;
 use crate::upstream::{self, SECRET_TOKEN};
 
 type Client = rmcp::service::RunningService<RoleClient, ()>;
@@ -43,16 +43,6 @@ async fn client(binary: &Binary, token: Option<&str>, headers: &[(&str, &str)]) 
     ().serve(StreamableHttpClientTransport::from_config(config))
         .await
         .expect("initialize")
-}
-
-async fn call(client: &Client, tool: &str, arguments: Value) -> rmcp::model::CallToolResult {
-    client
-        .call_tool(
-            CallToolRequestParams::new(tool.to_string())
-                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
-        )
-        .await
-        .expect("tools/call")
 }
 
 async fn get(url: &str) -> (u16, String) {

@@ -234,3 +234,18 @@ pub fn assert_spec_maps_completely(path: &Path) -> Catalog {
     assert_tools_are_valid(&catalog);
     catalog
 }
+
+/// `tools/call` from a test client, which must answer (a tool error is still an answer).
+pub async fn call<H: rmcp::ClientHandler>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> rmcp::model::CallToolResult {
+    client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new(tool.to_string())
+                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("tools/call")
+}
