@@ -459,13 +459,7 @@ impl ServerHandler for McpServer {
             let dialect = snapshot
                 .presentation
                 .dialect(view.rule, Some(&tool.route.api));
-            if dialect != crate::config::Dialect::Full {
-                arguments = crate::schema::dialect::restore_arguments(
-                    dialect,
-                    &tool.input_schema,
-                    arguments,
-                );
-            }
+            arguments = view.restore(tool, dialect, arguments);
         }
         let request_id = trace::request_id();
         let trace_id = incoming.trace.as_ref().map(TraceContext::trace_id);

@@ -73,6 +73,9 @@ pub struct View {
     /// Shortened name → catalog name.
     aliases: HashMap<String, String>,
     pub rule: Option<usize>,
+    /// For listed tools shown in another dialect: how their arguments are mapped back, by
+    /// catalog name.
+    restorers: HashMap<String, dialect::Restorer>,
 }
 
 impl View {
@@ -82,6 +85,25 @@ impl View {
             tools,
             aliases: HashMap::new(),
             rule: None,
+            restorers: HashMap::new(),
+        }
+    }
+
+    /// Arguments a client of this view sent to catalog tool `tool` (shown in `dialect`), as
+    /// the tool's own schema expects them.
+    pub fn restore(
+        &self,
+        tool: &crate::catalog::Tool,
+        dialect: Dialect,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        if dialect == Dialect::Full {
+            return arguments;
+        }
+        match self.restorers.get(&tool.name) {
+            Some(restorer) => restorer.restore(arguments),
+            // A tool found through search is not in the listed set: worked out per call.
+            None => dialect::restore_arguments(dialect, &tool.input_schema, arguments),
         }
     }
 
@@ -107,6 +129,7 @@ impl View {
         presentation: &Presentation,
         rule: Option<usize>,
     ) -> View {
+        let mut restorers = HashMap::new();
         let mut tools: Vec<Tool> = base
             .iter()
             .map(|tool| {
@@ -116,7 +139,11 @@ impl View {
                 if api.is_none() && dialect != Dialect::Full {
                     arguments_as_text(&mut tool);
                 }
-                adapt(tool, dialect)
+                let (tool, restorer) = adapt_for_calls(tool, dialect);
+                if let Some(restorer) = restorer.filter(|_| api.is_some()) {
+                    restorers.insert(tool.name.to_string(), restorer);
+                }
+                tool
             })
             .collect();
         let mut aliases = HashMap::new();
@@ -134,6 +161,7 @@ impl View {
             tools: Arc::new(tools),
             aliases,
             rule,
+            restorers,
         }
     }
 }
@@ -157,16 +185,22 @@ fn arguments_as_text(tool: &mut Tool) {
 
 /// `tool` in `dialect`: its input schema adapted, its output schema kept only where the
 /// dialect has one.
-pub fn adapt(mut tool: Tool, dialect: Dialect) -> Tool {
+pub fn adapt(tool: Tool, dialect: Dialect) -> Tool {
+    adapt_for_calls(tool, dialect).0
+}
+
+/// [`adapt`], with what maps a call's arguments back (`None` when nothing changed).
+fn adapt_for_calls(mut tool: Tool, dialect: Dialect) -> (Tool, Option<dialect::Restorer>) {
     if dialect == Dialect::Full {
-        return tool;
+        return (tool, None);
     }
     let input = serde_json::Value::Object(tool.input_schema.as_ref().clone());
-    if let serde_json::Value::Object(adapted) = dialect::adapt_input(dialect, &input).schema {
+    let (adapted, restorer) = dialect::adapt_for_calls(dialect, &input);
+    if let serde_json::Value::Object(adapted) = adapted.schema {
         tool.input_schema = Arc::new(adapted);
     }
     if !dialect::keeps_output_schema(dialect) {
         tool.output_schema = None;
     }
-    tool
+    (tool, restorer)
 }

@@ -182,6 +182,36 @@ pub fn restore_arguments(
     restore::restore(&marked, arguments)
 }
 
+/// What [`restore_arguments`] needs to know about one tool, worked out once.
+#[derive(Debug, Clone)]
+pub struct Restorer {
+    marked: Value,
+}
+
+impl Restorer {
+    /// [`restore_arguments`] for the tool this was made for.
+    pub fn restore(&self, arguments: Map<String, Value>) -> Map<String, Value> {
+        restore::restore(&self.marked, arguments)
+    }
+}
+
+/// [`adapt_input`], and the [`Restorer`] for calls made against the result (`None` for
+/// [`Dialect::Full`], which changes nothing), from one conversion.
+pub fn adapt_for_calls(dialect: Dialect, input_schema: &Value) -> (Adapted, Option<Restorer>) {
+    if dialect == Dialect::Full {
+        return (adapt_input(dialect, input_schema), None);
+    }
+    let converted = convert::convert(dialect, input_schema);
+    let restorer = Restorer {
+        marked: converted.schema.clone(),
+    };
+    let adapted = Adapted {
+        schema: convert::strip_markers(converted.schema),
+        dropped: converted.notes,
+    };
+    (adapted, Some(restorer))
+}
+
 /// Every rule of `dialect` that `schema` breaks, one line each (empty = acceptable).
 pub fn violations(dialect: Dialect, schema: &Value) -> Vec<String> {
     match dialect {
