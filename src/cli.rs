@@ -425,7 +425,7 @@ impl ApiSummary {
                 .iter()
                 .filter(|t| &t.route.api == name)
                 .collect();
-            let target = if api.mock {
+            let mut target = if api.mock {
                 "mock".to_string()
             } else {
                 tools
@@ -434,6 +434,9 @@ impl ApiSummary {
                     .map(|url| format!("→ {url}"))
                     .unwrap_or_default()
             };
+            if api.discovery != crate::config::Discovery::All {
+                target.push_str(&format!(" (discovery: {})", api.discovery.as_str()));
+            }
             apis.push((name.clone(), tools.len(), target));
         }
         ApiSummary {
