@@ -59,6 +59,7 @@ pub struct LogSettings {
     /// `pretty` (human-readable lines), `json` (one object per line) or `compact`.
     pub format: LogFormat,
     /// A `tracing` filter such as `info` or `restmcp=debug,info`; `RUST_LOG` wins over it.
+    /// The default leaves the MCP SDK's per-session lines (`rmcp` at info) out.
     pub level: String,
 }
 
@@ -66,7 +67,7 @@ impl Default for LogSettings {
     fn default() -> Self {
         LogSettings {
             format: LogFormat::Pretty,
-            level: "info".into(),
+            level: "info,rmcp=warn".into(),
         }
     }
 }
