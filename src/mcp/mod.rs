@@ -413,14 +413,7 @@ impl ServerHandler for McpServer {
                 let dialect = snapshot
                     .presentation
                     .dialect(view.rule, Some(&tool.route.api));
-                match serde_json::from_value::<Tool>(tool.to_mcp()) {
-                    Ok(wire) => {
-                        let mut wire = view::adapt(wire, dialect);
-                        wire.name = view.client_name(&tool.name).into();
-                        serde_json::to_value(wire).unwrap_or_else(|_| tool.to_mcp())
-                    }
-                    Err(_) => tool.to_mcp(),
-                }
+                view.describe(tool, dialect)
             };
             match snapshot
                 .discovery

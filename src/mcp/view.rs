@@ -76,6 +76,8 @@ pub struct View {
     /// For listed tools shown in another dialect: how their arguments are mapped back, by
     /// catalog name.
     restorers: HashMap<String, dialect::Restorer>,
+    /// Definitions already returned by search or describe, by catalog name.
+    described: std::sync::Mutex<HashMap<String, serde_json::Value>>,
 }
 
 impl View {
@@ -86,6 +88,7 @@ impl View {
             aliases: HashMap::new(),
             rule: None,
             restorers: HashMap::new(),
+            described: Default::default(),
         }
     }
 
@@ -105,6 +108,25 @@ impl View {
             // A tool found through search is not in the listed set: worked out per call.
             None => dialect::restore_arguments(dialect, &tool.input_schema, arguments),
         }
+    }
+
+    /// Catalog tool `tool`'s full definition as this client sees listed tools (its
+    /// `dialect`, its names), for search and describe answers; made once per view.
+    pub fn describe(&self, tool: &crate::catalog::Tool, dialect: Dialect) -> serde_json::Value {
+        let mut described = self.described.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(definition) = described.get(&tool.name) {
+            return definition.clone();
+        }
+        let definition = match serde_json::from_value::<Tool>(tool.to_mcp()) {
+            Ok(wire) => {
+                let mut wire = adapt(wire, dialect);
+                wire.name = self.client_name(&tool.name).into();
+                serde_json::to_value(wire).unwrap_or_else(|_| tool.to_mcp())
+            }
+            Err(_) => tool.to_mcp(),
+        };
+        described.insert(tool.name.clone(), definition.clone());
+        definition
     }
 
     /// The catalog name of a tool this client called `name`.
@@ -162,6 +184,7 @@ impl View {
             aliases,
             rule,
             restorers,
+            described: Default::default(),
         }
     }
 }
