@@ -41,19 +41,7 @@ fn load_to_tool_list(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let docs = runtime.block_on(spec::load(&source)).expect("loads");
-                let input = ApiInput {
-                    name,
-                    docs: Some(&docs),
-                    base_url: None,
-                    prefix: "",
-                    selection: Default::default(),
-                    overlays: &[],
-                    mock: false,
-                    discovery: Default::default(),
-                    pinned: &[],
-                    max_description_length: None,
-                    max_parameter_description_length: None,
-                };
+                let input = ApiInput::new(name, Some(&docs));
                 let (catalog, _) = catalog::build(&[input], &settings).expect("builds");
                 catalog.list_json().len()
             })

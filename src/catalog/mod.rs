@@ -257,6 +257,26 @@ pub struct ApiInput<'a> {
     pub max_parameter_description_length: Option<usize>,
 }
 
+impl<'a> ApiInput<'a> {
+    /// An API with every setting at its default: all operations, no base URL override,
+    /// no prefix, no overlays, listed in full.
+    pub fn new(name: &'a str, docs: Option<&'a DocumentSet>) -> ApiInput<'a> {
+        ApiInput {
+            name,
+            docs,
+            base_url: None,
+            prefix: "",
+            selection: Selection::default(),
+            overlays: &[],
+            mock: false,
+            discovery: Discovery::All,
+            pinned: &[],
+            max_description_length: None,
+            max_parameter_description_length: None,
+        }
+    }
+}
+
 /// How one API's tools are offered (see [`Discovery`]).
 #[derive(Debug, Clone, Default)]
 pub struct Listing {

@@ -15,19 +15,7 @@ fn build_with(spec: Value, settings: ToolSettings) -> (Catalog, Report) {
         "api.json".into(),
         spec,
     );
-    let input = ApiInput {
-        name: "t",
-        docs: Some(&docs),
-        base_url: None,
-        prefix: "",
-        selection: Selection::default(),
-        overlays: &[],
-        mock: false,
-        discovery: Default::default(),
-        pinned: &[],
-        max_description_length: None,
-        max_parameter_description_length: None,
-    };
+    let input = ApiInput::new("t", Some(&docs));
     build(&[input], &settings).expect("catalog builds")
 }
 
@@ -654,17 +642,8 @@ fn tool_names_are_unique_across_apis_or_the_build_says_which_clash() {
         spec,
     );
     let api = |name, docs, prefix| ApiInput {
-        name,
-        docs: Some(docs),
-        base_url: None,
         prefix,
-        selection: Selection::default(),
-        overlays: &[],
-        mock: false,
-        discovery: Default::default(),
-        pinned: &[],
-        max_description_length: None,
-        max_parameter_description_length: None,
+        ..ApiInput::new(name, Some(docs))
     };
     let error = build(
         &[api("a", &docs_a, ""), api("b", &docs_b, "")],

@@ -3344,19 +3344,7 @@ mod tests {
         let docs = runtime
             .block_on(crate::spec::load(&source))
             .unwrap_or_else(|e| panic!("{} does not load: {e}", path.display()));
-        let input = crate::catalog::ApiInput {
-            name: "api",
-            docs: Some(&docs),
-            base_url: None,
-            prefix: "",
-            selection: Default::default(),
-            overlays: &[],
-            mock: false,
-            discovery: Default::default(),
-            pinned: &[],
-            max_description_length: None,
-            max_parameter_description_length: None,
-        };
+        let input = crate::catalog::ApiInput::new("api", Some(&docs));
         let (catalog, _) = crate::catalog::build(&[input], &crate::config::ToolSettings::default())
             .expect("catalog builds");
         let started = Instant::now();

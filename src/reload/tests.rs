@@ -531,19 +531,7 @@ fn catalog(paths: Value) -> Catalog {
             "paths": paths,
         }),
     );
-    let input = ApiInput {
-        name: "pets",
-        docs: Some(&docs),
-        base_url: None,
-        prefix: "",
-        selection: Default::default(),
-        overlays: &[],
-        mock: false,
-        discovery: Default::default(),
-        pinned: &[],
-        max_description_length: None,
-        max_parameter_description_length: None,
-    };
+    let input = ApiInput::new("pets", Some(&docs));
     catalog::build(&[input], &ToolSettings::default())
         .expect("catalog builds")
         .0

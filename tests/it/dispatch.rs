@@ -29,17 +29,8 @@ pub async fn dispatcher_for(
         .await
         .expect("spec loads");
     let input = ApiInput {
-        name: "echo",
-        docs: Some(&docs),
         base_url: Some(base_url),
-        prefix: "",
-        selection: Default::default(),
-        overlays: &[],
-        mock: false,
-        discovery: Default::default(),
-        pinned: &[],
-        max_description_length: None,
-        max_parameter_description_length: None,
+        ..ApiInput::new("echo", Some(&docs))
     };
     let (catalog, report) = catalog::build(&[input], &ToolSettings::default()).expect("builds");
     assert_eq!(report.skipped(), 0, "{}", report.render());

@@ -47,19 +47,7 @@ pub fn load_docs(path: &Path) -> DocumentSet {
 }
 
 pub fn build(docs: &DocumentSet) -> (Catalog, Report) {
-    let input = ApiInput {
-        name: "api",
-        docs: Some(docs),
-        base_url: None,
-        prefix: "",
-        selection: Default::default(),
-        overlays: &[],
-        mock: false,
-        discovery: Default::default(),
-        pinned: &[],
-        max_description_length: None,
-        max_parameter_description_length: None,
-    };
+    let input = ApiInput::new("api", Some(docs));
     catalog::build(&[input], &ToolSettings::default()).expect("catalog builds")
 }
 

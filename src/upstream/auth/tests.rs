@@ -48,19 +48,7 @@ fn catalog_with(schemes: Value) -> Catalog {
         "api.json".into(),
         spec,
     );
-    let input = ApiInput {
-        name: "api",
-        docs: Some(&docs),
-        base_url: None,
-        prefix: "",
-        selection: Default::default(),
-        overlays: &[],
-        mock: false,
-        discovery: Default::default(),
-        pinned: &[],
-        max_description_length: None,
-        max_parameter_description_length: None,
-    };
+    let input = ApiInput::new("api", Some(&docs));
     catalog::build(&[input], &ToolSettings::default())
         .expect("builds")
         .0
