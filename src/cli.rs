@@ -260,12 +260,14 @@ fn serve(command: Command, config: Config, global: &GlobalArgs) -> anyhow::Resul
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         match command {
             Command::Stdio => serve_stdio(config, global).await,
             _ => serve_http(config, global).await,
         }
-    })
+    });
+    crate::telemetry::writer::flush();
+    served
 }
 
 async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
@@ -286,6 +288,7 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
     );
     summary.write_apis(&mut banner);
     spawn_reloader(&config, global, &shared, inputs, &shutdown, &mut banner);
+    crate::telemetry::writer::flush();
     eprint!("{banner}");
     let served = mcp::stdio::serve(shared).await.map_err(anyhow::Error::msg);
     shutdown.cancel();
@@ -311,7 +314,10 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     let server = {
         let control = control.clone();
         let shutdown = shutdown.clone();
-        tokio::spawn(crate::http::serve(listener, app, control, shutdown))
+        let threads = config.server.threads;
+        tokio::spawn(crate::http::serve(
+            listener, app, control, shutdown, threads,
+        ))
     };
     let loaded = tokio::select! {
         loaded = load::load(&config) => loaded,
@@ -380,6 +386,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
             "  warning: listening on {address} without [server.auth]: anyone who can reach it can call these tools\n"
         ));
     }
+    crate::telemetry::writer::flush();
     eprint!("{banner}");
     let served = server.await.map_err(anyhow::Error::new)?;
     served?;

@@ -173,6 +173,9 @@ pub struct ServerSettings {
     pub max_in_flight_per_client: usize,
     /// Serve Prometheus metrics at `/metrics`.
     pub metrics: bool,
+    /// Threads that serve HTTP connections, each running calls start to end on its own
+    /// single-threaded runtime; 0 serves them on the main runtime with the rest.
+    pub threads: usize,
     /// Require a bearer token or API key on the MCP endpoint.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth: Option<InboundAuth>,
@@ -267,6 +270,7 @@ impl Default for ServerSettings {
             shutdown_grace_seconds: 30,
             max_in_flight_per_client: 64,
             metrics: true,
+            threads: 1,
             auth: None,
             tls: None,
             readiness: ReadinessSettings::default(),

@@ -170,6 +170,7 @@ cors_origins = ["https://app.example.com", "http://localhost:5173"]
 shutdown_grace_seconds = 5
 max_in_flight_per_client = 0
 metrics = false
+threads = 2
 
 [server.auth]
 tokens_env = ["RESTMCP_TOKEN", "RESTMCP_TOKEN_NEXT"]

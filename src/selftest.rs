@@ -380,6 +380,7 @@ impl HttpLeg {
             app,
             Arc::new(control),
             shutdown.clone(),
+            settings.threads,
         ));
         // The SDK's client is reqwest on rustls without a default provider.
         crate::http_client::install_crypto_provider();

@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use tower::{Service, ServiceExt as _};
 
 use super::admission::{Admission, ClientId, Ticket};
+use super::direct::Direct;
 use crate::telemetry::metrics::Metrics;
 
 /// Wraps the MCP service (see the module documentation).
@@ -39,14 +40,17 @@ pub struct Front<S> {
     require_accept: bool,
     admission: Arc<Admission>,
     metrics: Arc<Metrics>,
+    /// Answers `tools/call` and `tools/list` without the SDK, when they want plain JSON.
+    direct: Option<Arc<Direct>>,
 }
 
 impl<S> Front<S> {
-    pub fn new(
+    pub(super) fn new(
         inner: S,
         settings: &crate::config::ServerSettings,
         admission: Arc<Admission>,
         metrics: Arc<Metrics>,
+        direct: Option<Arc<Direct>>,
     ) -> Self {
         Front {
             inner,
@@ -55,6 +59,7 @@ impl<S> Front<S> {
             require_accept: settings.require_accept,
             admission,
             metrics,
+            direct,
         }
     }
 }
@@ -197,12 +202,21 @@ where
         let json_response = self.json_response;
         let admission = self.admission.clone();
         let metrics = self.metrics.clone();
+        let direct = self.direct.clone();
         if !self.require_accept {
             lenient_accept(&mut request);
         }
         let client = client_of(&request);
         Box::pin(async move {
+            let session = request
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             if request.method() == Method::DELETE {
+                if let (Some(direct), Some(session)) = (&direct, &session) {
+                    direct.closed(session);
+                }
                 // The spec names no success status for ending a session; rmcp says 202, and
                 // the Python SDK accepts only 200 or 204 (it logs a failure otherwise).
                 let mut response = forward(inner, request).await;
@@ -232,7 +246,7 @@ where
             let header_version = header_version.as_deref();
             let is_batch = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
             if !is_batch {
-                let message = serde_json::from_slice::<Value>(&bytes).ok();
+                let mut message = serde_json::from_slice::<Value>(&bytes).ok();
                 let mut ticket: Option<Ticket> = None;
                 if let Some(message) = &message {
                     count_message(&metrics, message, header_version);
@@ -269,11 +283,37 @@ where
                     .get(header::ACCEPT)
                     .and_then(|v| v.to_str().ok())
                     .is_some_and(|accept| accept.contains("application/json"));
+                let method = message
+                    .as_ref()
+                    .and_then(|m| m.get("method"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                if let (Some(direct), Some(message)) = (&direct, &mut message) {
+                    match (method.as_str(), &session) {
+                        ("notifications/initialized", Some(session)) => direct.initialized(session),
+                        ("notifications/cancelled", Some(session)) => {
+                            direct.cancel(session, message)
+                        }
+                        _ if json_response && accepts_json && !streams_progress => {
+                            if let Some(response) = direct.try_answer(&parts, message).await {
+                                return Ok(hold(response, ticket));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let request = Request::from_parts(parts, Body::from(bytes));
                 let response = forward(inner, request).await;
                 let response = match id {
                     Some(id) if json_response && accepts_json && !streams_progress => {
                         as_json(response, &id).await
+                    }
+                    _ => response,
+                };
+                let response = match (&direct, &message) {
+                    (Some(direct), Some(message)) if method == "initialize" => {
+                        opened(direct, message, response).await
                     }
                     _ => response,
                 };
@@ -352,6 +392,24 @@ where
             Ok(response)
         })
     }
+}
+
+/// Tells `direct` about the session an `initialize` answered with `response` opened.
+async fn opened(direct: &Direct, request: &Value, response: Response<Body>) -> Response<Body> {
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let Some(session) = session.filter(|_| !is_stream(&response)) else {
+        return response;
+    };
+    let (parts, body) = response.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Response::from_parts(parts, Body::empty());
+    };
+    direct.opened(&session, request, &body).await;
+    Response::from_parts(parts, Body::from(body))
 }
 
 async fn forward<S, B>(inner: S, request: Request<Body>) -> Response<Body>

@@ -12,6 +12,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use super::admission::Admission;
+use super::direct::Direct;
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
 
@@ -46,6 +47,7 @@ pub fn endpoint(
         // crate::http checks Host and Origin for every MCP route, this one included.
         .disable_allowed_hosts();
     let shared_for_sse = shared.clone();
+    let shared_for_direct = shared.clone();
     let metrics = shared.metrics().clone();
     let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(
@@ -53,7 +55,11 @@ pub fn endpoint(
         sessions.clone(),
         config,
     );
-    let front = super::front::Front::new(service, settings, admission, metrics);
+    // Plain JSON answers are what the direct path gives; with SSE answers the SDK serves all.
+    let direct = settings
+        .json_response
+        .then(|| Arc::new(Direct::new(shared_for_direct, sessions.clone())));
+    let front = super::front::Front::new(service, settings, admission, metrics, direct);
     let router = Router::new().route_service("/mcp", front);
     let router = if settings.legacy_sse {
         router.merge(super::sse::routes(shared_for_sse, stop))

@@ -9,6 +9,7 @@
 //! [`sse`] (the legacy HTTP+SSE transport) are the transports.
 
 pub mod admission;
+mod direct;
 mod front;
 pub mod http;
 pub mod sse;
@@ -295,6 +296,189 @@ impl Shared {
     }
 }
 
+/// One `tools/call` as a client made it, whichever transport it came by.
+pub(crate) struct CallRequest<'a> {
+    /// The tool name as the client knows it (an alias, a discovery tool or the tool).
+    pub name: &'a str,
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+    /// The client's `clientInfo.name`, which picks its dialect and names.
+    pub client: Option<&'a str>,
+    pub version: Option<&'a ProtocolVersion>,
+    /// Incoming headers and trace context.
+    pub incoming: CallContext,
+}
+
+/// Where a long call reports how long it has waited, for a client that asked.
+pub(crate) struct Progress {
+    token: rmcp::model::ProgressToken,
+    peer: Peer<RoleServer>,
+}
+
+impl Shared {
+    /// The page of `view`'s tools that `cursor` (from an earlier page) points at.
+    fn list_page(
+        &self,
+        view: &view::View,
+        cursor: Option<&str>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = &view.tools;
+        let start = match cursor {
+            Some(cursor) => decode_cursor(cursor).ok_or_else(|| {
+                ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
+            })?,
+            None => 0,
+        };
+        let end = start.saturating_add(self.page_size).min(tools.len());
+        let page = tools.get(start..end).unwrap_or_default().to_vec();
+        let mut result = ListToolsResult::with_all_items(page);
+        if end < tools.len() {
+            result.next_cursor = Some(encode_cursor(end));
+        }
+        Ok(result)
+    }
+
+    /// Calls a tool for a client: the view of the client's dialect and protocol version
+    /// turns its names and arguments into the catalog's, discovery tools are answered or
+    /// unwrapped, then the dispatcher calls the upstream. Records the call's metrics and log
+    /// line. Returns the result in the client's protocol version and the tool's catalog
+    /// name; an unknown tool is a protocol error (-32602).
+    pub(crate) async fn call(
+        &self,
+        request: CallRequest<'_>,
+        cancelled: &tokio_util::sync::CancellationToken,
+        progress: Option<Progress>,
+    ) -> Result<(CallToolResult, String), ErrorData> {
+        let snapshot = self.current();
+        let started = std::time::Instant::now();
+        let metrics = self.metrics();
+        let _in_flight = metrics.call_started();
+        let CallRequest {
+            name,
+            mut arguments,
+            client,
+            version,
+            incoming,
+        } = request;
+        let view = snapshot.view(client, version);
+        let mut name = view.catalog_name(name).to_string();
+        if snapshot.discovery.handles(&name) {
+            let catalog = snapshot.catalog().clone();
+            // Definitions as this client sees listed tools: its dialect, its names.
+            let describe = |tool: &crate::catalog::Tool| {
+                let dialect = snapshot
+                    .presentation
+                    .dialect(view.rule, Some(&tool.route.api));
+                view.describe(tool, dialect)
+            };
+            match snapshot
+                .discovery
+                .handle(&catalog, &name, &arguments, &describe)
+            {
+                Action::Answer(result) => return Ok((to_call_result(result, version), name)),
+                // Dispatched exactly as a call of the tool by its own name.
+                Action::Dispatch {
+                    tool,
+                    arguments: inner,
+                } => {
+                    name = tool;
+                    arguments = inner;
+                }
+            }
+        }
+        if let Some(tool) = snapshot.catalog().get(&name) {
+            let dialect = snapshot
+                .presentation
+                .dialect(view.rule, Some(&tool.route.api));
+            arguments = view.restore(tool, dialect, arguments);
+        }
+        let request_id = trace::request_id();
+        let trace_id = incoming.trace.as_ref().map(TraceContext::trace_id);
+        let call = snapshot
+            .dispatcher
+            .call_with_stats(&name, arguments, &incoming);
+        tokio::pin!(call);
+        let mut ticks = tokio::time::interval_at(
+            tokio::time::Instant::now() + PROGRESS_INTERVAL,
+            PROGRESS_INTERVAL,
+        );
+        let mut waited: f64 = 0.0;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                // Dropping `call` here drops the upstream request with it.
+                _ = cancelled.cancelled() => {
+                    let api = snapshot.catalog().get(&name).map(|t| t.route.api.as_str());
+                    if let Some(api) = api {
+                        metrics.record_call(&CallRecord {
+                            api,
+                            tool: &name,
+                            outcome: "cancelled",
+                            duration: started.elapsed(),
+                            upstream: None,
+                            bytes_sent: 0,
+                            bytes_received: 0,
+                        });
+                    }
+                    tracing::info!(
+                        target: "restmcp::call",
+                        request_id = %request_id,
+                        tool = %name,
+                        outcome = "cancelled",
+                        duration_ms = started.elapsed().as_secs_f64() * 1e3,
+                        trace_id = trace_id.as_deref(),
+                        "tool call cancelled by the client"
+                    );
+                    return Err(ErrorData::internal_error("request cancelled", None));
+                }
+                _ = ticks.tick(), if progress.is_some() => {
+                    waited += PROGRESS_INTERVAL.as_secs_f64();
+                    if let Some(Progress { token, peer }) = &progress {
+                        let update = ProgressNotificationParam::new(token.clone(), waited)
+                            .with_message(format!("waiting for the upstream API ({waited:.0} s)"));
+                        let _ = peer.notify_progress(update).await;
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(called) => {
+                record_call(
+                    metrics,
+                    &name,
+                    &called.stats,
+                    started.elapsed(),
+                    &request_id,
+                    trace_id.as_deref(),
+                );
+                let mut result = called.result;
+                let wrapped = snapshot
+                    .catalog()
+                    .get(&name)
+                    .and_then(|tool| tool.route.output.as_ref())
+                    .is_some_and(|output| output.wrapped);
+                // 2026-07-28 allows any JSON value: the body as the API returned it.
+                if wrapped && version == Some(&ProtocolVersion::V_2026_07_28) {
+                    result.structured = result
+                        .structured
+                        .and_then(|mut s| s.get_mut("result").map(serde_json::Value::take));
+                }
+                Ok((to_call_result(result, version), name.clone()))
+            }
+            // MCP: an unknown tool is a protocol error with code -32602.
+            Err(unknown) => {
+                tracing::info!(
+                    target: "restmcp::call",
+                    request_id = %request_id,
+                    tool = %name,
+                    outcome = "unknown_tool",
+                    "tool call for a tool that does not exist"
+                );
+                Err(ErrorData::invalid_params(unknown.to_string(), None))
+            }
+        }
+    }
+}
+
 /// The MCP server handler; cheap to create (one per session or stateless request).
 #[derive(Clone)]
 pub struct McpServer {
@@ -318,11 +502,11 @@ impl McpServer {
         &self,
         peer: &Peer<RoleServer>,
         tool: &str,
-        result: &ToolResult,
+        is_error: bool,
         elapsed: Duration,
     ) {
         use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-        let level = if result.is_error {
+        let level = if is_error {
             LoggingLevel::Warning
         } else {
             LoggingLevel::Info
@@ -333,7 +517,7 @@ impl McpServer {
         }
         let data = serde_json::json!({
             "tool": tool,
-            "isError": result.is_error,
+            "isError": is_error,
             "durationMs": elapsed.as_millis() as u64,
         });
         let message = LoggingMessageNotificationParam::new(level, data).with_logger("restmcp");
@@ -365,20 +549,8 @@ impl ServerHandler for McpServer {
         let snapshot = self.shared.current();
         let version = context.protocol_version();
         let view = snapshot.view(client_name(&context).as_deref(), version.as_ref());
-        let tools = &view.tools;
-        let start = match request.and_then(|r| r.cursor) {
-            Some(cursor) => decode_cursor(&cursor).ok_or_else(|| {
-                ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
-            })?,
-            None => 0,
-        };
-        let end = start.saturating_add(self.shared.page_size).min(tools.len());
-        let page = tools.get(start..end).unwrap_or_default().to_vec();
-        let mut result = ListToolsResult::with_all_items(page);
-        if end < tools.len() {
-            result.next_cursor = Some(encode_cursor(end));
-        }
-        Ok(result)
+        let cursor = request.and_then(|r| r.cursor);
+        self.shared.list_page(&view, cursor.as_deref())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -396,43 +568,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let snapshot = self.shared.current();
         let started = std::time::Instant::now();
-        let metrics = self.shared.metrics();
-        let _in_flight = metrics.call_started();
-        let mut arguments = request.arguments.clone().unwrap_or_default();
-        let mut request = request;
-        let version = context.protocol_version();
-        let view = snapshot.view(client_name(&context).as_deref(), version.as_ref());
-        let catalog_name = view.catalog_name(&request.name).to_string();
-        request.name = catalog_name.into();
-        if snapshot.discovery.handles(&request.name) {
-            let catalog = snapshot.catalog().clone();
-            // Definitions as this client sees listed tools: its dialect, its names.
-            let describe = |tool: &crate::catalog::Tool| {
-                let dialect = snapshot
-                    .presentation
-                    .dialect(view.rule, Some(&tool.route.api));
-                view.describe(tool, dialect)
-            };
-            match snapshot
-                .discovery
-                .handle(&catalog, &request.name, &arguments, &describe)
-            {
-                Action::Answer(result) => {
-                    let version = context.protocol_version();
-                    return Ok(to_call_result(result, version.as_ref()).into());
-                }
-                // Dispatched exactly as a call of the tool by its own name.
-                Action::Dispatch {
-                    tool,
-                    arguments: inner,
-                } => {
-                    request.name = tool.into();
-                    arguments = inner;
-                }
-            }
-        }
         // Over HTTP, the incoming request's headers (forwarded only where an API's
         // forward_headers allows it).
         let mut incoming = context
@@ -448,102 +584,24 @@ impl ServerHandler for McpServer {
         {
             incoming.trace = Some(trace);
         }
-        if let Some(tool) = snapshot.catalog().get(&request.name) {
-            let dialect = snapshot
-                .presentation
-                .dialect(view.rule, Some(&tool.route.api));
-            arguments = view.restore(tool, dialect, arguments);
-        }
-        let request_id = trace::request_id();
-        let trace_id = incoming.trace.as_ref().map(TraceContext::trace_id);
-        let call = snapshot
-            .dispatcher
-            .call_with_stats(&request.name, arguments, &incoming);
-        tokio::pin!(call);
-        let progress = context.meta.get_progress_token();
-        let mut ticks = tokio::time::interval_at(
-            tokio::time::Instant::now() + PROGRESS_INTERVAL,
-            PROGRESS_INTERVAL,
-        );
-        let mut waited: f64 = 0.0;
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut call => break outcome,
-                // Dropping `call` here drops the upstream request with it.
-                _ = context.ct.cancelled() => {
-                    let api = snapshot.catalog().get(&request.name).map(|t| t.route.api.as_str());
-                    if let Some(api) = api {
-                        metrics.record_call(&CallRecord {
-                            api,
-                            tool: &request.name,
-                            outcome: "cancelled",
-                            duration: started.elapsed(),
-                            upstream: None,
-                            bytes_sent: 0,
-                            bytes_received: 0,
-                        });
-                    }
-                    tracing::info!(
-                        target: "restmcp::call",
-                        request_id = %request_id,
-                        tool = %request.name,
-                        outcome = "cancelled",
-                        duration_ms = started.elapsed().as_secs_f64() * 1e3,
-                        trace_id = trace_id.as_deref(),
-                        "tool call cancelled by the client"
-                    );
-                    return Err(ErrorData::internal_error("request cancelled", None));
-                }
-                _ = ticks.tick(), if progress.is_some() => {
-                    waited += PROGRESS_INTERVAL.as_secs_f64();
-                    if let Some(token) = &progress {
-                        let update = ProgressNotificationParam::new(token.clone(), waited)
-                            .with_message(format!("waiting for the upstream API ({waited:.0} s)"));
-                        let _ = context.peer.notify_progress(update).await;
-                    }
-                }
-            }
+        let client = client_name(&context);
+        let version = context.protocol_version();
+        let progress = context.meta.get_progress_token().map(|token| Progress {
+            token,
+            peer: context.peer.clone(),
+        });
+        let call = CallRequest {
+            name: &request.name,
+            arguments: request.arguments.unwrap_or_default(),
+            client: client.as_deref(),
+            version: version.as_ref(),
+            incoming,
         };
-        match outcome {
-            Ok(called) => {
-                let elapsed = started.elapsed();
-                record_call(
-                    metrics,
-                    &request.name,
-                    &called.stats,
-                    elapsed,
-                    &request_id,
-                    trace_id.as_deref(),
-                );
-                let mut result = called.result;
-                self.log_call(&context.peer, &request.name, &result, elapsed)
-                    .await;
-                let version = context.protocol_version();
-                let wrapped = snapshot
-                    .catalog()
-                    .get(&request.name)
-                    .and_then(|tool| tool.route.output.as_ref())
-                    .is_some_and(|output| output.wrapped);
-                // 2026-07-28 allows any JSON value: the body as the API returned it.
-                if wrapped && version.as_ref() == Some(&ProtocolVersion::V_2026_07_28) {
-                    result.structured = result
-                        .structured
-                        .and_then(|mut s| s.get_mut("result").map(serde_json::Value::take));
-                }
-                Ok(to_call_result(result, version.as_ref()).into())
-            }
-            // MCP: an unknown tool is a protocol error with code -32602.
-            Err(unknown) => {
-                tracing::info!(
-                    target: "restmcp::call",
-                    request_id = %request_id,
-                    tool = %request.name,
-                    outcome = "unknown_tool",
-                    "tool call for a tool that does not exist"
-                );
-                Err(ErrorData::invalid_params(unknown.to_string(), None))
-            }
-        }
+        let (result, tool) = self.shared.call(call, &context.ct, progress).await?;
+        let is_error = result.is_error == Some(true);
+        self.log_call(&context.peer, &tool, is_error, started.elapsed())
+            .await;
+        Ok(result.into())
     }
 
     /// The generations before 2026-07-28 have logging: after `logging/setLevel`, each tool
@@ -707,19 +765,21 @@ fn to_call_result(result: ToolResult, version: Option<&ProtocolVersion>) -> Call
 }
 
 fn to_block(content: Content) -> ContentBlock {
-    let value = serde_json::to_value(&content).unwrap_or_default();
-    let block = match content {
+    match content {
+        Content::Text { text } => ContentBlock::text(text),
+        Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+        Content::Audio { data, mime_type } => ContentBlock::audio(data, mime_type),
         Content::Resource {
             uri,
             mime_type,
             blob,
-        } => serde_json::json!({
-            "type": "resource",
-            "resource": {"uri": uri, "mimeType": mime_type, "blob": blob}
+        } => ContentBlock::resource(rmcp::model::ResourceContents::BlobResourceContents {
+            uri,
+            mime_type: Some(mime_type),
+            blob,
+            meta: None,
         }),
-        _ => value,
-    };
-    serde_json::from_value(block).unwrap_or_else(|_| ContentBlock::text(String::new()))
+    }
 }
 
 fn encode_cursor(offset: usize) -> String {

@@ -78,6 +78,8 @@ pub struct View {
     restorers: HashMap<String, dialect::Restorer>,
     /// Definitions already returned by search or describe, by catalog name.
     described: std::sync::Mutex<HashMap<String, serde_json::Value>>,
+    /// `tools/list` results already serialized, by cursor ("" for the first page).
+    pub(super) wire_pages: std::sync::Mutex<HashMap<String, axum::body::Bytes>>,
 }
 
 impl View {
@@ -89,6 +91,7 @@ impl View {
             rule: None,
             restorers: HashMap::new(),
             described: Default::default(),
+            wire_pages: Default::default(),
         }
     }
 
@@ -185,6 +188,7 @@ impl View {
             rule,
             restorers,
             described: Default::default(),
+            wire_pages: Default::default(),
         }
     }
 }

@@ -7,10 +7,12 @@
 
 pub mod metrics;
 pub mod trace;
+pub mod writer;
 
 use crate::config::{LogFormat, LogSettings};
 
-/// Installs the stderr subscriber once; later calls do nothing.
+/// Installs the stderr subscriber once; later calls do nothing. Info lines are buffered
+/// briefly ([`writer`]); call [`writer::flush`] before exiting.
 pub fn init(settings: &LogSettings) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .or_else(|_| tracing_subscriber::EnvFilter::try_new(&settings.level))
@@ -18,7 +20,7 @@ pub fn init(settings: &LogSettings) {
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(writer::Stderr);
     let _ = match settings.format {
         LogFormat::Pretty => builder.with_ansi(ansi).try_init(),
         LogFormat::Compact => builder.compact().with_ansi(ansi).try_init(),
@@ -29,4 +31,5 @@ pub fn init(settings: &LogSettings) {
             .with_span_list(false)
             .try_init(),
     };
+    writer::start_flusher();
 }

@@ -47,6 +47,7 @@ async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
         app,
         Arc::new(control),
         shutdown.clone(),
+        settings.threads,
     ));
     Server {
         url: format!("http://{addr}/mcp"),
@@ -1085,4 +1086,150 @@ async fn a_call_in_flight_finishes_on_the_tool_set_it_started_with() {
         "the new tool set has no \"slow\": {after:?}"
     );
     let _ = client.cancel().await;
+}
+
+/// The JSON-RPC message of `post` with extra headers, for 2026-07-28 requests.
+async fn post_with(url: &str, headers: &[(&str, &str)], body: Value) -> (u16, Option<Value>) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    let message = text
+        .lines()
+        .rev()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .find_map(|data| serde_json::from_str::<Value>(data).ok())
+        .or_else(|| serde_json::from_str(&text).ok());
+    (status, message)
+}
+
+/// `tools/call` and `tools/list` are answered without the SDK's session machinery when
+/// they want plain JSON; a request with a progress token still goes through the SDK. Both
+/// answers must be the same JSON, for a session and for a 2026-07-28 request, for
+/// results, tool errors, protocol errors and list pages.
+#[tokio::test]
+async fn direct_answers_are_the_answers_the_sdk_gives() {
+    let upstream = upstream::start().await;
+    let settings = ServerSettings {
+        page_size: 5,
+        ..ServerSettings::default()
+    };
+    let server = start(&upstream.url(), settings).await;
+    let (session, _) = initialize(&server.url, "2025-11-25").await;
+    let meta_2026 = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let requests = [
+        (
+            "tools/call",
+            json!({"name": "getItem", "arguments": {"id": "a/b", "limit": 3}}),
+        ),
+        (
+            "tools/call",
+            json!({"name": "getItem", "arguments": {"limit": "x"}}),
+        ),
+        (
+            "tools/call",
+            json!({"name": "status", "arguments": {"code": 503}}),
+        ),
+        ("tools/call", json!({"name": "list"})),
+        ("tools/call", json!({"name": "noSuchTool", "arguments": {}})),
+        ("tools/list", json!({})),
+        ("tools/list", json!({"cursor": "cmVzdG1jcDo1"})),
+        ("tools/list", json!({"cursor": "not-a-cursor"})),
+    ];
+    for (method, params) in requests {
+        // Initialize-based, in the session.
+        let ask = |progress: bool| {
+            let mut params = params.clone();
+            if progress {
+                params["_meta"] = json!({"progressToken": "p"});
+            }
+            json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+        };
+        let (_, _, direct) =
+            post(&server.url, Some(&session), Some("2025-11-25"), ask(false)).await;
+        let (_, _, sdk) = post(&server.url, Some(&session), Some("2025-11-25"), ask(true)).await;
+        let direct = direct.expect("a direct answer");
+        assert_eq!(Some(direct.clone()), sdk, "{method} {params} in a session");
+        assert!(
+            direct.get("result").is_some() || direct.get("error").is_some(),
+            "{direct}"
+        );
+        // 2026-07-28, no session.
+        let ask = |progress: bool| {
+            let mut params = params.clone();
+            params["_meta"] = meta_2026.clone();
+            if progress {
+                params["_meta"]["progressToken"] = json!("p");
+            }
+            json!({"jsonrpc": "2.0", "id": "s-1", "method": method, "params": params})
+        };
+        let name = params["name"].as_str().unwrap_or_default().to_string();
+        let mut headers = vec![
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if method == "tools/call" {
+            headers.push(("Mcp-Name", name.as_str()));
+        }
+        let (status, direct) = post_with(&server.url, &headers, ask(false)).await;
+        let (_, sdk) = post_with(&server.url, &headers, ask(true)).await;
+        assert_eq!(status, 200, "{direct:?}");
+        assert_eq!(direct, sdk, "{method} {params} as 2026-07-28");
+    }
+}
+
+/// `notifications/cancelled` for a call answered directly cancels it: the POST gets its
+/// answer at once and the upstream request is dropped.
+#[tokio::test]
+async fn a_direct_call_is_cancelled_by_its_notification() {
+    let (addr, closed_rx) = upstream::start_silent().await;
+    let server = start(&format!("http://{addr}"), ServerSettings::default()).await;
+    let (session, _) = initialize(&server.url, "2025-11-25").await;
+    let call = {
+        let (url, session) = (server.url.clone(), session.clone());
+        tokio::spawn(async move {
+            post(
+                &url,
+                Some(&session),
+                Some("2025-11-25"),
+                json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"name": "slow"}}),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!call.is_finished(), "the silent upstream never answers");
+    let (status, _, _) = post(
+        &server.url,
+        Some(&session),
+        Some("2025-11-25"),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": 41, "reason": "user gave up"}}),
+    )
+    .await;
+    assert_eq!(status, 202);
+    let (status, _, answer) = tokio::time::timeout(Duration::from_secs(3), call)
+        .await
+        .expect("the cancelled call is answered at once")
+        .expect("task");
+    assert_eq!(status, 200);
+    let answer = answer.expect("a JSON-RPC answer");
+    assert_eq!(answer["id"], 41);
+    assert_eq!(answer["error"]["message"], "request cancelled", "{answer}");
+    tokio::time::timeout(Duration::from_secs(3), closed_rx)
+        .await
+        .expect("the upstream connection was closed after the cancellation")
+        .expect("signal");
 }

@@ -1,0 +1,377 @@
+//! Direct answers on Streamable HTTP: `tools/call` and `tools/list`, the requests an agent
+//! makes over and over, answered in the connection's own task. Through the SDK each would
+//! cross a channel to the session's worker, a spawned handler and back, come out as an SSE
+//! stream, and then be read back into JSON by [`super::front`]; answered here, a call is
+//! the upstream request plus the work of mapping it.
+//!
+//! The SDK still owns the protocol around them: `initialize`, notifications, the GET
+//! stream, DELETE, and every request not taken here, which it answers as before. A request
+//! is taken only when the SDK would have served it the same way:
+//! - with `Mcp-Session-Id`: the session is open, has sent `notifications/initialized`,
+//!   and `MCP-Protocol-Version` (when present) is the version it negotiated;
+//! - without: a 2026-07-28 request whose `MCP-Protocol-Version`, `Mcp-Method` and
+//!   `Mcp-Name` headers agree with its body, and whose `_meta` carries the protocol
+//!   version, `clientInfo` and `clientCapabilities`;
+//! - it wants plain JSON (no `progressToken`), and its id is a string or an integer.
+//!
+//! The answer is built from the SDK's own types, so it is the JSON the SDK would send.
+//! `notifications/cancelled` for a request answered here cancels it, as the SDK would.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::{Body, Bytes};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Response, header};
+use rmcp::model::{
+    ErrorData, JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId,
+    ServerResult,
+};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{CallRequest, Shared};
+use crate::telemetry::trace::TraceContext;
+use crate::upstream::CallContext;
+
+const NEWEST: &str = "2026-07-28";
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// What is known of an initialize-based session from its handshake.
+#[derive(Debug, Clone)]
+struct Session {
+    client: Option<String>,
+    version: ProtocolVersion,
+    initialized: bool,
+}
+
+/// The client a request is answered for.
+struct Caller {
+    session: Option<Arc<str>>,
+    client: Option<String>,
+    version: ProtocolVersion,
+}
+
+/// The direct path (see the module documentation).
+pub(super) struct Direct {
+    shared: Arc<Shared>,
+    sessions: Arc<LocalSessionManager>,
+    known: Mutex<HashMap<Arc<str>, Session>>,
+    /// Calls answered here and still running, by session and request id.
+    running: Mutex<HashMap<(Arc<str>, String), CancellationToken>>,
+}
+
+fn text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn request_id(message: &Value) -> Option<RequestId> {
+    match message.get("id")? {
+        Value::String(id) => Some(RequestId::String(id.as_str().into())),
+        Value::Number(n) => n.as_i64().map(RequestId::Number),
+        _ => None,
+    }
+}
+
+/// The SDK's finishing touches for a result in `version`: 2026-07-28 results carry
+/// `resultType` and caching hints, older ones neither.
+fn finish(mut result: ServerResult, version: &ProtocolVersion) -> ServerResult {
+    if *version == ProtocolVersion::V_2026_07_28 {
+        result.fill_missing_cache_hints();
+    } else {
+        result.strip_result_type_for_legacy_peer();
+    }
+    result
+}
+
+fn json_response(body: Vec<u8>) -> Response<Body> {
+    let mut response = Response::new(Body::from(body));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn answer(id: RequestId, result: ServerResult) -> Response<Body> {
+    let message = JsonRpcResponse {
+        jsonrpc: JsonRpcVersion2_0,
+        id,
+        result,
+    };
+    json_response(serde_json::to_vec(&message).unwrap_or_default())
+}
+
+fn error(id: RequestId, error: ErrorData) -> Response<Body> {
+    let message = JsonRpcError {
+        jsonrpc: JsonRpcVersion2_0,
+        id: Some(id),
+        error,
+    };
+    json_response(serde_json::to_vec(&message).unwrap_or_default())
+}
+
+/// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` around a result serialized before.
+fn answer_serialized(id: &RequestId, result: &Bytes) -> Response<Body> {
+    let id = serde_json::to_vec(id).unwrap_or_default();
+    let mut body = Vec::with_capacity(result.len() + id.len() + 32);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    body.extend_from_slice(&id);
+    body.extend_from_slice(br#","result":"#);
+    body.extend_from_slice(result);
+    body.push(b'}');
+    json_response(body)
+}
+
+impl Direct {
+    pub(super) fn new(shared: Arc<Shared>, sessions: Arc<LocalSessionManager>) -> Direct {
+        Direct {
+            shared,
+            sessions,
+            known: Mutex::default(),
+            running: Mutex::default(),
+        }
+    }
+
+    /// Notes a session the SDK opened: `request` is the `initialize`, `response` its answer.
+    pub(super) async fn opened(&self, session: &str, request: &Value, response: &[u8]) {
+        let Ok(answer) = serde_json::from_slice::<Value>(response) else {
+            return;
+        };
+        let Some(version) = answer
+            .pointer("/result/protocolVersion")
+            .and_then(|v| serde_json::from_value::<ProtocolVersion>(v.clone()).ok())
+        else {
+            return;
+        };
+        let client = request
+            .pointer("/params/clientInfo/name")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let open = self.sessions.sessions.read().await;
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        // Sessions that ended without a DELETE (expired, or the client went away).
+        known.retain(|id, _| open.contains_key(id));
+        known.insert(
+            session.into(),
+            Session {
+                client,
+                version,
+                initialized: false,
+            },
+        );
+    }
+
+    /// A session's `notifications/initialized`.
+    pub(super) fn initialized(&self, session: &str) {
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = known.get_mut(session) {
+            entry.initialized = true;
+        }
+    }
+
+    /// A session's DELETE.
+    pub(super) fn closed(&self, session: &str) {
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        known.remove(session);
+    }
+
+    /// A session's `notifications/cancelled`: cancels the call when it is running here.
+    pub(super) fn cancel(&self, session: &str, notification: &Value) {
+        let Some(id) = notification.pointer("/params/requestId") else {
+            return;
+        };
+        let key = (Arc::<str>::from(session), id.to_string());
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(token) = running.get(&key) {
+            token.cancel();
+        }
+    }
+
+    /// Who is calling, when the request is one to answer here.
+    async fn caller(&self, headers: &HeaderMap, message: &Value, method: &str) -> Option<Caller> {
+        let header_version = text(headers, "mcp-protocol-version");
+        if let Some(session) = text(headers, "mcp-session-id") {
+            let entry = {
+                let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+                known.get(session).cloned()?
+            };
+            if !entry.initialized
+                || header_version.is_some_and(|v| v != entry.version.as_str())
+                || message.pointer("/params/_meta").is_some_and(|meta| {
+                    meta.get(META_VERSION).is_some() || meta.get("progressToken").is_some()
+                })
+            {
+                return None;
+            }
+            let id = {
+                let open = self.sessions.sessions.read().await;
+                open.get_key_value(session)?.0.clone()
+            };
+            return Some(Caller {
+                session: Some(id),
+                client: entry.client,
+                version: entry.version,
+            });
+        }
+        let meta = message.pointer("/params/_meta")?.as_object()?;
+        let agrees = header_version == Some(NEWEST)
+            && meta.get(META_VERSION).and_then(Value::as_str) == Some(NEWEST)
+            && text(headers, "mcp-method") == Some(method)
+            && meta.get(META_CAPABILITIES).is_some_and(Value::is_object)
+            && !meta.contains_key("progressToken");
+        let client = meta.get(META_CLIENT)?;
+        let name = client.get("name")?.as_str()?;
+        client.get("version")?.as_str()?;
+        if !agrees {
+            return None;
+        }
+        if method == "tools/call"
+            && text(headers, "mcp-name") != message.pointer("/params/name").and_then(Value::as_str)
+        {
+            return None;
+        }
+        Some(Caller {
+            session: None,
+            client: Some(name.to_string()),
+            version: ProtocolVersion::V_2026_07_28,
+        })
+    }
+
+    /// The answer to `message` when it is a request answered here; `None` leaves it to
+    /// the SDK.
+    pub(super) async fn try_answer(
+        &self,
+        parts: &Parts,
+        message: &mut Value,
+    ) -> Option<Response<Body>> {
+        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return None;
+        }
+        let method = match message.get("method").and_then(Value::as_str)? {
+            "tools/call" => "tools/call",
+            "tools/list" => "tools/list",
+            _ => return None,
+        };
+        let id = request_id(message)?;
+        let caller = self.caller(&parts.headers, message, method).await?;
+        match method {
+            "tools/list" => self.list(parts, message, id, caller),
+            _ => Some(self.call(parts, message, id, caller).await),
+        }
+    }
+
+    fn list(
+        &self,
+        _parts: &Parts,
+        message: &Value,
+        id: RequestId,
+        caller: Caller,
+    ) -> Option<Response<Body>> {
+        let cursor = match message.pointer("/params/cursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(cursor)) => Some(cursor.as_str()),
+            Some(_) => return None,
+        };
+        let snapshot = self.shared.current();
+        let view = snapshot.view(caller.client.as_deref(), Some(&caller.version));
+        let key = cursor.unwrap_or("").to_string();
+        let cached = view
+            .wire_pages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        if let Some(page) = cached {
+            return Some(answer_serialized(&id, &page));
+        }
+        match self.shared.list_page(&view, cursor) {
+            Ok(page) => {
+                let result = finish(ServerResult::ListToolsResult(page), &caller.version);
+                let bytes = Bytes::from(serde_json::to_vec(&result).unwrap_or_default());
+                view.wire_pages
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key, bytes.clone());
+                Some(answer_serialized(&id, &bytes))
+            }
+            Err(e) => Some(error(id, e)),
+        }
+    }
+
+    async fn call(
+        &self,
+        parts: &Parts,
+        message: &mut Value,
+        id: RequestId,
+        caller: Caller,
+    ) -> Response<Body> {
+        let params = message.get_mut("params").map(Value::take);
+        let (name, arguments, meta) = match params {
+            Some(Value::Object(mut params)) => {
+                let name = match params.remove("name") {
+                    Some(Value::String(name)) => name,
+                    _ => return error(id, ErrorData::invalid_params("missing tool name", None)),
+                };
+                let arguments = match params.remove("arguments") {
+                    None | Some(Value::Null) => serde_json::Map::new(),
+                    Some(Value::Object(arguments)) => arguments,
+                    Some(_) => {
+                        return error(
+                            id,
+                            ErrorData::invalid_params("arguments must be an object", None),
+                        );
+                    }
+                };
+                (name, arguments, params.remove("_meta"))
+            }
+            _ => return error(id, ErrorData::invalid_params("missing params", None)),
+        };
+        let mut incoming = CallContext::from_headers(&parts.headers);
+        let meta_text = |key: &str| meta.as_ref()?.get(key)?.as_str();
+        if let Some(trace) = meta_text("traceparent")
+            .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))
+        {
+            incoming.trace = Some(trace);
+        }
+        let cancelled = CancellationToken::new();
+        let key = caller.session.as_ref().map(|session| {
+            (
+                session.clone(),
+                serde_json::to_string(&id).unwrap_or_default(),
+            )
+        });
+        if let Some(key) = &key {
+            self.running
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key.clone(), cancelled.clone());
+        }
+        let request = CallRequest {
+            name: &name,
+            arguments,
+            client: caller.client.as_deref(),
+            version: Some(&caller.version),
+            incoming,
+        };
+        let outcome = self.shared.call(request, &cancelled, None).await;
+        if let Some(key) = &key {
+            self.running
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(key);
+        }
+        match outcome {
+            Ok((result, _)) => answer(
+                id,
+                finish(ServerResult::CallToolResult(result), &caller.version),
+            ),
+            // A cancelled call too: the POST still needs an answer, and "request
+            // cancelled" says what happened.
+            Err(e) => error(id, e),
+        }
+    }
+}
