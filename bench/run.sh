@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# Load benchmark (issue #8): restmcp's tools/call against the same upstream called directly.
+#
+#   bash bench/run.sh                 # 10 s per measurement
+#   DURATION=30 bash bench/run.sh     # longer runs
+#   RESTMCP_BIN=path/to/restmcp bash bench/run.sh   # skip the release build
+#
+# 1. Starts nginx on 127.0.0.1 answering GET /items/{id} with a fixed JSON body (the
+#    upstream), and `restmcp serve` on 127.0.0.1 with bench/items.yaml pointed at it.
+# 2. With wrk (bench/call.lua): the upstream directly, then tools/call getItem through
+#    restmcp over Streamable HTTP with a session (2025-11-25) and stateless (2026-07-28),
+#    each at 1 and 32 requests in flight. Prints calls/s, p50 and p99, and the ratios.
+#    restmcp's /metrics must count every call as ok, or the run fails.
+# 3. stdio: a pipelined client (bench/stdio.py) keeps 32 calls in flight over stdin.
+# 4. tools/list of the GitHub API over HTTP (bench/list_http.py), cold and warm.
+# 5. Start-up (bench/startup.py): process start to the first complete tools/list, the warm
+#    tools/list, and peak RSS, for Petstore and, when ../shared/specs is there, Stripe and
+#    GitHub.
+#
+# nginx and wrk are installed from Debian's packages when missing (needs root and apt-get).
+# Everything listens on and talks to 127.0.0.1 only, and all of it stops on exit.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+duration="${DURATION:-10}"
+python="${PYTHON:-python3}"
+
+say() { echo "bench: $*" >&2; }
+die() { echo "bench: $*" >&2; exit 1; }
+
+# --- tools ---------------------------------------------------------------------------------
+
+apt_install() {
+    [[ $(id -u) -eq 0 ]] || die "$1 is missing and installing it needs root"
+    command -v apt-get >/dev/null || die "$1 is missing and there is no apt-get"
+    local policy=/usr/sbin/policy-rc.d placed=""
+    # Keeps the nginx package from starting its own service on port 80.
+    if [[ ! -e $policy ]]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod 755 "$policy"; placed=1
+    fi
+    say "installing $* from the Debian packages"
+    local ok=""
+    for package in "$@"; do
+        if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            -o Dpkg::Use-Pty=0 "$package" >/dev/null 2>&1; then ok=1; break; fi
+    done
+    if [[ -z $ok ]]; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || true
+        for package in "$@"; do
+            if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                -o Dpkg::Use-Pty=0 "$package" >/dev/null 2>&1; then ok=1; break; fi
+        done
+    fi
+    [[ -z $placed ]] || rm -f "$policy"
+    [[ -n $ok ]] || die "could not install $*"
+}
+
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+[[ -x $nginx_bin ]] || { apt_install nginx-light nginx; nginx_bin=/usr/sbin/nginx; }
+command -v wrk >/dev/null || apt_install wrk
+
+if [[ -n ${RESTMCP_BIN:-} ]]; then
+    bin="$RESTMCP_BIN"; [[ "$bin" == /* ]] || bin="$root/$bin"
+else
+    say "building restmcp (release)"
+    cargo build --release --quiet
+    bin="$root/target/release/restmcp"
+fi
+
+# --- processes -----------------------------------------------------------------------------
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    [[ -f $work/nginx.pid ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+upstream_port="$(free_port)"
+# The body an items API might answer: about 200 bytes of JSON.
+body='{"id":42,"name":"Widget","price":9.99,"tags":["blue","small","metal"],"stock":{"berlin":12,"paris":0,"lisbon":7},"description":"A small blue metal widget for benchmarks."}'
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    client_body_temp_path $work/body;
+    proxy_temp_path $work/proxy;
+    fastcgi_temp_path $work/fastcgi;
+    uwsgi_temp_path $work/uwsgi;
+    scgi_temp_path $work/scgi;
+    server {
+        listen 127.0.0.1:$upstream_port;
+        location /items/ {
+            default_type application/json;
+            return 200 '$body';
+        }
+    }
+}
+NGINX
+"$nginx_bin" -c "$work/nginx.conf" -p "$work" || die "nginx did not start"
+
+mcp_port="$(free_port)"
+cat >"$work/config.toml" <<TOML
+[server]
+listen = "127.0.0.1:$mcp_port"
+max_in_flight_per_client = 0
+
+[apis.items]
+spec = "$root/bench/items.yaml"
+base_url = "http://127.0.0.1:$upstream_port"
+TOML
+"$bin" serve --config "$work/config.toml" >"$work/restmcp.log" 2>&1 &
+restmcp_pid=$!
+pids+=("$restmcp_pid")
+mcp="http://127.0.0.1:$mcp_port/mcp"
+for _ in $(seq 200); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$mcp_port/readyz" 2>/dev/null && break
+    sleep 0.05
+done
+curl -fsS -o /dev/null "http://127.0.0.1:$mcp_port/readyz" || { cat "$work/restmcp.log" >&2; die "restmcp did not become ready"; }
+
+# --- load ----------------------------------------------------------------------------------
+
+# wrk LABEL CONNECTIONS URL [env...]: prints "rps p50_ms p99_ms requests" and checks errors.
+run_wrk() {
+    local label="$1" connections="$2" url="$3" threads=1 out
+    shift 3
+    (( connections > 1 )) && threads=2
+    out="$(env "$@" wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s "$work/script.lua" "$url")"
+    echo "$out" >"$work/wrk-$label.txt"
+    if grep -q "Non-2xx\|Socket errors" <<<"$out"; then
+        echo "$out" >&2; die "$label: wrk saw errors"
+    fi
+    awk -v label="$label" '
+        function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+        $1 == "50%" { p50 = ms($2) } $1 == "99%" { p99 = ms($2) }
+        $1 == "Requests/sec:" { rps = $2 }
+        / requests in / { requests = $1 }
+        END { printf "%s %.0f %.3f %.3f %d\n", label, rps, p50, p99, requests }' <<<"$out"
+}
+
+ok_calls() {
+    curl -fsS "http://127.0.0.1:$mcp_port/metrics" |
+        awk '/^restmcp_tool_calls_total\{/ && /outcome="ok"/ { n += $NF } END { print n + 0 }'
+}
+# Calls that neither succeeded nor were cancelled (wrk drops its connections at the end of
+# a run, which cancels the calls then in flight).
+failed_calls() {
+    curl -fsS "http://127.0.0.1:$mcp_port/metrics" |
+        awk '/^restmcp_tool_calls_total\{/ && !/outcome="(ok|cancelled)"/ { n += $NF } END { print n + 0 }'
+}
+
+# A GET for the upstream; call.lua for restmcp.
+printf 'wrk.method = "GET"\n' >"$work/direct.lua"
+cp bench/call.lua "$work/call.lua"
+
+# The session for the 2025-11-25 runs.
+session="$(curl -fsS -D - -o /dev/null "$mcp" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wrk","version":"4"}}}' |
+    tr -d '\r' | awk -F': ' 'tolower($1) == "mcp-session-id" { print $2 }')"
+[[ -n $session ]] || die "initialize returned no session id"
+curl -fsS -o /dev/null "$mcp" -H 'Content-Type: application/json' -H "Mcp-Session-Id: $session" \
+    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2025-11-25' \
+    -d '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+# One call first, to see it works end to end.
+answer="$(curl -fsS "$mcp" -H 'Content-Type: application/json' -H "Mcp-Session-Id: $session" \
+    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2025-11-25' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getItem","arguments":{"id":42}}}')"
+grep -q '"structuredContent"' <<<"$answer" && ! grep -q '"isError":true' <<<"$answer" ||
+    die "a test call did not succeed: $answer"
+
+say "measuring ${duration}s each: upstream direct, restmcp session (2025-11-25), restmcp stateless (2026-07-28)"
+results=()
+for connections in 1 32; do
+    cp "$work/direct.lua" "$work/script.lua"
+    results+=("$(run_wrk "direct-c$connections" "$connections" "http://127.0.0.1:$upstream_port/items/42")")
+    cp "$work/call.lua" "$work/script.lua"
+    for mode in session stateless; do
+        before_ok="$(ok_calls)"; before_failed="$(failed_calls)"
+        if [[ $mode == session ]]; then
+            line="$(run_wrk "$mode-c$connections" "$connections" "$mcp" MCP_SESSION="$session")"
+        else
+            line="$(run_wrk "$mode-c$connections" "$connections" "$mcp" MCP_SESSION=)"
+        fi
+        results+=("$line")
+        ok=$(( $(ok_calls) - before_ok )); failed=$(( $(failed_calls) - before_failed ))
+        requests="$(awk '{ print $5 }' <<<"$line")"
+        (( failed == 0 )) || die "$mode-c$connections: $failed calls did not succeed (see /metrics)"
+        (( ok >= requests )) || die "$mode-c$connections: wrk counted $requests answers, restmcp $ok ok calls"
+    done
+done
+rss_serve="$(awk '/VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$restmcp_pid/status")"
+
+# --- stdio ---------------------------------------------------------------------------------
+
+cat >"$work/stdio.toml" <<TOML
+[apis.items]
+spec = "$root/bench/items.yaml"
+base_url = "http://127.0.0.1:$upstream_port"
+TOML
+stdio_line="$("$python" bench/stdio.py "$bin" "$work/stdio.toml" "$duration")"
+
+# --- tools/list of a large API over HTTP -----------------------------------------------------
+
+list_line="tools/list over HTTP: skipped (../shared/specs/real/github.json not found)"
+github="$root/../shared/specs/real/github.json"
+if [[ -f $github ]]; then
+    list_port="$(free_port)"
+    cat >"$work/github.toml" <<TOML
+[server]
+listen = "127.0.0.1:$list_port"
+
+[apis.github]
+spec = "$github"
+base_url = "http://127.0.0.1:$upstream_port"
+TOML
+    "$bin" serve --config "$work/github.toml" >"$work/github.log" 2>&1 &
+    github_pid=$!
+    pids+=("$github_pid")
+    for _ in $(seq 300); do
+        [[ "$(curl -s "http://127.0.0.1:$list_port/readyz" 2>/dev/null)" == ready* ]] && break
+        sleep 0.05
+    done
+    list_line="$("$python" bench/list_http.py "http://127.0.0.1:$list_port/mcp") (GitHub)"
+    kill "$github_pid" 2>/dev/null || true
+fi
+
+# --- report --------------------------------------------------------------------------------
+
+specs=("petstore=$root/specs/petstore.yaml")
+for name in stripe github; do
+    [[ -f $root/../shared/specs/real/$name.json ]] && specs+=("$name=$root/../shared/specs/real/$name.json")
+done
+"$python" bench/startup.py "$bin" "${specs[@]}" --runs 5 >"$work/startup.txt"
+
+"$python" - "$rss_serve" "$stdio_line" "$list_line" "$work/startup.txt" "${results[@]}" <<'PY'
+import json, sys
+rss, stdio, list_line, startup_file, *lines = sys.argv[1:]
+rows = {}
+for line in lines:
+    label, rps, p50, p99, requests = line.split()
+    rows[label] = (float(rps), float(p50), float(p99))
+print(f"{'':<22}{'calls/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs direct':>12}")
+for c in (1, 32):
+    direct = rows[f"direct-c{c}"]
+    print(f"{'upstream direct':<16} c{c:<4}{direct[0]:>10.0f}{direct[1]:>10.3f}{direct[2]:>10.3f}")
+    for mode in ("session", "stateless"):
+        r = rows[f"{mode}-c{c}"]
+        ratio = f"{100 * r[0] / direct[0]:.0f}% rps" if c > 1 else f"+{r[1] - direct[1]:.3f} ms"
+        print(f"{'restmcp ' + mode:<16} c{c:<4}{r[0]:>10.0f}{r[1]:>10.3f}{r[2]:>10.3f}{ratio:>12}")
+print(f"restmcp serve peak RSS: {rss} MB")
+print(stdio)
+print(list_line)
+lines = open(startup_file).read().splitlines()
+for line in lines[:-1]:
+    print(line)
+PY
