@@ -252,11 +252,11 @@ pub fn budget(catalog: &Catalog, api: &str) -> crate::catalog::report::Budget {
     let pinned_bytes: usize = tools
         .iter()
         .filter(|tool| listing.is_some_and(|l| l.pinned.contains(&tool.name)))
-        .map(|tool| tool.to_mcp().to_string().len() + 1)
+        .map(|tool| json_len(&tool.mcp()) + 1)
         .sum();
     let all_bytes = tools
         .iter()
-        .map(|tool| tool.to_mcp().to_string().len() + 1)
+        .map(|tool| json_len(&tool.mcp()) + 1)
         .sum();
     let apis = [(api.to_string(), tools.len())];
     let bytes = |definitions: Vec<Value>| -> usize {
@@ -467,17 +467,47 @@ fn meta_definitions(catalog: &Catalog, names: &Names, apis: &[(String, usize)]) 
 /// Bytes of the `tools/list` result this catalog is served with (`{"tools":[…]}`).
 pub fn served_list_bytes(catalog: &Catalog) -> usize {
     let discovery = Discovery::new(catalog);
-    let listed: Vec<Value> = discovery
+    /// Each entry serialized as it is, so no copy of the schemas is made just to be measured
+    /// (a `Value` copy of GitHub's list peaked at 65 MB).
+    #[derive(serde::Serialize)]
+    #[serde(untagged)]
+    enum Entry<'a> {
+        Definition(&'a Value),
+        Tool(crate::catalog::McpTool<'a>),
+    }
+    #[derive(serde::Serialize)]
+    struct List<'a> {
+        tools: Vec<Entry<'a>>,
+    }
+    let tools = discovery
         .definitions()
         .iter()
-        .cloned()
+        .map(Entry::Definition)
         .chain(
             catalog
                 .tools()
                 .iter()
                 .filter(|tool| catalog.is_listed(tool))
-                .map(Tool::to_mcp),
+                .map(|tool| Entry::Tool(tool.mcp())),
         )
         .collect();
-    json!({ "tools": listed }).to_string().len()
+    json_len(&List { tools })
+}
+
+/// Length of `value` as compact JSON, counted without building the text.
+fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail, and plain data always serializes.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
