@@ -85,7 +85,7 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
     if let Some(dir) = &config.specs_dir {
         inputs.dirs.push(dir.relative());
     }
-    let apis: Vec<(&String, LoadedApi)> = names
+    let mut apis: Vec<(&String, LoadedApi)> = names
         .into_iter()
         .zip(loaded)
         .filter_map(|(name, api)| api.map(|a| (name, a)))
@@ -141,6 +141,11 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
         })
         .collect();
     let (catalog, mut report) = catalog::build(&inputs_for_catalog, &config.tools)?;
+    // The parsed documents are the largest thing loading holds (50 MB for GitHub's 13 MB
+    // spec); the tools no longer need them, and what follows allocates.
+    for (_, api) in &mut apis {
+        api.docs = None;
+    }
     for (api_report, (_, loaded)) in report.apis.iter_mut().zip(&apis) {
         api_report.notes.extend(loaded.notes.iter().cloned());
         api_report.budget = Some(crate::discovery::budget(&catalog, &api_report.name));
