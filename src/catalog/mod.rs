@@ -173,8 +173,10 @@ struct McpToolList<'a> {
 pub struct Catalog {
     tools: Vec<Tool>,
     by_name: HashMap<String, usize>,
-    /// The whole `tools/list` result, serialized once when the catalog is built.
-    list_json: Arc<str>,
+    /// The whole `tools/list` result, serialized on first use: serving does not use it
+    /// (the MCP layer lists per client), and for GitHub's spec it is 5 MB held through
+    /// loading's peak.
+    list_json: std::sync::OnceLock<Arc<str>>,
     /// Each API's declared security schemes, by API name.
     security_schemes: HashMap<String, BTreeMap<String, SecurityScheme>>,
     /// How each API's tools are offered, by API name.
@@ -224,7 +226,8 @@ impl Catalog {
 
     /// The `tools/list` result, `{"tools": […]}`, as compact JSON.
     pub fn list_json(&self) -> &Arc<str> {
-        &self.list_json
+        self.list_json
+            .get_or_init(|| Catalog::serialize_list(&self.tools))
     }
 
     fn serialize_list(tools: &[Tool]) -> Arc<str> {
@@ -234,6 +237,24 @@ impl Catalog {
         // Serializing plain data into a String cannot fail.
         serde_json::to_string(&list).unwrap_or_default().into()
     }
+}
+
+/// Length of `value` as compact JSON, counted without building the text.
+pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail, and plain data always serializes.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 /// One API's loaded description and its settings.
@@ -358,8 +379,9 @@ pub fn build(
         }
         report.apis.push(api_report);
     }
-    catalog.list_json = Catalog::serialize_list(&catalog.tools);
-    report.list_bytes = catalog.list_json.len();
+    report.list_bytes = json_len(&McpToolList {
+        tools: catalog.tools.iter().map(Tool::mcp).collect(),
+    });
     Ok((catalog, report))
 }
 

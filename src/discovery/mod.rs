@@ -14,7 +14,7 @@ pub mod search;
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{Catalog, Tool, naming};
+use crate::catalog::{Catalog, Tool, json_len, naming};
 use crate::config::Discovery as Mode;
 use crate::upstream::{Content, ToolResult};
 use search::SearchIndex;
@@ -254,10 +254,7 @@ pub fn budget(catalog: &Catalog, api: &str) -> crate::catalog::report::Budget {
         .filter(|tool| listing.is_some_and(|l| l.pinned.contains(&tool.name)))
         .map(|tool| json_len(&tool.mcp()) + 1)
         .sum();
-    let all_bytes = tools
-        .iter()
-        .map(|tool| json_len(&tool.mcp()) + 1)
-        .sum();
+    let all_bytes = tools.iter().map(|tool| json_len(&tool.mcp()) + 1).sum();
     let apis = [(api.to_string(), tools.len())];
     let bytes = |definitions: Vec<Value>| -> usize {
         definitions
@@ -492,22 +489,4 @@ pub fn served_list_bytes(catalog: &Catalog) -> usize {
         )
         .collect();
     json_len(&List { tools })
-}
-
-/// Length of `value` as compact JSON, counted without building the text.
-fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Writing to a counter cannot fail, and plain data always serializes.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
 }
