@@ -464,7 +464,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
             }
             kept.push((op, std::mem::take(op_patches)));
         }
-        let ops: Vec<spec::Operation<'_>> = kept.iter().map(|(op, _)| (*op).clone()).collect();
+        let ops: Vec<&spec::Operation<'_>> = kept.iter().map(|(op, _)| *op).collect();
         let mut drafts: Vec<(Draft, &spec::Operation<'_>, Patches<'_>)> = Vec::new();
         for ((op, op_patches), result) in kept.into_iter().zip(synthesize_all(&cx, docs, &ops)) {
             match result {
@@ -675,13 +675,13 @@ fn patches_by_operation<'p>(
 fn synthesize_all(
     cx: &Context<'_>,
     docs: &DocumentSet,
-    operations: &[spec::Operation<'_>],
+    operations: &[&spec::Operation<'_>],
 ) -> Vec<Result<Draft, String>> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(8);
-    let run = |chunk: &[spec::Operation<'_>]| {
+    let run = |chunk: &[&spec::Operation<'_>]| {
         let mut graph = RefGraph::new(docs);
         chunk
             .iter()
