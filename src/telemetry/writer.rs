@@ -1,8 +1,9 @@
-//! The log writer: lines gathered in memory and written to stderr by a background thread
-//! every [`FLUSH_INTERVAL`], so a tool call's log line costs a copy rather than a `write`
-//! system call on the thread that served it. Warnings and errors, and anything logged
-//! before the flusher runs, go straight through (after what is pending, so order holds);
-//! [`flush`] empties the buffer at exit.
+//! The log writer. The one line per tool call (target `restmcp::call`, info level) is
+//! gathered in memory and written to stderr by a background thread every
+//! [`FLUSH_INTERVAL`], so it costs a copy rather than a `write` system call on the thread
+//! that served the call. Every other line, and any line before the flusher runs, goes
+//! straight through (after what is pending, so order holds); [`flush`] empties the buffer
+//! at exit.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -11,7 +12,10 @@ use std::time::Duration;
 
 use tracing_subscriber::fmt::MakeWriter;
 
-/// How long an info line may wait in memory.
+/// The target of the per-call log line.
+pub const CALL_TARGET: &str = "restmcp::call";
+
+/// How long a call's log line may wait in memory.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Past this many bytes pending, the next line writes everything at once.
@@ -68,7 +72,9 @@ impl<'a> MakeWriter<'a> for Stderr {
 
     fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Line {
         // Level order: ERROR < WARN < INFO < DEBUG < TRACE.
-        let buffered = *meta.level() >= tracing::Level::INFO && FLUSHING.load(Ordering::Acquire);
+        let buffered = meta.target() == CALL_TARGET
+            && *meta.level() >= tracing::Level::INFO
+            && FLUSHING.load(Ordering::Acquire);
         Line { through: !buffered }
     }
 }
