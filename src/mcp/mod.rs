@@ -82,12 +82,9 @@ impl Snapshot {
             .filter_map(|tool| {
                 // Cannot happen for what the catalog builds; if it ever does, say so rather
                 // than serve a tool list that silently lacks a tool.
-                let wire: Tool = match serde_json::from_value(tool.to_mcp()) {
-                    Ok(wire) => wire,
-                    Err(e) => {
-                        tracing::error!(tool = %tool.name, "tool left out of tools/list: {e}");
-                        return None;
-                    }
+                let Some(wire) = wire_tool(tool) else {
+                    tracing::error!(tool = %tool.name, "tool left out of tools/list: a schema is not an object");
+                    return None;
                 };
                 let wrapped = tool.route.output.as_ref().is_some_and(|o| o.wrapped);
                 Some((wire, wrapped))
@@ -205,6 +202,29 @@ impl Snapshot {
             _ => &self.tools,
         }
     }
+}
+
+/// A catalog tool as the SDK's `Tool`: the same as deserializing [`crate::catalog::Tool::to_mcp`],
+/// without serializing every schema to a JSON value and back (for GitHub's 1,223 tools that
+/// round trip was most of building a snapshot). `None` if a schema is not an object.
+fn wire_tool(tool: &crate::catalog::Tool) -> Option<Tool> {
+    let input = tool.input_schema.as_object()?.clone();
+    let output = match &tool.output_schema {
+        Some(schema) => Some(Arc::new(schema.as_object()?.clone())),
+        None => None,
+    };
+    let hints = tool.annotations;
+    let mut wire = Tool::new(tool.name.clone(), tool.description.clone(), input);
+    wire.title = tool.title.clone();
+    wire.output_schema = output;
+    wire.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
+        None,
+        Some(hints.read_only_hint),
+        Some(hints.destructive_hint),
+        Some(hints.idempotent_hint),
+        Some(hints.open_world_hint),
+    ));
+    Some(wire)
 }
 
 /// `{"type": "object", "properties": {"result": S}, "$defs": D}` → `S` with `$defs` `D`.
@@ -795,4 +815,52 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
         .strip_prefix("restmcp:")?
         .parse()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog(path: &std::path::Path) -> Catalog {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let source = crate::spec::SpecSource::File(path.to_path_buf());
+        let docs = runtime.block_on(crate::spec::load(&source)).expect("loads");
+        let input = crate::catalog::ApiInput::new("api", Some(&docs));
+        let settings = crate::config::ToolSettings::default();
+        crate::catalog::build(&[input], &settings)
+            .expect("builds")
+            .0
+    }
+
+    /// The direct conversion gives the same `Tool` as the JSON round trip it replaced, for
+    /// every tool of the shipped spec and of the large shared ones that are present.
+    #[test]
+    fn wire_tools_are_what_the_json_round_trip_gave() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut specs = vec![root.join("specs/petstore.yaml")];
+        for name in ["github", "stripe", "kubernetes"] {
+            let path = root.join(format!("../shared/specs/real/{name}.json"));
+            if path.exists() {
+                specs.push(path);
+            } else {
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "{} is missing",
+                    path.display()
+                );
+            }
+        }
+        for spec in specs {
+            let catalog = catalog(&spec);
+            assert!(!catalog.is_empty());
+            for tool in catalog.tools() {
+                let direct = wire_tool(tool).expect("object schemas");
+                let round_trip: Tool = serde_json::from_value(tool.to_mcp()).expect("a Tool");
+                assert_eq!(direct, round_trip, "{} in {}", tool.name, spec.display());
+            }
+        }
+    }
 }
