@@ -109,25 +109,35 @@ http {
 NGINX
 "$nginx_bin" -c "$work/nginx.conf" -p "$work" || die "nginx did not start"
 
-mcp_port="$(free_port)"
-cat >"$work/config.toml" <<TOML
+# start_restmcp NAME SPEC: serves SPEC as API NAME, calling the upstream, on a free port;
+# sets `port` and `pid` once it is ready.
+start_restmcp() {
+    local name="$1" spec="$2"
+    port="$(free_port)"
+    cat >"$work/$name.toml" <<TOML
 [server]
-listen = "127.0.0.1:$mcp_port"
+listen = "127.0.0.1:$port"
 max_in_flight_per_client = 0
 
-[apis.items]
-spec = "$root/bench/items.yaml"
+[apis.$name]
+spec = "$spec"
 base_url = "http://127.0.0.1:$upstream_port"
 TOML
-"$bin" serve --config "$work/config.toml" >"$work/restmcp.log" 2>&1 &
-restmcp_pid=$!
-pids+=("$restmcp_pid")
+    "$bin" serve --config "$work/$name.toml" >"$work/$name.log" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    for _ in $(seq 300); do
+        curl -fs -o /dev/null "http://127.0.0.1:$port/readyz" && return 0
+        sleep 0.05
+    done
+    cat "$work/$name.log" >&2
+    die "restmcp ($name) did not become ready"
+}
+
+start_restmcp items "$root/bench/items.yaml"
+mcp_port="$port"
+restmcp_pid="$pid"
 mcp="http://127.0.0.1:$mcp_port/mcp"
-for _ in $(seq 200); do
-    curl -fsS -o /dev/null "http://127.0.0.1:$mcp_port/readyz" 2>/dev/null && break
-    sleep 0.05
-done
-curl -fsS -o /dev/null "http://127.0.0.1:$mcp_port/readyz" || { cat "$work/restmcp.log" >&2; die "restmcp did not become ready"; }
 
 # --- load ----------------------------------------------------------------------------------
 
@@ -217,22 +227,9 @@ stdio_line="$("$python" bench/stdio.py "$bin" "$work/stdio.toml" "$duration")"
 list_line="tools/list over HTTP: skipped (../shared/specs/real/github.json not found)"
 github="$root/../shared/specs/real/github.json"
 if [[ -f $github ]]; then
-    list_port="$(free_port)"
-    cat >"$work/github.toml" <<TOML
-[server]
-listen = "127.0.0.1:$list_port"
-
-[apis.github]
-spec = "$github"
-base_url = "http://127.0.0.1:$upstream_port"
-TOML
-    "$bin" serve --config "$work/github.toml" >"$work/github.log" 2>&1 &
-    github_pid=$!
-    pids+=("$github_pid")
-    for _ in $(seq 300); do
-        [[ "$(curl -s "http://127.0.0.1:$list_port/readyz" 2>/dev/null)" == ready* ]] && break
-        sleep 0.05
-    done
+    start_restmcp github "$github"
+    list_port="$port"
+    github_pid="$pid"
     list_line="$("$python" bench/list_http.py "http://127.0.0.1:$list_port/mcp") (GitHub)"
     kill "$github_pid" 2>/dev/null || true
 fi

@@ -121,17 +121,29 @@ async fn post(
     version: Option<&str>,
     body: Value,
 ) -> (u16, reqwest::header::HeaderMap, Option<Value>) {
-    let client = reqwest::Client::new();
-    let mut request = client
+    let mut headers = Vec::new();
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    if let Some(version) = version {
+        headers.push(("MCP-Protocol-Version", version));
+    }
+    post_with(url, &headers, body).await
+}
+
+/// [`post`] with any headers, e.g. a 2026-07-28 request's.
+async fn post_with(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Value,
+) -> (u16, reqwest::header::HeaderMap, Option<Value>) {
+    let mut request = reqwest::Client::new()
         .post(url)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream")
         .body(body.to_string());
-    if let Some(session) = session {
-        request = request.header("Mcp-Session-Id", session);
-    }
-    if let Some(version) = version {
-        request = request.header("MCP-Protocol-Version", version);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
     let response = request.send().await.expect("request");
     let status = response.status().as_u16();
@@ -1088,29 +1100,6 @@ async fn a_call_in_flight_finishes_on_the_tool_set_it_started_with() {
     let _ = client.cancel().await;
 }
 
-/// The JSON-RPC message of `post` with extra headers, for 2026-07-28 requests.
-async fn post_with(url: &str, headers: &[(&str, &str)], body: Value) -> (u16, Option<Value>) {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(body.to_string());
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    let text = response.text().await.expect("body");
-    let message = text
-        .lines()
-        .rev()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(str::trim)
-        .find_map(|data| serde_json::from_str::<Value>(data).ok())
-        .or_else(|| serde_json::from_str(&text).ok());
-    (status, message)
-}
-
 /// `tools/call` and `tools/list` are answered without the SDK's session machinery when
 /// they want plain JSON; a request with a progress token still goes through the SDK. Both
 /// answers must be the same JSON, for a session and for a 2026-07-28 request, for
@@ -1183,8 +1172,8 @@ async fn direct_answers_are_the_answers_the_sdk_gives() {
         if method == "tools/call" {
             headers.push(("Mcp-Name", name.as_str()));
         }
-        let (status, direct) = post_with(&server.url, &headers, ask(false)).await;
-        let (_, sdk) = post_with(&server.url, &headers, ask(true)).await;
+        let (status, _, direct) = post_with(&server.url, &headers, ask(false)).await;
+        let (_, _, sdk) = post_with(&server.url, &headers, ask(true)).await;
         assert_eq!(status, 200, "{direct:?}");
         assert_eq!(direct, sdk, "{method} {params} as 2026-07-28");
     }
