@@ -259,18 +259,12 @@ impl Direct {
         let id = request_id(message)?;
         let caller = self.caller(&parts.headers, message, method).await?;
         match method {
-            "tools/list" => self.list(parts, message, id, caller),
+            "tools/list" => self.list(message, id, caller),
             _ => Some(self.call(parts, message, id, caller).await),
         }
     }
 
-    fn list(
-        &self,
-        _parts: &Parts,
-        message: &Value,
-        id: RequestId,
-        caller: Caller,
-    ) -> Option<Response<Body>> {
+    fn list(&self, message: &Value, id: RequestId, caller: Caller) -> Option<Response<Body>> {
         let cursor = match message.pointer("/params/cursor") {
             None | Some(Value::Null) => None,
             Some(Value::String(cursor)) => Some(cursor.as_str()),

@@ -440,7 +440,7 @@ impl Shared {
                         });
                     }
                     tracing::info!(
-                        target: "restmcp::call",
+                        target: crate::telemetry::writer::CALL_TARGET,
                         request_id = %request_id,
                         tool = %name,
                         outcome = "cancelled",
@@ -487,7 +487,7 @@ impl Shared {
             // MCP: an unknown tool is a protocol error with code -32602.
             Err(unknown) => {
                 tracing::info!(
-                    target: "restmcp::call",
+                    target: crate::telemetry::writer::CALL_TARGET,
                     request_id = %request_id,
                     tool = %name,
                     outcome = "unknown_tool",
@@ -747,7 +747,7 @@ fn record_call(
     macro_rules! line {
         ($level:ident) => {
             tracing::$level!(
-                target: "restmcp::call",
+                target: crate::telemetry::writer::CALL_TARGET,
                 request_id = %request_id,
                 tool = %tool,
                 api = %stats.api,
