@@ -390,6 +390,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     eprint!("{banner}");
     let served = server.await.map_err(anyhow::Error::new)?;
     served?;
+    crate::telemetry::writer::flush();
     eprintln!("restmcp: stopped");
     Ok(ExitCode::SUCCESS)
 }
