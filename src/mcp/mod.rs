@@ -422,32 +422,23 @@ impl Shared {
             PROGRESS_INTERVAL,
         );
         let mut waited: f64 = 0.0;
+        // Recorded as cancelled unless the call ends: by the client's notification, or by
+        // this future being dropped when the client closes its connection.
+        let mut unfinished = Unfinished {
+            metrics,
+            api: snapshot.catalog().get(&name).map(|t| t.route.api.as_str()),
+            tool: &name,
+            started,
+            request_id: &request_id,
+            trace_id: trace_id.as_deref(),
+            why: Some("tool call abandoned: the client went away"),
+        };
         let outcome = loop {
             tokio::select! {
                 outcome = &mut call => break outcome,
                 // Dropping `call` here drops the upstream request with it.
                 _ = cancelled.cancelled() => {
-                    let api = snapshot.catalog().get(&name).map(|t| t.route.api.as_str());
-                    if let Some(api) = api {
-                        metrics.record_call(&CallRecord {
-                            api,
-                            tool: &name,
-                            outcome: "cancelled",
-                            duration: started.elapsed(),
-                            upstream: None,
-                            bytes_sent: 0,
-                            bytes_received: 0,
-                        });
-                    }
-                    tracing::info!(
-                        target: crate::telemetry::writer::CALL_TARGET,
-                        request_id = %request_id,
-                        tool = %name,
-                        outcome = "cancelled",
-                        duration_ms = started.elapsed().as_secs_f64() * 1e3,
-                        trace_id = trace_id.as_deref(),
-                        "tool call cancelled by the client"
-                    );
+                    unfinished.why = Some("tool call cancelled by the client");
                     return Err(ErrorData::internal_error("request cancelled", None));
                 }
                 _ = ticks.tick(), if progress.is_some() => {
@@ -460,6 +451,8 @@ impl Shared {
                 }
             }
         };
+        unfinished.why = None;
+        drop(unfinished);
         match outcome {
             Ok(called) => {
                 record_call(
@@ -722,6 +715,47 @@ fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
         .get("name")?
         .as_str()
         .map(str::to_string)
+}
+
+/// A call that has not ended yet: if it is dropped so (cancelled, or its client gone), it
+/// is still counted and logged, as `cancelled`.
+struct Unfinished<'a> {
+    metrics: &'a Metrics,
+    /// None for a tool the catalog does not have (an unknown tool is not a call).
+    api: Option<&'a str>,
+    tool: &'a str,
+    started: std::time::Instant,
+    request_id: &'a str,
+    trace_id: Option<&'a str>,
+    /// The log message, or None once the call has ended.
+    why: Option<&'static str>,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        let (Some(why), Some(api)) = (self.why, self.api) else {
+            return;
+        };
+        let duration = self.started.elapsed();
+        self.metrics.record_call(&CallRecord {
+            api,
+            tool: self.tool,
+            outcome: "cancelled",
+            duration,
+            upstream: None,
+            bytes_sent: 0,
+            bytes_received: 0,
+        });
+        tracing::info!(
+            target: crate::telemetry::writer::CALL_TARGET,
+            request_id = %self.request_id,
+            tool = %self.tool,
+            outcome = "cancelled",
+            duration_ms = duration.as_secs_f64() * 1e3,
+            trace_id = self.trace_id,
+            "{why}"
+        );
+    }
 }
 
 /// The call's metrics and its one log line (never arguments, bodies or secrets).

@@ -1181,6 +1181,45 @@ async fn direct_answers_are_the_answers_the_sdk_gives() {
 
 /// `notifications/cancelled` for a call answered directly cancels it: the POST gets its
 /// answer at once and the upstream request is dropped.
+/// A client that closes its connection mid-call (a killed agent, a proxy timeout) ends
+/// the call: the upstream request is dropped, and the call is still counted and logged,
+/// as cancelled, in a session and stateless alike.
+#[tokio::test]
+async fn a_call_whose_client_goes_away_is_dropped_and_counted_as_cancelled() {
+    let (addr, closed_rx) = upstream::start_silent().await;
+    let server = start(&format!("http://{addr}"), ServerSettings::default()).await;
+    let (session, _) = initialize(&server.url, "2025-11-25").await;
+    let call = {
+        let (url, session) = (server.url.clone(), session.clone());
+        tokio::spawn(async move {
+            post(
+                &url,
+                Some(&session),
+                Some("2025-11-25"),
+                json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "slow"}}),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.shared.metrics().calls_in_flight(), 1);
+    call.abort();
+    tokio::time::timeout(Duration::from_secs(3), closed_rx)
+        .await
+        .expect("the upstream connection was closed when the client went away")
+        .expect("signal");
+    let counted = r#"restmcp_tool_calls_total{api="echo",tool="slow",outcome="cancelled"} 1"#;
+    for _ in 0..100 {
+        if server.shared.metrics().render(None).contains(counted) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let metrics = server.shared.metrics().render(None);
+    assert!(metrics.contains(counted), "{metrics}");
+    assert_eq!(server.shared.metrics().calls_in_flight(), 0);
+}
+
 #[tokio::test]
 async fn a_direct_call_is_cancelled_by_its_notification() {
     let (addr, closed_rx) = upstream::start_silent().await;
