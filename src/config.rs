@@ -396,6 +396,11 @@ pub struct ApiConfig {
     /// Retries of an idempotent call after a connection failure, 429 or 503.
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
+    /// Origins (`https://cdn.example.com`) this API's redirects may lead to. Redirects
+    /// within the API's own origin are always followed; to any other origin only when
+    /// listed here, since the request (and its credentials) would go there.
+    #[serde(default)]
+    pub follow_redirects: Vec<String>,
     /// Credentials per security scheme, keyed by the spec's scheme name (or a name of the
     /// config's own, with an explicit `type`).
     #[serde(default)]
@@ -1097,6 +1102,15 @@ impl Config {
                         key,
                         seconds.to_string(),
                         "must be between 0 and 3600 seconds",
+                    ));
+                }
+            }
+            for (index, origin) in api.follow_redirects.iter().enumerate() {
+                if let Err(problem) = crate::upstream::redirect_origin(origin) {
+                    return Err(invalid(
+                        format!("apis.{name}.follow_redirects[{index}]"),
+                        origin.clone(),
+                        &problem,
                     ));
                 }
             }

@@ -215,6 +215,7 @@ timeout_seconds = 0.5
 tool_timeouts = { findPetsByStatus = 3600, addPet = 12.5 }
 max_response_bytes = 0
 max_retries = 10
+follow_redirects = ["https://cdn.example.com", "http://127.0.0.1:8081"]
 forward_headers = ["X-Tenant", { from = "X-Upstream-Token", to = "Authorization" }]
 probe_path = "/health"
 discovery = "search"
@@ -335,6 +336,8 @@ include = []
         "prefix = \"pet prefix\"\n",
         "prefix = \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\n",
         "base_url = \"ftp://files.example.com\"\n",
+        "follow_redirects = [\"ftp://files.example.com\"]\n",
+        "follow_redirects = [\"https://user:pw@cdn.example.com\"]\n",
         "base_url = \"/api/v3\"\n",
         "include = { methods = [\"FETCH\"] }\n",
         // API tables that say too little

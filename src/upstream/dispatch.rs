@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::ToolResult;
 use super::auth::{Authenticator, CallContext};
 use super::request::{self, HttpRequest};
 use super::response::{self, HttpResponse};
 use super::validate::Validators;
+use super::{Content, ToolResult};
 use crate::catalog::{Catalog, Tool};
 use crate::config::{Config, RateLimit};
 use crate::http_client;
@@ -30,6 +30,9 @@ pub struct UpstreamSettings {
     /// Calls per second for each tool of the API.
     pub rate_limit: Option<RateLimit>,
     pub tool_rate_limits: HashMap<String, RateLimit>,
+    /// Origins besides the API's own that redirects may lead to (see
+    /// [`redirect_origin`]).
+    pub follow_redirects: Vec<String>,
 }
 
 impl Default for UpstreamSettings {
@@ -41,6 +44,7 @@ impl Default for UpstreamSettings {
             max_retries: 2,
             rate_limit: None,
             tool_rate_limits: HashMap::new(),
+            follow_redirects: Vec::new(),
         }
     }
 }
@@ -195,6 +199,11 @@ impl Dispatcher {
                         .iter()
                         .map(|(tool, limit)| (tool.clone(), *limit))
                         .collect(),
+                    follow_redirects: api
+                        .follow_redirects
+                        .iter()
+                        .filter_map(|origin| redirect_origin(origin).ok())
+                        .collect(),
                 };
                 (name.clone(), settings)
             })
@@ -220,11 +229,26 @@ impl Dispatcher {
                 Some((tool.name.clone(), Mutex::new(Bucket::new(limit))))
             })
             .collect();
+        let mut redirects: HashMap<String, Vec<String>> = HashMap::new();
+        for tool in catalog.tools() {
+            if let Some(settings) = apis.get(&tool.route.api)
+                && !settings.follow_redirects.is_empty()
+                && let Some(base) = tool.route.base_url.as_deref()
+                && let Ok(base) = redirect_origin(base)
+            {
+                let allowed = redirects.entry(base).or_default();
+                for origin in &settings.follow_redirects {
+                    if !allowed.contains(origin) {
+                        allowed.push(origin.clone());
+                    }
+                }
+            }
+        }
         Ok(Dispatcher {
             validators: Validators::new(catalog.len()),
             catalog,
             apis,
-            client: upstream_client()?,
+            client: upstream_client(redirects)?,
             auth: Authenticator::default(),
             buckets,
         })
@@ -407,6 +431,19 @@ impl Dispatcher {
                     "Cannot authenticate tool \"{name}\"; no request was sent: {problem}"
                 ))
             }
+            Ok(Ok(Ok(received))) if received.encoding.is_some() => {
+                stats.outcome = Outcome::of_status(received.status);
+                stats.status = Some(received.status);
+                ToolResult::error(format!(
+                    "upstream API \"{api}\" answered {} {} with {} {} and Content-Encoding \"{}\", \
+                     which restmcp does not decode (it asks for no encoding); the body was not read",
+                    tool.route.method,
+                    tool.route.path,
+                    received.status,
+                    received.reason,
+                    received.encoding.as_deref().unwrap_or_default(),
+                ))
+            }
             Ok(Ok(Ok(received))) => {
                 stats.outcome = Outcome::of_status(received.status);
                 stats.status = Some(received.status);
@@ -422,7 +459,12 @@ impl Dispatcher {
                     output: tool.route.output.as_ref(),
                     fields: &tool.route.response_fields,
                 };
-                response::to_result(api, &http, &shape, &|value| compiled.check_output(value))
+                let mut result =
+                    response::to_result(api, &http, &shape, &|value| compiled.check_output(value));
+                if let Some(note) = received.note(api) {
+                    append_note(&mut result, note);
+                }
+                result
             }
             Ok(Ok(Err(failure))) => {
                 stats.outcome = Outcome::Unreachable;
@@ -522,17 +564,84 @@ struct Received {
     content_type: Option<String>,
     body: Vec<u8>,
     omitted: u64,
+    /// A `Content-Encoding` other than `identity`: the body was not read.
+    encoding: Option<String>,
+    /// Where a redirect that was not followed leads, resolved against the request URL.
+    location: Option<url::Url>,
+    /// The origin the request went to last.
+    origin: String,
+    /// `Retry-After` of a 429 or 503, as sent.
+    retry_after: Option<String>,
+}
+
+impl Received {
+    /// What a model needs to act on an error the status alone does not explain.
+    fn note(&self, api: &str) -> Option<String> {
+        if let Some(location) = &self.location {
+            let target = location.origin().ascii_serialization();
+            return Some(if target == self.origin {
+                "It redirects again; restmcp follows at most 5 redirects.".to_string()
+            } else {
+                format!(
+                    "It redirects to another origin, {target}, which restmcp does not follow \
+                     unless apis.{api}.follow_redirects lists it."
+                )
+            });
+        }
+        let wait = self.retry_after.as_deref()?;
+        Some(format!(
+            "The upstream asked to wait before retrying: Retry-After: {wait}."
+        ))
+    }
+}
+
+/// Adds a sentence to the first text of an error result.
+fn append_note(result: &mut ToolResult, note: String) {
+    if let Some(Content::Text { text }) = result.content.first_mut() {
+        text.push('\n');
+        text.push_str(&note);
+    }
 }
 
 /// Reads at most `cap` bytes. Past the cap the rest is drained only to count it, and only
 /// up to 16 times the cap: beyond that the count is a lower bound and reading stops.
 async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, String> {
     let status = response.status();
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let header = |name: reqwest::header::HeaderName| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    };
+    let content_type = header(reqwest::header::CONTENT_TYPE);
+    let encoding = header(reqwest::header::CONTENT_ENCODING)
+        .filter(|e| !e.trim().is_empty() && !e.trim().eq_ignore_ascii_case("identity"));
+    let location = status
+        .is_redirection()
+        .then(|| header(reqwest::header::LOCATION))
+        .flatten()
+        .and_then(|l| response.url().join(&l).ok());
+    let retry_after = matches!(status.as_u16(), 429 | 503)
+        .then(|| header(reqwest::header::RETRY_AFTER))
+        .flatten()
+        .map(|v| v.chars().take(64).collect());
+    let origin = response.url().origin().ascii_serialization();
+    let mut received = Received {
+        status: status.as_u16(),
+        reason: status.canonical_reason().unwrap_or("").to_string(),
+        content_type,
+        body: Vec::new(),
+        omitted: 0,
+        encoding,
+        location,
+        origin,
+        retry_after,
+    };
+    // An encoded body is not read at all: restmcp would return it undecoded, and a
+    // compressed "bomb" would be read up to the cap for nothing.
+    if received.encoding.is_some() {
+        return Ok(received);
+    }
     let declared = response.content_length();
     let mut body = Vec::new();
     let mut omitted: u64 = 0;
@@ -555,13 +664,9 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
             }
         }
     }
-    Ok(Received {
-        status: status.as_u16(),
-        reason: status.canonical_reason().unwrap_or("").to_string(),
-        content_type,
-        body,
-        omitted,
-    })
+    received.body = body;
+    received.omitted = omitted;
+    Ok(received)
 }
 
 /// `Retry-After` in seconds (RFC 9110 §10.2.3; the HTTP-date form falls back to backoff),
@@ -582,17 +687,37 @@ fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(100 * 2u64.pow(attempt.min(6)))
 }
 
-/// The upstream client: pooled, keep-alive, no automatic decompression (so a compressed
-/// body cannot expand past the cap), and redirects followed only within the same origin,
-/// so an upstream cannot send a call (and its credentials) to another host.
-fn upstream_client() -> Result<reqwest::Client, String> {
+/// An origin as `follow_redirects` lists it: `scheme://host[:port]`, nothing else.
+pub fn redirect_origin(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("is not a URL ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("must be an http or https origin".to_string());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not hold credentials".to_string());
+    }
+    if url.query().is_some() || url.fragment().is_some() || url.path() != "/" {
+        return Err("must be an origin (scheme://host:port), without query or fragment".into());
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
+/// The upstream client: pooled, keep-alive, no automatic decompression (it asks for no
+/// encoding, and an encoded body is not read), and redirects followed only within the same
+/// origin or to the origins an API lists (`allowed`, keyed by the API's own origin), so an
+/// upstream cannot send a call (and its credentials) to another host.
+fn upstream_client(allowed: HashMap<String, Vec<String>>) -> Result<reqwest::Client, String> {
     http_client::install_crypto_provider();
-    let policy = reqwest::redirect::Policy::custom(|attempt| {
-        let same_origin = attempt
+    let policy = reqwest::redirect::Policy::custom(move |attempt| {
+        let start = attempt
             .previous()
             .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if same_origin && attempt.previous().len() < 5 {
+            .map(|first| first.origin().ascii_serialization());
+        let next = attempt.url().origin().ascii_serialization();
+        let permitted = start.as_ref().is_some_and(|start| {
+            *start == next || allowed.get(start).is_some_and(|list| list.contains(&next))
+        });
+        if permitted && attempt.previous().len() < 5 {
             attempt.follow()
         } else {
             attempt.stop()

@@ -13,7 +13,9 @@ pub mod response;
 pub mod validate;
 
 pub use auth::{Authenticator, CallContext};
-pub use dispatch::{CallStats, Called, Dispatcher, Outcome, UnknownTool, UpstreamSettings};
+pub use dispatch::{
+    CallStats, Called, Dispatcher, Outcome, UnknownTool, UpstreamSettings, redirect_origin,
+};
 
 use serde::Serialize;
 use serde_json::Value;

@@ -5,6 +5,7 @@ mod deploy;
 mod dialects;
 mod discovery;
 mod dispatch;
+mod faults;
 mod mcp;
 mod mock;
 mod overlays;
