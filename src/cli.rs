@@ -290,7 +290,9 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
     spawn_reloader(&config, global, &shared, inputs, &shutdown, &mut banner);
     crate::telemetry::writer::flush();
     eprint!("{banner}");
-    let served = mcp::stdio::serve(shared).await.map_err(anyhow::Error::msg);
+    let served = mcp::stdio::serve(shared, config.server.max_request_bytes)
+        .await
+        .map_err(anyhow::Error::msg);
     shutdown.cancel();
     served?;
     Ok(ExitCode::SUCCESS)

@@ -10,6 +10,12 @@
 //! - with `server.require_accept` off, a request whose `Accept` lacks JSON or SSE is served
 //!   instead of refused with 406.
 //!
+//! - a body that is not JSON, or not a JSON-RPC 2.0 message as MCP defines one (version
+//!   `"2.0"`, an id that is a string or an integer, a method name, object params), is
+//!   answered 400 with a JSON-RPC error without an id: -32700 or -32600 (rmcp says 415 in
+//!   plain text), and a request whose params are not an object (or whose `tools/list`
+//!   cursor is not a string) gets -32602;
+//!
 //! It is also where each JSON-RPC message is first read, so it counts them for the metrics,
 //! takes an [`Admission`] ticket for each request (429 past the client's limit) and keeps
 //! it until the response is sent, and counts open SSE streams.
@@ -29,6 +35,7 @@ use tower::{Service, ServiceExt as _};
 
 use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
+use super::jsonrpc::{check_message, failure_message};
 use crate::telemetry::metrics::Metrics;
 
 /// Wraps the MCP service (see the module documentation).
@@ -245,8 +252,30 @@ where
                 .map(str::to_string);
             let header_version = header_version.as_deref();
             let is_batch = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+            let is_json = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim_start().starts_with("application/json"));
+            let checked = if !is_batch && is_json {
+                let parsed = match serde_json::from_slice::<Value>(&bytes) {
+                    Ok(message) => message,
+                    Err(e) => {
+                        metrics.record_refusal("malformed");
+                        return Ok(rpc_failure(-32700, &format!("Parse error: {e}"), None));
+                    }
+                };
+                if let Err((code, problem, id)) = check_message(&parsed) {
+                    metrics.record_refusal("malformed");
+                    return Ok(rpc_failure(code, &problem, id));
+                }
+                Some(parsed)
+            } else {
+                None
+            };
             if !is_batch {
-                let mut message = serde_json::from_slice::<Value>(&bytes).ok();
+                // Without a JSON Content-Type the SDK refuses it (415); read it only to count.
+                let mut message = checked.or_else(|| serde_json::from_slice::<Value>(&bytes).ok());
                 let mut ticket: Option<Ticket> = None;
                 if let Some(message) = &message {
                     count_message(&metrics, message, header_version);
@@ -332,8 +361,13 @@ where
                     "JSON-RPC batches are not supported after protocol 2025-03-26",
                 ));
             }
-            let Ok(Value::Array(messages)) = serde_json::from_slice::<Value>(&bytes) else {
-                return Ok(rpc_error("the batch is not a JSON array"));
+            let messages = match serde_json::from_slice::<Value>(&bytes) {
+                Ok(Value::Array(messages)) => messages,
+                Ok(_) => return Ok(rpc_error("the batch is not a JSON array")),
+                Err(e) => {
+                    metrics.record_refusal("malformed");
+                    return Ok(rpc_failure(-32700, &format!("Parse error: {e}"), None));
+                }
             };
             if messages.is_empty() {
                 return Ok(rpc_error("an empty batch is not a valid request"));
@@ -360,6 +394,11 @@ where
             }
             let mut responses = Vec::new();
             for message in messages {
+                // Each member is answered on its own (JSON-RPC 2.0, "Batch").
+                if let Err((code, problem, id)) = check_message(&message) {
+                    responses.push(failure_message(code, &problem, id));
+                    continue;
+                }
                 let mut single = Request::builder()
                     .method(Method::POST)
                     .uri(parts.uri.clone())
@@ -479,6 +518,22 @@ fn messages_in(body: &[u8]) -> Vec<Value> {
         .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
         .filter(|message| message.get("id").is_some())
         .collect()
+}
+
+/// A JSON-RPC error. Input that is not a JSON-RPC message is refused with 400 (Streamable
+/// HTTP: input the server cannot accept gets an HTTP error status, and the body may be a
+/// JSON-RPC error); a request with bad params was accepted and is answered 200, as the
+/// handlers answer their own -32602 errors.
+fn rpc_failure(code: i64, message: &str, id: Option<Value>) -> Response<Body> {
+    let mut response = Response::new(Body::from(failure_message(code, message, id).to_string()));
+    if code != -32602 {
+        *response.status_mut() = StatusCode::BAD_REQUEST;
+    }
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 fn rpc_error(message: &str) -> Response<Body> {

@@ -12,6 +12,7 @@ pub mod admission;
 mod direct;
 mod front;
 pub mod http;
+mod jsonrpc;
 pub mod sse;
 pub mod stdio;
 pub mod view;

@@ -1,21 +1,202 @@
 //! MCP over stdio: newline-delimited JSON-RPC on stdin/stdout and nothing else on stdout
 //! (logs go to stderr), for desktop clients that start restmcp as a child process.
+//!
+//! Each line is checked before the SDK sees it, because the SDK answers a line that is not
+//! JSON or not a JSON-RPC message with an error that has no `id` member and drops a batch
+//! without a word. Here a bad line gets the JSON-RPC error it should (-32700, -32600, or
+//! -32602 for params of the wrong shape, with the id when it could be read), a line longer
+//! than `server.max_request_bytes` is refused without being held in memory, and a batch is
+//! accepted only from a client that negotiated 2025-03-26 (its members are then answered
+//! one line each). Either way the session goes on.
 
 use std::sync::Arc;
 
 use rmcp::ServiceExt as _;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
 
+use super::jsonrpc::{check_message, failure_message};
 use super::{McpServer, Shared};
 
-/// Serves until stdin closes or the client disconnects.
-pub async fn serve(shared: Arc<Shared>) -> Result<(), String> {
+/// Serves on stdin/stdout until stdin closes or the client disconnects.
+pub async fn serve(shared: Arc<Shared>, max_line: usize) -> Result<(), String> {
+    serve_on(shared, tokio::io::stdin(), tokio::io::stdout(), max_line).await
+}
+
+/// Serves one client on `input` and `output`.
+pub async fn serve_on<R, W>(
+    shared: Arc<Shared>,
+    input: R,
+    output: W,
+    max_line: usize,
+) -> Result<(), String>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_sdk, sdk_input) = tokio::io::duplex(64 * 1024);
+    let (sdk_output, from_sdk) = tokio::io::duplex(64 * 1024);
+    let (lines, outgoing) = mpsc::channel::<Vec<u8>>(64);
+    let writer = tokio::spawn(write_lines(outgoing, output));
+    let copier = tokio::spawn(copy_lines(from_sdk, lines.clone()));
+    let reader = tokio::spawn(read_lines(input, to_sdk, lines, max_line));
     let running = McpServer::new(shared)
-        .serve(rmcp::transport::stdio())
+        .serve((sdk_input, sdk_output))
         .await
-        .map_err(|e| format!("stdio session failed to start: {e}"))?;
-    running
-        .waiting()
-        .await
-        .map(|_| ())
-        .map_err(|e| format!("stdio session ended with an error: {e}"))
+        .map_err(|e| format!("stdio session failed to start: {e}"));
+    let served = match running {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("stdio session ended with an error: {e}")),
+        Err(e) => Err(e),
+    };
+    // The SDK's side is closed now: what it wrote is copied out, then the writer ends.
+    reader.abort();
+    let _ = copier.await;
+    let _ = writer.await;
+    served
+}
+
+/// Reads the client's lines, passes well-formed messages to the SDK and answers the rest.
+async fn read_lines<R, S>(input: R, mut to_sdk: S, errors: mpsc::Sender<Vec<u8>>, max_line: usize)
+where
+    R: AsyncRead + Unpin,
+    S: AsyncWrite + Unpin,
+{
+    let mut input = BufReader::new(input);
+    let mut batches_allowed = false;
+    loop {
+        let line = match read_line(&mut input, max_line).await {
+            Line::End => break,
+            Line::TooLong(bytes) => {
+                let problem = format!(
+                    "Invalid Request: a message of {bytes} bytes is over the limit of \
+                     {max_line} (server.max_request_bytes)"
+                );
+                let _ = errors.send(error_line(-32600, &problem, None)).await;
+                continue;
+            }
+            Line::Message(line) => line,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let message = match serde_json::from_slice::<Value>(&line) {
+            Ok(message) => message,
+            Err(e) => {
+                let _ = errors
+                    .send(error_line(-32700, &format!("Parse error: {e}"), None))
+                    .await;
+                continue;
+            }
+        };
+        let members = match message {
+            Value::Array(members) if batches_allowed && !members.is_empty() => members,
+            Value::Array(members) => {
+                let problem = if members.is_empty() {
+                    "Invalid Request: an empty batch"
+                } else {
+                    "Invalid Request: JSON-RPC batches are not supported after protocol 2025-03-26"
+                };
+                let _ = errors.send(error_line(-32600, problem, None)).await;
+                continue;
+            }
+            single => vec![single],
+        };
+        for member in members {
+            if let Err((code, problem, id)) = check_message(&member) {
+                let _ = errors.send(error_line(code, &problem, id)).await;
+                continue;
+            }
+            if member.get("method").and_then(Value::as_str) == Some("initialize") {
+                batches_allowed =
+                    member.pointer("/params/protocolVersion") == Some(&Value::from("2025-03-26"));
+            }
+            let mut bytes = serde_json::to_vec(&member).unwrap_or_default();
+            bytes.push(b'\n');
+            if to_sdk.write_all(&bytes).await.is_err() {
+                return;
+            }
+        }
+    }
+    let _ = to_sdk.shutdown().await;
+}
+
+enum Line {
+    Message(Vec<u8>),
+    /// The line was this long; it was read to its end and dropped.
+    TooLong(usize),
+    End,
+}
+
+/// One line without its newline, holding at most `max` bytes of it in memory.
+async fn read_line<R: AsyncBufReadExt + Unpin>(input: &mut R, max: usize) -> Line {
+    let mut line = Vec::new();
+    let mut dropped = 0usize;
+    loop {
+        let available = match input.fill_buf().await {
+            Ok([]) | Err(_) if line.is_empty() && dropped == 0 => return Line::End,
+            Ok([]) | Err(_) => break,
+            Ok(available) => available,
+        };
+        let (chunk, found) = match available.iter().position(|&b| b == b'\n') {
+            Some(end) => (&available[..end], true),
+            None => (available, false),
+        };
+        let used = chunk.len() + usize::from(found);
+        if dropped == 0 && line.len() + chunk.len() <= max {
+            line.extend_from_slice(chunk);
+        } else {
+            dropped += line.len() + chunk.len();
+            line.clear();
+        }
+        input.consume(used);
+        if found {
+            break;
+        }
+    }
+    if dropped > 0 {
+        Line::TooLong(dropped)
+    } else {
+        Line::Message(line)
+    }
+}
+
+fn error_line(code: i64, message: &str, id: Option<Value>) -> Vec<u8> {
+    let mut line = failure_message(code, message, id).to_string().into_bytes();
+    line.push(b'\n');
+    line
+}
+
+/// Copies the SDK's output, a line at a time, to the writer.
+async fn copy_lines<R: AsyncRead + Unpin>(from_sdk: R, lines: mpsc::Sender<Vec<u8>>) {
+    let mut from_sdk = BufReader::new(from_sdk);
+    loop {
+        let mut line = Vec::new();
+        match from_sdk.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                if lines.send(line).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Writes whole lines, from the SDK and from the checks, so they never interleave.
+async fn write_lines<W: AsyncWrite + Unpin>(mut lines: mpsc::Receiver<Vec<u8>>, mut output: W) {
+    while let Some(line) = lines.recv().await {
+        if output.write_all(&line).await.is_err() {
+            return;
+        }
+        // Flush once the queue is drained: a pipelining client gets its lines in batches.
+        if lines.is_empty() && output.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = output.flush().await;
 }

@@ -243,7 +243,7 @@ impl Metrics {
     }
 
     /// Counts an HTTP request refused before it reached MCP (`unauthorized`, `forbidden_host`,
-    /// `forbidden_origin`, `too_large`, `too_many_in_flight`, `not_ready`).
+    /// `forbidden_origin`, `too_large`, `malformed`, `too_many_in_flight`, `not_ready`).
     pub fn record_refusal(&self, reason: &'static str) {
         *lock(&self.refused).entry(reason).or_default() += 1;
     }

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, a module per feature (see DEVELOPERS.md).
 
+mod bad_input;
 mod cli;
 mod deploy;
 mod dialects;

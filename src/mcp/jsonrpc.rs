@@ -1,0 +1,70 @@
+//! What a well-formed JSON-RPC message is, for the transports to refuse the rest before
+//! the SDK sees it: JSON-RPC 2.0 as MCP narrows it (basic/index, "Messages"): an object with
+//! `"jsonrpc": "2.0"`, an id that is a string or an integer (never null), a method name,
+//! params that are an object. Both transports answer a failure the same way, with a
+//! JSON-RPC error that carries the id when it could be read.
+
+use serde_json::{Value, json};
+
+/// A problem found: the JSON-RPC error code, the message, and the id to answer with.
+pub(super) type Problem = (i64, String, Option<Value>);
+
+/// Whether `message` is a JSON-RPC 2.0 message as MCP uses them (basic/index "Messages"):
+/// else the error code, the problem, and the id to answer with when it could be read.
+pub(super) fn check_message(message: &Value) -> Result<(), Problem> {
+    let invalid = |problem: &str, id: Option<&Value>| {
+        Err((-32600, format!("Invalid Request: {problem}"), id.cloned()))
+    };
+    let Some(fields) = message.as_object() else {
+        return invalid("a JSON-RPC message is a JSON object", None);
+    };
+    let id = fields.get("id");
+    let valid_id = id.filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+    if id.is_some() && valid_id.is_none() {
+        return invalid(
+            &format!(
+                "the id must be a string or an integer (MCP allows no null id), not {}",
+                crate::spec::parse::json_kind(id.unwrap_or(&Value::Null))
+            ),
+            None,
+        );
+    }
+    if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid("\"jsonrpc\" must be \"2.0\"", valid_id);
+    }
+    let method = match fields.get("method") {
+        Some(Value::String(method)) => method.as_str(),
+        Some(_) => return invalid("the method must be a string", valid_id),
+        None if valid_id.is_some()
+            && (fields.contains_key("result") || fields.contains_key("error")) =>
+        {
+            return Ok(());
+        }
+        None => return invalid("a request or notification needs a method", valid_id),
+    };
+    let params = fields.get("params");
+    let wrong = |problem: &str| {
+        Err((
+            -32602,
+            format!("Invalid params: {problem}"),
+            valid_id.cloned(),
+        ))
+    };
+    match params {
+        None | Some(Value::Object(_)) => {}
+        Some(_) => return wrong("params must be an object"),
+    }
+    if method == "tools/list"
+        && params
+            .and_then(|p| p.get("cursor"))
+            .is_some_and(|cursor| !cursor.is_string() && !cursor.is_null())
+    {
+        return wrong("the cursor must be a string from a previous nextCursor");
+    }
+    Ok(())
+}
+
+/// A JSON-RPC error message; `id` when the request's could be read (else null).
+pub(super) fn failure_message(code: i64, message: &str, id: Option<Value>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": {"code": code, "message": message}})
+}
