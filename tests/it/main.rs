@@ -7,6 +7,7 @@ mod dialects;
 mod discovery;
 mod dispatch;
 mod faults;
+mod fuzz;
 mod mcp;
 mod mock;
 mod overlays;
