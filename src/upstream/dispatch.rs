@@ -512,8 +512,12 @@ impl Dispatcher {
             }
             let outcome = self.send(request).await;
             let wait = match &outcome {
+                // A wait longer than MAX_RETRY_WAIT is not shortened: the error quotes it.
                 Ok(response) if retryable && matches!(response.status().as_u16(), 429 | 503) => {
-                    Some(retry_after(response).unwrap_or(backoff(attempt)))
+                    match retry_after(response) {
+                        Some(asked) if asked > MAX_RETRY_WAIT => None,
+                        asked => Some(asked.unwrap_or(backoff(attempt))),
+                    }
                 }
                 Err(error) if retryable && error.is_connect() => Some(backoff(attempt)),
                 _ => None,
@@ -669,8 +673,7 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
     Ok(received)
 }
 
-/// `Retry-After` in seconds (RFC 9110 §10.2.3; the HTTP-date form falls back to backoff),
-/// capped.
+/// `Retry-After` in seconds (RFC 9110 §10.2.3; the HTTP-date form falls back to backoff).
 fn retry_after(response: &reqwest::Response) -> Option<Duration> {
     let seconds: u64 = response
         .headers()
@@ -680,7 +683,7 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
         .trim()
         .parse()
         .ok()?;
-    Some(Duration::from_secs(seconds).min(MAX_RETRY_WAIT))
+    Some(Duration::from_secs(seconds))
 }
 
 fn backoff(attempt: u32) -> Duration {

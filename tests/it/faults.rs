@@ -153,6 +153,11 @@ async fn misbehave(mut stream: TcpStream, busy: &AtomicUsize, redirect_to: Optio
             )
             .await;
         }
+        "/busy-long" => {
+            busy.fetch_add(1, Ordering::SeqCst);
+            let headers = format!("{json}\r\nRetry-After: 30");
+            answer(&mut stream, "429 Too Many Requests", &headers, b"{}").await;
+        }
         _ => answer(&mut stream, "404 Not Found", json, b"{}").await,
     }
 }
@@ -484,4 +489,31 @@ async fn a_429_is_retried_after_retry_after_when_safe_and_explained_when_not() {
         "{text}"
     );
     assert_eq!(upstream.busy_calls.load(Ordering::SeqCst), 3, "sent once");
+
+    // A GET asked to wait longer than restmcp waits is not retried early: the error says
+    // how long, at once.
+    let patient = UpstreamSettings {
+        timeout: Duration::from_secs(60),
+        ..settings()
+    };
+    let dispatcher = faults_dispatcher(&upstream, patient).await;
+    let started = Instant::now();
+    let result = dispatcher
+        .call("busyLong", Map::new(), &CallContext::default())
+        .await
+        .expect("known");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(result.is_error);
+    assert!(
+        result
+            .joined_text()
+            .ends_with("The upstream asked to wait before retrying: Retry-After: 30."),
+        "{}",
+        result.joined_text()
+    );
+    assert_eq!(upstream.busy_calls.load(Ordering::SeqCst), 4, "sent once");
 }
