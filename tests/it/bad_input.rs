@@ -53,6 +53,7 @@ async fn still_served(client: &Client, after: &str) {
 }
 
 async fn post(url: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, Option<Value>) {
+    restmcp::http_client::install_crypto_provider();
     let mut request = reqwest::Client::new()
         .post(url)
         .header("Content-Type", "application/json")
@@ -70,6 +71,31 @@ async fn post(url: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, Optio
             .find_map(|d| serde_json::from_str(d.trim()).ok())
     });
     (status, message)
+}
+
+/// Initializes a session with a raw POST; returns its id.
+async fn open_session(url: &str, version: &str) -> String {
+    restmcp::http_client::install_crypto_provider();
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": version, "capabilities": {},
+                           "clientInfo": {"name": "raw", "version": "1"}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .expect("initialize");
+    assert_eq!(response.status(), 200);
+    response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session id")
+        .to_string()
 }
 
 fn meta() -> Value {
@@ -98,28 +124,7 @@ async fn malformed_messages_over_http_get_their_errors_and_others_are_served() {
     let url = binary.url.clone();
     let other = healthy(&url).await;
 
-    let session = {
-        let response = reqwest::Client::new()
-            .post(&url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2025-11-25")
-            .body(
-                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                               "clientInfo": {"name": "raw", "version": "1"}}})
-                .to_string(),
-            )
-            .send()
-            .await
-            .expect("initialize");
-        response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .expect("a session id")
-            .to_string()
-    };
+    let session = open_session(&url, "2025-11-25").await;
     let in_session = [
         ("MCP-Protocol-Version", "2025-11-25"),
         ("Mcp-Session-Id", session.as_str()),
@@ -320,25 +325,7 @@ async fn malformed_messages_over_http_get_their_errors_and_others_are_served() {
 async fn a_batch_for_2025_03_26_answers_each_member_even_the_bad_ones() {
     let dir = project(&config(), &[]);
     let binary = Binary::start(dir.path()).await;
-    let response = reqwest::Client::new()
-        .post(&binary.url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": "2025-03-26", "capabilities": {},
-                           "clientInfo": {"name": "old", "version": "1"}}})
-            .to_string(),
-        )
-        .send()
-        .await
-        .expect("initialize");
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("session")
-        .to_string();
+    let session = open_session(&binary.url, "2025-03-26").await;
     let headers = [
         ("MCP-Protocol-Version", "2025-03-26"),
         ("Mcp-Session-Id", session.as_str()),

@@ -308,30 +308,29 @@ async fn a_refused_connection_is_an_error_at_once() {
     assert!(eventually(|| alive_tasks() <= tasks).await);
 }
 
-#[tokio::test]
-async fn an_upstream_that_never_answers_times_out() {
+/// A call whose upstream stops answering ends at the timeout with an error naming it.
+async fn times_out(tool: &str, path: &str) {
     let upstream = Faulty::start(None).await;
     let dispatcher = faults_dispatcher(&upstream, settings()).await;
-    let (result, took) = call_with_bystanders(&dispatcher, &upstream, "hang").await;
+    let (result, took) = call_with_bystanders(&dispatcher, &upstream, tool).await;
     assert!(took >= TIMEOUT, "{took:?}");
     assert!(result.is_error);
     assert_eq!(
         result.joined_text(),
-        "upstream API \"echo\" did not answer GET /hang within 0.8 s; the call was abandoned"
+        format!(
+            "upstream API \"echo\" did not answer GET {path} within 0.8 s; the call was abandoned"
+        )
     );
 }
 
 #[tokio::test]
+async fn an_upstream_that_never_answers_times_out() {
+    times_out("hang", "/hang").await;
+}
+
+#[tokio::test]
 async fn a_body_that_stalls_after_the_headers_times_out() {
-    let upstream = Faulty::start(None).await;
-    let dispatcher = faults_dispatcher(&upstream, settings()).await;
-    let (result, took) = call_with_bystanders(&dispatcher, &upstream, "stallBody").await;
-    assert!(took >= TIMEOUT, "{took:?}");
-    assert!(result.is_error);
-    assert_eq!(
-        result.joined_text(),
-        "upstream API \"echo\" did not answer GET /stall-body within 0.8 s; the call was abandoned"
-    );
+    times_out("stallBody", "/stall-body").await;
 }
 
 #[tokio::test]

@@ -1181,6 +1181,25 @@ async fn direct_answers_are_the_answers_the_sdk_gives() {
 
 /// `notifications/cancelled` for a call answered directly cancels it: the POST gets its
 /// answer at once and the upstream request is dropped.
+/// A 2025-11-25 `tools/call` of `slow` (which the silent upstream never answers), sent in
+/// a task of its own.
+fn spawn_slow_call(
+    server: &Server,
+    session: &str,
+    id: u64,
+) -> tokio::task::JoinHandle<(u16, reqwest::header::HeaderMap, Option<Value>)> {
+    let (url, session) = (server.url.clone(), session.to_string());
+    tokio::spawn(async move {
+        post(
+            &url,
+            Some(&session),
+            Some("2025-11-25"),
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "slow"}}),
+        )
+        .await
+    })
+}
+
 /// A client that closes its connection mid-call (a killed agent, a proxy timeout) ends
 /// the call: the upstream request is dropped, and the call is still counted and logged,
 /// as cancelled, in a session and stateless alike.
@@ -1189,18 +1208,7 @@ async fn a_call_whose_client_goes_away_is_dropped_and_counted_as_cancelled() {
     let (addr, closed_rx) = upstream::start_silent().await;
     let server = start(&format!("http://{addr}"), ServerSettings::default()).await;
     let (session, _) = initialize(&server.url, "2025-11-25").await;
-    let call = {
-        let (url, session) = (server.url.clone(), session.clone());
-        tokio::spawn(async move {
-            post(
-                &url,
-                Some(&session),
-                Some("2025-11-25"),
-                json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "slow"}}),
-            )
-            .await
-        })
-    };
+    let call = spawn_slow_call(&server, &session, 5);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(server.shared.metrics().calls_in_flight(), 1);
     call.abort();
@@ -1225,18 +1233,7 @@ async fn a_direct_call_is_cancelled_by_its_notification() {
     let (addr, closed_rx) = upstream::start_silent().await;
     let server = start(&format!("http://{addr}"), ServerSettings::default()).await;
     let (session, _) = initialize(&server.url, "2025-11-25").await;
-    let call = {
-        let (url, session) = (server.url.clone(), session.clone());
-        tokio::spawn(async move {
-            post(
-                &url,
-                Some(&session),
-                Some("2025-11-25"),
-                json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"name": "slow"}}),
-            )
-            .await
-        })
-    };
+    let call = spawn_slow_call(&server, &session, 41);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!call.is_finished(), "the silent upstream never answers");
     let (status, _, _) = post(
