@@ -93,6 +93,23 @@ where
                 continue;
             }
         };
+        // A single message goes on as the client wrote it; batch members are re-written.
+        if !message.is_array() {
+            if let Err((code, problem, id)) = check_message(&message) {
+                let _ = errors.send(error_line(code, &problem, id)).await;
+                continue;
+            }
+            if message.get("method").and_then(Value::as_str) == Some("initialize") {
+                batches_allowed =
+                    message.pointer("/params/protocolVersion") == Some(&Value::from("2025-03-26"));
+            }
+            let mut line = line;
+            line.push(b'\n');
+            if to_sdk.write_all(&line).await.is_err() {
+                return;
+            }
+            continue;
+        }
         let members = match message {
             Value::Array(members) if batches_allowed && !members.is_empty() => members,
             Value::Array(members) => {
@@ -104,16 +121,12 @@ where
                 let _ = errors.send(error_line(-32600, problem, None)).await;
                 continue;
             }
-            single => vec![single],
+            _ => continue,
         };
         for member in members {
             if let Err((code, problem, id)) = check_message(&member) {
                 let _ = errors.send(error_line(code, &problem, id)).await;
                 continue;
-            }
-            if member.get("method").and_then(Value::as_str) == Some("initialize") {
-                batches_allowed =
-                    member.pointer("/params/protocolVersion") == Some(&Value::from("2025-03-26"));
             }
             let mut bytes = serde_json::to_vec(&member).unwrap_or_default();
             bytes.push(b'\n');

@@ -420,12 +420,19 @@ async fn a_flood_of_notifications_is_absorbed_while_another_client_is_served() {
     let _ = other.cancel().await;
 }
 
-#[tokio::test]
-async fn bad_lines_on_stdio_get_their_errors_and_the_session_goes_on() {
-    let dir = project(&config(), &[]);
+type StdoutLines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
+
+/// `restmcp stdio` in `dir`, with its stdin and its stdout read by lines.
+fn spawn_stdio(
+    dir: &std::path::Path,
+) -> (
+    tokio::process::Child,
+    tokio::process::ChildStdin,
+    StdoutLines,
+) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
         .arg("stdio")
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env_remove("RESTMCP_CONFIG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -433,8 +440,29 @@ async fn bad_lines_on_stdio_get_their_errors_and_the_session_goes_on() {
         .kill_on_drop(true)
         .spawn()
         .expect("spawn restmcp stdio");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    (child, stdin, stdout)
+}
+
+/// The next `count` lines of stdout, each a JSON message, each within 10 s.
+async fn read_answers(stdout: &mut StdoutLines, count: usize) -> Vec<Value> {
+    let mut answers = Vec::new();
+    while answers.len() < count {
+        let line = tokio::time::timeout(Duration::from_secs(10), stdout.next_line())
+            .await
+            .expect("an answer for each line within 10 s")
+            .expect("read")
+            .expect("a line before stdout closes");
+        answers.push(serde_json::from_str::<Value>(&line).expect("every stdout line is JSON"));
+    }
+    answers
+}
+
+#[tokio::test]
+async fn bad_lines_on_stdio_get_their_errors_and_the_session_goes_on() {
+    let dir = project(&config(), &[]);
+    let (mut child, mut stdin, mut stdout) = spawn_stdio(dir.path());
     let huge = format!(
         r#"{{"jsonrpc":"2.0","id":90,"method":"ping","params":{{"pad":"{}"}}}}"#,
         "x".repeat(LIMIT * 3)
@@ -457,15 +485,7 @@ async fn bad_lines_on_stdio_get_their_errors_and_the_session_goes_on() {
         stdin.write_all(b"\n").await.expect("write");
     }
     stdin.flush().await.expect("flush");
-    let mut answers = Vec::new();
-    while answers.len() < 10 {
-        let line = tokio::time::timeout(Duration::from_secs(10), stdout.next_line())
-            .await
-            .expect("an answer for each line within 10 s")
-            .expect("read")
-            .expect("a line before stdout closes");
-        answers.push(serde_json::from_str::<Value>(&line).expect("every stdout line is JSON"));
-    }
+    let answers = read_answers(&mut stdout, 10).await;
     let codes = |id: Value| -> Vec<i64> {
         answers
             .iter()
@@ -506,4 +526,28 @@ async fn bad_lines_on_stdio_get_their_errors_and_the_session_goes_on() {
         .expect("exits when stdin closes")
         .expect("status");
     assert!(status.success(), "{status}");
+}
+
+#[tokio::test]
+async fn a_2025_03_26_client_may_batch_over_stdio_and_each_member_is_answered() {
+    let dir = project(&config(), &[]);
+    let (_child, mut stdin, mut stdout) = spawn_stdio(dir.path());
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3.5,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"tools/list"}]"#,
+    ];
+    for line in lines {
+        stdin.write_all(line.as_bytes()).await.expect("write");
+        stdin.write_all(b"\n").await.expect("write");
+    }
+    stdin.flush().await.expect("flush");
+    let answers = read_answers(&mut stdout, 4).await;
+    let by_id = |id: Value| answers.iter().find(|a| a["id"] == id).cloned();
+    assert_eq!(by_id(json!(2)).expect("ping")["result"], json!({}));
+    assert!(by_id(json!(4)).expect("list")["result"]["tools"].is_array());
+    assert_eq!(
+        by_id(Value::Null).expect("the bad member")["error"]["code"],
+        -32600
+    );
 }
