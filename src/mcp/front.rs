@@ -8,13 +8,12 @@
 //!   (SSE only when the call streams progress);
 //! - a session DELETE is answered 200 rather than 202 (the Python SDK expects 200 or 204);
 //! - with `server.require_accept` off, a request whose `Accept` lacks JSON or SSE is served
-//!   instead of refused with 406.
-//!
+//!   instead of refused with 406;
 //! - a body that is not JSON, or not a JSON-RPC 2.0 message as MCP defines one (version
 //!   `"2.0"`, an id that is a string or an integer, a method name, object params), is
-//!   answered 400 with a JSON-RPC error without an id: -32700 or -32600 (rmcp says 415 in
-//!   plain text), and a request whose params are not an object (or whose `tools/list`
-//!   cursor is not a string) gets -32602;
+//!   answered 400 with a JSON-RPC error, -32700 or -32600, carrying the id when it could be
+//!   read (rmcp says 415 in plain text); a request whose params are not an object (or whose
+//!   `tools/list` cursor is not a string) gets -32602.
 //!
 //! It is also where each JSON-RPC message is first read, so it counts them for the metrics,
 //! takes an [`Admission`] ticket for each request (429 past the client's limit) and keeps
@@ -266,7 +265,9 @@ where
                     }
                 };
                 if let Err((code, problem, id)) = check_message(&parsed) {
-                    metrics.record_refusal("malformed");
+                    if code != -32602 {
+                        metrics.record_refusal("malformed");
+                    }
                     return Ok(rpc_failure(code, &problem, id));
                 }
                 Some(parsed)
@@ -357,20 +358,20 @@ where
                 .get("mcp-protocol-version")
                 .and_then(|v| v.to_str().ok());
             if version.is_some_and(|v| v != "2025-03-26") {
-                return Ok(rpc_error(
+                return Ok(invalid_request(
                     "JSON-RPC batches are not supported after protocol 2025-03-26",
                 ));
             }
             let messages = match serde_json::from_slice::<Value>(&bytes) {
                 Ok(Value::Array(messages)) => messages,
-                Ok(_) => return Ok(rpc_error("the batch is not a JSON array")),
+                Ok(_) => return Ok(invalid_request("the batch is not a JSON array")),
                 Err(e) => {
                     metrics.record_refusal("malformed");
                     return Ok(rpc_failure(-32700, &format!("Parse error: {e}"), None));
                 }
             };
             if messages.is_empty() {
-                return Ok(rpc_error("an empty batch is not a valid request"));
+                return Ok(invalid_request("an empty batch is not a valid request"));
             }
             for message in &messages {
                 count_message(&metrics, message, header_version);
@@ -390,7 +391,7 @@ where
                 .iter()
                 .any(|m| m.get("method") == Some(&json!("initialize")))
             {
-                return Ok(rpc_error("initialize must not be part of a batch"));
+                return Ok(invalid_request("initialize must not be part of a batch"));
             }
             let mut responses = Vec::new();
             for message in messages {
@@ -536,15 +537,8 @@ fn rpc_failure(code: i64, message: &str, id: Option<Value>) -> Response<Body> {
     response
 }
 
-fn rpc_error(message: &str) -> Response<Body> {
-    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": message}});
-    let mut response = Response::new(Body::from(body.to_string()));
-    *response.status_mut() = StatusCode::BAD_REQUEST;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+fn invalid_request(message: &str) -> Response<Body> {
+    rpc_failure(-32600, message, None)
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
