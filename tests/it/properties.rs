@@ -18,7 +18,7 @@ use restmcp::upstream::request;
 use restmcp::upstream::validate::Validators;
 use serde_json::{Map, Value, json};
 
-use crate::support::{fixture, load_docs};
+use crate::support::{assert_tools_are_valid, fixture, load_docs};
 
 const BASE: &str = "http://127.0.0.1:9/base/v1";
 
@@ -280,15 +280,8 @@ proptest! {
             .expect("builds");
         prop_assert_eq!(catalog.len() + report.skipped(), operations.len());
         prop_assert_eq!(report.skipped(), 0, "{}", report.render());
-        let mut seen = std::collections::HashSet::new();
-        for tool in catalog.tools() {
-            let name = &tool.name;
-            prop_assert!(
-                (1..=64).contains(&name.len())
-                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')),
-                "invalid tool name {:?}", name
-            );
-            prop_assert!(seen.insert(name.clone()), "duplicate tool name {:?}", name);
-        }
+        // Valid (restmcp's rule: 1 to 64 of A-Z a-z 0-9 _ -) and unique, with the rest of
+        // what every synthesized tool must be.
+        assert_tools_are_valid(&catalog);
     }
 }
