@@ -148,9 +148,9 @@ pub fn render(tool: &Tool, config: &Config) -> String {
         );
     }
     let _ = writeln!(out, "  arguments");
-    let properties = tool.input_schema.get("properties");
-    let required: Vec<&str> = tool
-        .input_schema
+    let input = tool.input_schema.to_value();
+    let properties = input.get("properties");
+    let required: Vec<&str> = input
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())

@@ -255,7 +255,8 @@ pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
             let dropped: Vec<(String, Vec<String>)> = tools
                 .iter()
                 .filter_map(|tool| {
-                    let adapted = crate::schema::dialect::adapt_input(dialect, &tool.input_schema);
+                    let adapted =
+                        crate::schema::dialect::adapt_input(dialect, &tool.input_schema.to_value());
                     (!adapted.dropped.is_empty()).then(|| (tool.name.clone(), adapted.dropped))
                 })
                 .collect();

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
 use super::naming::{is_valid_argument_name, is_valid_tool_name};
 use super::overlay::{self, NewTool, PatchError, PatchSource};
-use super::{Annotations, MockAnswer, Origin, OutputPlan, Route, Tool};
+use super::{Annotations, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool};
 use crate::spec::{Method, ParamLocation, Style};
 
 /// What a hand-written tool needs from its API.
@@ -212,8 +212,8 @@ pub fn build(
         name: name.to_string(),
         title: spec.title.clone(),
         description: spec.description.clone(),
-        input_schema: Value::Object(input_schema),
-        output_schema,
+        input_schema: Value::Object(input_schema).into(),
+        output_schema: output_schema.map(SchemaText::from),
         annotations,
         route: Route {
             api: cx.api.to_string(),
@@ -343,8 +343,14 @@ mod tests {
                 ("dry_run", Location::Query)
             ]
         );
-        assert_eq!(tool.input_schema["required"], json!(["id", "text"]));
-        assert_eq!(tool.input_schema["additionalProperties"], json!(false));
+        assert_eq!(
+            tool.input_schema.to_value()["required"],
+            json!(["id", "text"])
+        );
+        assert_eq!(
+            tool.input_schema.to_value()["additionalProperties"],
+            json!(false)
+        );
         assert_eq!(
             tool.route.body.as_ref().map(|b| b.media_type.as_str()),
             Some("application/json")
@@ -377,7 +383,7 @@ mod tests {
         )
         .expect("builds");
         assert_eq!(
-            tool.output_schema,
+            tool.output_schema.as_ref().map(SchemaText::to_value),
             Some(
                 json!({"type": "object", "properties": {"result": {"type": "array", "items": {"type": "string"}}}})
             )

@@ -11,6 +11,7 @@ pub mod handwritten;
 pub mod naming;
 pub mod overlay;
 pub mod report;
+mod schema_text;
 pub mod select;
 mod synthesize;
 mod text;
@@ -24,6 +25,7 @@ use serde_json::Value;
 pub use arguments::{ArgumentMap, Binding, BodyPlan, Location};
 pub use naming::NameChange;
 pub use report::{ApiReport, OperationReport, Outcome, Report};
+pub use schema_text::SchemaText;
 
 use crate::config::{Discovery, ToolSettings};
 use crate::schema::RefGraph;
@@ -100,8 +102,8 @@ pub struct Tool {
     pub name: String,
     pub title: Option<String>,
     pub description: String,
-    pub input_schema: Value,
-    pub output_schema: Option<Value>,
+    pub input_schema: SchemaText,
+    pub output_schema: Option<SchemaText>,
     pub annotations: Annotations,
     pub route: Route,
     pub origin: Origin,
@@ -130,9 +132,9 @@ pub struct McpTool<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<&'a str>,
     pub description: &'a str,
-    pub input_schema: &'a Value,
+    pub input_schema: &'a SchemaText,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<&'a Value>,
+    pub output_schema: Option<&'a SchemaText>,
     pub annotations: &'a Annotations,
 }
 
@@ -427,6 +429,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                 .max_description_length
                 .unwrap_or(settings.max_description_length),
             max_output_schema_bytes: settings.max_output_schema_bytes,
+            max_parameter_description_length: input.max_parameter_description_length.unwrap_or(0),
             mock: input.mock,
         };
         let mut kept: Vec<(&spec::Operation<'_>, Patches<'_>)> = Vec::new();
@@ -507,8 +510,8 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                 name: named.name.clone(),
                 title: draft.title.take(),
                 description: std::mem::take(&mut draft.description),
-                input_schema: std::mem::take(&mut draft.input_schema),
-                output_schema: draft.output_schema.take(),
+                input_schema: draft.input_schema.clone(),
+                output_schema: draft.output_schema.clone(),
                 annotations: draft.annotations,
                 route: draft.route.clone(),
                 origin: Origin {
@@ -520,13 +523,6 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                 },
                 provenance: Vec::new(),
             };
-            text::tidy_schema(
-                &mut tool.input_schema,
-                input.max_parameter_description_length.unwrap_or(0),
-            );
-            if let Some(output) = tool.output_schema.as_mut() {
-                text::tidy_schema(output, 0);
-            }
             for (patch_source, patch) in &op_patches {
                 overlay::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;
             }

@@ -29,7 +29,7 @@ use serde_json::{Map, Value, json};
 
 use super::arguments::Location;
 use super::naming::is_valid_tool_name;
-use super::{Annotations, Tool};
+use super::{Annotations, SchemaText, Tool};
 use crate::spec::document::escape_segment;
 
 /// A map that keeps the order entries were written in (tools/list follows it).
@@ -353,15 +353,17 @@ pub(super) fn apply_response(
     if let Some(schema) = &mut tool.output_schema {
         let wrapped = tool.route.output.as_ref().is_some_and(|o| o.wrapped);
         let fields = FieldTree::new(&response.fields);
-        let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
-        if wrapped {
-            if let Some(inner) = schema.pointer_mut("/properties/result") {
-                *inner = fields.project_schema(inner, &defs, 0);
+        schema.edit(|schema| {
+            let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
+            if wrapped {
+                if let Some(inner) = schema.pointer_mut("/properties/result") {
+                    *inner = fields.project_schema(inner, &defs, 0);
+                }
+            } else {
+                *schema = fields.project_schema(schema, &defs, 0);
             }
-        } else {
-            *schema = fields.project_schema(schema, &defs, 0);
-        }
-        prune_defs(schema);
+            prune_defs(schema);
+        });
     }
     tool.note("response.fields", source.describe(&["response", "fields"]));
     Ok(())
@@ -369,6 +371,20 @@ pub(super) fn apply_response(
 
 fn apply_argument(
     tool: &mut Tool,
+    argument: &str,
+    change: &ArgumentPatch,
+    source: &PatchSource,
+) -> Result<(), PatchError> {
+    let mut input = tool.input_schema.to_value();
+    apply_argument_to(tool, &mut input, argument, change, source)?;
+    tool.input_schema = SchemaText::new(&input);
+    Ok(())
+}
+
+/// [`apply_argument`] with the tool's input schema as a tree, `input`.
+fn apply_argument_to(
+    tool: &mut Tool,
+    input: &mut Value,
     argument: &str,
     change: &ArgumentPatch,
     source: &PatchSource,
@@ -415,7 +431,7 @@ fn apply_argument(
     }
     let location = tool.route.arguments.bindings[index].location;
     let mut current = argument.to_string();
-    let schemas = properties_mut(&mut tool.input_schema);
+    let schemas = properties_mut(input);
     let Some(schema) = schemas.get_mut(argument) else {
         return Err(PatchError::new(
             at(""),
@@ -475,7 +491,7 @@ fn apply_argument(
             ),
         };
         schemas.shift_remove(argument);
-        set_required(&mut tool.input_schema, argument, false);
+        set_required(input, argument, false);
         tool.route.arguments.bindings[index].fixed = Some(fixed);
         tool.note(
             &format!("arguments.{argument}"),
@@ -492,7 +508,7 @@ fn apply_argument(
         }
         // Only the model's view changes: the binding keeps what the operation requires,
         // which is what the mock upstream checks requests against.
-        set_required(&mut tool.input_schema, argument, required);
+        set_required(input, argument, required);
     }
     if let Some(default) = &change.default {
         tool.route.arguments.bindings[index].default = Some(default.clone());
@@ -522,7 +538,7 @@ fn apply_argument(
                 ),
             ));
         }
-        rename_property(&mut tool.input_schema, argument, new_name);
+        rename_property(input, argument, new_name);
         tool.route.arguments.bindings[index].argument = new_name.clone();
         current = new_name.clone();
     }

@@ -7,7 +7,8 @@ use serde_json::{Map, Value, json};
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
 use super::naming::{ArgumentNames, NameRequest, argument_name};
 
-use super::{Annotations, MockAnswer, OutputPlan, Route};
+use super::text::tidy_schema;
+use super::{Annotations, MockAnswer, OutputPlan, Route, SchemaText};
 use crate::schema::{Direction, Limit, Notes, RefGraph, Session};
 use crate::spec::{
     Method, Operation, Parameter, RequestBody, SpecVersion, Style, media, model::is_success,
@@ -18,8 +19,8 @@ pub(super) struct Draft {
     pub naming: NameRequest,
     pub title: Option<String>,
     pub description: String,
-    pub input_schema: Value,
-    pub output_schema: Option<Value>,
+    pub input_schema: SchemaText,
+    pub output_schema: Option<SchemaText>,
     pub annotations: Annotations,
     pub route: Route,
     pub notes: Vec<String>,
@@ -32,7 +33,17 @@ pub(super) struct Context<'a> {
     pub base_url: Option<&'a str>,
     pub max_description_length: usize,
     pub max_output_schema_bytes: usize,
+    /// Longest argument description; 0 = no limit.
+    pub max_parameter_description_length: usize,
     pub mock: bool,
+}
+
+/// A synthesized schema tidied (descriptions trimmed to `max_description`, 0 = no limit)
+/// and kept as text: done here, on the synthesizing thread, so that the trees of all the
+/// tools never exist at once.
+fn finished(mut schema: Value, max_description: usize) -> SchemaText {
+    tidy_schema(&mut schema, max_description);
+    SchemaText::new(&schema)
 }
 
 pub(super) fn synthesize<'d>(
@@ -87,8 +98,8 @@ pub(super) fn synthesize<'d>(
         },
         title: op.summary.as_deref().map(single_line),
         description: description(op, cx.max_description_length),
-        input_schema,
-        output_schema,
+        input_schema: finished(input_schema, cx.max_parameter_description_length),
+        output_schema: output_schema.map(|schema| finished(schema, 0)),
         annotations: annotations(op.method),
         route: Route {
             api: cx.api.to_string(),

@@ -50,14 +50,16 @@ fn body_property_keeps_its_name_and_the_colliding_parameter_is_renamed() {
         }}
     })));
     let tool = only(&catalog);
-    let props = tool.input_schema["properties"]
-        .as_object()
-        .expect("properties");
+    let input = tool.input_schema.to_value();
+    let props = input["properties"].as_object().expect("properties");
     let names: Vec<&str> = props.keys().map(String::as_str).collect();
     assert_eq!(names, ["id__path", "name__query", "id", "name"]);
     assert_eq!(props["id"], json!({"type": "string"}));
     assert_eq!(props["id__path"], json!({"type": "integer"}));
-    assert_eq!(tool.input_schema["required"], json!(["id__path", "name"]));
+    assert_eq!(
+        tool.input_schema.to_value()["required"],
+        json!(["id__path", "name"])
+    );
 
     let args = &tool.route.arguments;
     let path = args.get("id__path").expect("binding");
@@ -96,9 +98,8 @@ fn argument_map_is_exact_and_reversible() {
         }}
     })));
     let tool = only(&catalog);
-    let props = tool.input_schema["properties"]
-        .as_object()
-        .expect("properties");
+    let input = tool.input_schema.to_value();
+    let props = input["properties"].as_object().expect("properties");
     let bindings = &tool.route.arguments.bindings;
     assert_eq!(props.len(), bindings.len(), "one binding per argument");
     for binding in bindings {
@@ -138,10 +139,10 @@ fn non_object_bodies_become_one_body_argument() {
     })));
     let tags = catalog.get("setTags").expect("tool");
     assert_eq!(
-        tags.input_schema["properties"]["body"],
+        tags.input_schema.to_value()["properties"]["body"],
         json!({"type": "array", "items": {"type": "string"}, "description": "Tags to set"})
     );
-    assert_eq!(tags.input_schema["required"], json!(["body"]));
+    assert_eq!(tags.input_schema.to_value()["required"], json!(["body"]));
     let body = tags.route.body.as_ref().expect("body plan");
     assert!(!body.flattened);
     assert_eq!(
@@ -151,10 +152,13 @@ fn non_object_bodies_become_one_body_argument() {
 
     let note = catalog.get("putNote").expect("tool");
     assert_eq!(
-        note.input_schema["properties"]["body"],
+        note.input_schema.to_value()["properties"]["body"],
         json!({"type": "string"})
     );
-    assert!(note.input_schema.get("required").is_none(), "optional body");
+    assert!(
+        note.input_schema.to_value().get("required").is_none(),
+        "optional body"
+    );
     assert_eq!(
         note.route.body.as_ref().map(|b| b.media_type.as_str()),
         Some("text/plain")
@@ -172,7 +176,7 @@ fn object_body_with_open_additional_properties_is_not_flattened() {
     })));
     let tool = only(&catalog);
     assert_eq!(
-        tool.input_schema["properties"]["body"],
+        tool.input_schema.to_value()["properties"]["body"],
         json!({"type": "object", "additionalProperties": {"type": "string"}})
     );
 }
@@ -197,7 +201,7 @@ fn all_of_object_bodies_are_merged_into_arguments() {
     }));
     let tool = only(&catalog);
     assert_eq!(
-        tool.input_schema,
+        tool.input_schema.to_value(),
         json!({
             "type": "object",
             "properties": {"name": {"type": "string"}, "tag": {"type": "string"}},
@@ -272,7 +276,8 @@ fn reserved_headers_are_ignored_and_unusual_names_are_made_valid() {
         }}
     })));
     let tool = only(&catalog);
-    let names: Vec<&str> = tool.input_schema["properties"]
+    let input = tool.input_schema.to_value();
+    let names: Vec<&str> = input["properties"]
         .as_object()
         .expect("properties")
         .keys()
@@ -304,10 +309,10 @@ fn path_template_and_parameters_are_reconciled() {
     })));
     let tool = only(&catalog);
     assert_eq!(
-        tool.input_schema["properties"],
+        tool.input_schema.to_value()["properties"],
         json!({"org": {"type": "string"}})
     );
-    assert_eq!(tool.input_schema["required"], json!(["org"]));
+    assert_eq!(tool.input_schema.to_value()["required"], json!(["org"]));
     let notes = &report.apis[0].operations[0].notes;
     assert!(notes.iter().any(|n| n.contains("{org}")), "{notes:?}");
     assert!(notes.iter().any(|n| n.contains("\"owner\"")), "{notes:?}");
@@ -328,11 +333,15 @@ fn operation_level_parameters_override_path_level_ones() {
     })));
     let tool = only(&catalog);
     assert_eq!(
-        tool.input_schema["properties"]["limit"],
+        tool.input_schema.to_value()["properties"]["limit"],
         json!({"type": "integer", "maximum": 100, "description": "operation level"})
     );
-    assert_eq!(tool.input_schema["required"], json!(["limit"]));
-    assert!(tool.input_schema["properties"].get("trace").is_some());
+    assert_eq!(tool.input_schema.to_value()["required"], json!(["limit"]));
+    assert!(
+        tool.input_schema.to_value()["properties"]
+            .get("trace")
+            .is_some()
+    );
 }
 
 #[test]
@@ -417,7 +426,7 @@ fn output_schema_comes_from_the_first_2xx_json_response_and_is_wrapped_when_not_
     })));
     let list = catalog.get("list").expect("tool");
     assert_eq!(
-        list.output_schema,
+        list.output_schema.as_ref().map(SchemaText::to_value),
         Some(
             json!({"type": "object", "properties": {"result": {"type": "array", "items": {"type": "integer"}}}})
         )
@@ -425,7 +434,7 @@ fn output_schema_comes_from_the_first_2xx_json_response_and_is_wrapped_when_not_
     assert!(list.route.output.as_ref().is_some_and(|o| o.wrapped));
     let one = catalog.get("one").expect("tool");
     assert_eq!(
-        one.output_schema,
+        one.output_schema.as_ref().map(SchemaText::to_value),
         Some(
             json!({"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": ["string", "null"]}}})
         )
@@ -457,7 +466,8 @@ fn large_output_schemas_are_relaxed_to_fit_the_budget() {
         .get("big")
         .expect("tool")
         .output_schema
-        .clone()
+        .as_ref()
+        .map(SchemaText::to_value)
         .expect("output");
     let size = serde_json::to_string(&out).expect("json").len();
     assert!(size <= 4096, "{size}");
@@ -483,7 +493,8 @@ fn large_output_schemas_are_relaxed_to_fit_the_budget() {
         .get("big")
         .expect("tool")
         .output_schema
-        .clone()
+        .as_ref()
+        .map(SchemaText::to_value)
         .expect("output");
     assert_eq!(
         full["properties"]["field0"]["properties"]["inner"]["properties"]["leaf"]["type"],
@@ -518,10 +529,10 @@ fn swagger2_form_data_with_a_file_becomes_a_multipart_body() {
     assert_eq!(body.media_type, "multipart/form-data");
     assert!(body.flattened);
     assert_eq!(
-        tool.input_schema["properties"]["file"],
+        tool.input_schema.to_value()["properties"]["file"],
         json!({"type": "string", "description": "The file", "format": "binary", "contentEncoding": "base64"})
     );
-    assert_eq!(tool.input_schema["required"], json!(["file"]));
+    assert_eq!(tool.input_schema.to_value()["required"], json!(["file"]));
     let tags = tool.route.arguments.get("tags").expect("binding");
     assert_eq!(
         (tags.location, tags.style, tags.explode),
@@ -533,7 +544,7 @@ fn swagger2_form_data_with_a_file_becomes_a_multipart_body() {
         (Location::Query, Style::PipeDelimited, false)
     );
     assert_eq!(
-        tool.input_schema["properties"]["ids"],
+        tool.input_schema.to_value()["properties"]["ids"],
         json!({"type": "array", "items": {"type": "integer"}})
     );
 }
@@ -560,7 +571,7 @@ fn swagger2_body_parameter_uses_consumes_and_definitions() {
         Some("application/json")
     );
     assert_eq!(
-        tool.input_schema,
+        tool.input_schema.to_value(),
         json!({
             "type": "object",
             "properties": {"name": {"type": "string"}, "tag": {"type": ["string", "null"]}},
@@ -569,7 +580,7 @@ fn swagger2_body_parameter_uses_consumes_and_definitions() {
         })
     );
     assert_eq!(
-        tool.output_schema,
+        tool.output_schema.as_ref().map(SchemaText::to_value),
         Some(json!({"type": "object", "properties": {
             "id": {"type": "integer", "readOnly": true}, "name": {"type": "string"}, "tag": {"type": ["string", "null"]}
         }}))

@@ -59,6 +59,7 @@ impl SearchIndex {
             add(&tool.route.api, 1.0);
             if let Some(properties) = tool
                 .input_schema
+                .to_value()
                 .get("properties")
                 .and_then(|p| p.as_object())
             {

@@ -76,17 +76,6 @@ fn request_id(message: &Value) -> Option<RequestId> {
     }
 }
 
-/// The SDK's finishing touches for a result in `version`: 2026-07-28 results carry
-/// `resultType` and caching hints, older ones neither.
-fn finish(mut result: ServerResult, version: &ProtocolVersion) -> ServerResult {
-    if *version == ProtocolVersion::V_2026_07_28 {
-        result.fill_missing_cache_hints();
-    } else {
-        result.strip_result_type_for_legacy_peer();
-    }
-    result
-}
-
 fn json_response(body: Vec<u8>) -> Response<Body> {
     let mut response = Response::new(Body::from(body));
     response.headers_mut().insert(
@@ -114,16 +103,10 @@ fn error(id: RequestId, error: ErrorData) -> Response<Body> {
     json_response(serde_json::to_vec(&message).unwrap_or_default())
 }
 
-/// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` around a result serialized before.
+/// The answer to request `id` with a result serialized before.
 fn answer_serialized(id: &RequestId, result: &Bytes) -> Response<Body> {
     let id = serde_json::to_vec(id).unwrap_or_default();
-    let mut body = Vec::with_capacity(result.len() + id.len() + 32);
-    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    body.extend_from_slice(&id);
-    body.extend_from_slice(br#","result":"#);
-    body.extend_from_slice(result);
-    body.push(b'}');
-    json_response(body)
+    json_response(super::jsonrpc::success_bytes(&id, result))
 }
 
 impl Direct {
@@ -272,26 +255,8 @@ impl Direct {
         };
         let snapshot = self.shared.current();
         let view = snapshot.view(caller.client.as_deref(), Some(&caller.version));
-        let key = cursor.unwrap_or("").to_string();
-        let cached = view
-            .wire_pages
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .cloned();
-        if let Some(page) = cached {
-            return Some(answer_serialized(&id, &page));
-        }
-        match self.shared.list_page(&view, cursor) {
-            Ok(page) => {
-                let result = finish(ServerResult::ListToolsResult(page), &caller.version);
-                let bytes = Bytes::from(serde_json::to_vec(&result).unwrap_or_default());
-                view.wire_pages
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(key, bytes.clone());
-                Some(answer_serialized(&id, &bytes))
-            }
+        match self.shared.list_result(&view, cursor, &caller.version) {
+            Ok(page) => Some(answer_serialized(&id, &page)),
             Err(e) => Some(error(id, e)),
         }
     }
@@ -361,7 +326,7 @@ impl Direct {
         match outcome {
             Ok((result, _)) => answer(
                 id,
-                finish(ServerResult::CallToolResult(result), &caller.version),
+                super::finish(ServerResult::CallToolResult(result), &caller.version),
             ),
             // A cancelled call too: the POST still needs an answer, and "request
             // cancelled" says what happened.

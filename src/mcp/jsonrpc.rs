@@ -65,6 +65,17 @@ pub(super) fn check_message(message: &Value) -> Result<(), Problem> {
 }
 
 /// A JSON-RPC error message; `id` when the request's could be read (else null).
+/// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` around an id and a result already serialized.
+pub(super) fn success_bytes(id: &[u8], result: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(result.len() + id.len() + 32);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    body.extend_from_slice(id);
+    body.extend_from_slice(br#","result":"#);
+    body.extend_from_slice(result);
+    body.push(b'}');
+    body
+}
+
 pub(super) fn failure_message(code: i64, message: &str, id: Option<Value>) -> Value {
     json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": {"code": code, "message": message}})
 }

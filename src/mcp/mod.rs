@@ -13,11 +13,12 @@ mod direct;
 mod front;
 pub mod http;
 mod jsonrpc;
+mod listed;
 pub mod sse;
 pub mod stdio;
 pub mod view;
 
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -30,11 +31,12 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, SchemaText};
 use crate::discovery::{Action, Discovery};
 use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
 use crate::upstream::{CallContext, CallStats, Content, Dispatcher, Outcome, ToolResult};
+use listed::{ListedTool, Page};
 
 /// 0 for 2024-11-05, 1 for 2025-03-26, 3 for 2026-07-28, else (2025-06-18, 2025-11-25) 2.
 fn version_index(version: Option<&ProtocolVersion>) -> usize {
@@ -44,6 +46,20 @@ fn version_index(version: Option<&ProtocolVersion>) -> usize {
         Some(v) if *v == ProtocolVersion::V_2026_07_28 => 3,
         _ => 2,
     }
+}
+
+/// The SDK's finishing touches for a result in `version`: 2026-07-28 results carry
+/// `resultType` and caching hints, older ones neither.
+pub(super) fn finish(
+    mut result: rmcp::model::ServerResult,
+    version: &ProtocolVersion,
+) -> rmcp::model::ServerResult {
+    if *version == ProtocolVersion::V_2026_07_28 {
+        result.fill_missing_cache_hints();
+    } else {
+        result.strip_result_type_for_legacy_peer();
+    }
+    result
 }
 
 /// Views by client rule and protocol version.
@@ -57,107 +73,27 @@ pub struct Snapshot {
     /// Views made so far, by client rule and protocol version.
     views: Mutex<ViewCache>,
     /// The view of a client no rule matches when nothing is adapted, per protocol version
-    /// (by [`version_index`]): the common case, served without a lock.
-    plain: [Arc<view::View>; 4],
+    /// (by [`version_index`]): the common case, served without a lock once made.
+    plain: [OnceLock<Arc<view::View>>; 4],
     /// The search or meta tools of APIs too large to list.
     discovery: Discovery,
-    /// `tools/list` entries for 2025-06-18 and 2025-11-25.
-    tools: Arc<Vec<Tool>>,
-    /// For 2026-07-28, where structured results may be any JSON value: a wrapped
-    /// (`{"result": …}`) outputSchema is published unwrapped.
-    tools_2026_07_28: Arc<Vec<Tool>>,
-    /// For 2025-03-26 (no `title`, no `outputSchema`).
-    tools_2025_03_26: Arc<Vec<Tool>>,
-    /// For 2024-11-05 (no annotations either).
-    tools_2024_11_05: Arc<Vec<Tool>>,
+    /// `tools/list` entries per protocol version (by [`version_index`]), each made when a
+    /// client of that version first lists: 2024-11-05 has no annotations, 2025-03-26 no
+    /// `title` and no `outputSchema`, and 2026-07-28, where structured results may be any
+    /// JSON value, gets a wrapped (`{"result": …}`) outputSchema unwrapped.
+    listed: [OnceLock<Arc<Vec<ListedTool>>>; 4],
 }
 
 impl Snapshot {
     pub fn new(dispatcher: Dispatcher) -> Snapshot {
-        let catalog = dispatcher.catalog();
-        let discovery = Discovery::new(catalog);
-        let mut pairs: Vec<(Tool, bool)> = catalog
-            .tools()
-            .iter()
-            .filter(|tool| catalog.is_listed(tool))
-            .filter_map(|tool| {
-                // Cannot happen for what the catalog builds; if it ever does, say so rather
-                // than serve a tool list that silently lacks a tool.
-                let Some(wire) = wire_tool(tool) else {
-                    tracing::error!(tool = %tool.name, "tool left out of tools/list: a schema is not an object");
-                    return None;
-                };
-                let wrapped = tool.route.output.as_ref().is_some_and(|o| o.wrapped);
-                Some((wire, wrapped))
-            })
-            .collect();
-        // The discovery tools first: with a large API they are what the model should see.
-        let meta: Vec<(Tool, bool)> = discovery
-            .definitions()
-            .iter()
-            .filter_map(
-                |definition| match serde_json::from_value(definition.clone()) {
-                    Ok(wire) => Some((wire, false)),
-                    Err(e) => {
-                        tracing::error!("discovery tool left out of tools/list: {e}");
-                        None
-                    }
-                },
-            )
-            .collect();
-        pairs.splice(0..0, meta);
-        let tools: Vec<Tool> = pairs.iter().map(|(tool, _)| tool.clone()).collect();
-        let newest: Vec<Tool> = pairs
-            .into_iter()
-            .map(|(mut tool, wrapped)| {
-                if wrapped {
-                    tool.output_schema = tool
-                        .output_schema
-                        .as_deref()
-                        .and_then(unwrap_output_schema)
-                        .map(Arc::new);
-                }
-                tool
-            })
-            .collect();
-        let older: Vec<Tool> = tools
-            .iter()
-            .cloned()
-            .map(|mut tool| {
-                tool.title = None;
-                tool.output_schema = None;
-                tool
-            })
-            .collect();
-        let oldest: Vec<Tool> = older
-            .iter()
-            .cloned()
-            .map(|mut tool| {
-                tool.annotations = None;
-                tool
-            })
-            .collect();
-        let (tools_arc, newest_arc, older_arc, oldest_arc) = (
-            Arc::new(tools),
-            Arc::new(newest),
-            Arc::new(older),
-            Arc::new(oldest),
-        );
+        let discovery = Discovery::new(dispatcher.catalog());
         Snapshot {
             dispatcher,
             discovery,
-            tools: tools_arc.clone(),
-            tools_2026_07_28: newest_arc.clone(),
-            tools_2025_03_26: older_arc.clone(),
-            tools_2024_11_05: oldest_arc.clone(),
             presentation: view::Presentation::default(),
             views: Mutex::default(),
-            plain: [
-                Arc::new(view::View::plain(oldest_arc)),
-                Arc::new(view::View::plain(older_arc)),
-                Arc::new(view::View::plain(tools_arc)),
-                Arc::new(view::View::plain(newest_arc)),
-            ],
+            plain: Default::default(),
+            listed: Default::default(),
         }
     }
 
@@ -173,7 +109,9 @@ impl Snapshot {
         let rule = self.presentation.rule_for(client);
         let version_key = version_index(version);
         if rule.is_none() && self.presentation.is_plain() {
-            return self.plain[version_key].clone();
+            return self.plain[version_key]
+                .get_or_init(|| Arc::new(view::View::plain(self.tools_for(version).clone())))
+                .clone();
         }
         let mut views = self.views.lock().unwrap_or_else(|p| p.into_inner());
         views
@@ -195,37 +133,65 @@ impl Snapshot {
         self.dispatcher.catalog()
     }
 
-    fn tools_for(&self, version: Option<&ProtocolVersion>) -> &Arc<Vec<Tool>> {
-        match version {
-            Some(v) if *v == ProtocolVersion::V_2024_11_05 => &self.tools_2024_11_05,
-            Some(v) if *v == ProtocolVersion::V_2025_03_26 => &self.tools_2025_03_26,
-            Some(v) if *v == ProtocolVersion::V_2026_07_28 => &self.tools_2026_07_28,
-            _ => &self.tools,
-        }
+    fn tools_for(&self, version: Option<&ProtocolVersion>) -> &Arc<Vec<ListedTool>> {
+        let index = version_index(version);
+        self.listed[index].get_or_init(|| Arc::new(self.listing(index)))
     }
-}
 
-/// A catalog tool as the SDK's `Tool`: the same as deserializing [`crate::catalog::Tool::to_mcp`],
-/// without serializing every schema to a JSON value and back (for GitHub's 1,223 tools that
-/// round trip was most of building a snapshot). `None` if a schema is not an object.
-fn wire_tool(tool: &crate::catalog::Tool) -> Option<Tool> {
-    let input = tool.input_schema.as_object()?.clone();
-    let output = match &tool.output_schema {
-        Some(schema) => Some(Arc::new(schema.as_object()?.clone())),
-        None => None,
-    };
-    let hints = tool.annotations;
-    let mut wire = Tool::new(tool.name.clone(), tool.description.clone(), input);
-    wire.title = tool.title.clone();
-    wire.output_schema = output;
-    wire.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
-        None,
-        Some(hints.read_only_hint),
-        Some(hints.destructive_hint),
-        Some(hints.idempotent_hint),
-        Some(hints.open_world_hint),
-    ));
-    Some(wire)
+    /// The `tools/list` entries for protocol versions of [`version_index`] `index`: the
+    /// discovery tools first (with a large API they are what the model should see), then
+    /// the catalog's listed tools.
+    fn listing(&self, index: usize) -> Vec<ListedTool> {
+        let catalog = self.catalog();
+        let meta = self
+            .discovery
+            .definitions()
+            .iter()
+            .filter_map(|definition| match ListedTool::from_definition(definition) {
+                Ok(tool) => Some((tool, false)),
+                Err(e) => {
+                    tracing::error!("discovery tool left out of tools/list: {e}");
+                    None
+                }
+            });
+        let tools = catalog
+            .tools()
+            .iter()
+            .filter(|tool| catalog.is_listed(tool))
+            .filter_map(|tool| {
+                // Cannot happen for what the catalog builds; if it ever does, say so rather
+                // than serve a tool list that silently lacks a tool.
+                let Some(listed) = ListedTool::from_catalog(tool) else {
+                    tracing::error!(tool = %tool.name, "tool left out of tools/list: a schema is not an object");
+                    return None;
+                };
+                let wrapped = tool.route.output.as_ref().is_some_and(|o| o.wrapped);
+                Some((listed, wrapped))
+            });
+        meta.chain(tools)
+            .map(|(mut tool, wrapped)| {
+                match index {
+                    0 => {
+                        tool.title = None;
+                        tool.output_schema = None;
+                        tool.annotations = None;
+                    }
+                    1 => {
+                        tool.title = None;
+                        tool.output_schema = None;
+                    }
+                    3 if wrapped => {
+                        tool.output_schema = tool
+                            .output_schema
+                            .and_then(|schema| unwrap_output_schema(&schema.to_object()?))
+                            .map(|schema| SchemaText::new(&serde_json::Value::Object(schema)));
+                    }
+                    _ => {}
+                }
+                tool
+            })
+            .collect()
+    }
 }
 
 /// `{"type": "object", "properties": {"result": S}, "$defs": D}` → `S` with `$defs` `D`.
@@ -336,12 +302,38 @@ pub(crate) struct Progress {
 }
 
 impl Shared {
-    /// The page of `view`'s tools that `cursor` (from an earlier page) points at.
-    fn list_page(
+    /// The `tools/list` result for `cursor` (from an earlier page) in `view`, as JSON for
+    /// protocol `version`: serialized once per view and cursor, then copied.
+    fn list_result(
         &self,
         view: &view::View,
         cursor: Option<&str>,
-    ) -> Result<ListToolsResult, ErrorData> {
+        version: &ProtocolVersion,
+    ) -> Result<axum::body::Bytes, ErrorData> {
+        let key = cursor.unwrap_or("");
+        let cached = view
+            .wire_pages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned();
+        if let Some(page) = cached {
+            return Ok(page);
+        }
+        let page = axum::body::Bytes::from(self.list_page(view, cursor)?.to_json(version));
+        view.wire_pages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_string(), page.clone());
+        Ok(page)
+    }
+
+    /// The page of `view`'s tools that `cursor` (from an earlier page) points at.
+    fn list_page<'v>(
+        &self,
+        view: &'v view::View,
+        cursor: Option<&str>,
+    ) -> Result<Page<'v>, ErrorData> {
         let tools = &view.tools;
         let start = match cursor {
             Some(cursor) => decode_cursor(cursor).ok_or_else(|| {
@@ -350,12 +342,10 @@ impl Shared {
             None => 0,
         };
         let end = start.saturating_add(self.page_size).min(tools.len());
-        let page = tools.get(start..end).unwrap_or_default().to_vec();
-        let mut result = ListToolsResult::with_all_items(page);
-        if end < tools.len() {
-            result.next_cursor = Some(encode_cursor(end));
-        }
-        Ok(result)
+        Ok(Page {
+            tools: tools.get(start..end).unwrap_or_default(),
+            next_cursor: (end < tools.len()).then(|| encode_cursor(end)),
+        })
     }
 
     /// Calls a tool for a client: the view of the client's dialect and protocol version
@@ -564,17 +554,16 @@ impl ServerHandler for McpServer {
         let version = context.protocol_version();
         let view = snapshot.view(client_name(&context).as_deref(), version.as_ref());
         let cursor = request.and_then(|r| r.cursor);
-        self.shared.list_page(&view, cursor.as_deref())
+        Ok(self.shared.list_page(&view, cursor.as_deref())?.to_sdk())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let snapshot = self.shared.current();
-        snapshot
-            .tools
-            .iter()
-            .find(|t| t.name == name)
-            .cloned()
-            .or_else(|| serde_json::from_value(snapshot.catalog().get(name)?.to_mcp()).ok())
+        let listed = snapshot.tools_for(None).iter().find(|t| t.name == name);
+        match listed {
+            Some(tool) => tool.to_sdk(),
+            None => ListedTool::from_catalog(snapshot.catalog().get(name)?)?.to_sdk(),
+        }
     }
 
     async fn call_tool(
@@ -870,10 +859,11 @@ mod tests {
             .0
     }
 
-    /// The direct conversion gives the same `Tool` as the JSON round trip it replaced, for
-    /// every tool of the shipped spec and of the large shared ones that are present.
+    /// A listed tool is written exactly as the catalog's MCP JSON, and the SDK's `Tool`
+    /// made from it is what the SDK reads from that JSON, for every tool of the shipped
+    /// spec and of the large shared ones that are present.
     #[test]
-    fn wire_tools_are_what_the_json_round_trip_gave() {
+    fn listed_tools_are_the_catalogs_mcp_json() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut specs = vec![root.join("specs/petstore.yaml")];
         for name in ["github", "stripe", "kubernetes"] {
@@ -892,9 +882,23 @@ mod tests {
             let catalog = catalog(&spec);
             assert!(!catalog.is_empty());
             for tool in catalog.tools() {
-                let direct = wire_tool(tool).expect("object schemas");
-                let round_trip: Tool = serde_json::from_value(tool.to_mcp()).expect("a Tool");
-                assert_eq!(direct, round_trip, "{} in {}", tool.name, spec.display());
+                let listed = ListedTool::from_catalog(tool).expect("object schemas");
+                let json = tool.to_mcp();
+                assert_eq!(
+                    serde_json::to_value(&listed).expect("serializes"),
+                    json,
+                    "{} in {}",
+                    tool.name,
+                    spec.display()
+                );
+                let round_trip: Tool = serde_json::from_value(json).expect("a Tool");
+                assert_eq!(
+                    listed.to_sdk(),
+                    Some(round_trip),
+                    "{} in {}",
+                    tool.name,
+                    spec.display()
+                );
             }
         }
     }

@@ -5,9 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rmcp::model::Tool;
-
-use crate::catalog::{Catalog, naming};
+use super::listed::ListedTool as Tool;
+use crate::catalog::{Catalog, SchemaText, naming};
 use crate::config::{ClientRule, Config, Dialect};
 use crate::schema::dialect;
 
@@ -109,7 +108,7 @@ impl View {
         match self.restorers.get(&tool.name) {
             Some(restorer) => restorer.restore(arguments),
             // A tool found through search is not in the listed set: worked out per call.
-            None => dialect::restore_arguments(dialect, &tool.input_schema, arguments),
+            None => dialect::restore_arguments(dialect, &tool.input_schema.to_value(), arguments),
         }
     }
 
@@ -120,13 +119,13 @@ impl View {
         if let Some(definition) = described.get(&tool.name) {
             return definition.clone();
         }
-        let definition = match serde_json::from_value::<Tool>(tool.to_mcp()) {
-            Ok(wire) => {
+        let definition = match Tool::from_catalog(tool) {
+            Some(wire) => {
                 let mut wire = adapt(wire, dialect);
-                wire.name = self.client_name(&tool.name).into();
+                wire.name = self.client_name(&tool.name);
                 serde_json::to_value(wire).unwrap_or_else(|_| tool.to_mcp())
             }
-            Err(_) => tool.to_mcp(),
+            None => tool.to_mcp(),
         };
         described.insert(tool.name.clone(), definition.clone());
         definition
@@ -178,7 +177,7 @@ impl View {
             for (tool, short) in tools.iter_mut().zip(short) {
                 if short != tool.name {
                     aliases.insert(short.clone(), tool.name.to_string());
-                    tool.name = short.into();
+                    tool.name = short;
                 }
             }
         }
@@ -196,7 +195,7 @@ impl View {
 /// A discovery tool's free-form `arguments` object, which strict dialects cannot express,
 /// becomes JSON text (which `call_tool` also accepts).
 fn arguments_as_text(tool: &mut Tool) {
-    let mut schema = tool.input_schema.as_ref().clone();
+    let mut schema = tool.input_schema.to_value();
     let Some(property) = schema
         .get_mut("properties")
         .and_then(|p| p.get_mut("arguments"))
@@ -207,7 +206,7 @@ fn arguments_as_text(tool: &mut Tool) {
         "type": "string",
         "description": "The tool's arguments as a JSON object, e.g. {\"owner\": \"octo\", \"per_page\": 10}."
     });
-    tool.input_schema = Arc::new(schema);
+    tool.input_schema = SchemaText::new(&schema);
 }
 
 /// `tool` in `dialect`: its input schema adapted, its output schema kept only where the
@@ -221,10 +220,9 @@ fn adapt_for_calls(mut tool: Tool, dialect: Dialect) -> (Tool, Option<dialect::R
     if dialect == Dialect::Full {
         return (tool, None);
     }
-    let input = serde_json::Value::Object(tool.input_schema.as_ref().clone());
-    let (adapted, restorer) = dialect::adapt_for_calls(dialect, &input);
-    if let serde_json::Value::Object(adapted) = adapted.schema {
-        tool.input_schema = Arc::new(adapted);
+    let (adapted, restorer) = dialect::adapt_for_calls(dialect, &tool.input_schema.to_value());
+    if adapted.schema.is_object() {
+        tool.input_schema = SchemaText::new(&adapted.schema);
     }
     if !dialect::keeps_output_schema(dialect) {
         tool.output_schema = None;

@@ -3353,8 +3353,8 @@ mod tests {
             .iter()
             .map(|tool| {
                 (
-                    example(&tool.input_schema),
-                    tool.output_schema.as_ref().map(example),
+                    example(&tool.input_schema.to_value()),
+                    tool.output_schema.as_ref().map(|s| example(&s.to_value())),
                 )
             })
             .collect();
@@ -3362,11 +3362,11 @@ mod tests {
         let mut input_failures = Vec::new();
         let mut output_failures = Vec::new();
         for (tool, (input, output)) in catalog.tools().iter().zip(&generated) {
-            if let Some(problem) = problem(&tool.input_schema, input.as_ref()) {
+            if let Some(problem) = problem(&tool.input_schema.to_value(), input.as_ref()) {
                 input_failures.push(format!("{}: {problem}", tool.name));
             }
             if let (Some(schema), Some(output)) = (&tool.output_schema, output)
-                && let Some(problem) = problem(schema, output.as_ref())
+                && let Some(problem) = problem(&schema.to_value(), output.as_ref())
             {
                 output_failures.push(format!("{}: {problem}", tool.name));
             }

@@ -137,6 +137,7 @@ fn location_name(location: Location) -> &'static str {
 
 fn is_object(tool: &Tool, argument: &str) -> bool {
     tool.input_schema
+        .to_value()
         .pointer(&format!(
             "/properties/{}/type",
             argument.replace('~', "~0").replace('/', "~1")
@@ -257,8 +258,9 @@ fn check_body(
 /// The JSON Schema of the body on the wire, rebuilt from the tool's arguments: the body
 /// fields under their wire names, or the whole-body argument; with the tool's `$defs`.
 pub fn body_schema(tool: &Tool) -> Option<Value> {
-    let properties = tool.input_schema.get("properties")?;
-    let defs = tool.input_schema.get("$defs");
+    let input = tool.input_schema.to_value();
+    let properties = input.get("properties")?;
+    let defs = input.get("$defs");
     let bindings = &tool.route.arguments.bindings;
     let mut schema = if let Some(whole) = bindings.iter().find(|b| b.location == Location::Body) {
         match properties.get(&whole.argument) {

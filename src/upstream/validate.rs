@@ -37,16 +37,16 @@ impl Validators {
     pub fn get(&self, index: usize, tool: &Tool) -> Option<&Compiled> {
         let slot = self.slots.get(index)?;
         Some(slot.get_or_init(|| {
+            let input = tool.input_schema.to_value();
             Compiled {
-                arguments: tool.input_schema["properties"]
+                arguments: input["properties"]
                     .as_object()
                     .map(|p| p.keys().cloned().collect())
                     .unwrap_or_default(),
-                input: jsonschema::draft202012::new(&tool.input_schema).map_err(|e| e.to_string()),
-                output: tool
-                    .output_schema
-                    .as_ref()
-                    .map(|schema| jsonschema::draft202012::new(schema).map_err(|e| e.to_string())),
+                input: jsonschema::draft202012::new(&input).map_err(|e| e.to_string()),
+                output: tool.output_schema.as_ref().map(|schema| {
+                    jsonschema::draft202012::new(&schema.to_value()).map_err(|e| e.to_string())
+                }),
                 mock_body: OnceLock::new(),
             }
         }))

@@ -51,7 +51,7 @@ struct Tally {
 
 /// The checks every tool must pass; round trips when `round_trip`.
 fn check_tool(tool: &Tool, round_trip: bool, tally: &mut Tally) {
-    let input = &tool.mcp().input_schema.clone();
+    let input = &tool.input_schema.to_value();
     tally.tools += 1;
     for (i, d) in DIALECTS.into_iter().enumerate() {
         let adapted = dialect::adapt_input(d, input);

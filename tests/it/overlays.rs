@@ -101,7 +101,8 @@ async fn an_overlay_renames_a_tool_hides_an_argument_with_a_fixed_value_and_narr
     let tool = loaded.catalog.get("fetch_item").expect("renamed tool");
     assert_eq!(tool.title.as_deref(), Some("Fetch an item"));
     assert!(tool.description.ends_with("Use it to look one item up."));
-    let properties = tool.input_schema["properties"].as_object().expect("props");
+    let input = tool.input_schema.to_value();
+    let properties = input["properties"].as_object().expect("props");
     assert!(properties.contains_key("item_id"));
     assert!(!properties.contains_key("id"));
     assert!(
@@ -109,7 +110,7 @@ async fn an_overlay_renames_a_tool_hides_an_argument_with_a_fixed_value_and_narr
         "a fixed argument is not shown"
     );
     assert_eq!(properties["limit"]["default"], json!(7));
-    assert_eq!(tool.input_schema["required"], json!(["item_id"]));
+    assert_eq!(tool.input_schema.to_value()["required"], json!(["item_id"]));
     assert!(tool.output_schema.is_some());
     let report = loaded.report.render();
     assert!(report.contains("hidden"), "{report}");
@@ -174,7 +175,10 @@ add:
     let (config, loaded) = load_dir(dir.path()).await;
     assert_eq!(names(&loaded), ["add_note"]);
     let tool = loaded.catalog.get("add_note").expect("tool");
-    assert_eq!(tool.input_schema["required"], json!(["id", "text"]));
+    assert_eq!(
+        tool.input_schema.to_value()["required"],
+        json!(["id", "text"])
+    );
     let bad = call(
         &config,
         load_dir(dir.path()).await.1,
@@ -489,7 +493,7 @@ async fn the_readme_walkthrough_works_as_written() {
         assert!(!after_names.contains(&absent), "{after_names:?}");
     }
     let tool = after.catalog.get("get_pet").expect("get_pet");
-    assert_eq!(tool.input_schema["required"], json!(["id"]));
+    assert_eq!(tool.input_schema.to_value()["required"], json!(["id"]));
     let diff = restmcp::reload::CatalogDiff::between(&before.catalog, &after.catalog);
     assert!(
         readme.contains(&format!("): {diff}; now 19 tools")),

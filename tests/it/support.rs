@@ -96,16 +96,9 @@ pub fn assert_tools_are_valid(catalog: &Catalog) {
             "{}: empty description",
             tool.name
         );
-        assert_eq!(
-            tool.input_schema["type"], "object",
-            "{}: input root",
-            tool.name
-        );
-        for key in tool.input_schema["properties"]
-            .as_object()
-            .expect("properties")
-            .keys()
-        {
+        let input = tool.input_schema.to_value();
+        assert_eq!(input["type"], "object", "{}: input root", tool.name);
+        for key in input["properties"].as_object().expect("properties").keys() {
             assert!(
                 key.len() <= 64
                     && key
@@ -115,10 +108,10 @@ pub fn assert_tools_are_valid(catalog: &Catalog) {
                 tool.name
             );
         }
-        check_schema(tool, "inputSchema", &tool.input_schema);
-        if let Some(output) = &tool.output_schema {
+        check_schema(tool, "inputSchema", &input);
+        if let Some(output) = tool.output_schema.as_ref().map(|s| s.to_value()) {
             assert_eq!(output["type"], "object", "{}: output root", tool.name);
-            check_schema(tool, "outputSchema", output);
+            check_schema(tool, "outputSchema", &output);
         }
     }
 }
