@@ -52,7 +52,11 @@ async fn still_served(client: &Client, after: &str) {
     );
 }
 
-async fn post(url: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, Option<Value>) {
+pub(crate) async fn post(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> (u16, Option<Value>) {
     restmcp::http_client::install_crypto_provider();
     let mut request = reqwest::Client::new()
         .post(url)
@@ -74,7 +78,7 @@ async fn post(url: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, Optio
 }
 
 /// Initializes a session with a raw POST; returns its id.
-async fn open_session(url: &str, version: &str) -> String {
+pub(crate) async fn open_session(url: &str, version: &str) -> String {
     restmcp::http_client::install_crypto_provider();
     let response = reqwest::Client::new()
         .post(url)
@@ -420,10 +424,10 @@ async fn a_flood_of_notifications_is_absorbed_while_another_client_is_served() {
     let _ = other.cancel().await;
 }
 
-type StdoutLines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
+pub(crate) type StdoutLines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
 
 /// `restmcp stdio` in `dir`, with its stdin and its stdout read by lines.
-fn spawn_stdio(
+pub(crate) fn spawn_stdio(
     dir: &std::path::Path,
 ) -> (
     tokio::process::Child,
@@ -446,7 +450,7 @@ fn spawn_stdio(
 }
 
 /// The next `count` lines of stdout, each a JSON message, each within 10 s.
-async fn read_answers(stdout: &mut StdoutLines, count: usize) -> Vec<Value> {
+pub(crate) async fn read_answers(stdout: &mut StdoutLines, count: usize) -> Vec<Value> {
     let mut answers = Vec::new();
     while answers.len() < count {
         let line = tokio::time::timeout(Duration::from_secs(10), stdout.next_line())

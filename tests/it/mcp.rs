@@ -1258,3 +1258,109 @@ async fn a_direct_call_is_cancelled_by_its_notification() {
         .expect("the upstream connection was closed after the cancellation")
         .expect("signal");
 }
+
+/// Over stdio, `tools/list` after the handshake (which the stdio filter answers itself) is
+/// what Streamable HTTP serves: the same JSON page by page for the same protocol version,
+/// the client's rule applied by the name it gave in `initialize`, a 2025-03-26 client's
+/// tools without `outputSchema` or `title`, and a bad cursor a -32602 with its id.
+#[tokio::test]
+async fn stdio_tools_list_pages_are_the_pages_http_serves() {
+    use crate::bad_input::{open_session, post, read_answers, spawn_stdio};
+    use tokio::io::AsyncWriteExt as _;
+    let config = "[server]\nlisten = \"127.0.0.1:0\"\npage_size = 7\n\
+                  [[tools.clients]]\nname = \"short*\"\nmax_name_length = 16\n\
+                  [apis.petstore]\nspec = \"specs/petstore.yaml\"\nmock = true\n";
+    let dir = crate::overlays::project(config, &[]);
+    let http = crate::reload::Binary::start(dir.path()).await;
+
+    async fn stdio_pages(dir: &std::path::Path, version: &str, client: &str) -> Vec<Value> {
+        let (_child, mut stdin, mut stdout) = spawn_stdio(dir);
+        let mut send = async |message: Value| {
+            stdin
+                .write_all(format!("{message}\n").as_bytes())
+                .await
+                .expect("write");
+            stdin.flush().await.expect("flush");
+        };
+        send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"}}}),
+        )
+        .await;
+        let answer = read_answers(&mut stdout, 1).await.remove(0);
+        assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        let mut pages = Vec::new();
+        let mut cursor = Value::Null;
+        for id in 1.. {
+            let params = if cursor.is_null() {
+                json!({})
+            } else {
+                json!({ "cursor": cursor })
+            };
+            send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params}))
+                .await;
+            let answer = read_answers(&mut stdout, 1).await.remove(0);
+            assert_eq!(answer["id"], id, "{answer}");
+            cursor = answer["result"]["nextCursor"].clone();
+            pages.push(answer["result"].clone());
+            if cursor.is_null() {
+                break;
+            }
+        }
+        send(
+            json!({"jsonrpc": "2.0", "id": "bad", "method": "tools/list",
+                    "params": {"cursor": "not-a-cursor"}}),
+        )
+        .await;
+        let answer = read_answers(&mut stdout, 1).await.remove(0);
+        assert_eq!(answer["id"], "bad");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        pages
+    }
+
+    let stdio = stdio_pages(dir.path(), "2025-11-25", "raw").await;
+    assert_eq!(stdio.len(), 3, "19 tools in pages of 7");
+    let session = open_session(&http.url, "2025-11-25").await;
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    for (i, page) in stdio.iter().enumerate() {
+        let params = match i {
+            0 => json!({}),
+            _ => json!({"cursor": stdio[i - 1]["nextCursor"]}),
+        };
+        let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/list", "params": params});
+        let (status, answer) = post(&http.url, &headers, body.to_string().into_bytes()).await;
+        assert_eq!(status, 200);
+        assert_eq!(&answer.expect("an answer")["result"], page, "page {i}");
+    }
+    let names = |pages: &[Value]| -> Vec<String> {
+        pages
+            .iter()
+            .flat_map(|page| page["tools"].as_array().cloned().unwrap_or_default())
+            .map(|tool| tool["name"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert!(stdio[0]["tools"][0]["outputSchema"].is_object());
+    assert!(names(&stdio).iter().any(|n| n.len() > 16));
+
+    let short = stdio_pages(dir.path(), "2025-11-25", "short-client").await;
+    let short_names = names(&short);
+    assert_eq!(short_names.len(), 19);
+    assert!(short_names.iter().all(|n| n.len() <= 16), "{short_names:?}");
+
+    let old = stdio_pages(dir.path(), "2025-03-26", "raw").await;
+    let tools: Vec<Value> = old
+        .iter()
+        .flat_map(|page| page["tools"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(tools.len(), 19);
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.get("outputSchema").is_none() && t.get("title").is_none())
+    );
+}
