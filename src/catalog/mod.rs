@@ -3,8 +3,9 @@
 //! This stage turns normalized operations into MCP tools: names ([`naming`]), input and
 //! output schemas (via [`crate::schema`]), annotations, and for each tool the
 //! [`ArgumentMap`] the dispatcher uses to build the upstream request. It also produces the
-//! [`Report`] behind `restmcp check`. It knows nothing of transports; the MCP layer serves
-//! [`Tool::to_mcp`] as-is.
+//! [`Report`] behind `restmcp check`. Schemas are kept as compact JSON text
+//! ([`SchemaText`]). It knows nothing of transports; the MCP layer lists [`Tool::mcp`]
+//! as-is, sharing the schemas' text.
 
 pub mod arguments;
 pub mod handwritten;
