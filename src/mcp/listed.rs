@@ -73,11 +73,8 @@ impl ListedTool {
 
     /// The SDK's `Tool` for this entry (its schemas parsed into trees).
     pub fn to_sdk(&self) -> Option<Tool> {
-        let mut tool = Tool::new(
-            self.name.clone(),
-            self.description.clone().unwrap_or_default(),
-            self.input_schema.to_object()?,
-        );
+        let mut tool = Tool::new(self.name.clone(), "", self.input_schema.to_object()?);
+        // `Tool::new` always sets a description; a tool without one keeps none.
         tool.description = self.description.clone().map(Into::into);
         tool.title = self.title.clone();
         tool.output_schema = match &self.output_schema {

@@ -10,8 +10,9 @@
 //! one line each). Either way the session goes on.
 //!
 //! Once the handshake has passed through, `tools/list` is answered here too, from the same
-//! serialized pages as Streamable HTTP, instead of by the SDK (which rebuilds and
-//! serializes every tool: for GitHub's 1,223 tools, 3 ms here against about 200 ms).
+//! serialized pages as Streamable HTTP, instead of by the SDK, which rebuilds and
+//! serializes every tool each time (GitHub's three pages reached a client in 25 ms instead
+//! of about 50 ms).
 
 use std::sync::{Arc, Mutex};
 
