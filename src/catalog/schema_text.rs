@@ -61,12 +61,6 @@ impl SchemaText {
     }
 }
 
-impl From<&Value> for SchemaText {
-    fn from(schema: &Value) -> SchemaText {
-        SchemaText::new(schema)
-    }
-}
-
 impl From<Value> for SchemaText {
     fn from(schema: Value) -> SchemaText {
         SchemaText::new(&schema)

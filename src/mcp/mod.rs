@@ -26,7 +26,7 @@ use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
-    ServerCapabilities, ServerConfig, Tool,
+    ServerCapabilities, ServerConfig, ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -50,10 +50,7 @@ fn version_index(version: Option<&ProtocolVersion>) -> usize {
 
 /// The SDK's finishing touches for a result in `version`: 2026-07-28 results carry
 /// `resultType` and caching hints, older ones neither.
-pub(super) fn finish(
-    mut result: rmcp::model::ServerResult,
-    version: &ProtocolVersion,
-) -> rmcp::model::ServerResult {
+pub(super) fn finish(mut result: ServerResult, version: &ProtocolVersion) -> ServerResult {
     if *version == ProtocolVersion::V_2026_07_28 {
         result.fill_missing_cache_hints();
     } else {
