@@ -10,6 +10,9 @@
 # 2. With wrk (bench/call.lua): the upstream directly, then tools/call getItem through
 #    restmcp over Streamable HTTP with a session (2025-11-25) and stateless (2026-07-28),
 #    each at 1 and 32 requests in flight. Prints calls/s, p50 and p99, and the ratios.
+#    For scale it also measures nginx itself as a reverse proxy to the upstream, sent the
+#    same tools/call requests: a proxy doing no MCP work at all, so the most any adapter
+#    between the load tool and the upstream could reach on this machine.
 #    restmcp's /metrics must count every call as ok, or the run fails.
 # 3. stdio: a pipelined client (bench/stdio.py) keeps 32 calls in flight over stdin.
 # 4. tools/list of the GitHub API over HTTP (bench/list_http.py), cold and warm.
@@ -83,6 +86,7 @@ trap cleanup EXIT
 free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 upstream_port="$(free_port)"
+proxy_port="$(free_port)"
 # The body an items API might answer: about 200 bytes of JSON.
 body='{"id":42,"name":"Widget","price":9.99,"tags":["blue","small","metal"],"stock":{"berlin":12,"paris":0,"lisbon":7},"description":"A small blue metal widget for benchmarks."}'
 cat >"$work/nginx.conf" <<NGINX
@@ -103,6 +107,18 @@ http {
         location /items/ {
             default_type application/json;
             return 200 '$body';
+        }
+    }
+    upstream items {
+        server 127.0.0.1:$upstream_port;
+        keepalive 64;
+    }
+    server {
+        listen 127.0.0.1:$proxy_port;
+        location / {
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_pass http://items/items/42;
         }
     }
 }
@@ -191,12 +207,13 @@ answer="$(curl -fsS "$mcp" -H 'Content-Type: application/json' -H "Mcp-Session-I
 grep -q '"structuredContent"' <<<"$answer" && ! grep -q '"isError":true' <<<"$answer" ||
     die "a test call did not succeed: $answer"
 
-say "measuring ${duration}s each: upstream direct, restmcp session (2025-11-25), restmcp stateless (2026-07-28)"
+say "measuring ${duration}s each: upstream direct, nginx as a proxy, restmcp session (2025-11-25), restmcp stateless (2026-07-28)"
 results=()
 for connections in 1 32; do
     cp "$work/direct.lua" "$work/script.lua"
     results+=("$(run_wrk "direct-c$connections" "$connections" "http://127.0.0.1:$upstream_port/items/42")")
     cp "$work/call.lua" "$work/script.lua"
+    results+=("$(run_wrk "proxy-c$connections" "$connections" "http://127.0.0.1:$proxy_port/mcp" MCP_SESSION=)")
     for mode in session stateless; do
         before_ok="$(ok_calls)"; before_failed="$(failed_calls)"
         if [[ $mode == session ]]; then
@@ -253,10 +270,11 @@ print(f"{'':<22}{'calls/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs direct':>12}")
 for c in (1, 32):
     direct = rows[f"direct-c{c}"]
     print(f"{'upstream direct':<16} c{c:<4}{direct[0]:>10.0f}{direct[1]:>10.3f}{direct[2]:>10.3f}")
-    for mode in ("session", "stateless"):
+    for mode in ("proxy", "session", "stateless"):
         r = rows[f"{mode}-c{c}"]
         ratio = f"{100 * r[0] / direct[0]:.0f}% rps" if c > 1 else f"+{r[1] - direct[1]:.3f} ms"
-        print(f"{'restmcp ' + mode:<16} c{c:<4}{r[0]:>10.0f}{r[1]:>10.3f}{r[2]:>10.3f}{ratio:>12}")
+        name = "nginx proxy_pass" if mode == "proxy" else "restmcp " + mode
+        print(f"{name:<16} c{c:<4}{r[0]:>10.0f}{r[1]:>10.3f}{r[2]:>10.3f}{ratio:>12}")
 print(f"restmcp serve peak RSS: {rss} MB")
 print(stdio)
 print(list_line)
