@@ -31,6 +31,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::jsonrpc;
 use super::{CallRequest, Shared};
 use crate::telemetry::trace::TraceContext;
 use crate::upstream::CallContext;
@@ -124,14 +125,12 @@ impl Direct {
         let Ok(answer) = serde_json::from_slice::<Value>(response) else {
             return;
         };
-        let Some(version) = answer
-            .pointer("/result/protocolVersion")
+        let Some(version) = jsonrpc::member(&answer, &["result", "protocolVersion"])
             .and_then(|v| serde_json::from_value::<ProtocolVersion>(v.clone()).ok())
         else {
             return;
         };
-        let client = request
-            .pointer("/params/clientInfo/name")
+        let client = jsonrpc::member(request, &["params", "clientInfo", "name"])
             .and_then(Value::as_str)
             .map(str::to_string);
         let open = self.sessions.sessions.read().await;
@@ -164,7 +163,7 @@ impl Direct {
 
     /// A session's `notifications/cancelled`: cancels the call when it is running here.
     pub(super) fn cancel(&self, session: &str, notification: &Value) {
-        let Some(id) = notification.pointer("/params/requestId") else {
+        let Some(id) = jsonrpc::member(notification, &["params", "requestId"]) else {
             return;
         };
         let key = (Arc::<str>::from(session), id.to_string());
@@ -184,7 +183,7 @@ impl Direct {
             };
             if !entry.initialized
                 || header_version.is_some_and(|v| v != entry.version.as_str())
-                || message.pointer("/params/_meta").is_some_and(|meta| {
+                || jsonrpc::member(message, &["params", "_meta"]).is_some_and(|meta| {
                     meta.get(META_VERSION).is_some() || meta.get("progressToken").is_some()
                 })
             {
@@ -200,7 +199,7 @@ impl Direct {
                 version: entry.version,
             });
         }
-        let meta = message.pointer("/params/_meta")?.as_object()?;
+        let meta = jsonrpc::member(message, &["params", "_meta"])?.as_object()?;
         let agrees = header_version == Some(NEWEST)
             && meta.get(META_VERSION).and_then(Value::as_str) == Some(NEWEST)
             && text(headers, "mcp-method") == Some(method)
@@ -213,7 +212,8 @@ impl Direct {
             return None;
         }
         if method == "tools/call"
-            && text(headers, "mcp-name") != message.pointer("/params/name").and_then(Value::as_str)
+            && text(headers, "mcp-name")
+                != jsonrpc::member(message, &["params", "name"]).and_then(Value::as_str)
         {
             return None;
         }
@@ -248,7 +248,7 @@ impl Direct {
     }
 
     fn list(&self, message: &Value, id: RequestId, caller: Caller) -> Option<Response<Body>> {
-        let cursor = match message.pointer("/params/cursor") {
+        let cursor = match jsonrpc::member(message, &["params", "cursor"]) {
             None | Some(Value::Null) => None,
             Some(Value::String(cursor)) => Some(cursor.as_str()),
             Some(_) => return None,

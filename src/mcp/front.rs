@@ -34,6 +34,7 @@ use tower::{Service, ServiceExt as _};
 
 use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
+use super::jsonrpc;
 use super::jsonrpc::{check_message, failure_message};
 use crate::telemetry::metrics::Metrics;
 
@@ -100,13 +101,15 @@ fn count_message(metrics: &Metrics, message: &Value, header_version: Option<&str
         .unwrap_or("(response)");
     let version = header_version
         .or_else(|| {
-            message
-                .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
-                .and_then(Value::as_str)
+            jsonrpc::member(
+                message,
+                &["params", "_meta", "io.modelcontextprotocol/protocolVersion"],
+            )
+            .and_then(Value::as_str)
         })
         .or_else(|| {
             (method == "initialize")
-                .then(|| message.pointer("/params/protocolVersion")?.as_str())
+                .then(|| jsonrpc::member(message, &["params", "protocolVersion"])?.as_str())
                 .flatten()
         });
     metrics.record_request(method, version);
@@ -306,7 +309,7 @@ where
                     .cloned();
                 let streams_progress = message
                     .as_ref()
-                    .and_then(|m| m.pointer("/params/_meta/progressToken"))
+                    .and_then(|m| jsonrpc::member(m, &["params", "_meta", "progressToken"]))
                     .is_some();
                 let accepts_json = parts
                     .headers

@@ -6,6 +6,14 @@
 
 use serde_json::{Value, json};
 
+/// The member at `path` (object keys, outermost first), as `Value::pointer` finds it for a
+/// fixed path, but without the two strings `pointer` allocates per token to unescape it:
+/// the transports look several such paths up in every message.
+pub(super) fn member<'a>(message: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter()
+        .try_fold(message, |node, key| node.as_object()?.get(*key))
+}
+
 /// A problem found: the JSON-RPC error code, the message, and the id to answer with.
 pub(super) type Problem = (i64, String, Option<Value>);
 

@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::jsonrpc;
 use super::{McpServer, Shared};
 
 /// Open sessions: id → the channel feeding the session's server.
@@ -165,7 +166,7 @@ async fn message(
         .and_then(serde_json::Value::as_str)
         .unwrap_or("(response)");
     let version = (method == "initialize")
-        .then(|| message.pointer("/params/protocolVersion")?.as_str())
+        .then(|| jsonrpc::member(&message, &["params", "protocolVersion"])?.as_str())
         .flatten();
     state.shared.metrics().record_request(method, version);
     // One line per message: compact JSON has no newlines.

@@ -22,6 +22,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+use super::jsonrpc;
 use super::jsonrpc::{check_message, failure_message, success_bytes};
 use super::{McpServer, Shared};
 
@@ -136,14 +137,13 @@ impl Filter {
                 }
                 match message.get("method").and_then(Value::as_str) {
                     Some("initialize") => {
-                        batches_allowed = message.pointer("/params/protocolVersion")
+                        batches_allowed = jsonrpc::member(&message, &["params", "protocolVersion"])
                             == Some(&Value::from("2025-03-26"));
                         let mut handshake =
                             self.handshake.lock().unwrap_or_else(|p| p.into_inner());
                         *handshake = Handshake {
                             pending: message.get("id").cloned(),
-                            client: message
-                                .pointer("/params/clientInfo/name")
+                            client: jsonrpc::member(&message, &["params", "clientInfo", "name"])
                                 .and_then(Value::as_str)
                                 .map(str::to_string),
                             version: None,
@@ -200,7 +200,7 @@ impl Filter {
             (handshake.client.clone(), handshake.version.clone()?)
         };
         let id = message.get("id")?;
-        let cursor = match message.pointer("/params/cursor") {
+        let cursor = match jsonrpc::member(message, &["params", "cursor"]) {
             None | Some(Value::Null) => None,
             Some(Value::String(cursor)) => Some(cursor.as_str()),
             Some(_) => return None,
@@ -271,8 +271,7 @@ fn note_initialize_answer(handshake: &Mutex<Handshake>, line: &[u8]) {
         return;
     }
     handshake.pending = None;
-    handshake.version = answer
-        .pointer("/result/protocolVersion")
+    handshake.version = jsonrpc::member(&answer, &["result", "protocolVersion"])
         .and_then(|v| serde_json::from_value(v.clone()).ok());
 }
 

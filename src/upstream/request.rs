@@ -22,6 +22,7 @@
 //! * Header values are sent as text; any control character but HTAB (CR, LF and NUL among
 //!   them) is refused, as are the hop-by-hop and framing headers.
 
+use std::cell::RefCell;
 use std::collections::hash_map::RandomState;
 use std::fmt::Write as _;
 use std::hash::BuildHasher;
@@ -81,7 +82,7 @@ pub fn build(route: &Route, arguments: &Map<String, Value>) -> Result<HttpReques
         Some(plan) => build_body(route, plan, arguments)?,
         None => None,
     };
-    let url = assemble_url(&base, &path, &query)?;
+    let url = assemble_url(base, &path, &query)?;
     let body = body.map(|(content_type, bytes)| {
         headers.push(("Content-Type".to_string(), content_type));
         bytes
@@ -232,6 +233,20 @@ fn base_url(route: &Route) -> Result<url::Url, RequestError> {
             api: route.api.clone(),
         });
     };
+    // Every call of an API starts from the same base URL, and parsing it (the host through
+    // IDNA included) cost more than the rest of building a request, so each thread keeps
+    // the last one it parsed.
+    thread_local! {
+        static LAST_PARSED: RefCell<Option<(String, url::Url)>> = const { RefCell::new(None) };
+    }
+    let cached = LAST_PARSED.with_borrow(|last| {
+        last.as_ref()
+            .filter(|(text, _)| text == raw)
+            .map(|(_, parsed)| parsed.clone())
+    });
+    if let Some(parsed) = cached {
+        return Ok(parsed);
+    }
     let bad = |problem: &str| RequestError::BadBaseUrl {
         api: route.api.clone(),
         url: raw.to_string(),
@@ -245,39 +260,29 @@ fn base_url(route: &Route) -> Result<url::Url, RequestError> {
     if parsed.query().is_some() || parsed.fragment().is_some() {
         return Err(bad("has a query or fragment, which cannot precede a path"));
     }
+    LAST_PARSED.with_borrow_mut(|last| *last = Some((raw.to_string(), parsed.clone())));
     Ok(parsed)
 }
 
-fn assemble_url(base: &url::Url, path: &str, query: &str) -> Result<String, RequestError> {
-    let base_path = base.path().trim_end_matches('/');
-    let expected_path = format!("{base_path}{path}");
-    let mut text = format!("{}{expected_path}", origin_prefix(base));
-    if !query.is_empty() {
-        text.push('?');
-        text.push_str(query);
+/// The request URL: `base` with the encoded `path` appended and `query` set. Only the path
+/// and the query are parsed, so the scheme, host and port are the base's by construction.
+fn assemble_url(mut url: url::Url, path: &str, query: &str) -> Result<String, RequestError> {
+    let expected_path = format!("{}{path}", url.path().trim_end_matches('/'));
+    let prefix_len = origin_prefix(&url).len();
+    url.set_path(&expected_path);
+    url.set_query((!query.is_empty()).then_some(query));
+    if url.path() != expected_path {
+        let mut intended = format!("{}{expected_path}", &url.as_str()[..prefix_len]);
+        if !query.is_empty() {
+            intended.push('?');
+            intended.push_str(query);
+        }
+        return Err(RequestError::Url {
+            url: intended,
+            problem: "would be normalized to a different path".to_string(),
+        });
     }
-    let problem = |problem: &str| RequestError::Url {
-        url: text.clone(),
-        problem: problem.to_string(),
-    };
-    let parsed = url::Url::parse(&text).map_err(|e| problem(&format!("does not parse ({e})")))?;
-    if parsed.scheme() != base.scheme()
-        || parsed.host() != base.host()
-        || parsed.port_or_known_default() != base.port_or_known_default()
-        || parsed.username() != base.username()
-        || parsed.password() != base.password()
-    {
-        return Err(problem(
-            "does not keep the base URL's scheme, host and port",
-        ));
-    }
-    if parsed.path() != expected_path {
-        return Err(problem("would be normalized to a different path"));
-    }
-    if parsed.fragment().is_some() {
-        return Err(problem("has a fragment"));
-    }
-    Ok(parsed.into())
+    Ok(url.into())
 }
 
 /// `scheme://userinfo@host:port` of the base URL, as its serialization spells it.

@@ -284,6 +284,41 @@ fn dot_segments_and_empty_segments_are_refused() {
 }
 
 #[test]
+fn a_path_template_with_a_dot_segment_is_refused() {
+    let r = route(
+        "/pets/../admin/{id}",
+        vec![param("id", Location::Path, Style::Simple, false)],
+        None,
+    );
+    match err(&r, json!({"id": 1})) {
+        RequestError::Url { url, problem } => {
+            assert_eq!(url, "/pets/../admin/1");
+            assert!(problem.contains("dot segment"), "{problem}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn each_call_uses_its_own_routes_base_url() {
+    // Base URLs are cached per thread; alternating APIs must not see each other's.
+    let first = route("/a", Vec::new(), None);
+    let mut second = route("/b", Vec::new(), None);
+    second.base_url = Some("http://127.0.0.1:9000/root/".to_string());
+    for _ in 0..2 {
+        assert_eq!(ok(&first, json!({})).url, "https://api.example.com/v1/a");
+        assert_eq!(ok(&second, json!({})).url, "http://127.0.0.1:9000/root/b");
+    }
+    let mut broken = route("/c", Vec::new(), None);
+    broken.base_url = Some("not a url".to_string());
+    assert!(matches!(
+        err(&broken, json!({})),
+        RequestError::BadBaseUrl { .. }
+    ));
+    assert_eq!(ok(&first, json!({})).url, "https://api.example.com/v1/a");
+}
+
+#[test]
 fn arguments_never_change_the_origin() {
     let r = route(
         "{id}",
