@@ -103,11 +103,7 @@ pub fn render(tool: &Tool, config: &Config) -> String {
         (None, None) => (30.0, "default".into()),
     };
     line("timeout", format!("{timeout} s"), timeout_source);
-    let base = tool
-        .route
-        .base_url
-        .clone()
-        .unwrap_or_else(|| "(no base URL)".into());
+    let base = tool.route.base_url.as_deref().unwrap_or("(no base URL)");
     line(
         "upstream",
         format!("{} {base}{}", tool.route.method, tool.route.path),

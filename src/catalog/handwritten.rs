@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
 use super::naming::{is_valid_argument_name, is_valid_tool_name};
 use super::overlay::{self, NewTool, PatchError, PatchSource};
-use super::{Annotations, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool};
+use super::{Annotations, BaseUrl, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool};
 use crate::spec::{Method, ParamLocation, Style};
 
 /// What a hand-written tool needs from its API.
@@ -219,7 +219,7 @@ pub fn build(
             api: cx.api.to_string(),
             method,
             path: spec.path.clone(),
-            base_url: cx.base_url.map(|u| u.trim_end_matches('/').to_string()),
+            base_url: cx.base_url.map(|u| BaseUrl::new(u.trim_end_matches('/'))),
             arguments: ArgumentMap { bindings },
             body,
             output,

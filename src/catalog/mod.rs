@@ -63,7 +63,7 @@ pub struct Route {
     /// The path template, `/pets/{petId}`.
     pub path: String,
     /// Config override, else the first absolute server URL; no trailing slash.
-    pub base_url: Option<String>,
+    pub base_url: Option<BaseUrl>,
     pub arguments: ArgumentMap,
     pub body: Option<BodyPlan>,
     pub output: Option<OutputPlan>,
@@ -83,6 +83,65 @@ pub struct Route {
     /// For an API in mock mode: what the mock upstream answers.
     #[serde(skip)]
     pub mock: Option<Arc<MockAnswer>>,
+}
+
+/// An API's base URL as written, parsed once when its tools are made: every call of the
+/// API starts from it, and parsing it (the host through IDNA included) cost more per call
+/// than the rest of building the request. Reads as the text it was written as.
+#[derive(Debug, Clone)]
+pub struct BaseUrl {
+    text: String,
+    parsed: Result<url::Url, String>,
+}
+
+impl BaseUrl {
+    pub fn new(text: impl Into<String>) -> BaseUrl {
+        let text = text.into();
+        let parsed = parse_base_url(&text);
+        BaseUrl { text, parsed }
+    }
+
+    /// The parsed URL, or why it cannot be the base of a request URL.
+    pub fn parsed(&self) -> Result<&url::Url, &str> {
+        self.parsed.as_ref().map_err(String::as_str)
+    }
+}
+
+fn parse_base_url(text: &str) -> Result<url::Url, String> {
+    let parsed =
+        url::Url::parse(text.trim()).map_err(|e| format!("is not an absolute URL ({e})"))?;
+    if parsed.cannot_be_a_base() || parsed.host().is_none() {
+        return Err("has no host".to_string());
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err("has a query or fragment, which cannot precede a path".to_string());
+    }
+    Ok(parsed)
+}
+
+impl std::ops::Deref for BaseUrl {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::fmt::Display for BaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl PartialEq for BaseUrl {
+    fn eq(&self, other: &BaseUrl) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Serialize for BaseUrl {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
 }
 
 /// The mock upstream's answer to a well-formed request: the documented success status and

@@ -70,7 +70,8 @@ pub(super) fn synthesize<'d>(
         Some(url) => Some(url.trim_end_matches('/').to_string()),
         None => op.servers.iter().find(|s| s.contains("://")).cloned(),
     }
-    .or_else(|| cx.mock.then(|| super::MOCK_BASE_URL.to_string()));
+    .or_else(|| cx.mock.then(|| super::MOCK_BASE_URL.to_string()))
+    .map(super::BaseUrl::new);
     let mock = cx
         .mock
         .then(|| Arc::new(mock_answer(cx, graph, op, relaxed_below)));

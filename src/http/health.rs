@@ -215,7 +215,7 @@ fn probe_targets(shared: &Shared, paths: &HashMap<String, String>) -> Vec<(Strin
         };
         let url = match paths.get(&route.api) {
             Some(path) => format!("{}{path}", base.trim_end_matches('/')),
-            None => base.clone(),
+            None => base.to_string(),
         };
         targets.insert(route.api.clone(), url);
     }

@@ -34,8 +34,7 @@ use tower::{Service, ServiceExt as _};
 
 use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
-use super::jsonrpc;
-use super::jsonrpc::{check_message, failure_message};
+use super::jsonrpc::{self, check_message, failure_message};
 use crate::telemetry::metrics::Metrics;
 
 /// Wraps the MCP service (see the module documentation).

@@ -22,8 +22,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use super::jsonrpc;
-use super::jsonrpc::{check_message, failure_message, success_bytes};
+use super::jsonrpc::{self, check_message, failure_message, success_bytes};
 use super::{McpServer, Shared};
 
 /// What the filter learns of the session from its handshake.

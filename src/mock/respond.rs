@@ -67,8 +67,8 @@ pub fn check(tool: &Tool, request: &HttpRequest, body: BodyValidator<'_>) -> Vec
     };
     let base_path = route
         .base_url
-        .as_deref()
-        .and_then(|b| url::Url::parse(b).ok())
+        .as_ref()
+        .and_then(|b| b.parsed().ok())
         .map(|b| b.path().trim_end_matches('/').to_string())
         .unwrap_or_default();
     match url.path().strip_prefix(base_path.as_str()) {

@@ -22,7 +22,6 @@
 //! * Header values are sent as text; any control character but HTAB (CR, LF and NUL among
 //!   them) is refused, as are the hop-by-hop and framing headers.
 
-use std::cell::RefCell;
 use std::collections::hash_map::RandomState;
 use std::fmt::Write as _;
 use std::hash::BuildHasher;
@@ -228,40 +227,18 @@ fn argument_error(binding: &Binding, problem: impl Into<String>) -> RequestError
 
 /// The parsed base URL. Only the path after it is ever built from arguments.
 fn base_url(route: &Route) -> Result<url::Url, RequestError> {
-    let Some(raw) = route.base_url.as_deref().filter(|u| !u.trim().is_empty()) else {
+    let Some(base) = route.base_url.as_ref().filter(|u| !u.trim().is_empty()) else {
         return Err(RequestError::NoBaseUrl {
             api: route.api.clone(),
         });
     };
-    // Every call of an API starts from the same base URL, and parsing it (the host through
-    // IDNA included) cost more than the rest of building a request, so each thread keeps
-    // the last one it parsed.
-    thread_local! {
-        static LAST_PARSED: RefCell<Option<(String, url::Url)>> = const { RefCell::new(None) };
-    }
-    let cached = LAST_PARSED.with_borrow(|last| {
-        last.as_ref()
-            .filter(|(text, _)| text == raw)
-            .map(|(_, parsed)| parsed.clone())
-    });
-    if let Some(parsed) = cached {
-        return Ok(parsed);
-    }
-    let bad = |problem: &str| RequestError::BadBaseUrl {
-        api: route.api.clone(),
-        url: raw.to_string(),
-        problem: problem.to_string(),
-    };
-    let parsed =
-        url::Url::parse(raw.trim()).map_err(|e| bad(&format!("is not an absolute URL ({e})")))?;
-    if parsed.cannot_be_a_base() || parsed.host().is_none() {
-        return Err(bad("has no host"));
-    }
-    if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(bad("has a query or fragment, which cannot precede a path"));
-    }
-    LAST_PARSED.with_borrow_mut(|last| *last = Some((raw.to_string(), parsed.clone())));
-    Ok(parsed)
+    base.parsed()
+        .cloned()
+        .map_err(|problem| RequestError::BadBaseUrl {
+            api: route.api.clone(),
+            url: base.to_string(),
+            problem: problem.to_string(),
+        })
 }
 
 /// The request URL: `base` with the encoded `path` appended and `query` set. Only the path
