@@ -15,6 +15,7 @@ mod properties;
 mod real_specs;
 mod reload;
 mod remote;
+mod security;
 mod selftest;
 mod sidecar;
 mod snapshots;

@@ -1,0 +1,15 @@
+//! The trust boundary (issue #19): each hostile input an attacker controls (a spec, what it
+//! references, an MCP client, a slow or greedy connection) is refused with a clear error or
+//! bounded, and the server keeps answering.
+//!
+//! * [`spec_trust`]: a spec's `x-mcp` cannot read the environment or raise limits; credentials
+//!   go only to the origins the operator configured.
+//! * [`refs`]: `$ref`s and spec fetching stay in their place; documents are size-capped.
+//! * [`limits`]: the HTTP listener, sessions, SSE streams and in-flight calls are bounded.
+//! * [`echo`]: nothing echoes what it should not (config errors, encoded secrets, `Host`), and
+//!   a reload that hangs is abandoned.
+
+mod echo;
+mod limits;
+mod refs;
+mod spec_trust;
