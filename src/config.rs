@@ -401,6 +401,11 @@ pub struct ApiConfig {
     /// listed here, since the request (and its credentials) would go there.
     #[serde(default)]
     pub follow_redirects: Vec<String>,
+    /// Origins besides the `base_url`'s own that may receive this API's credentials (a
+    /// redirect target in `follow_redirects` that must get the API key header, say).
+    /// Credentials never go where only the spec says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credential_origins: Vec<String>,
     /// Credentials per security scheme, keyed by the spec's scheme name (or a name of the
     /// config's own, with an explicit `type`).
     #[serde(default)]
@@ -792,6 +797,22 @@ fn is_scope_token(scope: &str) -> bool {
             .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b))
 }
 
+/// An origin as `follow_redirects` and `credential_origins` list it: `scheme://host[:port]`,
+/// nothing else; returned in its normal form (`https://api.example.com`).
+pub fn parse_origin(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("is not a URL ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("must be an http or https origin".to_string());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not hold credentials".to_string());
+    }
+    if url.query().is_some() || url.fragment().is_some() || url.path() != "/" {
+        return Err("must be an origin (scheme://host:port), without query or fragment".into());
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
 fn is_http_url(text: &str) -> bool {
     url::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
 }
@@ -1105,13 +1126,19 @@ impl Config {
                     ));
                 }
             }
-            for (index, origin) in api.follow_redirects.iter().enumerate() {
-                if let Err(problem) = crate::upstream::redirect_origin(origin) {
-                    return Err(invalid(
-                        format!("apis.{name}.follow_redirects[{index}]"),
-                        origin.clone(),
-                        &problem,
-                    ));
+            let origins = [
+                ("follow_redirects", &api.follow_redirects),
+                ("credential_origins", &api.credential_origins),
+            ];
+            for (key, list) in origins {
+                for (index, origin) in list.iter().enumerate() {
+                    if let Err(problem) = parse_origin(origin) {
+                        return Err(invalid(
+                            format!("apis.{name}.{key}[{index}]"),
+                            origin.clone(),
+                            &problem,
+                        ));
+                    }
                 }
             }
             if api.max_retries > 10 {
@@ -1256,6 +1283,16 @@ fn validate_auth(api_name: &str, api: &ApiConfig) -> Result<(), ConfigError> {
             }
             return Err(ConfigError::Key { key: full, problem });
         }
+    }
+    // The spec's `servers` are data from elsewhere: credentials go only where the operator
+    // pointed them. An API in mock mode is never called, so it sends nothing anywhere.
+    if !api.auth.is_empty() && api.base_url.is_none() && !api.mock {
+        return Err(ConfigError::Key {
+            key: format!("apis.{api_name}.base_url"),
+            problem: "is required when `auth` is set: credentials are sent only to the origin \
+                      of the configured base URL, never to one the spec names"
+                .into(),
+        });
     }
     let mut targets: Vec<String> = Vec::new();
     for (i, header) in api.forward_headers.iter().enumerate() {
@@ -1415,8 +1452,14 @@ mod tests {
         assert!(!rule("ab*ba").matches("aba"));
     }
 
-    /// Loads a config whose one API, `api`, has `api_toml` appended to its table.
+    /// Loads a config whose one API, `api` (on `https://api.test`), has `api_toml` appended
+    /// to its table.
     fn load(api_toml: &str) -> Result<Config, String> {
+        load_api(&format!("base_url = \"https://api.test\"\n{api_toml}"))
+    }
+
+    /// Loads a config whose one API, `api`, has `api_toml` appended to its table.
+    fn load_api(api_toml: &str) -> Result<Config, String> {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("config.toml");
         std::fs::write(
@@ -1429,6 +1472,22 @@ mod tests {
 
     fn error(api_toml: &str) -> String {
         load(api_toml).expect_err("invalid")
+    }
+
+    #[test]
+    fn credentials_need_a_configured_base_url_unless_the_api_is_mocked() {
+        let auth = "[apis.api.auth.bearer]\ntoken_env = \"T\"\n";
+        assert_eq!(
+            load_api(auth).expect_err("no base_url"),
+            "invalid configuration: apis.api.base_url: is required when `auth` is set: credentials are sent only to the \
+             origin of the configured base URL, never to one the spec names"
+        );
+        load_api(&format!("mock = true\n{auth}")).expect("a mock sends nothing");
+        assert!(
+            load("credential_origins = [\"https://eu.api.test/path\"]\n")
+                .expect_err("not an origin")
+                .contains("apis.api.credential_origins[0]")
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::catalog::{Location, Tool};
+use crate::catalog::{Location, Tool, ToolLimit};
 use crate::config::Config;
 
 /// The human-readable explanation.
@@ -88,9 +88,8 @@ pub fn render(tool: &Tool, config: &Config) -> String {
         source_of("annotations").unwrap_or_else(|| format!("default for {}", tool.route.method)),
     );
     let api = config.apis.get(&tool.route.api);
-    let (timeout, timeout_source) = match (tool.route.timeout, api) {
-        (Some(t), _) => (t.as_secs_f64(), source_of("timeout").unwrap_or_default()),
-        (None, Some(api)) => match api.tool_timeouts.get(&tool.name) {
+    let (configured, configured_source) = match api {
+        Some(api) => match api.tool_timeouts.get(&tool.name) {
             Some(t) => (
                 *t,
                 format!("config apis.{}.tool_timeouts.{}", tool.route.api, tool.name),
@@ -100,7 +99,14 @@ pub fn render(tool: &Tool, config: &Config) -> String {
                 format!("config apis.{}.timeout_seconds", tool.route.api),
             ),
         },
-        (None, None) => (30.0, "default".into()),
+        None => (30.0, "default".into()),
+    };
+    let (timeout, timeout_source) = match tool.route.timeout {
+        Some(ToolLimit::Replace(t)) => (t.as_secs_f64(), source_of("timeout").unwrap_or_default()),
+        Some(ToolLimit::AtMost(t)) if t.as_secs_f64() < configured => {
+            (t.as_secs_f64(), source_of("timeout").unwrap_or_default())
+        }
+        _ => (configured, configured_source),
     };
     line("timeout", format!("{timeout} s"), timeout_source);
     let base = tool.route.base_url.as_deref().unwrap_or("(no base URL)");
@@ -136,7 +142,8 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             source_of("response.fields").unwrap_or_default(),
         );
     }
-    if let Some(cap) = tool.route.max_response_bytes {
+    if let Some(limit) = tool.route.max_response_bytes {
+        let cap = limit.over(api.map_or(u64::MAX, |api| api.max_response_bytes));
         line(
             "size cap",
             format!("{cap} bytes"),

@@ -251,6 +251,8 @@ max_name_length = 128
 
 [apis.internal-2]
 spec = "https://api.example.com/openapi.json"
+base_url = "https://api.example.com"
+credential_origins = ["https://eu.api.example.com", "http://127.0.0.1:8081"]
 prefix = ""
 max_retries = 0
 
@@ -357,6 +359,9 @@ include = []
         "[apis.api.auth.x]\ntype = \"oauth2\"\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\n",
         "[apis.api.auth.x]\ntoken_env = \"\"\n",
         "[apis.api.auth.x]\ntoken_env = \"A=B\"\n",
+        // credentials need the operator's base_url, and go only to origins
+        "[apis.api.auth.bearer]\ntoken_env = \"T\"\n",
+        "base_url = \"https://api.test\"\ncredential_origins = [\"https://a.test/path\"]\n",
         "[apis.api.auth.x]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\ntoken_url = \"/token\"\n",
         "[apis.api.auth.x]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\nscopes = [\"a b\"]\n",
         // forwarded headers

@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
 use super::naming::{is_valid_argument_name, is_valid_tool_name};
 use super::overlay::{self, NewTool, PatchError, PatchSource};
-use super::{Annotations, BaseUrl, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool};
+use super::{
+    Annotations, BaseUrl, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool, ToolLimit,
+};
 use crate::spec::{Method, ParamLocation, Style};
 
 /// What a hand-written tool needs from its API.
@@ -242,7 +244,10 @@ pub fn build(
     };
     tool.note("tool", format!("hand-written in {}", source.location));
     if let Some(seconds) = spec.timeout_seconds {
-        tool.route.timeout = Some(overlay::timeout(seconds, source.at(&["timeout_seconds"]))?);
+        tool.route.timeout = Some(ToolLimit::Replace(overlay::timeout(
+            seconds,
+            source.at(&["timeout_seconds"]),
+        )?));
     }
     if let Some(response) = &spec.response {
         overlay::apply_response(&mut tool, response, source)?;

@@ -71,18 +71,42 @@ pub struct Route {
     /// suffices (an empty one means anonymous access). Empty when none is required.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub security: Vec<SecurityRequirement>,
-    /// Set by an overlay: overrides the API's timeout.
+    /// Set by an overlay (replaces the API's timeout) or a spec's `x-mcp` (can only lower it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<std::time::Duration>,
-    /// Set by an overlay: overrides the API's response size cap.
+    pub timeout: Option<ToolLimit<std::time::Duration>>,
+    /// Set by an overlay (replaces the API's response size cap) or a spec's `x-mcp` (can
+    /// only lower it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_response_bytes: Option<u64>,
+    pub max_response_bytes: Option<ToolLimit<u64>>,
     /// Set by an overlay: only these fields of a JSON response are returned.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub response_fields: Vec<String>,
     /// For an API in mock mode: what the mock upstream answers.
     #[serde(skip)]
     pub mock: Option<Arc<MockAnswer>>,
+}
+
+/// A per-tool limit, and how far whoever set it may move the API's own.
+///
+/// The operator's overlays are trusted and may raise or lower a limit; a spec is data from
+/// elsewhere, so what its `x-mcp` asks for can only tighten what the config allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolLimit<T> {
+    /// From an overlay: used instead of the API's value.
+    Replace(T),
+    /// From the spec: used when it is below the API's value.
+    AtMost(T),
+}
+
+impl<T: Ord + Copy> ToolLimit<T> {
+    /// The limit in force when the API's own is `api`.
+    pub fn over(self, api: T) -> T {
+        match self {
+            ToolLimit::Replace(value) => value,
+            ToolLimit::AtMost(value) => value.min(api),
+        }
+    }
 }
 
 /// An API's base URL as written, parsed once when its tools are made: every call of the
@@ -257,6 +281,57 @@ impl Catalog {
     /// Position of tool `name` in [`Catalog::tools`].
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
+    }
+
+    /// Keeps a reload from moving calls to another host: for every API whose base URL comes
+    /// from its spec's `servers` (`spec_based(api)`), a tool whose base URL is on an origin
+    /// the `previous` tool set did not use for that API gets the previous base URL back
+    /// (that tool's own, else the API's first). The spec is data from elsewhere; only the
+    /// config (`base_url`) or a restart moves an API. Returns one message per API kept.
+    pub fn keep_origins(
+        &mut self,
+        previous: &Catalog,
+        spec_based: impl Fn(&str) -> bool,
+    ) -> Vec<String> {
+        let origin = |base: &BaseUrl| base.parsed().ok().map(|u| u.origin().ascii_serialization());
+        let mut kept: BTreeMap<String, (String, String)> = BTreeMap::new();
+        for tool in &mut self.tools {
+            let api = tool.route.api.as_str();
+            if tool.route.mock.is_some() || !spec_based(api) {
+                continue;
+            }
+            let Some(new_origin) = tool.route.base_url.as_ref().and_then(origin) else {
+                continue;
+            };
+            let mut old_tools = previous
+                .tools
+                .iter()
+                .filter(|old| old.route.api == api && old.route.mock.is_none());
+            let Some(first_old) = old_tools.clone().find_map(|old| old.route.base_url.clone())
+            else {
+                continue;
+            };
+            if old_tools.any(|old| {
+                old.route.base_url.as_ref().and_then(origin).as_ref() == Some(&new_origin)
+            }) {
+                continue;
+            }
+            let restored = previous
+                .get(&tool.name)
+                .filter(|old| old.route.api == api)
+                .and_then(|old| old.route.base_url.clone())
+                .unwrap_or(first_old);
+            kept.entry(api.to_string())
+                .or_insert_with(|| (origin(&restored).unwrap_or_default(), new_origin.clone()));
+            tool.route.base_url = Some(restored);
+        }
+        kept.into_iter()
+            .map(|(api, (old, new))| {
+                format!(
+                    "API \"{api}\": the reloaded spec's servers would move calls from {old} to {new}; they still go to {old} (set apis.{api}.base_url, or restart, to move them)"
+                )
+            })
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -675,7 +750,7 @@ fn patches_by_operation<'p>(
             let patch = overlay::parse_extension(extension, &location)?;
             op_patches.push((
                 PatchSource {
-                    kind: "x-mcp",
+                    kind: overlay::SPEC_EXTENSION,
                     location,
                 },
                 std::borrow::Cow::Owned(patch),

@@ -13,6 +13,10 @@
 //!   ping: {method: GET, path: /ping, description: Checks the service is up}
 //! ```
 //!
+//! An overlay file named in the config is the operator's and may do all of it; the spec's own
+//! `x-mcp` is data from elsewhere ([`SPEC_EXTENSION`]): it may not read the environment
+//! (`value_env`), and the limits it sets can only lower the API's ([`ToolLimit::AtMost`]).
+//!
 //! This module owns the file format ([`OverlayFile`]), applying a [`ToolPatch`] to a
 //! synthesized tool, and projecting responses and their schemas onto selected fields.
 //! Every error names the file and the JSON pointer of the entry at fault. OpenAPI Overlay
@@ -29,7 +33,7 @@ use serde_json::{Map, Value, json};
 
 use super::arguments::Location;
 use super::naming::is_valid_tool_name;
-use super::{Annotations, SchemaText, Tool};
+use super::{Annotations, SchemaText, Tool, ToolLimit};
 use crate::spec::document::escape_segment;
 
 /// A map that keeps the order entries were written in (tools/list follows it).
@@ -200,7 +204,26 @@ pub struct PatchSource {
     pub location: String,
 }
 
+/// [`PatchSource::kind`] of a spec's own `x-mcp` extension: data from elsewhere, so it may
+/// rename, describe, hide and annotate, but never read the environment or raise a limit.
+pub const SPEC_EXTENSION: &str = "x-mcp";
+
 impl PatchSource {
+    /// The patch was written in the spec (untrusted), not in an operator's overlay.
+    pub fn is_spec(&self) -> bool {
+        self.kind == SPEC_EXTENSION
+    }
+
+    /// How a limit this patch sets applies: an overlay's replaces the API's, a spec's can
+    /// only lower it.
+    fn limit<T>(&self, value: T) -> ToolLimit<T> {
+        if self.is_spec() {
+            ToolLimit::AtMost(value)
+        } else {
+            ToolLimit::Replace(value)
+        }
+    }
+
     pub fn at(&self, path: &[&str]) -> String {
         let mut location = self.location.clone();
         for segment in path {
@@ -212,6 +235,15 @@ impl PatchSource {
 
     fn describe(&self, path: &[&str]) -> String {
         format!("{} {}", self.kind, self.at(path))
+    }
+
+    /// [`describe`](Self::describe) for a limit, saying when it can only lower the API's.
+    fn describe_limit(&self, path: &[&str]) -> String {
+        if self.is_spec() {
+            format!("{} (can only lower the config's)", self.describe(path))
+        } else {
+            self.describe(path)
+        }
     }
 }
 
@@ -295,8 +327,9 @@ pub fn apply(
         tool.note("annotations", source.describe(&["annotations"]));
     }
     if let Some(seconds) = patch.timeout_seconds {
-        tool.route.timeout = Some(timeout(seconds, source.at(&["timeout_seconds"]))?);
-        tool.note("timeout", source.describe(&["timeout_seconds"]));
+        let seconds = timeout(seconds, source.at(&["timeout_seconds"]))?;
+        tool.route.timeout = Some(source.limit(seconds));
+        tool.note("timeout", source.describe_limit(&["timeout_seconds"]));
     }
     if let Some(response) = &patch.response {
         apply_response(tool, response, source)?;
@@ -330,10 +363,10 @@ pub(super) fn apply_response(
                 "must be at least 1",
             ));
         }
-        tool.route.max_response_bytes = Some(max);
+        tool.route.max_response_bytes = Some(source.limit(max));
         tool.note(
             "response.max_bytes",
-            source.describe(&["response", "max_bytes"]),
+            source.describe_limit(&["response", "max_bytes"]),
         );
     }
     if response.fields.is_empty() {
@@ -459,6 +492,13 @@ fn apply_argument_to(
     }
     if let Some(default) = &change.default {
         set_key(schema, "default", default.clone());
+    }
+    if change.value_env.is_some() && source.is_spec() {
+        return Err(PatchError::new(
+            at("value_env"),
+            "a spec cannot read the environment: set `value_env` in an overlay file named in \
+             the config (apis.NAME.overlays), or give a literal `value`",
+        ));
     }
     let fixed = match (&change.value, &change.value_env) {
         (Some(_), Some(_)) => {

@@ -125,7 +125,12 @@ impl Reloader {
         };
         let skipped = loaded.report.skipped();
         let inputs = loaded.inputs.clone();
-        let catalog = Arc::new(loaded.catalog);
+        let mut catalog = loaded.catalog;
+        let spec_based = |api: &str| config.apis.get(api).is_some_and(|a| a.base_url.is_none());
+        for kept in catalog.keep_origins(self.shared.current().catalog(), spec_based) {
+            tracing::warn!("reload: {kept}");
+        }
+        let catalog = Arc::new(catalog);
         let dispatcher = match Dispatcher::new(catalog.clone(), &config) {
             Ok(dispatcher) => dispatcher,
             Err(error) => return Err(self.failed(why, &error, None)),

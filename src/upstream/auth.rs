@@ -4,6 +4,12 @@
 //! * **Credentials** come from `[apis.NAME.auth.SCHEME]` tables, which name environment
 //!   variables; the values are read once, when the [`Authenticator`] is built (a missing
 //!   variable is an error naming it), and held as [`Secret`]s.
+//! * **Where they may go** is the operator's word, never the spec's: the origin of the API's
+//!   configured `base_url` and its `credential_origins`. A request for any other origin gets
+//!   no credential and is refused. A `tokenUrl` taken from the spec (which would receive the
+//!   client secret) must be https or loopback and on the `base_url`'s site, else the config's
+//!   `token_url` is required; an API-key header that a `follow_redirects` origin would receive
+//!   needs that origin in `credential_origins`.
 //! * **Choosing** ([`Authenticator::apply`]): the operation's requirements are alternatives.
 //!   The first alternative whose schemes all have credentials (or whose credentials the
 //!   request already carries, e.g. from a forwarded header) is used; an empty alternative
@@ -151,6 +157,9 @@ struct ApiAuth {
     /// The config's own schemes, applied to every operation.
     global: Vec<String>,
     forward: Vec<ForwardHeader>,
+    /// The only origins credentials are sent to: the configured `base_url`'s and the
+    /// `credential_origins` (`https://api.example.com`, as the url crate writes them).
+    origins: Vec<String>,
 }
 
 enum Credential {
@@ -230,6 +239,14 @@ impl Authenticator {
         let Some(auth) = self.apis.get(api) else {
             return Ok(applied);
         };
+        if !auth.credentials.is_empty() && !origin_allowed(&request.url, &auth.origins) {
+            return Err(format!(
+                "the request would go to {}, but API \"{api}\"'s credentials are sent only to {} \
+                 (apis.{api}.base_url, apis.{api}.credential_origins)",
+                origin_of(&request.url),
+                auth.origins.join(", ")
+            ));
+        }
         for name in &auth.global {
             self.apply_one(auth, name, &[], request, &mut applied)
                 .await?;
@@ -506,6 +523,7 @@ fn api_auth(
 ) -> Result<ApiAuth, String> {
     let mut credentials = BTreeMap::new();
     let mut global = Vec::new();
+    let origins = credential_origins(api_name, api)?;
     for (scheme_name, config) in &api.auth {
         let key = format!("apis.{api_name}.auth.{scheme_name}");
         let kind = config.checked_kind().map_err(|(sub, problem)| {
@@ -576,6 +594,9 @@ fn api_auth(
                         location.as_str()
                     ));
                 }
+                if location == ApiKeyLocation::Header {
+                    check_redirects_keep_key(&key, api_name, api, &origins, &name)?;
+                }
                 let value = read("value_env", &config.value_env)?;
                 check_header_safe(&key, "value_env", config, &value)?;
                 redactor.add(&value);
@@ -594,17 +615,25 @@ fn api_auth(
                     Some(other) => return Err(mismatch(&key, other, kind)),
                     None => None,
                 };
+                let from_spec = config.token_url.is_none();
                 let token_url = config.token_url.clone().or(spec_token_url).ok_or_else(|| {
                     format!(
                         "{key}.token_url: the description's oauth2 scheme \"{scheme_name}\" has no client credentials flow; set token_url"
                     )
                 })?;
-                let valid = url::Url::parse(&token_url)
-                    .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host());
-                if !valid {
+                let Some(parsed) = url::Url::parse(&token_url)
+                    .ok()
+                    .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+                else {
                     return Err(format!(
                         "{key}: the token URL \"{token_url}\" is not an absolute http(s) URL; set token_url"
                     ));
+                };
+                if from_spec {
+                    check_spec_token_url(&key, &parsed, api)?;
+                    tracing::info!(
+                        "API \"{api_name}\": OAuth scheme \"{scheme_name}\" gets its tokens from {token_url}, the spec's tokenUrl ({key}.token_url overrides it)"
+                    );
                 }
                 let client_id = read("client_id_env", &config.client_id_env)?;
                 let client_secret = read("client_secret_env", &config.client_secret_env)?;
@@ -631,7 +660,115 @@ fn api_auth(
         credentials,
         global,
         forward: api.forward_headers.clone(),
+        origins,
     })
+}
+
+/// Where an API's credentials may go: its configured `base_url`'s origin and the
+/// `credential_origins`. The spec's `servers` never widen it.
+fn credential_origins(api_name: &str, api: &ApiConfig) -> Result<Vec<String>, String> {
+    let mut origins = Vec::new();
+    if let Some(base) = &api.base_url {
+        let url = url::Url::parse(base)
+            .map_err(|e| format!("apis.{api_name}.base_url: is not a URL ({e})"))?;
+        origins.push(url.origin().ascii_serialization());
+    } else if !api.auth.is_empty() {
+        return Err(format!(
+            "apis.{api_name}.base_url: is required when `auth` is set: credentials are sent only to the origin of the configured base URL"
+        ));
+    }
+    for (index, origin) in api.credential_origins.iter().enumerate() {
+        let origin = crate::config::parse_origin(origin)
+            .map_err(|problem| format!("apis.{api_name}.credential_origins[{index}]: {problem}"))?;
+        if !origins.contains(&origin) {
+            origins.push(origin);
+        }
+    }
+    Ok(origins)
+}
+
+/// True when `url` is on one of `origins` (as [`credential_origins`] writes them).
+fn origin_allowed(url: &str, origins: &[String]) -> bool {
+    origins.iter().any(|origin| {
+        url.starts_with(origin.as_str())
+            && matches!(
+                url.as_bytes().get(origin.len()),
+                None | Some(b'/' | b'?' | b'#')
+            )
+    })
+}
+
+/// The origin of a request URL, for messages.
+fn origin_of(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| "an unparsable URL".into())
+}
+
+/// A `tokenUrl` the spec names receives the client secret, so the spec alone may not
+/// choose just any: it must use https (or stay on this machine), and be on the API's own
+/// site (registrable domain); anywhere else takes the operator's `token_url`.
+fn check_spec_token_url(key: &str, token_url: &url::Url, api: &ApiConfig) -> Result<(), String> {
+    let loopback = match token_url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    if token_url.scheme() != "https" && !loopback {
+        return Err(format!(
+            "{key}.token_url: the spec's tokenUrl {token_url} is not https, and the client secret would travel in clear text; set token_url to use it anyway"
+        ));
+    }
+    let api_host = api
+        .base_url
+        .as_deref()
+        .and_then(|base| url::Url::parse(base).ok())
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+    let token_host = token_url.host_str().map(str::to_ascii_lowercase);
+    let same_site = match (api_host.as_deref(), token_host.as_deref()) {
+        (Some(a), Some(t)) => a == t || matches!((site(a), site(t)), (Some(x), Some(y)) if x == y),
+        _ => false,
+    };
+    if !same_site {
+        return Err(format!(
+            "{key}.token_url: the spec's tokenUrl {token_url} is on another site than the API's base_url ({}); the client secret goes only where the config says: set token_url",
+            api.base_url.as_deref().unwrap_or("none")
+        ));
+    }
+    Ok(())
+}
+
+/// The registrable domain of a DNS name (`api.example.co.uk` → `example.co.uk`), from the
+/// Public Suffix List; `None` for an IP address or a bare suffix.
+fn site(host: &str) -> Option<&str> {
+    if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+        return None;
+    }
+    psl::domain_str(host)
+}
+
+/// reqwest drops `Authorization` and `Cookie` on a redirect to another host, but not an
+/// API key header: a `follow_redirects` origin would receive it. That takes the operator's
+/// word in `credential_origins`.
+fn check_redirects_keep_key(
+    key: &str,
+    api_name: &str,
+    api: &ApiConfig,
+    origins: &[String],
+    header: &str,
+) -> Result<(), String> {
+    for origin in &api.follow_redirects {
+        let Ok(origin) = crate::config::parse_origin(origin) else {
+            continue;
+        };
+        if !origins.contains(&origin) {
+            return Err(format!(
+                "{key}: a redirect to {origin} (apis.{api_name}.follow_redirects) would carry the API key header \"{header}\" there; list {origin} in apis.{api_name}.credential_origins to allow it"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A declared http scheme must match the credential kind.

@@ -353,11 +353,15 @@ impl Dispatcher {
         };
         let defaults = UpstreamSettings::default();
         let settings = self.apis.get(&tool.route.api).unwrap_or(&defaults);
+        let configured = settings
+            .tool_timeouts
+            .get(name)
+            .copied()
+            .unwrap_or(settings.timeout);
         let timeout = tool
             .route
             .timeout
-            .or_else(|| settings.tool_timeouts.get(name).copied())
-            .unwrap_or(settings.timeout);
+            .map_or(configured, |limit| limit.over(configured));
         if let Some(answer) = &tool.route.mock {
             let mocked =
                 crate::mock::respond::answer(tool, answer, &request, compiled.mock_body(tool));
@@ -533,7 +537,9 @@ impl Dispatcher {
                     let cap = tool
                         .route
                         .max_response_bytes
-                        .unwrap_or(settings.max_response_bytes);
+                        .map_or(settings.max_response_bytes, |limit| {
+                            limit.over(settings.max_response_bytes)
+                        });
                     return read(response, cap).await;
                 }
             }
@@ -692,17 +698,7 @@ fn backoff(attempt: u32) -> Duration {
 
 /// An origin as `follow_redirects` lists it: `scheme://host[:port]`, nothing else.
 pub fn redirect_origin(text: &str) -> Result<String, String> {
-    let url = url::Url::parse(text).map_err(|e| format!("is not a URL ({e})"))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err("must be an http or https origin".to_string());
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err("must not hold credentials".to_string());
-    }
-    if url.query().is_some() || url.fragment().is_some() || url.path() != "/" {
-        return Err("must be an origin (scheme://host:port), without query or fragment".into());
-    }
-    Ok(url.origin().ascii_serialization())
+    crate::config::parse_origin(text)
 }
 
 /// The upstream client: pooled, keep-alive, no automatic decompression (it asks for no

@@ -60,7 +60,7 @@ fn config(api_toml: &str) -> Config {
     let path = dir.path().join("config.toml");
     std::fs::write(
         &path,
-        format!("[apis.api]\nspec = \"api.json\"\n{api_toml}"),
+        format!("[apis.api]\nspec = \"api.json\"\nbase_url = \"https://api.test/v1\"\n{api_toml}"),
     )
     .expect("write");
     Config::load(&path, &Overrides::default()).expect("config is valid")
@@ -87,7 +87,7 @@ fn authenticator_at(
 }
 
 fn authenticator(api_toml: &str, vars: &[(&str, &str)]) -> Result<Authenticator, String> {
-    authenticator_at("https://auth.test/token", api_toml, vars)
+    authenticator_at("https://auth.api.test/token", api_toml, vars)
 }
 
 fn request(url: &str) -> HttpRequest {
@@ -800,7 +800,10 @@ const OAUTH_VARS: [(&str, &str); 2] = [("ID", "my client"), ("SECRET", "s:e/c")]
 async fn oauth_authenticator(base: &str, extra: &str) -> Authenticator {
     authenticator_at(
         &format!("{base}/token"),
-        &format!("{OAUTH}{extra}"),
+        // A loopback token endpoint is on another site than api.test: the config names it.
+        // The tests' resource is on the same loopback server: the config lets it have the
+        // token too.
+        &format!("credential_origins = [\"{base}\"]\n{OAUTH}token_url = \"{base}/token\"\n{extra}"),
         &OAUTH_VARS,
     )
     .expect("builds")
@@ -1018,7 +1021,7 @@ async fn a_401_with_an_oauth_token_is_retried_once_with_a_fresh_one() {
 async fn a_401_without_an_oauth_token_is_not_retried() {
     let (endpoint, base) = start().await;
     let auth = authenticator(
-        "[apis.api.auth.bearer]\ntoken_env = \"T\"\n",
+        &format!("credential_origins = [\"{base}\"]\n[apis.api.auth.bearer]\ntoken_env = \"T\"\n"),
         &[("T", "static")],
     )
     .expect("builds");
@@ -1069,4 +1072,75 @@ fn dispatcher_call_futures_are_send() {
     let auth = Authenticator::default();
     let mut req = request("https://api.test/");
     is_send(auth.apply("api", &[], &mut req));
+}
+
+// ---------------------------------------------------------------------------------------
+// Where credentials may go (issue #19)
+
+#[tokio::test]
+async fn credentials_are_never_attached_to_a_request_for_another_origin() {
+    let auth = authenticator(
+        "[apis.api.auth.bearer]\ntoken_env = \"T\"\n",
+        &[("T", "tok-abc")],
+    )
+    .expect("builds");
+    for url in [
+        "https://api.test.attacker.example/v1/a",
+        "https://api.test:8443/v1/a",
+        "http://api.test/v1/a",
+        "https://other.test/v1/a",
+    ] {
+        let mut req = request(url);
+        let error = auth
+            .apply("api", &requirements(json!([{"bearer": []}])), &mut req)
+            .await
+            .expect_err(url);
+        assert!(
+            error.contains("credentials are sent only to https://api.test"),
+            "{url}: {error}"
+        );
+        assert!(header(&req, "authorization").is_empty(), "{url}");
+    }
+    let req = applied(
+        &auth,
+        json!([{"bearer": []}]),
+        request("https://api.test/v1/a"),
+    )
+    .await;
+    assert_eq!(header(&req, "authorization"), ["Bearer tok-abc"]);
+}
+
+#[tokio::test]
+async fn credential_origins_let_the_operator_add_an_origin() {
+    let auth = authenticator(
+        "credential_origins = [\"https://eu.api.test\"]\n[apis.api.auth.bearer]\ntoken_env = \"T\"\n",
+        &[("T", "tok-abc")],
+    )
+    .expect("builds");
+    let req = applied(
+        &auth,
+        json!([{"bearer": []}]),
+        request("https://eu.api.test/v1/a"),
+    )
+    .await;
+    assert_eq!(header(&req, "authorization"), ["Bearer tok-abc"]);
+}
+
+#[test]
+fn a_spec_token_url_on_loopback_is_allowed_in_clear_text_only_there() {
+    let loopback = authenticator_at(
+        "http://127.0.0.1:9/token",
+        "[apis.api.auth.cc]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\n",
+        &[("I", "i"), ("S", "s")],
+    )
+    .map(|_| ())
+    .expect_err("loopback is another site than api.test");
+    assert!(loopback.contains("another site"), "{loopback}");
+    assert!(!loopback.contains("not https"), "{loopback}");
+    let same_site = authenticator_at(
+        "https://login.api.test/token",
+        "[apis.api.auth.cc]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\n",
+        &[("I", "i"), ("S", "s")],
+    );
+    assert!(same_site.is_ok());
 }
