@@ -185,8 +185,10 @@ impl FileEntry {
     }
 }
 
+/// Opened without blocking and read only if what was opened is a regular file: the path
+/// may have become a FIFO since its metadata was looked at.
 fn hash_file(path: &Path) -> io::Result<u64> {
-    let mut file = fs::File::open(path)?;
+    let mut file = crate::spec::place::open_regular(path)?;
     let mut buffer = vec![0; BLOCK];
     let mut hasher = ContentHasher::new();
     loop {
