@@ -362,7 +362,7 @@ fn alias_bomb() -> String {
     let mut text = String::from("l0: &l0 [a, a, a, a, a, a, a, a, a]\n");
     for level in 1..5 {
         let previous = format!("*l{}", level - 1);
-        let items = vec![previous.as_str(); 9].join(", ");
+        let items = [previous.as_str(); 9].join(", ");
         text.push_str(&format!("l{level}: &l{level} [{items}]\n"));
     }
     text.push_str("x: {type: string, description: bomb}\n");
@@ -421,7 +421,7 @@ async fn a_yaml_alias_bomb_split_over_files_is_bounded_by_one_budget() {
         let previous = format!("*l{}", level - 1);
         laughs.push_str(&format!(
             "l{level}: &l{level} [{}]\n",
-            vec![previous.as_str(); 10].join(", ")
+            [previous.as_str(); 10].join(", ")
         ));
     }
     laughs.push_str("x: {type: string}\n");
