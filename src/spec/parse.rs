@@ -1,7 +1,9 @@
 //! Bytes to `serde_json::Value`: JSON or YAML, told apart by content rather than file name.
 //!
 //! Errors carry the document's name and the line and column the parser reports, because
-//! a user fixing a 10 MB spec needs to know where to look.
+//! a user fixing a 10 MB spec needs to know where to look (for a document a spec merely
+//! references, only those: the parser's message could quote it). YAML alias expansion is
+//! charged to one [`Allowance`] shared by all documents of a load.
 
 use serde::Deserialize as _;
 use serde_json::Value;
