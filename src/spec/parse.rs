@@ -283,7 +283,7 @@ fn yaml_error(name: &str, e: &serde_saphyr::Error) -> SpecError {
 }
 
 fn parse_yaml<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Result<T, SpecError> {
-    serde_saphyr::from_str_with_options(yaml_text(name, bytes)?, yaml_options(u64::MAX))
+    serde_saphyr::from_str_with_options(yaml_text(name, bytes)?, yaml_options(DEFAULT_ALIAS_VALUES))
         .map_err(|e| yaml_error(name, &e))
 }
 
