@@ -335,4 +335,21 @@ mod tests {
             Some(BTreeSet::new())
         );
     }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_path_that_became_a_fifo_is_not_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("spec.yaml");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        // What the metadata check before it would catch, hashing refuses on its own (the
+        // path may be swapped in between); opening it never blocks.
+        let error = hash_file(&fifo).unwrap_err();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+        assert!(FileEntry::default().read(&fifo).is_err());
+    }
 }
