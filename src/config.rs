@@ -49,6 +49,8 @@ pub struct Config {
     #[serde(default)]
     pub reload: ReloadSettings,
     #[serde(default)]
+    pub loading: LoadingSettings,
+    #[serde(default)]
     pub log: LogSettings,
 }
 
@@ -98,6 +100,65 @@ impl Default for ReloadSettings {
             enabled: true,
             interval_ms: 500,
             url_interval_seconds: 60,
+        }
+    }
+}
+
+/// What a spec and the documents it references may reach, and how much is read (issue #19).
+/// The spec the operator names is trusted as a location; what it references is not.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoadingSettings {
+    /// The largest single document (spec or referenced file/URL), in bytes.
+    pub max_document_bytes: u64,
+    /// The most bytes all documents of one API may have together.
+    pub max_api_bytes: u64,
+    /// The most values YAML aliases may add (beyond what the text spells out) across all
+    /// documents of one API: bounds a "billion laughs", also one split over files.
+    pub max_yaml_alias_values: u64,
+    /// Origins (`https://schemas.example.com`) `$ref`s may reach besides the root spec's
+    /// own origin.
+    pub ref_origins: Vec<String>,
+    /// Let `$ref`s reach loopback, link-local, private and unspecified addresses (the root
+    /// spec's own origin always may).
+    pub allow_private_addresses: bool,
+    /// Directories (relative to this file) file `$ref`s may read from besides the root
+    /// spec's directory.
+    pub ref_dirs: Vec<RelativePathBuf>,
+}
+
+impl Default for LoadingSettings {
+    fn default() -> Self {
+        let policy = crate::spec::LoadPolicy::default();
+        LoadingSettings {
+            max_document_bytes: policy.max_document_bytes,
+            max_api_bytes: policy.max_api_bytes,
+            max_yaml_alias_values: policy.max_yaml_alias_values,
+            ref_origins: Vec::new(),
+            allow_private_addresses: false,
+            ref_dirs: Vec::new(),
+        }
+    }
+}
+
+impl LoadingSettings {
+    /// The policy spec loading applies (origins normalized, directories resolved).
+    pub fn policy(&self) -> crate::spec::LoadPolicy {
+        crate::spec::LoadPolicy {
+            max_document_bytes: self.max_document_bytes,
+            max_api_bytes: self.max_api_bytes,
+            max_yaml_alias_values: self.max_yaml_alias_values,
+            ref_origins: self
+                .ref_origins
+                .iter()
+                .filter_map(|o| crate::upstream::redirect_origin(o).ok())
+                .collect(),
+            allow_private_addresses: self.allow_private_addresses,
+            ref_dirs: self
+                .ref_dirs
+                .iter()
+                .map(RelativePathBuf::relative)
+                .collect(),
         }
     }
 }
@@ -929,7 +990,15 @@ impl From<figment::Error> for ConfigError {
 /// configuration. Others (`RESTMCP_CONFIG`, which the CLI reads, or a `RESTMCP_BIN` a CI
 /// script sets for itself) are not, and must not make the configuration invalid; a typo
 /// inside a table (`RESTMCP_TOOLS__MAX_NAM_LENGTH`) still is an error naming the key.
-const CONFIG_TABLES: [&str; 6] = ["server", "tools", "apis", "reload", "specs_dir", "log"];
+const CONFIG_TABLES: [&str; 7] = [
+    "server",
+    "tools",
+    "apis",
+    "reload",
+    "loading",
+    "specs_dir",
+    "log",
+];
 
 impl Config {
     /// Loads `path` (required to exist unless `--spec` replaces the configured APIs), the
@@ -1062,6 +1131,7 @@ impl Config {
                     .into(),
             });
         }
+        self.validate_loading()?;
         for (name, api) in &self.apis {
             let valid_name = !name.is_empty()
                 && name.bytes().all(|b| {
@@ -1192,6 +1262,32 @@ impl Config {
     }
 
     /// The `[server]` keys beyond `listen` and `page_size`, and `[log]`.
+    fn validate_loading(&self) -> Result<(), ConfigError> {
+        let loading = &self.loading;
+        for (key, value) in [
+            ("max_document_bytes", loading.max_document_bytes),
+            ("max_api_bytes", loading.max_api_bytes),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid {
+                    key: format!("loading.{key}"),
+                    value: "0".into(),
+                    problem: "must be at least 1".into(),
+                });
+            }
+        }
+        for (index, origin) in loading.ref_origins.iter().enumerate() {
+            if let Err(problem) = crate::upstream::redirect_origin(origin) {
+                return Err(ConfigError::Invalid {
+                    key: format!("loading.ref_origins[{index}]"),
+                    value: origin.clone(),
+                    problem,
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn validate_server(&self) -> Result<(), ConfigError> {
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
             return Err(ConfigError::Invalid {

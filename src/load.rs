@@ -66,8 +66,9 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
         {
             watched.push(conventional);
         }
+        let policy = config.loading.policy();
         tasks.spawn(async move {
-            let result = load_api(source, overlay_files, watched).await;
+            let result = load_api(source, &policy, overlay_files, watched).await;
             (index, result)
         });
     }
@@ -183,6 +184,7 @@ pub fn planned_inputs(config: &Config) -> Inputs {
 /// A spec (if any) with its OpenAPI Overlays applied, and the restmcp overlays read.
 async fn load_api(
     source: Option<SpecSource>,
+    policy: &spec::LoadPolicy,
     overlay_files: Vec<PathBuf>,
     watched: Vec<PathBuf>,
 ) -> Result<LoadedApi, SpecError> {
@@ -204,7 +206,7 @@ async fn load_api(
     let mut notes = Vec::new();
     let docs = match source {
         Some(source) => Some(
-            DocumentSet::load_edited(&source, |root| {
+            DocumentSet::load_edited(&source, policy, |root| {
                 for (name, overlay) in &openapi_overlays {
                     let outcome =
                         spec::overlay::apply(root, overlay).map_err(|e| SpecError::Overlay {

@@ -203,6 +203,14 @@ enabled = false
 interval_ms = 50
 url_interval_seconds = 1
 
+[loading]
+max_document_bytes = 1048576
+max_api_bytes = 4194304
+max_yaml_alias_values = 0
+ref_origins = ["https://schemas.example.com", "http://127.0.0.1:8081/"]
+allow_private_addresses = true
+ref_dirs = ["shared-schemas"]
+
 [apis.petstore]
 spec = "specs/petstore.yaml"
 overlays = ["specs/extra.overlay.yaml"]
@@ -329,6 +337,11 @@ include = []
         "[server]\npage_size = 0\n",
         "[reload]\ninterval_ms = 49\n",
         "[reload]\nurl_interval_seconds = 0\n",
+        "[loading]\nmax_document_bytes = 0\n",
+        "[loading]\nmax_api_bytes = -1\n",
+        "[loading]\nref_origins = [\"https://schemas.example.com/path\"]\n",
+        "[loading]\nref_origins = [\"file:///etc\"]\n",
+        "[loading]\nref_dir = [\"x\"]\n",
         // values of the wrong shape
         "[server]\nlisten = \"localhost:8080\"\n",
         "[server]\nlisten = \"127.0.0.1\"\n",

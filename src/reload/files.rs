@@ -185,8 +185,10 @@ impl FileEntry {
     }
 }
 
+/// Opened without blocking and read only if what was opened is a regular file: the path
+/// may have become a FIFO since its metadata was looked at.
 fn hash_file(path: &Path) -> io::Result<u64> {
-    let mut file = fs::File::open(path)?;
+    let mut file = crate::spec::place::open_regular(path)?;
     let mut buffer = vec![0; BLOCK];
     let mut hasher = ContentHasher::new();
     loop {
@@ -332,5 +334,22 @@ mod tests {
             list_dir(&dir.path().join("absent")).ok(),
             Some(BTreeSet::new())
         );
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_path_that_became_a_fifo_is_not_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("spec.yaml");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        // What the metadata check before it would catch, hashing refuses on its own (the
+        // path may be swapped in between); opening it never blocks.
+        let error = hash_file(&fifo).unwrap_err();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+        assert!(FileEntry::default().read(&fifo).is_err());
     }
 }

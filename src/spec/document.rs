@@ -4,7 +4,9 @@
 //! references is then loaded exactly once (breadth-first, by absolute URL), so resolution
 //! afterwards is synchronous and cannot fail for I/O reasons mid-synthesis. A document that
 //! could not be loaded is remembered with its error, which surfaces only if a `$ref` that
-//! is actually used points into it.
+//! is actually used points into it. What may be loaded at all, and how much, is the
+//! [`place`](super::place) module's to say: a refused reference is remembered the same way,
+//! and what it names is never read.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,7 +14,9 @@ use std::path::Path;
 use serde_json::Value;
 use url::Url;
 
-use super::{SpecError, parse::parse_document};
+use super::SpecError;
+use super::parse::{Allowance, parse_document_within};
+use super::place::{LoadPolicy, Place};
 
 /// Index of a document inside its [`DocumentSet`].
 pub type DocId = usize;
@@ -91,29 +95,45 @@ pub struct DocumentSet {
 }
 
 impl DocumentSet {
-    /// Loads the root document and everything it references, transitively.
+    /// Loads the root document and everything it references, transitively, under the
+    /// default [`LoadPolicy`].
     pub async fn load(source: &SpecSource) -> Result<DocumentSet, SpecError> {
-        DocumentSet::load_edited(source, |_| Ok(())).await
+        DocumentSet::load_edited(source, &LoadPolicy::default(), |_| Ok(())).await
     }
 
-    /// Like [`DocumentSet::load`], with `edit` applied to the root document before its
-    /// references are followed (OpenAPI Overlays edit the root this way).
+    /// Like [`DocumentSet::load`] under `policy`, with `edit` applied to the root document
+    /// before its references are followed (OpenAPI Overlays edit the root this way).
     pub async fn load_edited(
         source: &SpecSource,
+        policy: &LoadPolicy,
         edit: impl FnOnce(&mut Value) -> Result<(), SpecError>,
     ) -> Result<DocumentSet, SpecError> {
+        let name = source.display_name();
         let root_url = match source {
             SpecSource::Url(url) => url.clone(),
             SpecSource::File(path) => file_url(path).map_err(|message| SpecError::Read {
-                file: source.display_name(),
+                file: name.clone(),
                 message,
             })?,
         };
-        let bytes = fetch(&root_url, &source.display_name()).await?;
-        let mut root = parse_document(&source.display_name(), &bytes)?;
+        let mut place = Place::new(policy, &root_url);
+        let bytes = place
+            .read(&root_url)
+            .await
+            .map_err(|message| SpecError::Read {
+                file: name.clone(),
+                message,
+            })?;
+        let mut allowance = Allowance {
+            alias_values: policy.max_yaml_alias_values,
+            quote: true,
+        };
+        let mut root = parse_document_within(&name, &bytes, &mut allowance)?;
+        drop(bytes);
         edit(&mut root)?;
-        let mut set = DocumentSet::single(root_url, source.display_name(), root);
-        set.load_referenced().await;
+        let mut set = DocumentSet::single(root_url, name, root);
+        allowance.quote = false;
+        set.load_referenced(&mut place, &mut allowance).await;
         Ok(set)
     }
 
@@ -135,7 +155,7 @@ impl DocumentSet {
         id
     }
 
-    async fn load_referenced(&mut self) {
+    async fn load_referenced(&mut self, place: &mut Place, allowance: &mut Allowance) {
         let mut next = 0;
         while next < self.docs.len() {
             let wanted = external_documents(&self.docs[next]);
@@ -144,17 +164,32 @@ impl DocumentSet {
                     continue;
                 }
                 let name = self.display_name_for(&url);
-                match fetch(&url, &name).await {
-                    Ok(bytes) => match parse_document(&name, &bytes) {
-                        Ok(root) => {
-                            self.insert(url, name, root);
-                        }
-                        Err(e) => {
-                            self.failed.insert(url, e.to_string());
-                        }
-                    },
-                    Err(e) => {
-                        self.failed.insert(url, e.to_string());
+                if let Err(problem) = place.admit(&self.docs[next].url, &url) {
+                    let pointer = ref_pointer(&self.docs[next], &url).unwrap_or_default();
+                    let reason = format!(
+                        "{name}: {problem} (the $ref at {}#{pointer}/$ref)",
+                        self.docs[next].name
+                    );
+                    tracing::warn!("{reason}");
+                    self.failed.insert(url, reason);
+                    continue;
+                }
+                let loaded = match place.read(&url).await {
+                    Ok(bytes) => {
+                        parse_document_within(&name, &bytes, allowance).map_err(|e| e.to_string())
+                    }
+                    Err(message) => Err(SpecError::Read {
+                        file: name.clone(),
+                        message,
+                    }
+                    .to_string()),
+                };
+                match loaded {
+                    Ok(root) => {
+                        self.insert(url, name, root);
+                    }
+                    Err(reason) => {
+                        self.failed.insert(url, reason);
                     }
                 }
             }
@@ -276,42 +311,6 @@ impl DocumentSet {
     }
 }
 
-/// Reads a `file://` or `http(s)://` location.
-async fn fetch(url: &Url, name: &str) -> Result<Vec<u8>, SpecError> {
-    let read_error = |message: String| SpecError::Read {
-        file: name.to_string(),
-        message,
-    };
-    match url.scheme() {
-        "file" => {
-            let path = url
-                .to_file_path()
-                .map_err(|_| read_error("not a local file path".to_string()))?;
-            tokio::fs::read(&path)
-                .await
-                .map_err(|e| read_error(e.to_string()))
-        }
-        "http" | "https" => {
-            let response = crate::http_client::shared()
-                .map_err(read_error)?
-                .get(url.clone())
-                .send()
-                .await
-                .map_err(|e| read_error(crate::http_client::describe_error(&e)))?;
-            let status = response.status();
-            if !status.is_success() {
-                return Err(read_error(format!("HTTP {status}")));
-            }
-            let bytes = response
-                .bytes()
-                .await
-                .map_err(|e| read_error(crate::http_client::describe_error(&e)))?;
-            Ok(bytes.to_vec())
-        }
-        other => Err(read_error(format!("unsupported URL scheme {other:?}"))),
-    }
-}
-
 fn file_url(path: &Path) -> Result<Url, String> {
     let absolute = std::path::absolute(path).map_err(|e| e.to_string())?;
     Url::from_file_path(&absolute)
@@ -349,6 +348,53 @@ fn external_documents(doc: &Document) -> Vec<Url> {
         }
     }
     found
+}
+
+/// The JSON pointer of the first `$ref` in `doc` that names the document `target`, for
+/// messages (found again only when needed: most loads refuse nothing).
+fn ref_pointer(doc: &Document, target: &Url) -> Option<String> {
+    fn walk(value: &Value, doc: &Url, target: &Url, at: &mut String) -> bool {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    if key == "$ref" {
+                        let location = child.as_str().and_then(|r| r.split('#').next());
+                        if let Some(mut url) = location
+                            .filter(|l| !l.is_empty())
+                            .and_then(|l| doc.join(l).ok())
+                        {
+                            url.set_fragment(None);
+                            if url == *target {
+                                return true;
+                            }
+                        }
+                    } else if !(key == "example" || key == "examples" || key.starts_with("x-")) {
+                        let len = at.len();
+                        at.push('/');
+                        at.push_str(&escape_segment(key));
+                        if walk(child, doc, target, at) {
+                            return true;
+                        }
+                        at.truncate(len);
+                    }
+                }
+                false
+            }
+            Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&i.to_string());
+                let found = walk(item, doc, target, at);
+                if !found {
+                    at.truncate(len);
+                }
+                found
+            }),
+            _ => false,
+        }
+    }
+    let mut at = String::new();
+    walk(&doc.root, &doc.url, target, &mut at).then_some(at)
 }
 
 /// A URI fragment holding a JSON pointer: percent-decoded, then `~1` and `~0` unescaped per

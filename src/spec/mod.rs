@@ -1,7 +1,8 @@
 //! Spec loading: bytes → documents → one normalized [`Api`].
 //!
 //! This stage owns everything about reading API descriptions: JSON/YAML parsing
-//! ([`parse`]), documents and `$ref` resolution across files and URLs ([`document`]),
+//! ([`parse`]), documents and `$ref` resolution across files and URLs ([`document`]), which
+//! files and URLs a spec may reach and how much of them is read ([`place`]),
 //! media-type preferences ([`media`]), and the translation of OpenAPI 3.x ([`openapi3`])
 //! and Swagger 2.0 ([`swagger2`]) into restmcp's own small model ([`model`]). It knows
 //! nothing of MCP: the catalog turns this model into tools.
@@ -13,6 +14,7 @@ mod openapi3;
 pub mod overlay;
 pub mod parse;
 mod paths;
+pub mod place;
 mod security;
 mod swagger2;
 
@@ -22,6 +24,7 @@ pub use model::{
     RequestBody, Response, SchemaRef, SecurityRequirement, SecurityScheme, Skipped, SpecVersion,
     Style,
 };
+pub use place::LoadPolicy;
 
 use serde_json::Value;
 

@@ -1,7 +1,9 @@
 //! Bytes to `serde_json::Value`: JSON or YAML, told apart by content rather than file name.
 //!
 //! Errors carry the document's name and the line and column the parser reports, because
-//! a user fixing a 10 MB spec needs to know where to look.
+//! a user fixing a 10 MB spec needs to know where to look (for a document a spec merely
+//! references, only those: the parser's message could quote it). YAML alias expansion is
+//! charged to one [`Allowance`] shared by all documents of a load.
 
 use serde::Deserialize as _;
 use serde_json::Value;
@@ -27,11 +29,61 @@ pub fn detect_format(bytes: &[u8]) -> Format {
 
 /// Parses a document; `name` is what errors call it (a path or URL).
 pub fn parse_document(name: &str, bytes: &[u8]) -> Result<Value, SpecError> {
-    let Compact(value) = match detect_format(bytes) {
-        Format::Json => parse_json(name, bytes),
-        Format::Yaml => parse_yaml(name, bytes),
-    }?;
-    Ok(value)
+    parse_document_within(name, bytes, &mut Allowance::default())
+}
+
+/// What the documents of one load may still cost, shared by all of them: a YAML alias
+/// bomb split over many small files is bounded by the sum, not once per file.
+#[derive(Debug, Clone)]
+pub struct Allowance {
+    /// Values that YAML aliases may still add (beyond those the text spells out).
+    pub alias_values: u64,
+    /// Whether syntax errors may quote the parser's message. Off for documents a spec
+    /// references: a message can quote what it could not parse, and such a document may
+    /// be something that is not a spec at all.
+    pub quote: bool,
+}
+
+/// The default of `loading.max_yaml_alias_values`.
+pub const DEFAULT_ALIAS_VALUES: u64 = 1_000_000;
+
+impl Default for Allowance {
+    fn default() -> Self {
+        Allowance {
+            alias_values: DEFAULT_ALIAS_VALUES,
+            quote: true,
+        }
+    }
+}
+
+/// Like [`parse_document`], charging YAML alias expansion to `allowance`.
+pub fn parse_document_within(
+    name: &str,
+    bytes: &[u8],
+    allowance: &mut Allowance,
+) -> Result<Value, SpecError> {
+    let result = match detect_format(bytes) {
+        Format::Json => parse_json::<Compact>(name, bytes).map(|Compact(value)| value),
+        Format::Yaml => parse_yaml_counted(name, bytes, &mut allowance.alias_values),
+    };
+    result.map_err(|error| match error {
+        SpecError::Syntax {
+            file,
+            format,
+            line,
+            column,
+            message,
+        } if !allowance.quote && !message.contains("loading.max_yaml_alias_values") => {
+            SpecError::Syntax {
+                file,
+                format,
+                line,
+                column,
+                message: "the parser's message is not shown for a referenced document".into(),
+            }
+        }
+        other => other,
+    })
 }
 
 /// A `Value` whose arrays and maps are allocated at their final length.
@@ -46,18 +98,42 @@ struct Compact(Value);
 
 impl<'de> serde::Deserialize<'de> for Compact {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut pending = Pending::default();
+        let mut pending = Pending::new(u64::MAX);
         serde::de::DeserializeSeed::deserialize(CompactSeed(&mut pending), deserializer)
             .map(Compact)
     }
 }
 
-/// Entries of the arrays and maps still being read, innermost last.
-#[derive(Default)]
+/// Entries of the arrays and maps still being read, innermost last, and the count of
+/// values (map keys included) built so far against a limit.
 struct Pending {
     items: Vec<Value>,
     entries: Vec<(String, Value)>,
+    values: u64,
+    limit: u64,
 }
+
+impl Pending {
+    fn new(limit: u64) -> Pending {
+        Pending {
+            items: Vec::new(),
+            entries: Vec::new(),
+            values: 0,
+            limit,
+        }
+    }
+
+    fn count<E: serde::de::Error>(&mut self) -> Result<(), E> {
+        self.values += 1;
+        if self.values > self.limit {
+            return Err(E::custom(ALIAS_LIMIT_MESSAGE));
+        }
+        Ok(())
+    }
+}
+
+const ALIAS_LIMIT_MESSAGE: &str = "YAML aliases expand to more values than \
+    loading.max_yaml_alias_values allows for one API's documents together";
 
 struct CompactSeed<'p>(&'p mut Pending);
 
@@ -65,6 +141,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for CompactSeed<'_> {
     type Value = Value;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        self.0.count::<D::Error>()?;
         deserializer.deserialize_any(self)
     }
 }
@@ -135,6 +212,7 @@ impl<'de> serde::de::Visitor<'de> for CompactSeed<'_> {
         let pending = self.0;
         let start = pending.entries.len();
         while let Some(key) = map.next_key::<String>()? {
+            pending.count::<A::Error>()?;
             let value = map.next_value_seed(CompactSeed(&mut *pending))?;
             pending.entries.push((key, value));
         }
@@ -174,27 +252,76 @@ fn strip_json_position(message: &str) -> String {
     }
 }
 
-fn parse_yaml<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Result<T, SpecError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| SpecError::Syntax {
+fn yaml_text<'b>(name: &str, bytes: &'b [u8]) -> Result<&'b str, SpecError> {
+    std::str::from_utf8(bytes).map_err(|e| SpecError::Syntax {
         file: name.to_string(),
         format: "YAML",
         line: 0,
         column: 0,
         message: format!("not valid UTF-8 (byte {})", e.valid_up_to()),
-    })?;
-    serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|e| {
-        let (line, column) = e
-            .location()
-            .map(|l| (l.line(), l.column()))
-            .unwrap_or((0, 0));
-        SpecError::Syntax {
-            file: name.to_string(),
-            format: "YAML",
-            line,
-            column,
-            message: first_line(&e.to_string()),
-        }
     })
+}
+
+fn yaml_error(name: &str, e: &serde_saphyr::Error) -> SpecError {
+    let (line, column) = e
+        .location()
+        .map(|l| (l.line(), l.column()))
+        .unwrap_or((0, 0));
+    let text = e.to_string();
+    let message = if text.contains(ALIAS_LIMIT_MESSAGE) || text.contains("alias replay") {
+        ALIAS_LIMIT_MESSAGE.to_string()
+    } else {
+        first_line(&text)
+    };
+    SpecError::Syntax {
+        file: name.to_string(),
+        format: "YAML",
+        line,
+        column,
+        message,
+    }
+}
+
+fn parse_yaml<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Result<T, SpecError> {
+    serde_saphyr::from_str_with_options(yaml_text(name, bytes)?, yaml_options(DEFAULT_ALIAS_VALUES))
+        .map_err(|e| yaml_error(name, &e))
+}
+
+/// A YAML document as a [`Value`], with the values its aliases add beyond what its text
+/// spells out (the expanded total less the nodes of the text, counted by a scan that
+/// expands nothing) taken from `alias_values`. Without both `&` and `*` in the text there
+/// can be no alias, and the scan is skipped.
+fn parse_yaml_counted(
+    name: &str,
+    bytes: &[u8],
+    alias_values: &mut u64,
+) -> Result<Value, SpecError> {
+    let text = yaml_text(name, bytes)?;
+    let spelled = (bytes.contains(&b'*') && bytes.contains(&b'&'))
+        .then(|| {
+            serde_saphyr::budget::check_yaml_budget(
+                text,
+                yaml_budget(),
+                serde_saphyr::budget::EnforcingPolicy::AllContent,
+            )
+            .ok()
+            .map(|report| report.nodes as u64)
+        })
+        .flatten();
+    let limit = spelled.map_or(u64::MAX, |nodes| nodes.saturating_add(*alias_values));
+    let mut pending = Pending::new(limit);
+    let value = serde_saphyr::with_deserializer_from_str_with_options(
+        text,
+        yaml_options(*alias_values),
+        |deserializer| {
+            serde::de::DeserializeSeed::deserialize(CompactSeed(&mut pending), deserializer)
+        },
+    )
+    .map_err(|e| yaml_error(name, &e))?;
+    if let Some(nodes) = spelled {
+        *alias_values = alias_values.saturating_sub(pending.values.saturating_sub(nodes));
+    }
+    Ok(value)
 }
 
 /// A JSON value's type, as messages name it: `a string`, `an object`…
@@ -216,17 +343,26 @@ fn first_line(message: &str) -> String {
 /// Machine-generated specs run to tens of MB; the default budget (a million events) is sized
 /// for config files. Depth stays bounded so hostile input cannot exhaust the stack, and
 /// booleans are YAML 1.2 (`no` is a string, as OpenAPI authors mean it in enums).
-fn yaml_options() -> serde_saphyr::Options {
+/// Alias replay is bounded by `alias_values` (each replayed value is at most two events,
+/// its start and end); the error snippet, which quotes the text, is off.
+fn yaml_options(alias_values: u64) -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(yaml_budget());
+    options.strict_booleans = true;
+    options.with_snippet = false;
+    options.alias_limits.max_total_replayed_events =
+        usize::try_from(alias_values.saturating_mul(2).saturating_add(2)).unwrap_or(usize::MAX);
+    options
+}
+
+fn yaml_budget() -> serde_saphyr::Budget {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_events = 200_000_000;
     budget.max_nodes = 100_000_000;
     budget.max_total_scalar_bytes = 1 << 30;
     budget.max_depth = 128;
     budget.max_documents = 1;
-    let mut options = serde_saphyr::Options::default();
-    options.budget = Some(budget);
-    options.strict_booleans = true;
-    options
+    budget
 }
 
 #[cfg(test)]
