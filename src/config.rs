@@ -90,7 +90,14 @@ pub struct ReloadSettings {
     pub interval_ms: u64,
     /// How often spec URLs are checked (conditional GET), in seconds.
     pub url_interval_seconds: u64,
+    /// How long one reload may take, in seconds: a reload still loading after this (a spec
+    /// URL that never answers, a file that blocks) is abandoned with an error, the last good
+    /// tool set stays served, and the next change or SIGHUP starts a fresh one.
+    pub timeout_seconds: u64,
 }
+
+/// The longest `reload.timeout_seconds`: one day.
+const MAX_RELOAD_TIMEOUT_SECONDS: u64 = 24 * 60 * 60;
 
 impl Default for ReloadSettings {
     fn default() -> Self {
@@ -98,6 +105,7 @@ impl Default for ReloadSettings {
             enabled: true,
             interval_ms: 500,
             url_interval_seconds: 60,
+            timeout_seconds: 60,
         }
     }
 }
@@ -1040,6 +1048,13 @@ impl Config {
                 problem: "interval_ms must be at least 50 and url_interval_seconds at least 1"
                     .into(),
             });
+        }
+        if !(1..=MAX_RELOAD_TIMEOUT_SECONDS).contains(&self.reload.timeout_seconds) {
+            return Err(invalid(
+                "reload.timeout_seconds".into(),
+                self.reload.timeout_seconds.to_string(),
+                "must be between 1 and 86400 (one day)",
+            ));
         }
         for (name, api) in &self.apis {
             let valid_name = !name.is_empty()

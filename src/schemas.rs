@@ -202,6 +202,7 @@ clients = [{ name = "gemini*", dialect = "gemini", max_name_length = 48 }, { nam
 enabled = false
 interval_ms = 50
 url_interval_seconds = 1
+timeout_seconds = 5
 
 [apis.petstore]
 spec = "specs/petstore.yaml"
@@ -327,6 +328,8 @@ include = []
         "[server]\npage_size = 0\n",
         "[reload]\ninterval_ms = 49\n",
         "[reload]\nurl_interval_seconds = 0\n",
+        "[reload]\ntimeout_seconds = 0\n",
+        "[reload]\ntimeout_seconds = 86401\n",
         // values of the wrong shape
         "[server]\nlisten = \"localhost:8080\"\n",
         "[server]\nlisten = \"127.0.0.1\"\n",
