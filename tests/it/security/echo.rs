@@ -324,6 +324,8 @@ async fn a_hanging_reload_is_abandoned_and_the_next_change_is_seen() {
         names(client.list_all_tools().await.expect("tools/list")),
         ["first"]
     );
+    // Let the watcher take its baseline of the files.
+    tokio::time::sleep(Duration::from_millis(500)).await;
 
     // An API whose spec URL never answers: the reload is abandoned after its budget.
     std::fs::write(
@@ -396,4 +398,52 @@ async fn a_hanging_reload_is_abandoned_and_the_next_change_is_seen() {
     );
     let _ = client.cancel().await;
     let _ = binary.child.kill().await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_reload_blocked_on_a_fifo_does_not_keep_restmcp_from_stopping() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        format!("{TOOL_SPEC}{}", operation("first")),
+    )
+    .expect("spec");
+    std::fs::write(dir.path().join("config.toml"), config("")).expect("config");
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let mut binary = Binary::start(dir.path()).await;
+    // Let the watcher take its baseline of the files.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // An overlay that is a FIFO nobody writes to: opening it blocks (unless refused).
+    std::fs::write(
+        dir.path().join("config.toml"),
+        config("overlays = [\"pipe\"]\n"),
+    )
+    .expect("config");
+    assert!(
+        binary
+            .wait_for_log(
+                "failed; still serving the previous 1 tools",
+                Duration::from_secs(15)
+            )
+            .await,
+        "the reload fails or is abandoned:\n{}",
+        binary.log()
+    );
+    let pid = binary.child.id().expect("pid").to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let exited = tokio::time::timeout(Duration::from_secs(10), binary.child.wait()).await;
+    assert!(
+        exited.is_ok_and(|status| status.is_ok_and(|s| s.success())),
+        "restmcp exits after SIGTERM:\n{}",
+        binary.log()
+    );
 }
