@@ -266,6 +266,10 @@ fn serve(command: Command, config: Config, global: &GlobalArgs) -> anyhow::Resul
             _ => serve_http(config, global).await,
         }
     });
+    // A reload abandoned while a read blocked (a FIFO, a hung network mount) leaves a thread
+    // of the blocking pool that may never return; dropping the runtime would wait for it,
+    // and the process would never exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     crate::telemetry::writer::flush();
     served
 }

@@ -92,7 +92,14 @@ pub struct ReloadSettings {
     pub interval_ms: u64,
     /// How often spec URLs are checked (conditional GET), in seconds.
     pub url_interval_seconds: u64,
+    /// How long one reload may take, in seconds: a reload still loading after this (a spec
+    /// URL that never answers, a file that blocks) is abandoned with an error, the last good
+    /// tool set stays served, and the next change or SIGHUP starts a fresh one.
+    pub timeout_seconds: u64,
 }
+
+/// The longest `reload.timeout_seconds`: one day.
+const MAX_RELOAD_TIMEOUT_SECONDS: u64 = 24 * 60 * 60;
 
 impl Default for ReloadSettings {
     fn default() -> Self {
@@ -100,6 +107,7 @@ impl Default for ReloadSettings {
             enabled: true,
             interval_ms: 500,
             url_interval_seconds: 60,
+            timeout_seconds: 60,
         }
     }
 }
@@ -968,7 +976,7 @@ pub struct Overrides {
 pub enum ConfigError {
     #[error("{path}: config file not found (pass --config FILE or --spec SPEC)")]
     NotFound { path: PathBuf },
-    #[error("invalid configuration: {0}")]
+    #[error("invalid configuration: {}", describe_figment(.0))]
     Figment(Box<figment::Error>),
     #[error("invalid configuration: {key} = {value}: {problem}")]
     Invalid {
@@ -984,6 +992,40 @@ impl From<figment::Error> for ConfigError {
     fn from(error: figment::Error) -> Self {
         ConfigError::Figment(Box::new(error))
     }
+}
+
+/// Every error in `error`, one per line, each naming the key and the file (or variable) it
+/// came from, without quoting the file. A TOML syntax error says where (line and column)
+/// but not what the line holds: the file given as the configuration may be a symlink to, or
+/// simply be, a file that is not a configuration at all (`/etc/shadow`), and its content
+/// must not reach a terminal or a CI log through an error message.
+fn describe_figment(error: &figment::Error) -> String {
+    let mut lines = Vec::new();
+    for mut single in error.clone() {
+        if let figment::error::Kind::Message(message) = &single.kind {
+            single.kind = figment::error::Kind::Message(without_source_lines(message));
+        }
+        lines.push(single.to_string());
+    }
+    lines.join("\n")
+}
+
+/// A parser's message without the excerpt it quotes: the TOML parser shows the offending
+/// line in a gutter (`  |`, `1 | content`, `  |   ^`) between its position line and its
+/// explanation. Lines of the gutter are dropped; the position and the explanation stay.
+fn without_source_lines(message: &str) -> String {
+    let is_gutter = |line: &str| {
+        let rest = line
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit());
+        rest.trim_start().starts_with('|')
+    };
+    message
+        .lines()
+        .filter(|line| !is_gutter(line) && !line.trim().is_empty())
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The configuration's top-level tables: only `RESTMCP_*` variables under them are
@@ -1132,6 +1174,13 @@ impl Config {
             });
         }
         self.validate_loading()?;
+        if !(1..=MAX_RELOAD_TIMEOUT_SECONDS).contains(&self.reload.timeout_seconds) {
+            return Err(invalid(
+                "reload.timeout_seconds".into(),
+                self.reload.timeout_seconds.to_string(),
+                "must be between 1 and 86400 (one day)",
+            ));
+        }
         for (name, api) in &self.apis {
             let valid_name = !name.is_empty()
                 && name.bytes().all(|b| {
@@ -1530,6 +1579,20 @@ fn api_name_from_spec(spec: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_syntax_error_says_where_without_quoting_the_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "# first\nAPI_KEY=sk_live_Kq2sEcReT\n").expect("write");
+        let error = Config::load(&path, &Overrides::default())
+            .expect_err("not TOML")
+            .to_string();
+        assert!(error.contains("line 2, column 9"), "{error}");
+        assert!(error.contains("config.toml"), "{error}");
+        assert!(!error.contains("Kq2sEcReT"), "{error}");
+        assert!(!error.contains("API_KEY"), "{error}");
+    }
 
     #[test]
     fn client_globs_match_case_insensitively() {

@@ -202,6 +202,7 @@ clients = [{ name = "gemini*", dialect = "gemini", max_name_length = 48 }, { nam
 enabled = false
 interval_ms = 50
 url_interval_seconds = 1
+timeout_seconds = 5
 
 [loading]
 max_document_bytes = 1048576
@@ -342,6 +343,8 @@ include = []
         "[loading]\nref_origins = [\"https://schemas.example.com/path\"]\n",
         "[loading]\nref_origins = [\"file:///etc\"]\n",
         "[loading]\nref_dir = [\"x\"]\n",
+        "[reload]\ntimeout_seconds = 0\n",
+        "[reload]\ntimeout_seconds = 86401\n",
         // values of the wrong shape
         "[server]\nlisten = \"localhost:8080\"\n",
         "[server]\nlisten = \"127.0.0.1\"\n",

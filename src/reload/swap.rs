@@ -4,18 +4,19 @@
 //! Calls in flight keep the snapshot they started with (an `Arc`), so they finish on the
 //! old tool set. A reload that fails (bad YAML, an unresolved `$ref`, a duplicate name, a
 //! missing environment variable) is logged with its file and position, and the last good
-//! tool set stays served.
+//! tool set stays served. So is one that takes longer than `reload.timeout_seconds` (a spec
+//! URL that never answers): it is abandoned, and the loop goes on to the next trigger.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch as channel};
 use tokio_util::sync::CancellationToken;
 
 use super::{CatalogDiff, Trigger, WatchSet, WatchSettings};
 use crate::config::{Config, Overrides};
-use crate::load::{self, Inputs};
+use crate::load::{self, Inputs, Loaded};
 use crate::mcp::view::Presentation;
 use crate::mcp::{Shared, Snapshot};
 use crate::upstream::Dispatcher;
@@ -105,22 +106,35 @@ impl Reloader {
     }
 
     /// One reload: the new inputs when it succeeded, else the files the new configuration
-    /// names (when it could be read).
+    /// names (when it could be read). Loading runs in a task of its own, given
+    /// `reload.timeout_seconds` (of the configuration served now): when it takes longer it
+    /// is abandoned (aborted at its next await) and logged as an error.
     pub async fn reload(&mut self, why: &str) -> Result<Inputs, Option<Inputs>> {
         let started = Instant::now();
-        let path = self.config_path.clone();
-        let overrides = self.overrides.clone();
-        let config = tokio::task::spawn_blocking(move || Config::load(&path, &overrides)).await;
-        let config = match config {
-            Ok(Ok(config)) => config,
+        let budget = Duration::from_secs(self.config.reload.timeout_seconds);
+        let planned = Arc::new(Mutex::new(None));
+        let task = tokio::spawn(build(
+            self.config_path.clone(),
+            self.overrides.clone(),
+            planned.clone(),
+        ));
+        let abort = task.abort_handle();
+        let (config, loaded) = match tokio::time::timeout(budget, task).await {
+            Ok(Ok(Ok(built))) => built,
+            Ok(Ok(Err(failed))) => return Err(self.failed(why, &failed.error, failed.planned)),
             Ok(Err(error)) => return Err(self.failed(why, &error.to_string(), None)),
-            Err(error) => return Err(self.failed(why, &error.to_string(), None)),
-        };
-        let loaded = match load::load(&config).await {
-            Ok(loaded) => loaded,
-            Err(error) => {
-                let planned = load::planned_inputs(&config);
-                return Err(self.failed(why, &error.to_string(), Some(planned)));
+            Err(_) => {
+                abort.abort();
+                let planned = planned
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                let error = format!(
+                    "abandoned after {} s, the reload budget (reload.timeout_seconds); \
+                     something it loads does not answer (a spec URL, a file that blocks)",
+                    budget.as_secs()
+                );
+                return Err(self.failed(why, &error, planned));
             }
         };
         let skipped = loaded.report.skipped();
@@ -174,5 +188,37 @@ impl Reloader {
         let tools = self.shared.current().catalog().len();
         tracing::error!("reload ({why}) failed; still serving the previous {tools} tools: {error}");
         planned
+    }
+}
+
+/// Why [`build`] failed, and the inputs the new configuration names (when it was read).
+struct BuildFailed {
+    error: String,
+    planned: Option<Inputs>,
+}
+
+/// Reads the configuration at `path` and loads everything it names: the part of a reload
+/// that reads files and URLs, and so the part that can hang. As soon as the configuration
+/// is read, the inputs it names are left in `planned`, so that a reload abandoned while
+/// loading still watches them.
+async fn build(
+    path: PathBuf,
+    overrides: Overrides,
+    planned: Arc<Mutex<Option<Inputs>>>,
+) -> Result<(Config, Loaded), BuildFailed> {
+    let failed = |error: String, planned: Option<Inputs>| BuildFailed { error, planned };
+    let config = tokio::task::spawn_blocking(move || Config::load(&path, &overrides)).await;
+    let config = match config {
+        Ok(Ok(config)) => config,
+        Ok(Err(error)) => return Err(failed(error.to_string(), None)),
+        Err(error) => return Err(failed(error.to_string(), None)),
+    };
+    *planned.lock().unwrap_or_else(PoisonError::into_inner) = Some(load::planned_inputs(&config));
+    match load::load(&config).await {
+        Ok(loaded) => Ok((config, loaded)),
+        Err(error) => {
+            let planned = load::planned_inputs(&config);
+            Err(failed(error.to_string(), Some(planned)))
+        }
     }
 }

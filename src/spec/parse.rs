@@ -240,8 +240,67 @@ fn parse_json<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Resul
         format: "JSON",
         line: e.line() as u64,
         column: e.column() as u64,
-        message: strip_json_position(&e.to_string()),
+        message: without_quoted_content(&strip_json_position(&e.to_string())),
     })
+}
+
+/// A parser's message without the content of the document it may quote: a string value
+/// (`string "…"`) becomes `a string`, and a name in backticks stays only when it looks like
+/// a name (`unknown field `tols``), else it becomes `…`. The document may be a file that is
+/// not what it was named as (an `overlays` entry pointing at `/etc/shadow`), and its content
+/// must not reach a terminal or a log through an error; the file, line and column say where.
+fn without_quoted_content(message: &str) -> String {
+    const STRING: &str = "string \"";
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    loop {
+        let string_at = rest.find(STRING);
+        let tick_at = rest.find('`');
+        match (string_at, tick_at) {
+            (Some(at), tick) if tick.is_none_or(|tick| at < tick) => {
+                out.push_str(&rest[..at]);
+                out.push_str("a string");
+                // Skip to the closing quote; the value is Debug-escaped (`\"` inside).
+                let value = &rest[at + STRING.len()..];
+                let mut escaped = false;
+                let end = value.char_indices().find(|&(_, c)| {
+                    let closing = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    closing
+                });
+                rest = end.map_or("", |(i, _)| &value[i + 1..]);
+            }
+            (_, Some(at)) => {
+                out.push_str(&rest[..at]);
+                let quoted = &rest[at + 1..];
+                let Some(end) = quoted.find('`') else {
+                    out.push_str("`…`");
+                    break;
+                };
+                if is_name_like(&quoted[..end]) {
+                    out.push_str(&rest[at..at + end + 2]);
+                } else {
+                    out.push_str("`…`");
+                }
+                rest = &quoted[end + 1..];
+            }
+            _ => {
+                out.push_str(rest);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// A key as specs and overlays spell them: short, no spaces, not starting with a digit,
+/// without `:` or `=` (which a line of a password or environment file has).
+fn is_name_like(text: &str) -> bool {
+    text.len() <= 64
+        && text.chars().next().is_some_and(|c| !c.is_ascii_digit())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.$/{}@~".contains(c))
 }
 
 /// serde_json appends " at line L column C" to its messages; we print the position ourselves.
@@ -337,7 +396,7 @@ pub fn json_kind(value: &Value) -> &'static str {
 }
 
 fn first_line(message: &str) -> String {
-    message.lines().next().unwrap_or(message).trim().to_string()
+    without_quoted_content(message.lines().next().unwrap_or(message).trim())
 }
 
 /// Machine-generated specs run to tens of MB; the default budget (a million events) is sized
@@ -405,6 +464,40 @@ mod tests {
             serde_json::to_string(&value).expect("serializes"),
             r#"{"z":1,"a":[true,null,"s",{"y":2.5,"b":-3}],"m":{}}"#
         );
+    }
+
+    #[test]
+    fn errors_do_not_quote_what_the_document_holds() {
+        // A password file given where an overlay or spec was expected.
+        let shadow = b"root:$6$Kq2sEcReT$x:19000:0:99999:7:::\n";
+        let err =
+            parse_typed::<std::collections::BTreeMap<String, u32>>("shadow", shadow).unwrap_err();
+        assert!(!err.to_string().contains("Kq2sEcReT"), "{err}");
+        let err = parse_typed::<std::collections::BTreeMap<String, u32>>(
+            "key.yaml",
+            b"sk_live_Kq2sEcReT\n",
+        )
+        .unwrap_err();
+        assert!(!err.to_string().contains("Kq2sEcReT"), "{err}");
+        let err = parse_typed::<std::collections::BTreeMap<String, u32>>(
+            "key.json",
+            b"{\"a\": \"Kq2sEcReT\"}",
+        )
+        .unwrap_err();
+        assert!(!err.to_string().contains("Kq2sEcReT"), "{err}");
+        assert!(err.to_string().starts_with("key.json:1:"), "{err}");
+        assert_eq!(
+            without_quoted_content(
+                r#"invalid type: string "a \"b` c", expected `u32` at `tols`, not `PIN 1234`"#
+            ),
+            "invalid type: a string, expected `u32` at `tols`, not `…`"
+        );
+        // A name stays quoted: it is what a typo needs.
+        assert_eq!(
+            without_quoted_content("unknown field `tols`, expected `tools`"),
+            "unknown field `tols`, expected `tools`"
+        );
+        assert_eq!(without_quoted_content("cut `short"), "cut `…`");
     }
 
     #[test]

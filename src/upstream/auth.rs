@@ -24,18 +24,18 @@
 //!   per scope set, refreshed 30 s before it expires, one fetch shared by concurrent callers,
 //!   [`Authenticator::invalidate`]d after a 401). A configured credential replaces whatever
 //!   the request held under the same header, parameter or cookie name.
-//! * **Redaction** ([`Authenticator::redact`]): every configured secret, its encoded wire
-//!   forms (the Basic token, the percent-encoded key) and every access token issued are
-//!   replaced by `[REDACTED]` in any text, so an upstream that echoes the request cannot
-//!   leak them through a result.
+//! * **Redaction** ([`Authenticator::redact`], in `auth::redact`): every configured secret and
+//!   every access token issued is replaced by `[REDACTED]` in any text, also in the forms an
+//!   upstream could echo it in (base64, hex, percent- and JSON-encoded, any letter case), so an
+//!   upstream that echoes the request cannot leak them through a result.
 //! * **Forwarding** ([`Authenticator::forward`]): headers of the incoming MCP request named in
 //!   the API's `forward_headers` allowlist are passed on, optionally renamed. Nothing else is
 //!   forwarded — in particular not the client's own `Authorization` unless the list names it.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -51,8 +51,11 @@ use crate::config::{ApiConfig, AuthConfig, AuthKind, Config, ForwardHeader, is_t
 use crate::http_client;
 use crate::spec::{ApiKeyLocation, HttpAuthScheme, SecurityRequirement, SecurityScheme};
 
+mod redact;
 #[cfg(test)]
 mod tests;
+
+use redact::Redactor;
 
 /// What replaces a secret in any text restmcp returns or logs.
 pub const REDACTED: &str = "[REDACTED]";
@@ -1160,115 +1163,4 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<
         }
     }
     Ok(body)
-}
-
-// ---------------------------------------------------------------------------------------
-// Redaction
-
-/// The secrets to keep out of results: configured ones for good, issued access tokens for
-/// the most recent [`MAX_ISSUED`].
-#[derive(Default)]
-struct Redactor {
-    fixed: Vec<String>,
-    issued: RwLock<VecDeque<String>>,
-}
-
-/// Issued tokens remembered for redaction (old ones may still be echoed by caches).
-const MAX_ISSUED: usize = 64;
-
-impl Redactor {
-    fn add(&mut self, secret: &str) {
-        if !secret.is_empty() && !self.fixed.iter().any(|s| s == secret) {
-            self.fixed.push(secret.to_string());
-        }
-    }
-
-    fn add_issued(&self, token: &str) {
-        let mut issued = self.issued.write().unwrap_or_else(PoisonError::into_inner);
-        if issued.iter().any(|t| t == token) {
-            return;
-        }
-        if issued.len() == MAX_ISSUED {
-            issued.pop_front();
-        }
-        issued.push_back(token.to_string());
-    }
-
-    fn is_empty(&self) -> bool {
-        self.fixed.is_empty()
-            && self
-                .issued
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .is_empty()
-    }
-
-    /// Every secret, longest first, so one that contains another is replaced whole.
-    fn secrets(&self) -> Vec<String> {
-        let issued = self.issued.read().unwrap_or_else(PoisonError::into_inner);
-        let mut all: Vec<String> = self.fixed.iter().chain(issued.iter()).cloned().collect();
-        all.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        all
-    }
-
-    fn redact(&self, text: &str) -> String {
-        let secrets = self.secrets();
-        if !secrets.iter().any(|s| text.contains(s.as_str())) {
-            return text.to_string();
-        }
-        let bytes = redact_bytes(text.as_bytes(), &secrets);
-        // Secrets are whole strings, so the cuts fall on character boundaries.
-        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
-    }
-
-    fn redact_value(&self, value: &mut Value) {
-        match value {
-            Value::String(s) => *s = self.redact(s),
-            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
-            Value::Object(map) => {
-                let entries = std::mem::take(map);
-                for (key, mut v) in entries {
-                    self.redact_value(&mut v);
-                    map.insert(self.redact(&key), v);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn redact_base64(&self, data: &mut String) {
-        let Ok(bytes) = STANDARD.decode(data.as_bytes()) else {
-            *data = self.redact(data);
-            return;
-        };
-        let secrets = self.secrets();
-        let found = secrets
-            .iter()
-            .any(|s| bytes.windows(s.len().max(1)).any(|w| w == s.as_bytes()));
-        if found {
-            *data = STANDARD.encode(redact_bytes(&bytes, &secrets));
-        }
-    }
-}
-
-/// Replaces every occurrence of any of `secrets` (longest first at each position).
-fn redact_bytes(input: &[u8], secrets: &[String]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len());
-    let mut i = 0;
-    while i < input.len() {
-        match secrets
-            .iter()
-            .find(|s| !s.is_empty() && input[i..].starts_with(s.as_bytes()))
-        {
-            Some(secret) => {
-                out.extend_from_slice(REDACTED.as_bytes());
-                i += secret.len();
-            }
-            None => {
-                out.push(input[i]);
-                i += 1;
-            }
-        }
-    }
-    out
 }

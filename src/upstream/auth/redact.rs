@@ -1,0 +1,545 @@
+//! Redaction: the [`Redactor`] that keeps every secret restmcp sends upstream out of what it
+//! returns, also when an upstream echoes the secret back encoded.
+//!
+//! Each secret is searched for in several forms, because an upstream that echoes a request
+//! rarely echoes it byte for byte:
+//!
+//! * as it is;
+//! * base64, standard and URL-safe alphabets, with and without padding, also where the
+//!   secret sits inside a longer encoded text (`Basic base64(user:secret)`, a JSON document
+//!   encoded whole): for each of the three byte alignments, the run of characters that
+//!   depends on the secret's bytes alone;
+//! * hex (lower and upper case);
+//! * percent-encoded as a query value, a form field (`+` for space), a path segment and by
+//!   JavaScript's `encodeURIComponent` (either case of the hex digits);
+//! * escaped as a JSON string;
+//! * in any ASCII letter case (`TOK-ABC…` for `tok-abc…`).
+//!
+//! Case-insensitivity and the encodings apply only to secrets of at least
+//! [`MIN_ENCODED_LEN`] bytes. A shorter secret's variants are short and common: a 4-byte
+//! secret's hex is 8 digits, its base64 core 5 characters, and a 6-letter secret in any case
+//! may be an ordinary word, so redacting them would mangle ordinary text and data. Real
+//! credentials (API keys, tokens, passwords worth the name) are longer; a short one is
+//! still redacted exactly as configured.
+//!
+//! # Cost
+//!
+//! Redaction runs on every result, so it is one pass over the text whatever the number of
+//! secrets: an Aho-Corasick automaton (ASCII case-insensitive) over the first [`KEY_LEN`]
+//! bytes of every form finds candidate positions, each candidate is checked against its full
+//! form (exactly, or ignoring ASCII case), and the spans found are merged and replaced by
+//! [`REDACTED`]. The automaton is built once for the configured secrets and again, lazily,
+//! when an access token is issued; keying on a bounded prefix keeps it small even for
+//! kilobyte-long tokens. Text without a secret is returned without copying the work.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use aho_corasick::AhoCorasick;
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::Value;
+use url::form_urlencoded;
+
+use super::REDACTED;
+
+/// Secrets shorter than this are matched only exactly (see the module documentation).
+pub(super) const MIN_ENCODED_LEN: usize = 8;
+
+/// Candidates are found by this many leading bytes of a form, then checked in full.
+const KEY_LEN: usize = 32;
+
+/// Issued tokens remembered for redaction (old ones may still be echoed by caches).
+const MAX_ISSUED: usize = 64;
+
+/// RFC 3986 unreserved characters stay; everything else is encoded (a query value).
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// What JavaScript's `encodeURIComponent` leaves alone.
+const URI_COMPONENT: &AsciiSet = &UNRESERVED
+    .remove(b'!')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
+
+/// A path segment as the WHATWG URL standard encodes it (plus `%`, so the result decodes).
+const PATH_SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'/')
+    .add(b'%');
+
+/// The secrets to keep out of results: configured ones for good, issued access tokens for
+/// the most recent [`MAX_ISSUED`].
+#[derive(Default)]
+pub(super) struct Redactor {
+    fixed: Vec<String>,
+    issued: RwLock<VecDeque<String>>,
+    /// Built from `fixed` and `issued` on first use; reset when either changes.
+    matcher: RwLock<Option<Arc<Matcher>>>,
+}
+
+impl Redactor {
+    pub(super) fn add(&mut self, secret: &str) {
+        if !secret.is_empty() && !self.fixed.iter().any(|s| s == secret) {
+            self.fixed.push(secret.to_string());
+            *self
+                .matcher
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner) = None;
+        }
+    }
+
+    pub(super) fn add_issued(&self, token: &str) {
+        if token.is_empty() {
+            return;
+        }
+        {
+            let mut issued = self.issued.write().unwrap_or_else(PoisonError::into_inner);
+            if issued.iter().any(|t| t == token) {
+                return;
+            }
+            if issued.len() == MAX_ISSUED {
+                issued.pop_front();
+            }
+            issued.push_back(token.to_string());
+        }
+        *self.matcher.write().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.fixed.is_empty()
+            && self
+                .issued
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+    }
+
+    /// The automaton for the current secrets, built if it is not yet.
+    fn matcher(&self) -> Arc<Matcher> {
+        if let Some(matcher) = &*self.matcher.read().unwrap_or_else(PoisonError::into_inner) {
+            return matcher.clone();
+        }
+        let mut slot = self.matcher.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(matcher) = &*slot {
+            return matcher.clone();
+        }
+        let matcher = {
+            let issued = self.issued.read().unwrap_or_else(PoisonError::into_inner);
+            Arc::new(Matcher::new(self.fixed.iter().chain(issued.iter())))
+        };
+        *slot = Some(matcher.clone());
+        matcher
+    }
+
+    /// `text` with every secret, in every form, replaced by [`REDACTED`].
+    pub(super) fn redact(&self, text: &str) -> String {
+        self.matcher().redact(text)
+    }
+
+    /// Every string and object key in `value`, redacted.
+    pub(super) fn redact_value(&self, value: &mut Value) {
+        self.matcher().redact_value(value);
+    }
+
+    /// Base64 `data`, decoded, redacted and re-encoded when a secret occurs in the decoded
+    /// bytes (else left as it is); data that is not base64 is redacted as text.
+    pub(super) fn redact_base64(&self, data: &mut String) {
+        let matcher = self.matcher();
+        let Ok(bytes) = STANDARD.decode(data.as_bytes()) else {
+            *data = matcher.redact(data);
+            return;
+        };
+        if let Some(redacted) = matcher.redact_bytes(&bytes) {
+            *data = STANDARD.encode(redacted);
+        }
+    }
+}
+
+/// One form of a secret to look for.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Form {
+    bytes: Vec<u8>,
+    /// Matched ignoring ASCII case.
+    fold: bool,
+}
+
+/// The forms of every secret, and the automaton over their leading bytes.
+struct Matcher {
+    forms: Vec<Form>,
+    /// Automaton pattern id → the forms that start with that key.
+    keys: Vec<Vec<usize>>,
+    /// `None` without secrets, or in the (theoretical) case that building failed, when the
+    /// forms are searched one by one.
+    automaton: Option<AhoCorasick>,
+}
+
+impl Matcher {
+    fn new<'a>(secrets: impl Iterator<Item = &'a String>) -> Matcher {
+        let mut forms: Vec<Form> = secrets.flat_map(|s| forms_of(s)).collect();
+        forms.sort();
+        forms.dedup();
+        let mut key_ids: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut keys: Vec<Vec<usize>> = Vec::new();
+        let mut patterns: Vec<Vec<u8>> = Vec::new();
+        for (index, form) in forms.iter().enumerate() {
+            let key = form.bytes[..form.bytes.len().min(KEY_LEN)].to_ascii_lowercase();
+            let id = *key_ids.entry(key.clone()).or_insert_with(|| {
+                patterns.push(key);
+                keys.push(Vec::new());
+                keys.len() - 1
+            });
+            keys[id].push(index);
+        }
+        let automaton = if patterns.is_empty() {
+            None
+        } else {
+            match AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(&patterns)
+            {
+                Ok(automaton) => Some(automaton),
+                Err(error) => {
+                    tracing::warn!("redaction falls back to a slower search: {error}");
+                    None
+                }
+            }
+        };
+        Matcher {
+            forms,
+            keys,
+            automaton,
+        }
+    }
+
+    /// The spans of `haystack` that hold a secret, sorted, overlapping ones merged.
+    fn spans(&self, haystack: &[u8]) -> Vec<(usize, usize)> {
+        let mut spans = Vec::new();
+        let mut check = |start: usize, form: &Form| {
+            let end = start + form.bytes.len();
+            let Some(found) = haystack.get(start..end) else {
+                return;
+            };
+            let equal = if form.fold {
+                found.eq_ignore_ascii_case(&form.bytes)
+            } else {
+                found == form.bytes.as_slice()
+            };
+            if equal {
+                spans.push((start, end));
+            }
+        };
+        match &self.automaton {
+            Some(automaton) => {
+                for found in automaton.find_overlapping_iter(haystack) {
+                    for &index in &self.keys[found.pattern().as_usize()] {
+                        check(found.start(), &self.forms[index]);
+                    }
+                }
+            }
+            None => {
+                for form in &self.forms {
+                    for start in 0..haystack.len() {
+                        check(start, form);
+                    }
+                }
+            }
+        }
+        if spans.is_empty() {
+            return spans;
+        }
+        spans.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+        for (start, end) in spans {
+            match merged.last_mut() {
+                Some(last) if start < last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        merged
+    }
+
+    /// `input` with each secret replaced, or `None` when it holds none.
+    fn redact_bytes(&self, input: &[u8]) -> Option<Vec<u8>> {
+        let spans = self.spans(input);
+        if spans.is_empty() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(input.len());
+        let mut at = 0;
+        for (start, end) in spans {
+            out.extend_from_slice(&input[at..start]);
+            out.extend_from_slice(REDACTED.as_bytes());
+            at = end;
+        }
+        out.extend_from_slice(&input[at..]);
+        Some(out)
+    }
+
+    fn redact(&self, text: &str) -> String {
+        match self.redact_bytes(text.as_bytes()) {
+            None => text.to_string(),
+            // Every form is either a whole string (whose ends are character boundaries in
+            // any text that contains it, also ignoring ASCII case) or ASCII, so the cuts
+            // fall on character boundaries.
+            Some(bytes) => String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into()),
+        }
+    }
+
+    fn redact_value(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                if let Some(bytes) = self.redact_bytes(s.as_bytes()) {
+                    *s = String::from_utf8(bytes)
+                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into());
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (key, mut v) in entries {
+                    self.redact_value(&mut v);
+                    map.insert(self.redact(&key), v);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Every form of `secret` to search for (see the module documentation).
+fn forms_of(secret: &str) -> Vec<Form> {
+    let bytes = secret.as_bytes();
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    if bytes.len() < MIN_ENCODED_LEN {
+        return vec![Form {
+            bytes: bytes.to_vec(),
+            fold: false,
+        }];
+    }
+    let folded = |text: String| Form {
+        bytes: text.into_bytes(),
+        fold: true,
+    };
+    let exact = |text: String| Form {
+        bytes: text.into_bytes(),
+        fold: false,
+    };
+    let mut forms = vec![folded(secret.to_string())];
+    forms.push(folded(
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+    ));
+    for set in [UNRESERVED, URI_COMPONENT, PATH_SEGMENT, NON_ALPHANUMERIC] {
+        forms.push(folded(utf8_percent_encode(secret, set).to_string()));
+    }
+    forms.push(folded(form_urlencoded::byte_serialize(bytes).collect()));
+    if let Ok(json) = serde_json::to_string(secret) {
+        let inner = &json[1..json.len() - 1];
+        forms.push(folded(inner.to_string()));
+    }
+    for engine in [STANDARD, URL_SAFE] {
+        forms.push(exact(engine.encode(bytes)));
+    }
+    for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+        forms.push(exact(engine.encode(bytes)));
+        for offset in 0..3 {
+            // The secret `offset` bytes into a group of three: encode it behind that many
+            // zero bytes and keep only the characters made of the secret's bits alone
+            // (inside a longer text, the last one or two may mix in the next bytes).
+            let mut shifted = vec![0u8; offset];
+            shifted.extend_from_slice(bytes);
+            let encoded = engine.encode(&shifted);
+            let first = (8 * offset).div_ceil(6);
+            let last = 8 * (offset + bytes.len()) / 6;
+            if let Some(core) = encoded.get(first..last) {
+                forms.push(exact(core.to_string()));
+            }
+        }
+    }
+    forms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redactor(secrets: &[&str]) -> Redactor {
+        let mut redactor = Redactor::default();
+        for secret in secrets {
+            redactor.add(secret);
+        }
+        redactor
+    }
+
+    const KEY: &str = "sk_live-Qx7/Ab+9 z";
+
+    fn percent(set: &'static AsciiSet) -> String {
+        utf8_percent_encode(KEY, set).to_string()
+    }
+
+    #[test]
+    fn every_encoding_of_a_secret_is_redacted() {
+        let redactor = redactor(&[KEY]);
+        let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
+        let forms = [
+            KEY.to_string(),
+            KEY.to_uppercase(),
+            KEY.to_lowercase(),
+            STANDARD.encode(KEY),
+            STANDARD_NO_PAD.encode(KEY),
+            URL_SAFE.encode(KEY),
+            URL_SAFE_NO_PAD.encode(KEY),
+            hex.clone(),
+            hex.to_uppercase(),
+            percent(UNRESERVED),
+            percent(UNRESERVED).to_lowercase(),
+            percent(PATH_SEGMENT),
+            percent(URI_COMPONENT),
+            percent(NON_ALPHANUMERIC),
+            form_urlencoded::byte_serialize(KEY.as_bytes()).collect(),
+        ];
+        for form in forms {
+            let text = format!("seen: <{form}>!");
+            assert_eq!(
+                redactor.redact(&text),
+                "seen: <[REDACTED]>!",
+                "{form} is redacted whole"
+            );
+        }
+    }
+
+    #[test]
+    fn a_secret_inside_a_longer_base64_text_is_redacted_at_every_alignment() {
+        let redactor = redactor(&[KEY]);
+        for prefix in ["", "a", "ab", "Authorization: Bearer "] {
+            for engine in [STANDARD, URL_SAFE_NO_PAD] {
+                let encoded = engine.encode(format!("{prefix}{KEY} and more"));
+                let redacted = redactor.redact(&encoded);
+                assert!(
+                    redacted.contains(REDACTED),
+                    "{prefix:?}: {encoded} -> {redacted}"
+                );
+                // What is left decodes to no more than a few bits of the secret.
+                let left: String = redacted.replace(REDACTED, "");
+                assert!(left.len() + 16 <= encoded.len(), "{redacted}");
+            }
+        }
+    }
+
+    #[test]
+    fn keys_values_and_binary_are_covered() {
+        let redactor = redactor(&[KEY]);
+        let mut value = serde_json::json!({
+            STANDARD.encode(KEY): [KEY.to_uppercase(), {"x": percent(PATH_SEGMENT)}],
+            "plain": "nothing here",
+        });
+        redactor.redact_value(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({
+                REDACTED: [REDACTED, {"x": REDACTED}],
+                "plain": "nothing here",
+            })
+        );
+        let mut blob = STANDARD.encode(format!("\u{0}\u{1}{}", KEY.to_lowercase()));
+        redactor.redact_base64(&mut blob);
+        assert_eq!(
+            STANDARD.decode(&blob).expect("base64"),
+            format!("\u{0}\u{1}{REDACTED}").into_bytes()
+        );
+    }
+
+    #[test]
+    fn a_json_escaped_secret_is_redacted() {
+        let secret = "pa\"ss/wo\\rd-1234";
+        let redactor = redactor(&[secret]);
+        let text = serde_json::to_string(&serde_json::json!({ "echo": secret })).expect("json");
+        assert_eq!(
+            redactor.redact(&text),
+            format!("{{\"echo\":\"{REDACTED}\"}}")
+        );
+    }
+
+    #[test]
+    fn short_secrets_are_redacted_only_exactly() {
+        let redactor = redactor(&["Secret1"]);
+        assert_eq!(redactor.redact("a Secret1 b"), format!("a {REDACTED} b"));
+        // Its case variants and encodings are too likely to be ordinary text.
+        let text = format!(
+            "SECRET1 secret1 {} {}",
+            STANDARD.encode("Secret1"),
+            "Secret1"
+                .bytes()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        );
+        assert_eq!(redactor.redact(&text), text);
+    }
+
+    #[test]
+    fn ordinary_text_is_left_alone() {
+        let redactor = redactor(&[KEY, "0123456789abcdef"]);
+        let text = "The quick brown fox: c2tfbGl2ZQ== 0123456789 sk_live ABCDEF %20";
+        assert_eq!(redactor.redact(text), text);
+        let mut value = serde_json::json!({"a": ["b", 1, null]});
+        redactor.redact_value(&mut value);
+        assert_eq!(value, serde_json::json!({"a": ["b", 1, null]}));
+    }
+
+    #[test]
+    fn overlapping_and_adjacent_secrets() {
+        let redactor = redactor(&["abcdefghij", "hijklmnopq"]);
+        // Overlapping occurrences merge into one span: no piece of either survives.
+        assert_eq!(redactor.redact("<abcdefghijklmnopq>"), "<[REDACTED]>");
+        assert_eq!(
+            redactor.redact("abcdefghijabcdefghij"),
+            "[REDACTED][REDACTED]"
+        );
+        // Multi-byte text around a secret survives intact.
+        assert_eq!(redactor.redact("é ABCDEFGHIJ ü"), "é [REDACTED] ü");
+    }
+
+    #[test]
+    fn a_long_token_is_found_past_the_key_prefix_only_when_whole() {
+        let token = "t".repeat(10) + &"0123456789".repeat(20);
+        let redactor = Redactor::default();
+        redactor.add_issued(&token);
+        assert_eq!(redactor.redact(&format!("x{token}y")), "x[REDACTED]y");
+        // The same first KEY_LEN bytes with another ending is not the token.
+        let other = format!("{}different", &token[..KEY_LEN + 5]);
+        assert_eq!(redactor.redact(&other), other);
+    }
+
+    #[test]
+    fn issued_tokens_are_added_and_the_oldest_forgotten() {
+        let redactor = Redactor::default();
+        assert!(redactor.is_empty());
+        assert_eq!(redactor.redact("token-number-0"), "token-number-0");
+        for n in 0..=MAX_ISSUED {
+            redactor.add_issued(&format!("token-number-{n}"));
+        }
+        assert!(!redactor.is_empty());
+        assert_eq!(redactor.redact("token-number-0 "), "token-number-0 ");
+        assert_eq!(
+            redactor.redact(&format!("token-number-{MAX_ISSUED} ")),
+            "[REDACTED] "
+        );
+    }
+}
