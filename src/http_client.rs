@@ -15,16 +15,27 @@ pub fn install_crypto_provider() {
     });
 }
 
-/// The shared client for fetching specs. Connection pooling only pays off when one client
-/// is reused, so everything that fetches goes through here. Building it can only fail if
-/// the TLS backend cannot start; that is reported, not panicked on.
+/// The shared client for watching spec URLs for changes (hot reload). Connection pooling
+/// only pays off when one client is reused. Its redirects stay within the origin asked for
+/// (at most 5): a spec server cannot send the watcher to an internal address (spec loading
+/// itself checks every address, in `spec::place`). Building it can only fail if the TLS
+/// backend cannot start; that is reported, not panicked on.
 pub fn shared() -> Result<&'static reqwest::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
             install_crypto_provider();
+            let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+                let first = attempt.previous().first().map(url::Url::origin);
+                if attempt.previous().len() < 5 && first == Some(attempt.url().origin()) {
+                    attempt.follow()
+                } else {
+                    attempt.stop()
+                }
+            });
             reqwest::Client::builder()
                 .user_agent(USER_AGENT)
+                .redirect(same_origin)
                 .connect_timeout(Duration::from_secs(10))
                 .timeout(Duration::from_secs(60))
                 .build()
@@ -56,5 +67,73 @@ pub fn describe_error(error: &reqwest::Error) -> String {
         kind.to_string()
     } else {
         format!("{kind}: {cause}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use axum::Router;
+    use axum::http::{StatusCode, header};
+    use axum::routing::get;
+
+    async fn serve(app: Router) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn the_watcher_follows_redirects_only_within_the_origin() {
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counted = hits.clone();
+        let elsewhere = serve(Router::new().route(
+            "/internal",
+            get(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                async { "internal" }
+            }),
+        ))
+        .await;
+        let target = format!("{elsewhere}/internal");
+        let spec = serve(
+            Router::new()
+                .route("/spec", get(|| async { "spec" }))
+                .route(
+                    "/moved",
+                    get(|| async { (StatusCode::FOUND, [(header::LOCATION, "/spec")]) }),
+                )
+                .route(
+                    "/away",
+                    get(move || {
+                        let target = target.clone();
+                        async move { (StatusCode::FOUND, [(header::LOCATION, target)]) }
+                    }),
+                ),
+        )
+        .await;
+        let client = super::shared().expect("client");
+        let moved = client
+            .get(format!("{spec}/moved"))
+            .send()
+            .await
+            .expect("sent");
+        assert_eq!(moved.text().await.expect("body"), "spec");
+        let away = client
+            .get(format!("{spec}/away"))
+            .send()
+            .await
+            .expect("sent");
+        assert_eq!(away.status(), StatusCode::FOUND, "not followed");
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            0,
+            "the other origin got nothing"
+        );
     }
 }

@@ -192,7 +192,21 @@ async fn load_api(
     let mut overlays: Vec<(String, OverlayFile)> = Vec::new();
     for path in &overlay_files {
         let name = path.display().to_string();
-        let bytes = tokio::fs::read(path).await.map_err(|e| SpecError::Read {
+        // Overlays are the operator's, but a FIFO or device put in their place must not
+        // wedge a load (or a reload) all the same: only a regular file is read.
+        let opened = path.clone();
+        let bytes = tokio::task::spawn_blocking(move || {
+            use std::io::Read as _;
+            let mut bytes = Vec::new();
+            spec::place::open_regular(&opened)?.read_to_end(&mut bytes)?;
+            Ok::<_, std::io::Error>(bytes)
+        })
+        .await
+        .map_err(|e| SpecError::Read {
+            file: name.clone(),
+            message: e.to_string(),
+        })?
+        .map_err(|e| SpecError::Read {
             file: name.clone(),
             message: e.to_string(),
         })?;

@@ -434,6 +434,11 @@ async fn a_reload_blocked_on_a_fifo_does_not_keep_restmcp_from_stopping() {
         "the reload fails or is abandoned:\n{}",
         binary.log()
     );
+    assert!(
+        binary.log().contains("not a regular file"),
+        "an overlay that is a FIFO is refused, not opened:\n{}",
+        binary.log()
+    );
     let pid = binary.child.id().expect("pid").to_string();
     let status = std::process::Command::new("kill")
         .args(["-TERM", &pid])
