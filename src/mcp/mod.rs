@@ -14,6 +14,7 @@ mod front;
 pub mod http;
 mod jsonrpc;
 mod listed;
+pub mod sessions;
 pub mod sse;
 pub mod stdio;
 pub mod view;
