@@ -642,3 +642,31 @@ async fn two_host_headers_or_a_target_naming_another_host_get_400() {
     .await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
+
+#[tokio::test]
+async fn an_idle_session_expires_and_its_client_gets_404() {
+    let upstream = upstream::start().await;
+    let settings = ServerSettings {
+        session_idle_seconds: 2,
+        ..ServerSettings::default()
+    };
+    let server = start(&upstream.url(), settings).await;
+    let url = server.url("/mcp");
+    let client = client();
+    let (status, session, _) = post(&client, &url, None, &initialize(1)).await;
+    assert_eq!(status, 200);
+    let session = session.expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(&client, &url, Some(&session), &initialized).await;
+    // Calls answered without rmcp's worker keep the session alive too.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "getItem", "arguments": {"id": "1"}}});
+    for _ in 0..4 {
+        let (status, _, body) = post(&client, &url, Some(&session), &call).await;
+        assert_eq!(status, 200, "{body}");
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(5_000)).await;
+    let (status, _, body) = post(&client, &url, Some(&session), &call).await;
+    assert_eq!(status, 404, "the idle session was not closed: {body}");
+}
