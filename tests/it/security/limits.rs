@@ -67,6 +67,7 @@ async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
 }
 
 fn client() -> reqwest::Client {
+    restmcp::http_client::install_crypto_provider();
     reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(10))
