@@ -253,6 +253,43 @@ pub struct ServerSettings {
     pub tls: Option<TlsSettings>,
     /// What `/readyz` checks beyond a loaded tool set.
     pub readiness: ReadinessSettings,
+    /// Seconds a client gets to send a request's complete headers, counted from its first
+    /// byte. 30 is hyper's own default (and what the TLS listener used before): a real
+    /// client sends its headers in one packet, a slowloris client holds a connection for
+    /// at most this long. nginx's `client_header_timeout` is 60.
+    pub header_read_timeout_seconds: u64,
+    /// Seconds a client gets to send a whole request body, counted from the end of its
+    /// headers; later the request gets 408 and the connection is closed. 60 lets the
+    /// largest body (`max_request_bytes`, 4 MiB) arrive at 70 KB/s, while a body trickled a
+    /// byte at a time cannot hold a request open for long. nginx's `client_body_timeout`
+    /// (60) counts between reads instead, which a trickle defeats.
+    pub body_read_timeout_seconds: u64,
+    /// Seconds a connection may stay open with no request on it (before its first, or
+    /// between keep-alive requests) before it is closed. 75 is nginx's `keepalive_timeout`,
+    /// above the 60 s for which nginx and most client pools keep idle connections, so the
+    /// client, not the server, is the one to close a pooled connection.
+    pub idle_timeout_seconds: u64,
+    /// Connections open at once. At the cap, the connection idle the longest is closed to
+    /// make room; with none idle, the new one is closed at once. Lowered at start (with a
+    /// warning) to what the process's open-file limit leaves room for. An idle connection
+    /// costs about 13 KB (measured with 5,000), so 10,000 are about 130 MB at most, and the
+    /// idle timeout closes them within 75 s.
+    pub max_connections: usize,
+    /// Streamable HTTP sessions open at once. At the cap, a new `initialize` closes the
+    /// session idle the longest (no request in flight and no open stream); with none idle,
+    /// it gets 503. A session costs about 85 KB (measured: 4,000 sessions of a debug build
+    /// added 334 MB of RSS), so 1,000 sessions are about 85 MB, which fits the shipped
+    /// Kubernetes example's 256 MiB limit beside a spec; since idle sessions make room, a
+    /// full table refuses no one until 1,000 clients are busy at once.
+    pub max_sessions: usize,
+    /// Seconds a session may go without a request (and with no open stream) before it is
+    /// closed; its client then gets 404 and starts a new one, as the transport specifies.
+    pub session_idle_seconds: u64,
+    /// Long-lived event streams open at once: Streamable HTTP GET streams,
+    /// `subscriptions/listen` and legacy `/sse` sessions; more get 503. Half of
+    /// `max_connections`, so streams (which no idle timeout closes) never hold every
+    /// connection.
+    pub max_sse_streams: usize,
 }
 
 /// Tokens a client must present on the MCP endpoint, as `Authorization: Bearer TOKEN` or in
@@ -343,6 +380,13 @@ impl Default for ServerSettings {
             auth: None,
             tls: None,
             readiness: ReadinessSettings::default(),
+            header_read_timeout_seconds: 30,
+            body_read_timeout_seconds: 60,
+            idle_timeout_seconds: 75,
+            max_connections: 10_000,
+            max_sessions: 1_000,
+            session_idle_seconds: 1800,
+            max_sse_streams: 5_000,
         }
     }
 }
@@ -1364,6 +1408,39 @@ impl Config {
                     key: key.into(),
                     value: seconds.to_string(),
                     problem: "must be between 0 and 3600 seconds".into(),
+                });
+            }
+        }
+        for (key, value) in [
+            (
+                "server.header_read_timeout_seconds",
+                server.header_read_timeout_seconds,
+            ),
+            (
+                "server.body_read_timeout_seconds",
+                server.body_read_timeout_seconds,
+            ),
+            ("server.idle_timeout_seconds", server.idle_timeout_seconds),
+            ("server.session_idle_seconds", server.session_idle_seconds),
+        ] {
+            if !(1..=86_400).contains(&value) {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    value: value.to_string(),
+                    problem: "must be between 1 and 86400 seconds".into(),
+                });
+            }
+        }
+        for (key, value) in [
+            ("server.max_connections", server.max_connections),
+            ("server.max_sessions", server.max_sessions),
+            ("server.max_sse_streams", server.max_sse_streams),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    value: value.to_string(),
+                    problem: "must be at least 1".into(),
                 });
             }
         }

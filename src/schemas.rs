@@ -171,6 +171,13 @@ shutdown_grace_seconds = 5
 max_in_flight_per_client = 0
 metrics = false
 threads = 2
+header_read_timeout_seconds = 5
+body_read_timeout_seconds = 20
+idle_timeout_seconds = 120
+max_connections = 500
+max_sessions = 100
+session_idle_seconds = 600
+max_sse_streams = 50
 
 [server.auth]
 tokens_env = ["RESTMCP_TOKEN", "RESTMCP_TOKEN_NEXT"]
@@ -397,6 +404,10 @@ include = []
         "[server]\ncors_origins = [\"app.example.com\"]\n",
         "[server]\nshutdown_grace_seconds = -1\n",
         "[server.readiness]\ninterval_seconds = 0\n",
+        "[server]\nheader_read_timeout_seconds = 0\n",
+        "[server]\nidle_timeout_seconds = 86401\n",
+        "[server]\nmax_connections = 0\n",
+        "[server]\nmax_sse_streams = -1\n",
         "[log]\nformat = \"xml\"\n",
         "rate_limit = { per_second = 0 }\n",
         "rate_limit = { burst = 5 }\n",

@@ -218,10 +218,12 @@ impl Guard {
         if self.allowed_hosts.is_empty() {
             return true;
         }
-        let host = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .or_else(|| uri.authority().map(|a| a.as_str()));
+        // A target in absolute form names the host (RFC 9112, section 3.2.2); `one_host`
+        // has made sure that a `Host` beside it agrees.
+        let host = uri
+            .authority()
+            .map(|a| a.as_str())
+            .or_else(|| headers.get(header::HOST).and_then(|h| h.to_str().ok()));
         host.is_some_and(|host| self.is_allowed_host(&host_name(host)))
     }
 
@@ -369,6 +371,41 @@ pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Ne
             next.run(request).await
         }
         Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// Middleware for every route: a request must name one host. Two `Host` headers get 400,
+/// as nginx answers them (they let a check read one and a later layer the other); so does
+/// a request whose target names a host (`GET http://host/path`) other than its `Host`, and
+/// an HTTP/1.1 request with no host at all (RFC 9112, section 3.2). HTTP/2 is not served
+/// (the listener speaks HTTP/1.1 only), so there is no `:authority` beside `Host`; if it
+/// were, hyper would put it in the URI, and the same rule would hold it to the `Host`.
+pub async fn one_host(request: Request, next: Next) -> Response {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let first = hosts.next();
+    let problem = if hosts.next().is_some() {
+        Some("Bad Request: more than one Host header")
+    } else {
+        match (first, request.uri().authority()) {
+            (Some(host), Some(authority))
+                if !host
+                    .to_str()
+                    .is_ok_and(|host| host.eq_ignore_ascii_case(authority.as_str())) =>
+            {
+                Some("Bad Request: the Host header and the request target name different hosts")
+            }
+            (None, None) if request.version() == axum::http::Version::HTTP_11 => {
+                Some("Bad Request: an HTTP/1.1 request needs a Host header")
+            }
+            _ => None,
+        }
+    };
+    match problem {
+        Some(problem) => {
+            tracing::debug!("{problem}");
+            (StatusCode::BAD_REQUEST, problem).into_response()
+        }
+        None => next.run(request).await,
     }
 }
 

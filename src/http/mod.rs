@@ -9,9 +9,9 @@
 
 pub mod guard;
 pub mod health;
+pub mod listener;
 pub mod tls;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +41,8 @@ pub enum HttpError {
 pub struct Control {
     pub readiness: Arc<Readiness>,
     pub admission: Arc<Admission>,
+    /// The bounds on connections: cap, header and idle timeouts.
+    pub connections: Arc<listener::Connections>,
     /// Cancelled as the last step of a shutdown: ends every session and stream.
     pub stop: CancellationToken,
     tokens: Option<Arc<Tokens>>,
@@ -65,6 +67,7 @@ impl Control {
         Ok(Control {
             readiness: Readiness::new(),
             admission: Admission::new(settings.max_in_flight_per_client),
+            connections: listener::Connections::new(settings),
             stop: CancellationToken::new(),
             tokens,
             tls,
@@ -81,6 +84,7 @@ impl Control {
 /// The whole router: MCP routes behind the guard, health and metrics beside them.
 pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) -> Router {
     let metrics = shared.metrics().clone();
+    control.connections.count_in(metrics.clone());
     let endpoint = crate::mcp::http::endpoint(
         shared.clone(),
         settings,
@@ -123,7 +127,8 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) ->
         }
         router = router.route("/metrics", route);
     }
-    router
+    // Outermost: a request whose host is ambiguous reaches no route.
+    router.layer(axum::middleware::from_fn(guard::one_host))
 }
 
 #[derive(Clone)]
@@ -204,8 +209,9 @@ pub async fn serve(
         let (done, finished) = tokio::sync::oneshot::channel();
         let stop = shutdown.clone();
         let tls = control.tls.clone();
+        let connections = control.connections.clone();
         tokio::spawn(async move {
-            let _ = done.send(accept(listener, app, tls, stop).await);
+            let _ = done.send(accept(listener, app, tls, connections, stop).await);
         });
         servers.push(finished);
     } else {
@@ -214,6 +220,7 @@ pub async fn serve(
             let socket = listener.try_clone()?;
             let (done, finished) = tokio::sync::oneshot::channel();
             let (app, tls, stop) = (app.clone(), control.tls.clone(), shutdown.clone());
+            let connections = control.connections.clone();
             std::thread::Builder::new()
                 .name(format!("restmcp-http-{index}"))
                 .spawn(move || {
@@ -223,7 +230,7 @@ pub async fn serve(
                         .and_then(|runtime| {
                             runtime.block_on(async move {
                                 let listener = tokio::net::TcpListener::from_std(socket)?;
-                                accept(listener, app, tls, stop).await
+                                accept(listener, app, tls, connections, stop).await
                             })
                         });
                     let _ = done.send(served);
@@ -240,20 +247,11 @@ async fn accept(
     listener: tokio::net::TcpListener,
     app: Router,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    connections: Arc<listener::Connections>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     let stop_accepting = async move { stop.cancelled().await };
-    match tls {
-        Some(acceptor) => tls::serve(listener, app, acceptor, stop_accepting).await,
-        None => {
-            axum::serve(
-                listener,
-                app.into_make_service_with_connect_info::<SocketAddr>(),
-            )
-            .with_graceful_shutdown(stop_accepting)
-            .await
-        }
-    }
+    listener::serve(listener, app, tls, connections, stop_accepting).await
 }
 
 /// Steps two and three of a shutdown, once accepting has stopped.

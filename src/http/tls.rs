@@ -1,46 +1,26 @@
-//! HTTPS for the listener: the rustls server configuration built from `[server.tls]`, and
-//! an accept loop that serves the axum router over it with graceful shutdown.
-//!
-//! `axum::serve` only takes listeners whose `accept` yields a ready stream, so a TLS
-//! handshake there would run inside the accept loop, where one slow client stalls every
-//! other. This module owns the loop instead: it accepts TCP, hands each connection to its
-//! own task for the handshake (bounded by [`HANDSHAKE_TIMEOUT`]) and HTTP/1.1, and gives
-//! requests the same `ConnectInfo<SocketAddr>` that `axum::serve` gives them.
+//! HTTPS for the listener: the rustls server configuration built from `[server.tls]`.
+//! The accept loop, which hands each connection to its own task for the handshake (bounded
+//! by [`HANDSHAKE_TIMEOUT`]) so one slow client cannot stall the others, is
+//! [`super::listener`]'s, shared with plain HTTP.
 //!
 //! Cryptography is rustls with the `ring` provider only, chosen explicitly here rather than
 //! through the process default (see [`crate::http_client`] for why `ring`).
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
-use axum::extract::ConnectInfo;
-use axum::middleware::AddExtension;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
-use hyper_util::service::TowerToHyperService;
 use rustls::ServerConfig;
 use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
-use tokio_util::sync::CancellationToken;
-use tower::Service;
 
+use super::listener::Connections;
+pub use super::listener::HANDSHAKE_TIMEOUT;
 use crate::config::TlsSettings;
-
-/// How long a client gets to complete the TLS handshake before its connection is dropped.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Pause after an accept error that is not about one connection (e.g. `EMFILE`): retrying
-/// at once would spin while the process is out of descriptors.
-const ACCEPT_RETRY: Duration = Duration::from_secs(1);
 
 /// Why the certificate or key cannot be used. Each variant names the file at fault.
 #[derive(Debug, thiserror::Error)]
@@ -139,122 +119,30 @@ fn read_private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
     })
 }
 
-/// Serves `app` over TLS on `listener` until `shutdown` resolves; then stops accepting, lets
-/// every open connection finish its requests (hyper graceful shutdown), and returns when all
-/// connections are closed. Each request carries `axum::extract::ConnectInfo<SocketAddr>` of
-/// the peer, as `axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())`
-/// does.
-///
-/// Connections still in their TLS handshake at shutdown are dropped: they have no request
-/// in flight. Returns `Ok` once drained; the `io::Result` mirrors `axum::serve`, and accept
-/// errors are logged and retried rather than returned, so one bad moment (`EMFILE`) does
-/// not take the listener down.
+/// Serves `app` over TLS on `listener` until `shutdown` resolves, with the default
+/// connection bounds of [`super::listener`]; then stops accepting, lets every open
+/// connection finish its requests, and returns when all connections are closed. Each
+/// request carries `axum::extract::ConnectInfo<SocketAddr>` of the peer.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     acceptor: TlsAcceptor,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let mut make_service = app.into_make_service_with_connect_info::<SocketAddr>();
-    let graceful = GracefulShutdown::new();
-    // Separate from `graceful`: a connection joins that only once it speaks HTTP, and a
-    // handshake in progress at shutdown should end now, not after HANDSHAKE_TIMEOUT.
-    let handshakes = CancellationToken::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-
-    loop {
-        let (tcp, peer) = tokio::select! {
-            () = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) if is_connection_error(&error) => {
-                    tracing::debug!(%error, "a connection failed before it was accepted");
-                    continue;
-                }
-                Err(error) => {
-                    tracing::error!(%error, "accepting connections failed; retrying in 1 s");
-                    tokio::select! {
-                        () = &mut shutdown => break,
-                        () = tokio::time::sleep(ACCEPT_RETRY) => continue,
-                    }
-                }
-            },
-        };
-        let service = make_service
-            .call(peer)
-            .await
-            .unwrap_or_else(|never: Infallible| match never {});
-        // The watcher is taken here, before the spawn, so a shutdown that starts while the
-        // task is still handshaking is not missed.
-        tokio::spawn(connection(
-            tcp,
-            peer,
-            acceptor.clone(),
-            service,
-            graceful.watcher(),
-            handshakes.clone(),
-        ));
-    }
-
-    // Closing the socket first makes new connections fail fast instead of queueing in the
-    // backlog while the open ones drain.
-    drop(listener);
-    handshakes.cancel();
-    graceful.shutdown().await;
-    Ok(())
-}
-
-/// One connection: TLS handshake, then HTTP/1.1 until the client leaves or shutdown.
-async fn connection(
-    tcp: TcpStream,
-    peer: SocketAddr,
-    acceptor: TlsAcceptor,
-    service: AddExtension<Router, ConnectInfo<SocketAddr>>,
-    watcher: Watcher,
-    handshakes: CancellationToken,
-) {
-    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp));
-    let stream = tokio::select! {
-        () = handshakes.cancelled() => return,
-        handshake = handshake => match handshake {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(error)) => {
-                tracing::debug!(%peer, %error, "TLS handshake failed");
-                return;
-            }
-            Err(_elapsed) => {
-                tracing::debug!(%peer, "TLS handshake timed out");
-                return;
-            }
-        },
-    };
-    // The timer turns on hyper's header read timeout (30 s), so a client that completes the
-    // handshake and then goes silent does not hold the connection forever.
-    let connection = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
-    if let Err(error) = watcher.watch(connection).await {
-        tracing::debug!(%peer, %error, "connection ended with an error");
-    }
-}
-
-/// Errors that concern one connection that went away while queued, not the listener.
-fn is_connection_error(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-    )
+    let connections = Connections::new(&crate::config::ServerSettings::default());
+    super::listener::serve(listener, app, Some(acceptor), connections, shutdown).await
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
+    use std::net::SocketAddr;
+    use std::time::{Duration, Instant};
 
+    use axum::extract::ConnectInfo;
     use axum::routing::get;
     use figment::value::magic::RelativePathBuf;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
     use tokio::sync::{mpsc, oneshot};
     use tokio::task::JoinHandle;
 

@@ -17,7 +17,11 @@
 //!
 //! It is also where each JSON-RPC message is first read, so it counts them for the metrics,
 //! takes an [`Admission`] ticket for each request (429 past the client's limit) and keeps
-//! it until the response is sent, and counts open SSE streams.
+//! it until the response is sent, and counts open SSE streams. It bounds what a client
+//! can hold: a body must arrive within `server.body_read_timeout_seconds` (else 408), a
+//! long-lived stream needs a slot of [`Streams`] (else 503), and each session's activity
+//! and opening goes through the [`SessionTable`] (a new `initialize` at the cap closes the
+//! session idle the longest, or gets 503).
 //!
 //! Everything else passes through untouched.
 
@@ -35,6 +39,7 @@ use tower::{Service, ServiceExt as _};
 use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
 use super::jsonrpc::{self, check_message, failure_message};
+use super::sessions::{SessionTable, Streams};
 use crate::telemetry::metrics::Metrics;
 
 /// Wraps the MCP service (see the module documentation).
@@ -48,6 +53,10 @@ pub struct Front<S> {
     metrics: Arc<Metrics>,
     /// Answers `tools/call` and `tools/list` without the SDK, when they want plain JSON.
     direct: Option<Arc<Direct>>,
+    /// The sessions open, with sessions on.
+    sessions: Option<Arc<SessionTable>>,
+    streams: Arc<Streams>,
+    body_timeout: std::time::Duration,
 }
 
 impl<S> Front<S> {
@@ -57,6 +66,8 @@ impl<S> Front<S> {
         admission: Arc<Admission>,
         metrics: Arc<Metrics>,
         direct: Option<Arc<Direct>>,
+        sessions: Option<Arc<SessionTable>>,
+        streams: Arc<Streams>,
     ) -> Self {
         Front {
             inner,
@@ -66,13 +77,17 @@ impl<S> Front<S> {
             admission,
             metrics,
             direct,
+            sessions,
+            streams,
+            body_timeout: std::time::Duration::from_secs(settings.body_read_timeout_seconds),
         }
     }
 }
 
-/// The client a request counts against: the authenticated token, else the session, else
-/// the peer address.
-pub(super) fn client_of<B>(request: &Request<B>) -> ClientId {
+/// The client a request counts against: the authenticated token, else the session (one
+/// this server opened: an unknown or forged id counts as its sender's address, so it
+/// cannot buy a fresh budget), else the peer address.
+pub(super) fn client_of<B>(request: &Request<B>, sessions: Option<&SessionTable>) -> ClientId {
     if let Some(client) = request.extensions().get::<ClientId>() {
         return client.clone();
     }
@@ -80,6 +95,7 @@ pub(super) fn client_of<B>(request: &Request<B>) -> ClientId {
         .headers()
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
+        .filter(|session| sessions.is_some_and(|table| table.knows(session)))
     {
         return ClientId(format!("session:{session}"));
     }
@@ -211,19 +227,29 @@ where
         let admission = self.admission.clone();
         let metrics = self.metrics.clone();
         let direct = self.direct.clone();
+        let table = self.sessions.clone();
+        let streams = self.streams.clone();
+        let body_timeout = self.body_timeout;
         if !self.require_accept {
             lenient_accept(&mut request);
         }
-        let client = client_of(&request);
+        let client = client_of(&request, table.as_deref());
         Box::pin(async move {
             let session = request
                 .headers()
                 .get("mcp-session-id")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string);
+            let activity = match (&table, &session) {
+                (Some(table), Some(session)) => table.activity(session),
+                _ => None,
+            };
             if request.method() == Method::DELETE {
                 if let (Some(direct), Some(session)) = (&direct, &session) {
                     direct.closed(session);
+                }
+                if let (Some(table), Some(session)) = (&table, &session) {
+                    table.closed(session);
                 }
                 // The spec names no success status for ending a session; rmcp says 202, and
                 // the Python SDK accepts only 200 or 204 (it logs a failure otherwise).
@@ -234,17 +260,28 @@ where
                 return Ok(response);
             }
             if request.method() != Method::POST {
+                let slot = if request.method() == Method::GET {
+                    match streams.open() {
+                        Some(slot) => Some(slot),
+                        None => return Ok(streams.refusal()),
+                    }
+                } else {
+                    None
+                };
                 let response = forward(inner, request).await;
                 if is_stream(&response) {
                     let open = metrics.stream_opened();
-                    return Ok(hold(response, open));
+                    return Ok(hold(response, (open, slot, activity)));
                 }
                 return Ok(response);
             }
             let (parts, body) = request.into_parts();
-            let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
-                metrics.record_refusal("too_large");
-                return Ok(plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"));
+            let bytes = match read_body(body, max_body, body_timeout).await {
+                Ok(bytes) => bytes,
+                Err(refusal) => {
+                    metrics.record_refusal(refusal.reason());
+                    return Ok(refusal.response(body_timeout));
+                }
             };
             let header_version = parts
                 .headers
@@ -295,6 +332,14 @@ where
                 let listening = message.as_ref().is_some_and(|m| {
                     m.get("method").and_then(Value::as_str) == Some("subscriptions/listen")
                 });
+                let slot = if listening {
+                    match streams.open() {
+                        Some(slot) => Some(slot),
+                        None => return Ok(streams.refusal()),
+                    }
+                } else {
+                    None
+                };
                 // A subscription's answer is the stream itself: never wait for a final
                 // response to it.
                 let id = message
@@ -321,6 +366,18 @@ where
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string();
+                // A new session needs room in the table first.
+                let reservation = match (&table, &session) {
+                    (Some(table), None) if method == "initialize" => match table.reserve().await {
+                        Ok(room) => Some(room),
+                        Err(_full) => {
+                            return Ok(too_many_sessions(
+                                message.as_ref().and_then(|m| m.get("id")),
+                            ));
+                        }
+                    },
+                    _ => None,
+                };
                 if let (Some(direct), Some(message)) = (&direct, &mut message) {
                     match (method.as_str(), &session) {
                         ("notifications/initialized", Some(session)) => direct.initialized(session),
@@ -329,7 +386,7 @@ where
                         }
                         _ if json_response && accepts_json && !streams_progress => {
                             if let Some(response) = direct.try_answer(&parts, message).await {
-                                return Ok(hold(response, ticket));
+                                return Ok(hold(response, (ticket, activity)));
                             }
                         }
                         _ => {}
@@ -337,6 +394,14 @@ where
                 }
                 let request = Request::from_parts(parts, Body::from(bytes));
                 let response = forward(inner, request).await;
+                if let (Some(table), Some(reservation)) = (&table, reservation)
+                    && let Some(opened) = response
+                        .headers()
+                        .get("mcp-session-id")
+                        .and_then(|v| v.to_str().ok())
+                {
+                    table.opened(opened, reservation);
+                }
                 let response = match id {
                     Some(id) if json_response && accepts_json && !streams_progress => {
                         as_json(response, &id).await
@@ -351,9 +416,9 @@ where
                 };
                 if listening && is_stream(&response) {
                     let open = metrics.stream_opened();
-                    return Ok(hold(response, open));
+                    return Ok(hold(response, (open, slot, activity)));
                 }
-                return Ok(hold(response, ticket));
+                return Ok(hold(response, (ticket, activity)));
             }
             let version = parts
                 .headers
@@ -434,6 +499,72 @@ where
             Ok(response)
         })
     }
+}
+
+/// Why a request body was not read.
+pub(super) enum BodyRefusal {
+    TooLarge,
+    TooSlow,
+}
+
+impl BodyRefusal {
+    pub(super) fn reason(&self) -> &'static str {
+        match self {
+            BodyRefusal::TooLarge => "too_large",
+            BodyRefusal::TooSlow => "body_timeout",
+        }
+    }
+
+    /// 413, or 408 closing the connection (the rest of the body is not waited for).
+    pub(super) fn response(&self, timeout: std::time::Duration) -> Response<Body> {
+        match self {
+            BodyRefusal::TooLarge => plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"),
+            BodyRefusal::TooSlow => {
+                let text = format!(
+                    "Request Timeout: the body did not arrive within {} s \
+                     (server.body_read_timeout_seconds)",
+                    timeout.as_secs()
+                );
+                let mut response = Response::new(Body::from(text));
+                *response.status_mut() = StatusCode::REQUEST_TIMEOUT;
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                response
+            }
+        }
+    }
+}
+
+/// A whole request body, at most `max` bytes, arrived within `timeout`.
+pub(super) async fn read_body(
+    body: Body,
+    max: usize,
+    timeout: std::time::Duration,
+) -> Result<Bytes, BodyRefusal> {
+    match tokio::time::timeout(timeout, axum::body::to_bytes(body, max)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(BodyRefusal::TooLarge),
+        Err(_elapsed) => Err(BodyRefusal::TooSlow),
+    }
+}
+
+/// 503 for an `initialize` at the session cap with no idle session to close.
+fn too_many_sessions(id: Option<&Value>) -> Response<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": {
+        "code": -32000,
+        "message": "too many sessions open and none idle (server.max_sessions); retry later",
+    }});
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
 }
 
 /// Tells `direct` about the session an `initialize` answered with `response` opened.

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::admission::Admission;
 use super::direct::Direct;
+use super::sessions::{SessionTable, Streams};
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
 
@@ -49,7 +50,22 @@ pub fn endpoint(
     let shared_for_sse = shared.clone();
     let shared_for_direct = shared.clone();
     let metrics = shared.metrics().clone();
-    let sessions = Arc::new(LocalSessionManager::default());
+    let mut manager = LocalSessionManager::default();
+    // The session table expires idle sessions, counting the calls answered directly, which
+    // rmcp's own idle timer never sees (it would close a session that only calls tools).
+    manager.session_config.keep_alive = None;
+    let sessions = Arc::new(manager);
+    let table = settings.sessions.then(|| {
+        let table = SessionTable::new(
+            sessions.clone(),
+            settings.max_sessions,
+            Duration::from_secs(settings.session_idle_seconds),
+            metrics.clone(),
+        );
+        table.spawn_expiry(stop.clone());
+        table
+    });
+    let streams = Streams::new(settings.max_sse_streams, metrics.clone());
     let service = StreamableHttpService::new(
         move || Ok(McpServer::new(shared.clone())),
         sessions.clone(),
@@ -59,10 +75,24 @@ pub fn endpoint(
     let direct = settings
         .json_response
         .then(|| Arc::new(Direct::new(shared_for_direct, sessions.clone())));
-    let front = super::front::Front::new(service, settings, admission, metrics, direct);
+    let front = super::front::Front::new(
+        service,
+        settings,
+        admission.clone(),
+        metrics,
+        direct,
+        table,
+        streams.clone(),
+    );
     let router = Router::new().route_service("/mcp", front);
     let router = if settings.legacy_sse {
-        router.merge(super::sse::routes(shared_for_sse, stop))
+        router.merge(super::sse::routes(
+            shared_for_sse,
+            settings,
+            admission,
+            streams,
+            stop,
+        ))
     } else {
         router
     };

@@ -6,7 +6,10 @@
 //! client's protocol version, and calls them through the [`Dispatcher`]. The tool set
 //! lives in a [`Shared`] snapshot that can be replaced at run time; connected clients are
 //! told with `notifications/tools/list_changed`. [`stdio`], [`http`] (Streamable HTTP) and
-//! [`sse`] (the legacy HTTP+SSE transport) are the transports.
+//! [`sse`] (the legacy HTTP+SSE transport) are the transports. [`sessions`] bounds what
+//! rmcp leaves unbounded: it caps Streamable HTTP sessions (evicting the one idle the
+//! longest) and expires idle ones itself, since rmcp's idle timer never sees the calls
+//! answered directly, and caps long-lived event streams.
 
 pub mod admission;
 mod direct;
@@ -14,6 +17,7 @@ mod front;
 pub mod http;
 mod jsonrpc;
 mod listed;
+pub mod sessions;
 pub mod sse;
 pub mod stdio;
 pub mod view;

@@ -5,6 +5,12 @@
 //!
 //! Each session runs an ordinary rmcp server over an in-memory pipe carrying
 //! newline-delimited JSON, exactly as on stdio.
+//!
+//! The bounds of `/mcp` hold here too: a stream takes a slot of [`Streams`] (503 at
+//! `server.max_sse_streams`), a POSTed body must arrive within
+//! `server.body_read_timeout_seconds` and `server.max_request_bytes`, and each request takes
+//! an [`Admission`] ticket for its client (the token, else the session) that is returned
+//! when its response goes out on the stream (429 past `server.max_in_flight_per_client`).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -25,27 +31,53 @@ use tokio::sync::mpsc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::admission::{Admission, ClientId, Ticket};
 use super::jsonrpc;
+use super::sessions::Streams;
 use super::{McpServer, Shared};
+use crate::config::ServerSettings;
 
-/// Open sessions: id → the channel feeding the session's server.
+/// Open sessions: id → the channel feeding the session's server, and the tickets of its
+/// requests not answered yet.
 #[derive(Default)]
 struct Sessions {
-    open: Mutex<HashMap<String, mpsc::Sender<String>>>,
+    open: Mutex<HashMap<String, Legacy>>,
 }
+
+struct Legacy {
+    sender: mpsc::Sender<String>,
+    pending: Pending,
+}
+
+/// Tickets by the JSON text of the request id.
+type Pending = Arc<Mutex<HashMap<String, Ticket>>>;
 
 #[derive(Clone)]
 struct SseState {
     shared: Arc<Shared>,
     sessions: Arc<Sessions>,
+    admission: Arc<Admission>,
+    streams: Arc<Streams>,
+    max_body: usize,
+    body_timeout: std::time::Duration,
     stop: CancellationToken,
 }
 
 /// `GET /sse` and `POST /message`; `stop` ends every stream.
-pub fn routes(shared: Arc<Shared>, stop: CancellationToken) -> Router {
+pub fn routes(
+    shared: Arc<Shared>,
+    settings: &ServerSettings,
+    admission: Arc<Admission>,
+    streams: Arc<Streams>,
+    stop: CancellationToken,
+) -> Router {
     let state = SseState {
         shared,
         sessions: Arc::default(),
+        admission,
+        streams,
+        max_body: settings.max_request_bytes,
+        body_timeout: std::time::Duration::from_secs(settings.body_read_timeout_seconds),
         stop,
     };
     Router::new()
@@ -81,17 +113,27 @@ impl Drop for CloseOnDrop {
 }
 
 async fn open(State(state): State<SseState>) -> Response {
+    let Some(slot) = state.streams.open() else {
+        return state.streams.refusal();
+    };
     let id = new_session_id();
     let (ours, theirs) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(theirs);
     let (our_read, mut our_write) = tokio::io::split(ours);
     let (to_server, mut incoming) = mpsc::channel::<String>(64);
+    let pending = Pending::default();
     state
         .sessions
         .open
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(id.clone(), to_server);
+        .insert(
+            id.clone(),
+            Legacy {
+                sender: to_server,
+                pending: pending.clone(),
+            },
+        );
     tokio::spawn(async move {
         while let Some(line) = incoming.recv().await {
             if our_write.write_all(line.as_bytes()).await.is_err()
@@ -115,13 +157,17 @@ async fn open(State(state): State<SseState>) -> Response {
         id,
     };
     let lines = BufReader::new(our_read).lines();
-    let messages = stream::unfold((lines, guard), |(mut lines, guard)| async move {
-        match lines.next_line().await {
-            Ok(Some(line)) => {
-                let event = Event::default().event("message").data(line);
-                Some((Ok::<Event, Infallible>(event), (lines, guard)))
+    let messages = stream::unfold((lines, guard), move |(mut lines, guard)| {
+        let pending = pending.clone();
+        async move {
+            match lines.next_line().await {
+                Ok(Some(line)) => {
+                    answered(&pending, &line);
+                    let event = Event::default().event("message").data(line);
+                    Some((Ok::<Event, Infallible>(event), (lines, guard)))
+                }
+                _ => None,
             }
-            _ => None,
         }
     });
     let events = stream::once(async move { Ok::<Event, Infallible>(endpoint) })
@@ -129,7 +175,7 @@ async fn open(State(state): State<SseState>) -> Response {
         .take_until(state.stop.cancelled_owned());
     let open = state.shared.metrics().stream_opened();
     let events = events.map(move |event| {
-        let _ = &open;
+        let _ = (&open, &slot);
         event
     });
     Sse::new(events)
@@ -143,24 +189,78 @@ struct SessionQuery {
     session_id: String,
 }
 
+/// Returns the ticket of the request a line of the session's output answers.
+fn answered(pending: &Pending, line: &str) {
+    let mut pending = pending.lock().unwrap_or_else(|p| p.into_inner());
+    if pending.is_empty() {
+        return;
+    }
+    let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+        return;
+    };
+    if message.get("method").is_none()
+        && (message.get("result").is_some() || message.get("error").is_some())
+        && let Some(id) = message.get("id")
+    {
+        pending.remove(&id.to_string());
+    }
+}
+
 async fn message(
     State(state): State<SseState>,
     Query(query): Query<SessionQuery>,
-    body: String,
+    request: axum::extract::Request,
 ) -> Response {
-    let sender = state
+    let found = state
         .sessions
         .open
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .get(&query.session_id)
-        .cloned();
-    let Some(sender) = sender else {
+        .map(|legacy| (legacy.sender.clone(), legacy.pending.clone()));
+    let Some((sender, pending)) = found else {
         return (StatusCode::NOT_FOUND, "Not Found: no such session").into_response();
     };
-    let Ok(message) = serde_json::from_str::<serde_json::Value>(&body) else {
+    let client = request
+        .extensions()
+        .get::<ClientId>()
+        .cloned()
+        .unwrap_or_else(|| ClientId(format!("session:{}", query.session_id)));
+    let body = match super::front::read_body(
+        request.into_body(),
+        state.max_body,
+        state.body_timeout,
+    )
+    .await
+    {
+        Ok(body) => body,
+        Err(refusal) => {
+            state.shared.metrics().record_refusal(refusal.reason());
+            return refusal.response(state.body_timeout);
+        }
+    };
+    let Ok(message) = serde_json::from_slice::<serde_json::Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "Bad Request: the body is not JSON").into_response();
     };
+    if let (Some(id), Some(_)) = (message.get("id"), message.get("method")) {
+        let Some(ticket) = state.admission.admit(client) else {
+            state.shared.metrics().record_refusal("too_many_in_flight");
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(axum::http::header::RETRY_AFTER, "1")],
+                format!(
+                    "Too Many Requests: too many requests in flight for this client (at most {}); \
+                     retry when one has finished",
+                    state.admission.limit()
+                ),
+            )
+                .into_response();
+        };
+        pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.to_string(), ticket);
+    }
     let method = message
         .get("method")
         .and_then(serde_json::Value::as_str)

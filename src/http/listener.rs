@@ -1,0 +1,641 @@
+//! Accepting connections, plain or TLS, and keeping each within its bounds: a cap on
+//! connections open at once (shared by every serving thread), a header-read timeout
+//! counted from a request's first byte, and an idle timeout for a connection with no
+//! request on it. (The body-read timeout is the MCP routes' own: they read the bodies.)
+//!
+//! hyper's own `header_read_timeout` starts when hyper begins waiting for a request, so it
+//! would also close idle keep-alive connections after the header timeout; here the two are
+//! separate, as in nginx (`client_header_timeout`, `keepalive_timeout`). Each connection has
+//! a watchdog that knows, from the bytes read and the requests in service, whether it is
+//! idle, receiving headers or busy, and drops the connection when the state's deadline
+//! passes. A busy connection (a request in service, or a response still being sent, such
+//! as an event stream) has no deadline here.
+//!
+//! At the connection cap, the connection idle the longest is closed to make room (as nginx
+//! reuses idle keep-alive connections when it runs short); with none idle, the new
+//! connection is closed at once. Either way, accepting goes on, so `/healthz` is answered
+//! as soon as there is room.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::middleware::AddExtension;
+use hyper::body::{Frame, SizeHint};
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+use tower::Service;
+
+use crate::config::ServerSettings;
+use crate::telemetry::metrics::Metrics;
+
+/// How long a client gets to complete the TLS handshake before its connection is dropped.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Pause after an accept error that is not about one connection (e.g. `EMFILE`): retrying
+/// at once would spin while the process is out of descriptors.
+const ACCEPT_RETRY: Duration = Duration::from_secs(1);
+
+/// How long an accept at the cap waits for an evicted idle connection to give up its slot.
+const EVICTION_WAIT: Duration = Duration::from_millis(250);
+
+/// File descriptors kept free of inbound connections: upstream connections, spec files,
+/// the listener itself, logs.
+const RESERVED_FDS: libc::rlim_t = 256;
+
+/// The bounds on connections, shared by every accept loop of one server.
+pub struct Connections {
+    header_read: Duration,
+    idle: Duration,
+    max: usize,
+    slots: Arc<Semaphore>,
+    open: Mutex<HashMap<u64, Arc<Conn>>>,
+    next_id: AtomicU64,
+    epoch: Instant,
+    last_warning: AtomicU64,
+    metrics: OnceLock<Arc<Metrics>>,
+}
+
+/// What the watchdog of one connection reads; written by its reads and its requests.
+struct Conn {
+    /// Requests in service, counting a response until its body has been sent.
+    busy: AtomicUsize,
+    /// Milliseconds since the epoch at which the connection last became idle.
+    idle_since: AtomicU64,
+    /// Milliseconds since the epoch of the first byte read since then; 0 when none.
+    first_byte: AtomicU64,
+    /// Wakes the watchdog when the state changes.
+    changed: Notify,
+    /// Set to close the connection to make room for a new one.
+    evicted: CancellationToken,
+}
+
+impl Connections {
+    /// The bounds `settings` gives, with `max_connections` lowered to what the process's
+    /// open-file limit leaves room for (raising the soft limit first, up to the hard one).
+    pub fn new(settings: &ServerSettings) -> Arc<Connections> {
+        let max = fit_to_open_file_limit(settings.max_connections);
+        Connections::with_limits(
+            Duration::from_secs(settings.header_read_timeout_seconds),
+            Duration::from_secs(settings.idle_timeout_seconds),
+            max,
+        )
+    }
+
+    /// Explicit bounds, as given.
+    pub fn with_limits(header_read: Duration, idle: Duration, max: usize) -> Arc<Connections> {
+        Arc::new(Connections {
+            header_read,
+            idle,
+            max: max.max(1),
+            slots: Arc::new(Semaphore::new(max.max(1))),
+            open: Mutex::default(),
+            next_id: AtomicU64::new(1),
+            epoch: Instant::now(),
+            last_warning: AtomicU64::new(0),
+            metrics: OnceLock::new(),
+        })
+    }
+
+    /// Where refused, evicted and timed-out connections are counted (the first call wins).
+    pub fn count_in(&self, metrics: Arc<Metrics>) {
+        let _ = self.metrics.set(metrics);
+    }
+
+    fn record(&self, reason: &'static str) {
+        if let Some(metrics) = self.metrics.get() {
+            metrics.record_refusal(reason);
+        }
+    }
+
+    /// The connection cap in force.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// Connections open now.
+    pub fn open(&self) -> usize {
+        self.max - self.slots.available_permits()
+    }
+
+    fn now_ms(&self) -> u64 {
+        // Never 0, which `first_byte` uses for "none".
+        self.epoch.elapsed().as_millis() as u64 + 1
+    }
+
+    /// A slot for a new connection: a free one, else one made by closing the connection
+    /// idle the longest; `None` when every connection is busy.
+    async fn slot(&self) -> Option<OwnedSemaphorePermit> {
+        if let Ok(permit) = self.slots.clone().try_acquire_owned() {
+            return Some(permit);
+        }
+        let victim = {
+            let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+            open.values()
+                .filter(|conn| {
+                    conn.busy.load(Ordering::Acquire) == 0 && !conn.evicted.is_cancelled()
+                })
+                .min_by_key(|conn| conn.idle_since.load(Ordering::Acquire))
+                .cloned()
+        };
+        if let Some(victim) = victim {
+            victim.evicted.cancel();
+            self.record("connection_evicted");
+            if let Ok(Ok(permit)) =
+                tokio::time::timeout(EVICTION_WAIT, self.slots.clone().acquire_owned()).await
+            {
+                return Some(permit);
+            }
+        }
+        self.record("too_many_connections");
+        let now = self.now_ms();
+        let last = self.last_warning.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= 10_000
+            && self
+                .last_warning
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            tracing::warn!(
+                "server.max_connections ({}) reached with every connection busy; new \
+                 connections are closed",
+                self.max
+            );
+        }
+        None
+    }
+
+    fn register(self: &Arc<Self>) -> (u64, Arc<Conn>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let conn = Arc::new(Conn {
+            busy: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(self.now_ms()),
+            first_byte: AtomicU64::new(0),
+            changed: Notify::new(),
+            evicted: CancellationToken::new(),
+        });
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, conn.clone());
+        (id, conn)
+    }
+
+    fn unregister(&self, id: u64) {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+    }
+
+    /// Resolves when `conn` has overstayed: idle too long, or too slow with its headers,
+    /// or evicted to make room.
+    async fn watchdog(&self, conn: &Conn, peer: SocketAddr) {
+        loop {
+            let changed = conn.changed.notified();
+            let deadline = if conn.busy.load(Ordering::Acquire) > 0 {
+                None
+            } else {
+                match conn.first_byte.load(Ordering::Acquire) {
+                    0 => Some((
+                        conn.idle_since.load(Ordering::Acquire) + self.idle.as_millis() as u64,
+                        "idle",
+                    )),
+                    first => Some((first + self.header_read.as_millis() as u64, "header")),
+                }
+            };
+            let sleep = async {
+                match deadline {
+                    Some((at, _)) => {
+                        let wait = at.saturating_sub(self.now_ms());
+                        tokio::time::sleep(Duration::from_millis(wait)).await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = conn.evicted.cancelled() => {
+                    tracing::debug!(%peer, "closed an idle connection to make room for a new one");
+                    return;
+                }
+                () = changed => continue,
+                () = sleep => {
+                    // The state may have changed right at the deadline: look again.
+                    let busy = conn.busy.load(Ordering::Acquire) > 0;
+                    let first = conn.first_byte.load(Ordering::Acquire);
+                    let now = self.now_ms();
+                    let expired = match deadline {
+                        Some((_, "header")) => {
+                            !busy && first != 0 && now >= first + self.header_read.as_millis() as u64
+                        }
+                        Some(_) => {
+                            !busy
+                                && first == 0
+                                && now >= conn.idle_since.load(Ordering::Acquire)
+                                    + self.idle.as_millis() as u64
+                        }
+                        None => false,
+                    };
+                    if expired {
+                        let why = deadline.map(|(_, why)| why).unwrap_or_default();
+                        if why == "header" {
+                            self.record("header_timeout");
+                            tracing::debug!(%peer, "closed a connection whose request headers did not arrive in time");
+                        } else {
+                            tracing::debug!(%peer, "closed an idle connection");
+                        }
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The open-file limit must leave room for `wanted` connections beside
+/// [`RESERVED_FDS`]: raise the soft limit towards the hard one if needed, and failing
+/// that, lower the cap (with a warning naming the key).
+fn fit_to_open_file_limit(wanted: usize) -> usize {
+    let needed = (wanted as libc::rlim_t).saturating_add(RESERVED_FDS);
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return wanted;
+    }
+    if limit.rlim_cur == libc::RLIM_INFINITY || limit.rlim_cur >= needed {
+        return wanted;
+    }
+    let raised = libc::rlimit {
+        rlim_cur: if limit.rlim_max == libc::RLIM_INFINITY {
+            needed
+        } else {
+            needed.min(limit.rlim_max)
+        },
+        rlim_max: limit.rlim_max,
+    };
+    // SAFETY: setrlimit reads the `rlimit` it is given.
+    let current = if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+        raised.rlim_cur
+    } else {
+        limit.rlim_cur
+    };
+    if current >= needed {
+        return wanted;
+    }
+    let fits = usize::try_from(current.saturating_sub(RESERVED_FDS).max(16)).unwrap_or(wanted);
+    tracing::warn!(
+        "server.max_connections is {wanted}, but the open-file limit ({current}) leaves room \
+         for {fits}; serving at most {fits} connections (raise `ulimit -n` to allow more)"
+    );
+    fits
+}
+
+/// Serves `app` on `listener` (over TLS when `tls` is given) until `shutdown` resolves;
+/// then stops accepting, lets every open connection finish its requests (hyper graceful
+/// shutdown), and returns when all connections are closed. Each request carries
+/// `axum::extract::ConnectInfo<SocketAddr>` of the peer.
+///
+/// Accept errors are logged and retried rather than returned, so one bad moment
+/// (`EMFILE`) does not take the listener down.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    tls: Option<TlsAcceptor>,
+    connections: Arc<Connections>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let mut make_service = app.into_make_service_with_connect_info::<SocketAddr>();
+    let graceful = GracefulShutdown::new();
+    // Separate from `graceful`: a connection joins that only once it speaks HTTP, and a
+    // TLS handshake in progress at shutdown should end now, not after HANDSHAKE_TIMEOUT.
+    let handshakes = CancellationToken::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+
+    loop {
+        let (tcp, peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) if is_connection_error(&error) => {
+                    tracing::debug!(%error, "a connection failed before it was accepted");
+                    continue;
+                }
+                Err(error) => {
+                    tracing::error!(%error, "accepting connections failed; retrying in 1 s");
+                    tokio::select! {
+                        () = &mut shutdown => break,
+                        () = tokio::time::sleep(ACCEPT_RETRY) => continue,
+                    }
+                }
+            },
+        };
+        let Some(slot) = connections.slot().await else {
+            drop(tcp);
+            continue;
+        };
+        let service = make_service
+            .call(peer)
+            .await
+            .unwrap_or_else(|never: Infallible| match never {});
+        // The watcher is taken here, before the spawn, so a shutdown that starts while the
+        // task is still handshaking is not missed.
+        let watcher = graceful.watcher();
+        let connections = connections.clone();
+        let (tls, handshakes) = (tls.clone(), handshakes.clone());
+        tokio::spawn(async move {
+            let (id, conn) = connections.register();
+            let io = Watched {
+                inner: tcp,
+                conn: conn.clone(),
+                connections: connections.clone(),
+            };
+            let served = async {
+                match tls {
+                    None => {
+                        let http = builder().serve_connection(
+                            TokioIo::new(io),
+                            Tracked::new(service, conn.clone(), connections.clone()),
+                        );
+                        watcher.watch(http).await
+                    }
+                    Some(acceptor) => {
+                        let handshake =
+                            tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(io));
+                        let stream = tokio::select! {
+                            () = handshakes.cancelled() => return Ok(()),
+                            handshake = handshake => match handshake {
+                                Ok(Ok(stream)) => stream,
+                                Ok(Err(error)) => {
+                                    tracing::debug!(%peer, %error, "TLS handshake failed");
+                                    return Ok(());
+                                }
+                                Err(_elapsed) => {
+                                    tracing::debug!(%peer, "TLS handshake timed out");
+                                    return Ok(());
+                                }
+                            },
+                        };
+                        let http = builder().serve_connection(
+                            TokioIo::new(stream),
+                            Tracked::new(service, conn.clone(), connections.clone()),
+                        );
+                        watcher.watch(http).await
+                    }
+                }
+            };
+            tokio::select! {
+                served = served => {
+                    if let Err(error) = served {
+                        tracing::debug!(%peer, %error, "connection ended with an error");
+                    }
+                }
+                () = connections.watchdog(&conn, peer) => {}
+            }
+            connections.unregister(id);
+            drop(slot);
+        });
+    }
+
+    // Closing the socket first makes new connections fail fast instead of queueing in the
+    // backlog while the open ones drain.
+    drop(listener);
+    handshakes.cancel();
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// HTTP/1.1 with hyper's own header timeout off: the watchdog keeps the time.
+fn builder() -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder.header_read_timeout(None);
+    builder
+}
+
+/// Errors that concern one connection that went away while queued, not the listener.
+fn is_connection_error(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// The TCP stream, noting the first byte read while the connection is idle.
+struct Watched {
+    inner: TcpStream,
+    conn: Arc<Conn>,
+    connections: Arc<Connections>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before
+            && self.conn.busy.load(Ordering::Acquire) == 0
+            && self.conn.first_byte.load(Ordering::Acquire) == 0
+        {
+            let now = self.connections.now_ms();
+            self.conn.first_byte.store(now, Ordering::Release);
+            self.conn.changed.notify_one();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// The router as a hyper service that marks the connection busy from a request's headers
+/// until its response body has been sent.
+struct Tracked {
+    inner: TowerToHyperService<AddExtension<Router, ConnectInfo<SocketAddr>>>,
+    conn: Arc<Conn>,
+    connections: Arc<Connections>,
+}
+
+impl Tracked {
+    fn new(
+        service: AddExtension<Router, ConnectInfo<SocketAddr>>,
+        conn: Arc<Conn>,
+        connections: Arc<Connections>,
+    ) -> Tracked {
+        Tracked {
+            inner: TowerToHyperService::new(service),
+            conn,
+            connections,
+        }
+    }
+}
+
+/// Held while a request is in service; the connection is idle again when the last drops.
+struct Busy {
+    conn: Arc<Conn>,
+    connections: Arc<Connections>,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.conn.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.conn
+                .idle_since
+                .store(self.connections.now_ms(), Ordering::Release);
+            self.conn.first_byte.store(0, Ordering::Release);
+            self.conn.changed.notify_one();
+        }
+    }
+}
+
+type ServiceFuture =
+    Pin<Box<dyn Future<Output = Result<hyper::Response<BusyBody>, Infallible>> + Send>>;
+
+impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Tracked {
+    type Response = hyper::Response<BusyBody>;
+    type Error = Infallible;
+    type Future = ServiceFuture;
+
+    fn call(&self, request: hyper::Request<hyper::body::Incoming>) -> Self::Future {
+        self.conn.busy.fetch_add(1, Ordering::AcqRel);
+        self.conn.changed.notify_one();
+        let busy = Busy {
+            conn: self.conn.clone(),
+            connections: self.connections.clone(),
+        };
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let response = response.await?;
+            Ok(response.map(|body| BusyBody { inner: body, busy }))
+        })
+    }
+}
+
+/// A response body that keeps its connection busy until it has been sent or dropped.
+struct BusyBody {
+    inner: Body,
+    busy: Busy,
+}
+
+impl hyper::body::Body for BusyBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let _ = &self.busy;
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::get;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn start(connections: Arc<Connections>) -> (SocketAddr, CancellationToken) {
+        let app = Router::new().route("/", get(|| async { "ok" }));
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        tokio::spawn(serve(listener, app, None, connections, async move {
+            stopped.cancelled().await
+        }));
+        (addr, stop)
+    }
+
+    /// Reads until the peer closes; true when it closed within `within`.
+    async fn closed_within(stream: &mut TcpStream, within: Duration) -> bool {
+        let mut sink = Vec::new();
+        tokio::time::timeout(within, stream.read_to_end(&mut sink))
+            .await
+            .is_ok()
+    }
+
+    #[tokio::test]
+    async fn at_the_cap_the_longest_idle_connection_makes_room() {
+        let connections =
+            Connections::with_limits(Duration::from_secs(60), Duration::from_secs(60), 2);
+        let (addr, _stop) = start(connections.clone()).await;
+        let mut oldest = TcpStream::connect(addr).await.expect("connect");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let _second = TcpStream::connect(addr).await.expect("connect");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(connections.open(), 2);
+        let mut third = TcpStream::connect(addr).await.expect("connect");
+        third
+            .write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("write");
+        let mut answer = String::new();
+        third.read_to_string(&mut answer).await.expect("read");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(
+            closed_within(&mut oldest, Duration::from_secs(2)).await,
+            "the oldest idle connection was closed"
+        );
+        assert!(connections.open() <= 2);
+    }
+}
