@@ -5,9 +5,10 @@
 //! * [`spec_trust`]: a spec's `x-mcp` cannot read the environment or raise limits; credentials
 //!   go only to the origins the operator configured.
 //! * [`refs`]: `$ref`s and spec fetching stay in their place; documents are size-capped.
-//! * [`limits`]: the HTTP listener, sessions, SSE streams and in-flight calls are bounded.
-//! * [`echo`]: nothing echoes what it should not (config errors, encoded secrets, `Host`), and
-//!   a reload that hangs is abandoned.
+//! * [`limits`]: the HTTP listener, sessions, SSE streams and in-flight calls are bounded, and a
+//!   request with two `Host` headers gets 400.
+//! * [`echo`]: nothing echoes what it should not (config errors, encoded secrets), and a reload
+//!   that hangs is abandoned.
 
 mod echo;
 mod limits;
