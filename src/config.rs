@@ -159,7 +159,7 @@ impl LoadingSettings {
             ref_origins: self
                 .ref_origins
                 .iter()
-                .filter_map(|o| crate::upstream::redirect_origin(o).ok())
+                .filter_map(|o| parse_origin(o).ok())
                 .collect(),
             allow_private_addresses: self.allow_private_addresses,
             ref_dirs: self
@@ -1370,7 +1370,7 @@ impl Config {
             }
         }
         for (index, origin) in loading.ref_origins.iter().enumerate() {
-            if let Err(problem) = crate::upstream::redirect_origin(origin) {
+            if let Err(problem) = parse_origin(origin) {
                 return Err(ConfigError::Invalid {
                     key: format!("loading.ref_origins[{index}]"),
                     value: origin.clone(),
