@@ -143,19 +143,32 @@ fn takes_ticket(message: &Value) -> bool {
 
 /// 429 with a JSON-RPC error: the client has too many requests in flight.
 fn too_many(id: Option<&Value>, limit: usize) -> Response<Body> {
+    let message = format!(
+        "too many requests in flight for this client (at most {limit}); retry when one has finished"
+    );
+    refusal(StatusCode::TOO_MANY_REQUESTS, "1", id, &message)
+}
+
+/// A JSON-RPC error (-32000) answered with `status` and `Retry-After: retry_after` seconds.
+fn refusal(
+    status: StatusCode,
+    retry_after: &'static str,
+    id: Option<&Value>,
+    message: &str,
+) -> Response<Body> {
     let body = json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": {
         "code": -32000,
-        "message": format!("too many requests in flight for this client (at most {limit}); retry when one has finished"),
+        "message": message,
     }});
     let mut response = Response::new(Body::from(body.to_string()));
-    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
     response
         .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        .insert(header::RETRY_AFTER, HeaderValue::from_static(retry_after));
     response
 }
 
@@ -551,20 +564,12 @@ pub(super) async fn read_body(
 
 /// 503 for an `initialize` at the session cap with no idle session to close.
 fn too_many_sessions(id: Option<&Value>) -> Response<Body> {
-    let body = json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": {
-        "code": -32000,
-        "message": "too many sessions open and none idle (server.max_sessions); retry later",
-    }});
-    let mut response = Response::new(Body::from(body.to_string()));
-    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-    response
+    refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "5",
+        id,
+        "too many sessions open and none idle (server.max_sessions); retry later",
+    )
 }
 
 /// Tells `direct` about the session an `initialize` answered with `response` opened.
