@@ -19,13 +19,25 @@ use crate::dispatch::dispatcher_for;
 use crate::support::fixture;
 use crate::upstream;
 
-struct Server {
-    url: String,
-    shared: Arc<Shared>,
+/// `restmcp serve`'s router and listener in-process, over the echo API.
+pub struct Server {
+    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    pub addr: std::net::SocketAddr,
+    pub shared: Arc<Shared>,
+    /// The listener's connection bounds, to count what is open.
+    pub connections: Arc<restmcp::http::listener::Connections>,
     _shutdown: tokio_util::sync::DropGuard,
 }
 
-async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
+impl Server {
+    /// The URL of `path` on this server.
+    pub fn at(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+pub async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
     restmcp::http_client::install_crypto_provider();
     let dispatcher = dispatcher_for(
         fixture("echo-api.yaml"),
@@ -38,6 +50,7 @@ async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
     let control = restmcp::http::Control::new(&settings).expect("control");
     control.readiness.set_loaded();
     let app = restmcp::http::app(shared.clone(), &settings, &control);
+    let connections = control.connections.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -51,7 +64,9 @@ async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
     ));
     Server {
         url: format!("http://{addr}/mcp"),
+        addr,
         shared,
+        connections,
         _shutdown: shutdown.drop_guard(),
     }
 }

@@ -2,69 +2,19 @@
 //! two `Host` headers: each greedy or slow client is closed, refused or bounded, and
 //! `/healthz` keeps answering. Everything runs on loopback.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
 use restmcp::config::ServerSettings;
 use restmcp::http::listener::Connections;
-use restmcp::mcp::{Shared, Snapshot};
-use restmcp::upstream::UpstreamSettings;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio_util::sync::CancellationToken;
 
-use crate::dispatch::dispatcher_for;
+use crate::mcp::start;
 use crate::overlays::project;
 use crate::reload::Binary;
-use crate::support::fixture;
 use crate::upstream;
-
-struct Server {
-    addr: std::net::SocketAddr,
-    connections: Arc<Connections>,
-    _shutdown: tokio_util::sync::DropGuard,
-}
-
-impl Server {
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-/// `restmcp serve`'s router and listener in-process, over the echo API.
-async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
-    restmcp::http_client::install_crypto_provider();
-    let dispatcher = dispatcher_for(
-        fixture("echo-api.yaml"),
-        upstream_url,
-        UpstreamSettings::default(),
-    )
-    .await;
-    let shared = Shared::new(Snapshot::new(dispatcher), settings.page_size);
-    let shutdown = CancellationToken::new();
-    let control = restmcp::http::Control::new(&settings).expect("control");
-    control.readiness.set_loaded();
-    let app = restmcp::http::app(shared, &settings, &control);
-    let connections = control.connections.clone();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(restmcp::http::serve(
-        listener,
-        app,
-        Arc::new(control),
-        shutdown.clone(),
-        settings.threads,
-    ));
-    Server {
-        addr,
-        connections,
-        _shutdown: shutdown.drop_guard(),
-    }
-}
 
 fn client() -> reqwest::Client {
     restmcp::http_client::install_crypto_provider();
@@ -154,7 +104,7 @@ async fn a_slowloris_client_is_closed_after_the_header_timeout_and_an_idle_one_a
     });
     // Meanwhile the server answers others.
     for _ in 0..3 {
-        assert_eq!(healthz(&server.url("/healthz")).await, 200);
+        assert_eq!(healthz(&server.at("/healthz")).await, 200);
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let cut = trickle.await.expect("joined");
@@ -185,7 +135,7 @@ async fn a_slowloris_client_is_closed_after_the_header_timeout_and_an_idle_one_a
         .await
         .expect("the kept-alive connection is closed when idle");
     assert!(closed >= Duration::from_secs(2), "closed after {closed:?}");
-    assert_eq!(healthz(&server.url("/healthz")).await, 200);
+    assert_eq!(healthz(&server.at("/healthz")).await, 200);
 }
 
 #[tokio::test]
@@ -227,7 +177,7 @@ async fn a_trickled_body_gets_408_after_the_body_timeout() {
         "answered and closed after {:?}",
         started.elapsed()
     );
-    assert_eq!(healthz(&server.url("/healthz")).await, 200);
+    assert_eq!(healthz(&server.at("/healthz")).await, 200);
 }
 
 /// Opens `count` connections that never send a byte, and checks that the server holds at
@@ -287,7 +237,7 @@ async fn idle_connections_are_capped_and_closed_while_healthz_answers() {
     let server = start(&upstream.url(), settings).await;
     assert_eq!(server.connections.max(), 100);
     idle_flood(server.addr, 1_000, Some(&server.connections)).await;
-    assert_eq!(healthz(&server.url("/healthz")).await, 200);
+    assert_eq!(healthz(&server.at("/healthz")).await, 200);
 }
 
 /// The 10,000 idle connections against the real binary with its default cap
@@ -478,7 +428,7 @@ async fn forged_session_ids_do_not_buy_a_fresh_in_flight_budget() {
         ..ServerSettings::default()
     };
     let server = start(&upstream.url(), settings).await;
-    let url = server.url("/mcp");
+    let url = server.at("/mcp");
     let mut slow = Vec::new();
     for id in 1..=2 {
         let url = url.clone();
@@ -539,7 +489,7 @@ async fn the_legacy_message_route_has_the_in_flight_limit_and_streams_are_capped
     let server = start(&upstream.url(), settings).await;
     let client = client();
     let mut events = client
-        .get(server.url("/sse"))
+        .get(server.at("/sse"))
         .header("accept", "text/event-stream")
         .send()
         .await
@@ -547,11 +497,11 @@ async fn the_legacy_message_route_has_the_in_flight_limit_and_streams_are_capped
     assert_eq!(events.status(), 200);
     let mut buffer = String::new();
     let endpoint = next_event(&mut events, &mut buffer, "endpoint").await;
-    let message_url = server.url(&endpoint);
+    let message_url = server.at(&endpoint);
 
     // The only stream slot is taken: a second stream gets 503, on either transport.
     let second = client
-        .get(server.url("/sse"))
+        .get(server.at("/sse"))
         .header("accept", "text/event-stream")
         .send()
         .await
@@ -596,7 +546,7 @@ async fn the_legacy_message_route_has_the_in_flight_limit_and_streams_are_capped
         assert!(answer.contains("late"), "{answer}");
     }
     assert_eq!(send(slow_call(5)).await.0, 202);
-    assert_eq!(healthz(&server.url("/healthz")).await, 200);
+    assert_eq!(healthz(&server.at("/healthz")).await, 200);
 }
 
 #[tokio::test]
@@ -652,7 +602,7 @@ async fn an_idle_session_expires_and_its_client_gets_404() {
         ..ServerSettings::default()
     };
     let server = start(&upstream.url(), settings).await;
-    let url = server.url("/mcp");
+    let url = server.at("/mcp");
     let client = client();
     let (status, session, _) = post(&client, &url, None, &initialize(1)).await;
     assert_eq!(status, 200);
