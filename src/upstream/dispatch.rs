@@ -30,8 +30,8 @@ pub struct UpstreamSettings {
     /// Calls per second for each tool of the API.
     pub rate_limit: Option<RateLimit>,
     pub tool_rate_limits: HashMap<String, RateLimit>,
-    /// Origins besides the API's own that redirects may lead to (see
-    /// [`redirect_origin`]).
+    /// Origins besides the API's own that redirects may lead to, as
+    /// [`crate::config::parse_origin`] writes them.
     pub follow_redirects: Vec<String>,
 }
 
@@ -202,7 +202,7 @@ impl Dispatcher {
                     follow_redirects: api
                         .follow_redirects
                         .iter()
-                        .filter_map(|origin| redirect_origin(origin).ok())
+                        .filter_map(|origin| crate::config::parse_origin(origin).ok())
                         .collect(),
                 };
                 (name.clone(), settings)
@@ -233,10 +233,12 @@ impl Dispatcher {
         for tool in catalog.tools() {
             if let Some(settings) = apis.get(&tool.route.api)
                 && !settings.follow_redirects.is_empty()
-                && let Some(base) = tool.route.base_url.as_deref()
-                && let Ok(base) = redirect_origin(base)
+                && let Some(Ok(base)) = tool.route.base_url.as_ref().map(|b| b.parsed())
             {
-                let allowed = redirects.entry(base).or_default();
+                // The base URL's origin, whatever its path (`https://api.example.com/v3`).
+                let allowed = redirects
+                    .entry(base.origin().ascii_serialization())
+                    .or_default();
                 for origin in &settings.follow_redirects {
                     if !allowed.contains(origin) {
                         allowed.push(origin.clone());
@@ -694,11 +696,6 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
 
 fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(100 * 2u64.pow(attempt.min(6)))
-}
-
-/// An origin as `follow_redirects` lists it: `scheme://host[:port]`, nothing else.
-pub fn redirect_origin(text: &str) -> Result<String, String> {
-    crate::config::parse_origin(text)
 }
 
 /// The upstream client: pooled, keep-alive, no automatic decompression (it asks for no

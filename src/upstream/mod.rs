@@ -13,9 +13,7 @@ pub mod response;
 pub mod validate;
 
 pub use auth::{Authenticator, CallContext};
-pub use dispatch::{
-    CallStats, Called, Dispatcher, Outcome, UnknownTool, UpstreamSettings, redirect_origin,
-};
+pub use dispatch::{CallStats, Called, Dispatcher, Outcome, UnknownTool, UpstreamSettings};
 
 use serde::Serialize;
 use serde_json::Value;

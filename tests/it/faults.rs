@@ -68,7 +68,9 @@ async fn misbehave(mut stream: TcpStream, busy: &AtomicUsize, redirect_to: Optio
     }
     let head = String::from_utf8_lossy(&head).into_owned();
     let target = head.split(' ').nth(1).unwrap_or("/");
-    let path = target.split('?').next().unwrap_or("/").to_string();
+    let path = target.split('?').next().unwrap_or("/");
+    // The same answers below a base path, for APIs whose base URL has one.
+    let path = path.strip_prefix("/api").unwrap_or(path).to_string();
     let json = "Content-Type: application/json\r\nConnection: close";
     match path.as_str() {
         "/ok" => answer(&mut stream, "200 OK", json, b"{\"ok\":true}").await,
@@ -443,11 +445,25 @@ async fn a_redirect_to_another_host_is_not_followed_unless_listed() {
     );
 
     let allowed = UpstreamSettings {
-        follow_redirects: vec![restmcp::upstream::redirect_origin(&target).expect("origin")],
+        follow_redirects: vec![restmcp::config::parse_origin(&target).expect("origin")],
         ..settings()
     };
-    let dispatcher = faults_dispatcher(&upstream, allowed).await;
+    let dispatcher = faults_dispatcher(&upstream, allowed.clone()).await;
     let (result, _) = call_with_bystanders(&dispatcher, &upstream, "redirect").await;
+    assert!(!result.is_error, "{}", result.joined_text());
+    assert_eq!(result.structured, Some(json!({"ok": true})));
+
+    // The API's own origin is its base URL's, path or not.
+    let below_a_path = dispatcher_for(
+        fixture("faults.yaml"),
+        &format!("{}/api", upstream.url()),
+        allowed,
+    )
+    .await;
+    let result = below_a_path
+        .call("redirect", Map::new(), &CallContext::default())
+        .await
+        .expect("known");
     assert!(!result.is_error, "{}", result.joined_text());
     assert_eq!(result.structured, Some(json!({"ok": true})));
 }
