@@ -17,7 +17,7 @@ pub mod select;
 mod synthesize;
 mod text;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -294,35 +294,38 @@ impl Catalog {
         spec_based: impl Fn(&str) -> bool,
     ) -> Vec<String> {
         let origin = |base: &BaseUrl| base.parsed().ok().map(|u| u.origin().ascii_serialization());
+        // Per API of the previous tool set: its first base URL and every origin it used.
+        let mut before: HashMap<&str, (&BaseUrl, BTreeSet<String>)> = HashMap::new();
+        for old in &previous.tools {
+            if let (Some(base), None) = (&old.route.base_url, &old.route.mock) {
+                let entry = before
+                    .entry(old.route.api.as_str())
+                    .or_insert_with(|| (base, BTreeSet::new()));
+                entry.1.extend(origin(base));
+            }
+        }
         let mut kept: BTreeMap<String, (String, String)> = BTreeMap::new();
         for tool in &mut self.tools {
             let api = tool.route.api.as_str();
             if tool.route.mock.is_some() || !spec_based(api) {
                 continue;
             }
-            let Some(new_origin) = tool.route.base_url.as_ref().and_then(origin) else {
+            let (Some(new_origin), Some((first_old, origins))) = (
+                tool.route.base_url.as_ref().and_then(origin),
+                before.get(api),
+            ) else {
                 continue;
             };
-            let mut old_tools = previous
-                .tools
-                .iter()
-                .filter(|old| old.route.api == api && old.route.mock.is_none());
-            let Some(first_old) = old_tools.clone().find_map(|old| old.route.base_url.clone())
-            else {
-                continue;
-            };
-            if old_tools.any(|old| {
-                old.route.base_url.as_ref().and_then(origin).as_ref() == Some(&new_origin)
-            }) {
+            if origins.contains(&new_origin) {
                 continue;
             }
             let restored = previous
                 .get(&tool.name)
                 .filter(|old| old.route.api == api)
                 .and_then(|old| old.route.base_url.clone())
-                .unwrap_or(first_old);
+                .unwrap_or_else(|| (*first_old).clone());
             kept.entry(api.to_string())
-                .or_insert_with(|| (origin(&restored).unwrap_or_default(), new_origin.clone()));
+                .or_insert_with(|| (origin(&restored).unwrap_or_default(), new_origin));
             tool.route.base_url = Some(restored);
         }
         kept.into_iter()
