@@ -243,6 +243,17 @@ async fn message(
         return (StatusCode::BAD_REQUEST, "Bad Request: the body is not JSON").into_response();
     };
     if let (Some(id), Some(_)) = (message.get("id"), message.get("method")) {
+        let mut pending = pending.lock().unwrap_or_else(|p| p.into_inner());
+        // A second request under an id still in flight would replace (and so release) the
+        // first one's ticket: ids must be unique among a client's requests in flight.
+        let id = id.to_string();
+        if pending.contains_key(&id) {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: request id {id} is already in flight on this session"),
+            )
+                .into_response();
+        }
         let Some(ticket) = state.admission.admit(client) else {
             state.shared.metrics().record_refusal("too_many_in_flight");
             return (
@@ -256,10 +267,7 @@ async fn message(
             )
                 .into_response();
         };
-        pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.to_string(), ticket);
+        pending.insert(id, ticket);
     }
     let method = message
         .get("method")

@@ -536,6 +536,10 @@ async fn the_legacy_message_route_has_the_in_flight_limit_and_streams_are_capped
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     assert_eq!(send(initialized).await.0, 202);
     assert_eq!(send(slow_call(2)).await.0, 202);
+    // Reusing an id in flight would release its ticket: refused, not a way around the limit.
+    let (status, body) = send(slow_call(2)).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("already in flight"), "{body}");
     assert_eq!(send(slow_call(3)).await.0, 202);
     let (status, body) = send(slow_call(4)).await;
     assert_eq!(status, 429, "{body}");
