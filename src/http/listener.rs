@@ -149,8 +149,12 @@ impl Connections {
         let victim = {
             let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
             open.values()
+                // Idle: no request in service and none arriving (a connection receiving
+                // headers is about to be busy; its own header timeout bounds it).
                 .filter(|conn| {
-                    conn.busy.load(Ordering::Acquire) == 0 && !conn.evicted.is_cancelled()
+                    conn.busy.load(Ordering::Acquire) == 0
+                        && conn.first_byte.load(Ordering::Acquire) == 0
+                        && !conn.evicted.is_cancelled()
                 })
                 .min_by_key(|conn| conn.idle_since.load(Ordering::Acquire))
                 .cloned()
