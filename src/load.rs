@@ -194,22 +194,22 @@ async fn load_api(
         let name = path.display().to_string();
         // Overlays are the operator's, but a FIFO or device put in their place must not
         // wedge a load (or a reload) all the same: only a regular file is read.
-        let opened = path.clone();
-        let bytes = tokio::task::spawn_blocking(move || {
-            use std::io::Read as _;
-            let mut bytes = Vec::new();
-            spec::place::open_regular(&opened)?.read_to_end(&mut bytes)?;
-            Ok::<_, std::io::Error>(bytes)
-        })
-        .await
-        .map_err(|e| SpecError::Read {
-            file: name.clone(),
-            message: e.to_string(),
-        })?
-        .map_err(|e| SpecError::Read {
-            file: name.clone(),
-            message: e.to_string(),
-        })?;
+        let (opened, cap) = (path.clone(), policy.max_document_bytes);
+        let bytes =
+            tokio::task::spawn_blocking(move || spec::place::read_regular_file(&opened, cap))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|read| read)
+                .and_then(|bytes| match bytes.len() as u64 > cap {
+                    true => Err(format!(
+                        "larger than {cap} bytes (loading.max_document_bytes)"
+                    )),
+                    false => Ok(bytes),
+                })
+                .map_err(|message| SpecError::Read {
+                    file: name.clone(),
+                    message,
+                })?;
         let value = spec::parse::parse_document(&name, &bytes)?;
         if spec::overlay::is_openapi_overlay(&value) {
             openapi_overlays.push((name, value));

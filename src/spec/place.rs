@@ -261,7 +261,7 @@ pub fn is_private(ip: IpAddr) -> bool {
 
 /// Opens `path` without blocking (a FIFO opens at once), checks that what was opened is a
 /// regular file, and reads at most `cap + 1` bytes of it.
-fn read_regular_file(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
+pub(crate) fn read_regular_file(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
     let mut file = open_regular(path).map_err(|e| e.to_string())?;
     let mut bytes = Vec::new();
     (&mut file)
@@ -348,6 +348,8 @@ fn fetch_client(
     });
     reqwest::Client::builder()
         .user_agent(crate::http_client::USER_AGENT)
+        // A proxy would resolve names itself, past the address check below.
+        .no_proxy()
         .connect_timeout(Duration::from_secs(10))
         .timeout(Duration::from_secs(60))
         .redirect(policy)
