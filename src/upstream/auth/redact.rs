@@ -53,12 +53,9 @@ const KEY_LEN: usize = 32;
 /// Issued tokens remembered for redaction (old ones may still be echoed by caches).
 const MAX_ISSUED: usize = 64;
 
-/// RFC 3986 unreserved characters stay; everything else is encoded (a query value).
-const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+/// RFC 3986 unreserved characters stay; everything else is encoded (a query value, as
+/// the API-key placement writes it).
+const UNRESERVED: &AsciiSet = super::QUERY_VALUE;
 
 /// What JavaScript's `encodeURIComponent` leaves alone.
 const URI_COMPONENT: &AsciiSet = &UNRESERVED
@@ -353,6 +350,10 @@ fn forms_of(secret: &str) -> Vec<Form> {
     if let Ok(json) = serde_json::to_string(secret) {
         let inner = &json[1..json.len() - 1];
         forms.push(folded(inner.to_string()));
+        // PHP's json_encode and some Java encoders also escape `/`.
+        if inner.contains('/') {
+            forms.push(folded(inner.replace('/', "\\/")));
+        }
     }
     for engine in [STANDARD, URL_SAFE] {
         forms.push(exact(engine.encode(bytes)));
@@ -475,6 +476,9 @@ mod tests {
             redactor.redact(&text),
             format!("{{\"echo\":\"{REDACTED}\"}}")
         );
+        // As PHP's json_encode writes it, with `/` escaped too.
+        let php = r#"{"echo":"pa\"ss\/wo\\rd-1234"}"#;
+        assert_eq!(redactor.redact(php), format!("{{\"echo\":\"{REDACTED}\"}}"));
     }
 
     #[test]
