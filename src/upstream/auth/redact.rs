@@ -57,6 +57,10 @@ const MAX_ISSUED: usize = 64;
 /// the API-key placement writes it).
 const UNRESERVED: &AsciiSet = super::QUERY_VALUE;
 
+/// What Python's `urllib.parse.quote` (safe `/`, the default) leaves alone: werkzeug and
+/// most Python frameworks write echoed URLs with it (seen from httpbin).
+const PYTHON_QUOTE: &AsciiSet = &UNRESERVED.remove(b'/');
+
 /// What JavaScript's `encodeURIComponent` leaves alone.
 const URI_COMPONENT: &AsciiSet = &UNRESERVED
     .remove(b'!')
@@ -343,7 +347,13 @@ fn forms_of(secret: &str) -> Vec<Form> {
     forms.push(folded(
         bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
     ));
-    for set in [UNRESERVED, URI_COMPONENT, PATH_SEGMENT, NON_ALPHANUMERIC] {
+    for set in [
+        UNRESERVED,
+        PYTHON_QUOTE,
+        URI_COMPONENT,
+        PATH_SEGMENT,
+        NON_ALPHANUMERIC,
+    ] {
         forms.push(folded(utf8_percent_encode(secret, set).to_string()));
     }
     forms.push(folded(form_urlencoded::byte_serialize(bytes).collect()));
@@ -464,6 +474,16 @@ mod tests {
         assert_eq!(
             STANDARD.decode(&blob).expect("base64"),
             format!("\u{0}\u{1}{REDACTED}").into_bytes()
+        );
+    }
+
+    #[test]
+    fn a_secret_python_quoted_into_a_url_is_redacted() {
+        // `/` raw and `+` encoded, upper-cased: what httpbin's `url` showed of a query value.
+        let redactor = redactor(&["Sup3r-Secret/Key+value"]);
+        assert_eq!(
+            redactor.redact("?echo=SUP3R-SECRET/KEY%2BVALUE"),
+            format!("?echo={REDACTED}")
         );
     }
 
