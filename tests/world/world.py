@@ -228,6 +228,17 @@ class Child:
             return None
         return None
 
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
     def log_text(self) -> str:
         try:
             with open(self.log.name, encoding="utf-8", errors="replace") as f:
@@ -482,9 +493,15 @@ async def d1_accept(w: World) -> Check:
                 bool(ranges) and ranges[0][0] == "application/vnd.world.v2+json" and 0 < dict(ranges).get("text/csv", 0) < 1,
                 f"httpbin saw Accept {vendor!r} for a vendor-JSON-and-CSV operation",
             )
+            swagger2 = await echoed("anythingPetSwagger2")
+            ranges = media_ranges(swagger2)
+            c.expect(
+                bool(ranges) and ranges[0][0] == "application/json" and 0 < dict(ranges).get("application/xml", 0) < 1,
+                f"httpbin saw Accept {swagger2!r} for a Swagger 2.0 operation producing XML, then JSON",
+            )
             undocumented = await echoed("anythingUndocumented")
             c.expect(undocumented == "*/*", f"httpbin saw Accept {undocumented!r} for an operation documenting no media type")
-            c.note(f"httpbin saw {negotiate!r}, {vendor!r}, {undocumented!r}")
+            c.note(f"httpbin saw {negotiate!r}, {vendor!r}, {swagger2!r}, {undocumented!r}")
 
         await c.part("Accept seen by httpbin", httpbin_accepts)
 
@@ -791,6 +808,12 @@ async def d6_large(w: World) -> Check:
 
         async def github_list() -> None:
             gh = serve_child("restmcp-github", [w.binary, "serve", "--spec", github, "--base-url", "http://127.0.0.1:9"])
+            try:
+                await list_over_sse(gh)
+            finally:
+                gh.stop()
+
+        async def list_over_sse(gh: Child) -> None:
             await gh.wait_ready("/healthz")
             # Wait until the tools are loaded (MCP routes answer 503 before).
             deadline = time.monotonic() + START_TIMEOUT
