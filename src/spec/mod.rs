@@ -23,8 +23,8 @@ pub mod values;
 pub use document::{DocId, DocumentSet, RefError, Resolved, SpecSource, TargetKey};
 pub use model::{
     Api, ApiKeyLocation, Encoding, HttpAuthScheme, Method, Operation, ParamLocation, Parameter,
-    RequestBody, Response, SchemaRef, SecurityRequirement, SecurityScheme, Skipped, SpecVersion,
-    Style,
+    PathSuffix, RequestBody, Response, SchemaRef, SecurityRequirement, SecurityScheme, Skipped,
+    SpecVersion, Style,
 };
 pub use place::LoadPolicy;
 
