@@ -57,10 +57,12 @@ pub struct Binding {
     /// or `contentEncoding: base64`), and is sent as raw bytes.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
-    /// Set by an overlay: the argument is hidden from the model and this value is sent.
+    /// Set by an overlay, or for a path suffix's query parameter no parameter declares: the
+    /// argument is hidden from the model and this value is sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed: Option<FixedValue>,
-    /// Set by an overlay: sent when the model leaves the argument out.
+    /// Sent when the model leaves the argument out: set by an overlay, or by synthesis for
+    /// a parameter the path suffix gives a value or that can take only one value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_json::Value>,
 }

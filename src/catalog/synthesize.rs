@@ -1,4 +1,7 @@
-//! One operation → one tool (everything but its final name, which needs all the others).
+//! One operation → one tool (everything but its final name, which needs all the others):
+//! its text (cleaned, see [`super::text`]), schemas, annotations and route. The route asks
+//! for the path template without its `#` suffix; the suffix's `name=value` pairs become
+//! default values of the declared query parameters they name, or fixed query parameters.
 
 use std::sync::Arc;
 
@@ -6,12 +9,14 @@ use serde_json::{Map, Value, json};
 
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
 use super::naming::{ArgumentNames, NameRequest, argument_name};
+use super::overlay::FixedValue;
 
-use super::text::tidy_schema;
+use super::text::{clean, tidy_schema};
 use super::{Annotations, MockAnswer, OutputPlan, Route, SchemaText};
 use crate::schema::{Direction, Limit, Notes, RefGraph, Session};
 use crate::spec::{
-    Method, Operation, Parameter, RequestBody, SpecVersion, Style, media, model::is_success,
+    Method, Operation, ParamLocation, Parameter, RequestBody, SpecVersion, Style, media,
+    model::is_success,
 };
 
 /// A tool before naming.
@@ -25,6 +30,8 @@ pub(super) struct Draft {
     pub route: Route,
     pub notes: Vec<String>,
     pub schema_notes: Notes,
+    /// Where the pieces that are not plain synthesis came from (see [`super::Tool`]).
+    pub provenance: Vec<(String, String)>,
 }
 
 pub(super) struct Context<'a> {
@@ -52,7 +59,9 @@ pub(super) fn synthesize<'d>(
     op: &Operation<'_>,
 ) -> Result<Draft, String> {
     let mut notes = op.notes.clone();
-    let (input_schema, arguments, body, mut schema_notes) = input(cx, graph, op, &mut notes)?;
+    let mut provenance = Vec::new();
+    let (input_schema, arguments, body, mut schema_notes) =
+        input(cx, graph, op, &mut notes, &mut provenance)?;
     let mut relaxed_below = Some(MOCK_SCHEMA_DEPTH);
     let (output_schema, output) = match output(cx, graph, op) {
         Ok(Some((schema, plan, output_notes, depth))) => {
@@ -97,7 +106,7 @@ pub(super) fn synthesize<'d>(
             method: op.method.key(),
             path: op.path.clone(),
         },
-        title: op.summary.as_deref().map(single_line),
+        title: title(op),
         description: description(op, cx.max_description_length),
         input_schema: finished(input_schema, cx.max_parameter_description_length),
         output_schema: output_schema.map(|schema| finished(schema, 0)),
@@ -105,7 +114,7 @@ pub(super) fn synthesize<'d>(
         route: Route {
             api: cx.api.to_string(),
             method: op.method,
-            path: op.path.clone(),
+            path: op.http_path().to_string(),
             base_url,
             arguments,
             body,
@@ -118,6 +127,7 @@ pub(super) fn synthesize<'d>(
         },
         notes,
         schema_notes,
+        provenance,
     })
 }
 
@@ -128,6 +138,7 @@ fn input<'d>(
     graph: &mut RefGraph<'d>,
     op: &Operation<'_>,
     notes: &mut Vec<String>,
+    provenance: &mut Vec<(String, String)>,
 ) -> Result<Input, String> {
     let mut session = Session::new(graph, cx.version, Direction::Input);
     for param in &op.parameters {
@@ -225,8 +236,24 @@ fn input<'d>(
                 param.name
             ));
         }
-        let schema = parameter_schema(&mut session, param);
-        if param.required {
+        let mut schema = parameter_schema(&mut session, param);
+        let default = filled_in(op, param, &schema, notes);
+        if let Some((value, from_suffix)) = &default {
+            if let Value::Object(map) = &mut schema {
+                map.insert("default".into(), value.clone());
+            }
+            if *from_suffix && let Some(suffix) = &op.suffix {
+                provenance.push((
+                    format!("arguments.{argument}"),
+                    format!(
+                        "spec (parameter; its default is from the path suffix \"#{}\")",
+                        suffix.text
+                    ),
+                ));
+            }
+        }
+        // A value restmcp fills in need not come from the model.
+        if param.required && default.is_none() {
             required.push(json!(argument));
         }
         bindings.push(Binding {
@@ -240,10 +267,14 @@ fn input<'d>(
             required: param.required,
             binary: is_binary(&schema),
             fixed: None,
-            default: None,
+            default: default.map(|(value, _)| value),
         });
         param_properties.push((argument, schema));
     }
+    // The suffix's pairs no declared query parameter carries are sent with every call, as
+    // hidden arguments with fixed values, ahead of the declared ones (where AWS puts them).
+    let fixed = fixed_query(op, &mut names, notes, provenance);
+    bindings.splice(0..0, fixed);
 
     // Parameters first in the schema (path, query, header, cookie), then the body: the
     // order a person reads an HTTP request in.
@@ -303,6 +334,128 @@ fn parameter_schema(session: &mut Session<'_, '_>, param: &Parameter<'_>) -> Val
         }
     }
     schema
+}
+
+/// The value restmcp sends for a parameter the model leaves out, and whether it came from
+/// the path suffix: the suffix's value for a query parameter it names
+/// (`#Action=DescribeLoadBalancers` and a declared `Action`), else the only value a
+/// required parameter can take (a one-member `enum`, or `const`: AWS declares `Action` and
+/// `Version` so).
+fn filled_in(
+    op: &Operation<'_>,
+    param: &Parameter<'_>,
+    schema: &Value,
+    notes: &mut Vec<String>,
+) -> Option<(Value, bool)> {
+    let from_suffix = op
+        .suffix
+        .as_ref()
+        .filter(|_| param.location == ParamLocation::Query)
+        .and_then(|suffix| suffix.pairs.iter().find(|(name, _)| *name == param.name));
+    if let Some((name, text)) = from_suffix {
+        let value = typed(text, schema);
+        let allowed = match (schema.get("enum"), schema.get("const")) {
+            (Some(Value::Array(members)), _) => members.contains(&value),
+            (_, Some(only)) => *only == value,
+            _ => true,
+        };
+        if allowed {
+            return Some((value, true));
+        }
+        notes.push(format!(
+            "path suffix sets {name}={text}, which query parameter \"{name}\" does not allow; not filled in"
+        ));
+        return None;
+    }
+    if !param.required {
+        return None;
+    }
+    match (schema.get("enum"), schema.get("const")) {
+        (Some(Value::Array(members)), _) if members.len() == 1 && !members[0].is_null() => {
+            Some((members[0].clone(), false))
+        }
+        (None, Some(only)) if !only.is_null() => Some((only.clone(), false)),
+        _ => None,
+    }
+}
+
+/// A suffix value as the parameter's schema types it: `5` is a number for an integer
+/// parameter (the query text is the same either way; the schema's `default` reads right).
+fn typed(text: &str, schema: &Value) -> Value {
+    let parsed = match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => text.parse::<i64>().ok().map(Value::from),
+        Some("number") => text
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number),
+        Some("boolean") => text.parse::<bool>().ok().map(Value::Bool),
+        _ => None,
+    };
+    parsed.unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+/// Bindings for the path suffix's `name=value` pairs that no declared query parameter
+/// carries: hidden from the model, sent with every call. Notes say what the suffix did.
+fn fixed_query(
+    op: &Operation<'_>,
+    names: &mut ArgumentNames,
+    notes: &mut Vec<String>,
+    provenance: &mut Vec<(String, String)>,
+) -> Vec<Binding> {
+    let Some(suffix) = &op.suffix else {
+        return Vec::new();
+    };
+    let declared = |name: &str| {
+        op.parameters
+            .iter()
+            .any(|p| p.location == ParamLocation::Query && p.name == name)
+    };
+    let mut bindings: Vec<Binding> = Vec::new();
+    let mut described = Vec::new();
+    for (name, value) in &suffix.pairs {
+        if declared(name) {
+            described.push(format!(
+                "{name}={value} is the default of query parameter \"{name}\""
+            ));
+            continue;
+        }
+        if bindings.iter().any(|b| b.wire_name == *name) {
+            continue;
+        }
+        let argument = names.claim(&argument_name(name), "query");
+        provenance.push((
+            format!("arguments.{argument}"),
+            format!("spec (path suffix \"#{}\")", suffix.text),
+        ));
+        described.push(format!("{name}={value} is sent as a fixed query parameter"));
+        bindings.push(Binding {
+            argument,
+            location: Location::Query,
+            wire_name: name.clone(),
+            style: Style::Form,
+            explode: true,
+            allow_reserved: false,
+            content_type: None,
+            required: true,
+            binary: false,
+            fixed: Some(FixedValue::Literal(Value::String(value.clone()))),
+            default: None,
+        });
+    }
+    let mut note = format!(
+        "path suffix \"#{}\" is not part of the request path (requests go to {})",
+        suffix.text,
+        op.http_path()
+    );
+    if described.is_empty() {
+        note.push_str(": it only names the operation");
+    } else {
+        note.push_str(": ");
+        note.push_str(&described.join("; "));
+    }
+    notes.push(note);
+    bindings
 }
 
 /// File content: the client sends base64 (or a `data:` URI) and the upstream gets bytes.
@@ -605,21 +758,32 @@ fn single_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Summary and description, deprecation marked, cut at a word boundary to the configured
-/// length (0 = no limit); never empty.
+/// The summary as plain text on one line; none when nothing readable is left of it.
+fn title(op: &Operation<'_>) -> Option<String> {
+    op.summary
+        .as_deref()
+        .map(|summary| single_line(&clean(summary)))
+        .filter(|title| !title.is_empty())
+}
+
+/// Summary and description as plain text, deprecation marked, cut at a word boundary to
+/// the configured length (0 = no limit); never empty: `METHOD /path` when the spec says
+/// nothing readable (a description made only of markup cleans to nothing).
 fn description(op: &Operation<'_>, max_len: usize) -> String {
-    let mut text = match (&op.summary, &op.description) {
+    let cleaned =
+        |text: &Option<String>| text.as_deref().map(clean).filter(|text| !text.is_empty());
+    let mut text = match (cleaned(&op.summary), cleaned(&op.description)) {
         (Some(summary), Some(description)) if description.starts_with(summary.as_str()) => {
-            description.clone()
+            description
         }
         (Some(summary), Some(description)) => format!("{summary}\n\n{description}"),
-        (Some(only), None) | (None, Some(only)) => only.clone(),
+        (Some(only), None) | (None, Some(only)) => only,
         (None, None) => op.label(),
     };
     if op.deprecated {
         text = format!("[DEPRECATED] {text}");
     }
-    truncate_text(&super::text::clean(&text), max_len)
+    truncate_text(&text, max_len)
 }
 
 /// Cuts `text` to at most `max` characters at a word boundary, marking the cut with `…`.

@@ -735,3 +735,226 @@ fn routes_carry_the_effective_security_and_the_catalog_the_schemes() {
         ["security requirement names scheme \"ghost\", which the description does not declare"]
     );
 }
+
+#[test]
+fn a_path_suffix_names_the_tool_but_is_not_requested() {
+    let (catalog, report) = build_one(openapi(json!({
+        "/tags/{resourceArn}#tagKeys": {"delete": {
+            "parameters": [
+                {"name": "resourceArn", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "tagKeys", "in": "query", "required": true, "schema": {"type": "array", "items": {"type": "string"}}}
+            ],
+            "responses": {"204": {"description": "gone"}}
+        }}
+    })));
+    let tool = only(&catalog);
+    assert_eq!(tool.name, "delete_tags_resourceArn_tagKeys");
+    assert_eq!(tool.route.path, "/tags/{resourceArn}");
+    assert_eq!(tool.origin.operation, "DELETE /tags/{resourceArn}#tagKeys");
+    assert_eq!(
+        tool.input_schema.to_value()["required"],
+        json!(["resourceArn", "tagKeys"])
+    );
+    let notes = &report.apis[0].operations[0].notes;
+    assert!(
+        notes.iter().any(|n| n.contains("\"#tagKeys\"")
+            && n.contains("requests go to /tags/{resourceArn}")
+            && n.contains("only names the operation")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn path_suffix_pairs_fill_declared_parameters_or_are_fixed_query_parameters() {
+    let action = |name: &str| json!({"name": "Action", "in": "query", "required": true, "schema": {"type": "string", "enum": [name]}});
+    let (catalog, report) = build_one(openapi(json!({
+        "/#Action=DescribeLoadBalancers&Version=2015-12-01": {"get": {
+            "operationId": "Declared",
+            "parameters": [
+                action("DescribeLoadBalancers"),
+                {"name": "Version", "in": "query", "required": true, "schema": {"type": "string"}},
+                {"name": "PageSize", "in": "query", "schema": {"type": "integer"}}
+            ],
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/#Action=DescribeRegions&Version=2016-11-15&Limit=5": {"get": {
+            "operationId": "Undeclared",
+            "parameters": [
+                {"name": "Limit", "in": "query", "schema": {"type": "integer"}},
+                {"name": "Version", "in": "header", "schema": {"type": "string"}}
+            ],
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/#Action=Other": {"get": {
+            "operationId": "Contradicted",
+            "parameters": [action("Something")],
+            "responses": {"200": {"description": "ok"}}
+        }}
+    })));
+
+    let declared = catalog.get("Declared").expect("tool");
+    assert_eq!(declared.route.path, "/");
+    let input = declared.input_schema.to_value();
+    assert_eq!(input.get("required"), None, "{input}");
+    assert_eq!(
+        input["properties"]["Action"]["default"],
+        "DescribeLoadBalancers"
+    );
+    assert_eq!(input["properties"]["Version"]["default"], "2015-12-01");
+    let args = &declared.route.arguments;
+    let bound = |name: &str| args.get(name).expect("binding");
+    assert_eq!(
+        bound("Action").default,
+        Some(json!("DescribeLoadBalancers"))
+    );
+    assert_eq!(bound("Version").default, Some(json!("2015-12-01")));
+    // What the operation requires does not change: the value is always sent.
+    assert!(bound("Action").required && bound("Version").fixed.is_none());
+
+    let undeclared = catalog.get("Undeclared").expect("tool");
+    let input = undeclared.input_schema.to_value();
+    let names: Vec<&str> = input["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["Limit", "Version"]);
+    let fixed: Vec<(&str, &str, Value)> = undeclared
+        .route
+        .arguments
+        .bindings
+        .iter()
+        .filter_map(|b| {
+            b.fixed
+                .as_ref()
+                .map(|f| (b.argument.as_str(), b.wire_name.as_str(), f.value()))
+        })
+        .collect();
+    // Fixed pairs come first; `Limit` is a declared query parameter (its default is 5);
+    // a header named `Version` does not carry the query parameter.
+    assert_eq!(
+        fixed,
+        [
+            ("Action", "Action", json!("DescribeRegions")),
+            ("Version__query", "Version", json!("2016-11-15"))
+        ]
+    );
+    assert_eq!(input["properties"]["Limit"]["default"], 5);
+
+    // A suffix value the declared enum refuses is not filled in; the parameter stays
+    // required, and `check` says why.
+    let contradicted = catalog.get("Contradicted").expect("tool");
+    assert_eq!(
+        contradicted.input_schema.to_value()["required"],
+        json!(["Action"])
+    );
+    let notes: Vec<&String> = report.apis[0]
+        .operations
+        .iter()
+        .flat_map(|o| &o.notes)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("Action=Other") && n.contains("does not allow")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains(
+            "Action=DescribeRegions is sent as a fixed query parameter; Version=2016-11-15 is sent as a fixed query parameter; Limit=5 is the default of query parameter \"Limit\""
+        )),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_required_parameter_with_one_possible_value_is_filled_in() {
+    let (catalog, _) = build_one(openapi(json!({
+        "/things/{kind}": {"get": {
+            "operationId": "listThings",
+            "parameters": [
+                {"name": "kind", "in": "path", "required": true, "schema": {"type": "string", "enum": ["widget"]}},
+                {"name": "v", "in": "query", "required": true, "schema": {"const": 2}},
+                {"name": "mode", "in": "query", "required": true, "schema": {"type": "string", "enum": ["a", "b"]}},
+                {"name": "optional", "in": "query", "schema": {"type": "string", "enum": ["only"]}},
+                {"name": "nullable", "in": "query", "required": true, "schema": {"type": "string", "enum": ["x"], "nullable": true}}
+            ],
+            "responses": {"200": {"description": "ok"}}
+        }}
+    })));
+    let tool = only(&catalog);
+    let input = tool.input_schema.to_value();
+    assert_eq!(input["required"], json!(["mode", "nullable"]));
+    assert_eq!(input["properties"]["kind"]["default"], "widget");
+    assert_eq!(input["properties"]["v"]["default"], 2);
+    let default = |name: &str| {
+        tool.route
+            .arguments
+            .get(name)
+            .expect("binding")
+            .default
+            .clone()
+    };
+    assert_eq!(default("kind"), Some(json!("widget")));
+    assert_eq!(default("v"), Some(json!(2)));
+    assert_eq!(default("mode"), None);
+    assert_eq!(default("optional"), None);
+    assert_eq!(default("nullable"), None);
+}
+
+#[test]
+fn markup_only_summaries_and_descriptions_fall_back_to_method_and_path() {
+    let icon = "&nbsp; <i class=\"fa fa-lg fa-unlock-alt\"></i>";
+    let (catalog, _) = build_one(openapi(json!({
+        "/user/top": {"get": {
+            "operationId": "top",
+            "summary": icon,
+            "description": "<p></p>",
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/user/tests": {"get": {
+            "operationId": "tests",
+            "summary": format!("List user private tests{icon}"),
+            "parameters": [
+                {"name": "skip", "in": "query", "description": icon, "schema": {"type": "string"}},
+                {"name": "limit", "in": "query", "description": "<b>At most</b> this many", "schema": {"type": "integer"}}
+            ],
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/user/old": {"get": {
+            "operationId": "old",
+            "deprecated": true,
+            "summary": icon,
+            "description": "Old &amp; <i>slow</i>",
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/user/gone": {"get": {
+            "operationId": "gone",
+            "deprecated": true,
+            "summary": icon,
+            "responses": {"200": {"description": "ok"}}
+        }}
+    })));
+    let top = catalog.get("top").expect("tool");
+    assert_eq!(top.title, None);
+    assert_eq!(top.description, "GET /user/top");
+
+    let tests = catalog.get("tests").expect("tool");
+    assert_eq!(tests.title.as_deref(), Some("List user private tests"));
+    assert_eq!(tests.description, "List user private tests");
+    let input = tests.input_schema.to_value();
+    assert_eq!(input["properties"]["skip"], json!({"type": "string"}));
+    assert_eq!(
+        input["properties"]["limit"]["description"],
+        "At most this many"
+    );
+
+    let old = catalog.get("old").expect("tool");
+    assert_eq!(old.title, None);
+    assert_eq!(old.description, "[DEPRECATED] Old & slow");
+    assert_eq!(
+        catalog.get("gone").expect("tool").description,
+        "[DEPRECATED] GET /user/gone"
+    );
+}

@@ -15,7 +15,7 @@ use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
 };
 use super::paths::{self, OperationParts, RawOperation, RawParameter};
-use super::{SpecError, flag, security, text};
+use super::{SpecError, flag, security, text, values};
 
 pub(super) fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
     let root = &docs.root().root;
@@ -210,7 +210,12 @@ fn simple_parameter<'a>(
             pointer: param.pointer.clone(),
         },
         content_type: None,
-        example: param.value.get("x-example").cloned(),
+        // Swagger 2.0 has no Example objects: a `$ref` in an example can only dangle.
+        example: param
+            .value
+            .get("x-example")
+            .filter(|example| !values::holds_ref(example))
+            .cloned(),
     }
 }
 
