@@ -169,6 +169,7 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             Location::Cookie => "cookie",
             Location::BodyField => "body field",
             Location::Body => "body",
+            Location::FileName => "file name of",
         };
         let wire = if binding.wire_name.is_empty() || binding.wire_name == binding.argument {
             String::new()
@@ -196,7 +197,9 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             .collect();
         let _ = writeln!(out, "    {:<24} {}", binding.argument, described.join("  "));
         let source = source_of(&format!("arguments.{}", binding.argument)).unwrap_or_else(|| {
-            if hand_written.is_some() {
+            if binding.location == Location::FileName {
+                "restmcp (the part's filename)".into()
+            } else if hand_written.is_some() {
                 "as written".into()
             } else if binding.location == Location::BodyField || binding.location == Location::Body
             {
