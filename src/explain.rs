@@ -167,6 +167,15 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             Location::Query => "query",
             Location::Header => "header",
             Location::Cookie => "cookie",
+            Location::BodyField
+                if tool
+                    .route
+                    .body
+                    .as_ref()
+                    .is_some_and(|plan| plan.files.contains_key(&binding.wire_name)) =>
+            {
+                "file part"
+            }
             Location::BodyField => "body field",
             Location::Body => "body",
             Location::FileName => "file name of",
