@@ -196,8 +196,18 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             Location::Query => "query",
             Location::Header => "header",
             Location::Cookie => "cookie",
+            Location::BodyField
+                if tool
+                    .route
+                    .body
+                    .as_ref()
+                    .is_some_and(|plan| plan.files.contains_key(&binding.wire_name)) =>
+            {
+                "file part"
+            }
             Location::BodyField => "body field",
             Location::Body => "body",
+            Location::FileName => "file name of",
         };
         let wire = if binding.wire_name.is_empty() || binding.wire_name == binding.argument {
             String::new()
@@ -225,7 +235,9 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             .collect();
         let _ = writeln!(out, "    {:<24} {}", binding.argument, described.join("  "));
         let source = source_of(&format!("arguments.{}", binding.argument)).unwrap_or_else(|| {
-            if hand_written.is_some() {
+            if binding.location == Location::FileName {
+                "restmcp (the part's filename)".into()
+            } else if hand_written.is_some() {
                 "as written".into()
             } else if binding.location == Location::BodyField || binding.location == Location::Body
             {

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use arguments::{ArgumentMap, Binding, BodyPlan, Location};
+pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
 pub use naming::NameChange;
 pub use report::{ApiReport, OperationReport, Outcome, Report};
 pub use schema_text::SchemaText;
@@ -35,8 +35,8 @@ use crate::spec::{self, DocumentSet, Method, SecurityRequirement, SecurityScheme
 use overlay::{OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
 use select::Candidate;
 pub use select::Selection;
-pub use synthesize::truncate_text;
 use synthesize::{Context, Draft};
+pub use synthesize::{default_filename, truncate_text};
 
 /// MCP tool annotations (all hints explicit, as clients otherwise assume the worst).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -173,12 +173,12 @@ async fn multipart_bodies_carry_files_as_raw_bytes() {
     let body = base64::engine::general_purpose::STANDARD
         .decode(seen["body_base64"].as_str().expect("body"))
         .expect("base64");
-    let parts = multipart_parts(content_type, &body);
+    let parts = multipart_parts(content_type, &body).await;
     assert_eq!(parts.len(), 2, "{parts:?}");
     assert_eq!(parts[0].0, "note");
     assert_eq!(parts[0].3, b"hello");
     assert_eq!(parts[1].0, "file");
-    assert_eq!(parts[1].1.as_deref(), Some("file"));
+    assert_eq!(parts[1].1.as_deref(), Some("file.png"));
     assert_eq!(parts[1].2.as_deref(), Some("image/png"));
     assert_eq!(parts[1].3, PNG);
 }
@@ -211,6 +211,7 @@ async fn swagger_2_form_data_and_collection_formats_arrive_faithfully() {
         .decode(seen["body_base64"].as_str().expect("body"))
         .expect("base64");
     let parts: Vec<(String, Vec<u8>)> = multipart_parts(content_type, &body)
+        .await
         .into_iter()
         .map(|(name, _, _, bytes)| (name, bytes))
         .collect();

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, a module per feature (see DEVELOPERS.md).
 
 mod bad_input;
+mod bodies;
 mod cli;
 mod deploy;
 mod dialects;
