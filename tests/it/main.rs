@@ -18,6 +18,7 @@ mod remote;
 mod security;
 mod selftest;
 mod sidecar;
+mod sizes;
 mod snapshots;
 mod support;
 mod upstream;
