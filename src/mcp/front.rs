@@ -409,14 +409,17 @@ where
                         _ => {}
                     }
                 }
-                // The same test as the one that reads an SSE answer into JSON below.
-                let as_plain_json =
-                    id.is_some() && json_response && accepts_json && !streams_progress;
-                parts.extensions.insert(if as_plain_json {
+                // The same test as the one that reads an SSE answer into JSON below; without
+                // a session, rmcp itself answers JSON unless a notification goes first.
+                let framing = if id.is_some() && json_response && accepts_json && !streams_progress
+                {
                     Framing::Json
+                } else if session.is_none() && json_response {
+                    Framing::JsonUnlessNotified
                 } else {
                     Framing::Sse
-                });
+                };
+                parts.extensions.insert(framing);
                 let request = Request::from_parts(parts, Body::from(bytes));
                 let response = forward(inner, request).await;
                 if let (Some(table), Some(reservation)) = (&table, reservation)

@@ -317,9 +317,19 @@ pub(crate) struct CallRequest<'a> {
     pub version: Option<&'a ProtocolVersion>,
     /// Incoming headers and trace context.
     pub incoming: CallContext,
-    /// The budget of the answer's message and the request's id, when the transport limits
-    /// it: the result is cut to fit ([`sizes::fit`]).
-    pub budget: Option<(Budget, RequestId)>,
+    /// The budget of the answer's message, when the transport limits it: the result is cut
+    /// to fit ([`sizes::fit`]).
+    pub budget: Option<AnswerBudget>,
+}
+
+/// The budget of one answer, for [`Shared::call`].
+pub(crate) struct AnswerBudget {
+    pub budget: Budget,
+    /// The request's id, which the answer carries.
+    pub id: RequestId,
+    /// The budget applies only when a progress notification went out before the answer
+    /// ([`Framing::JsonUnlessNotified`]): otherwise the answer is plain JSON.
+    pub only_after_progress: bool,
 }
 
 /// Where a long call reports how long it has waited, for a client that asked.
@@ -393,11 +403,16 @@ impl Shared {
         cancelled: &tokio_util::sync::CancellationToken,
         progress: Option<Progress>,
     ) -> Result<(CallToolResult, String), ErrorData> {
-        let Some((budget, id)) = request.budget.take() else {
-            return self.call_unbounded(request, cancelled, progress).await;
+        let Some(answer) = request.budget.take() else {
+            let (result, tool, _) = self.call_unbounded(request, cancelled, progress).await?;
+            return Ok((result, tool));
         };
         let (name, client, version) = (request.name, request.client, request.version);
-        let (result, tool) = self.call_unbounded(request, cancelled, progress).await?;
+        let (result, tool, progressed) = self.call_unbounded(request, cancelled, progress).await?;
+        if answer.only_after_progress && !progressed {
+            return Ok((result, tool));
+        }
+        let AnswerBudget { budget, id, .. } = answer;
         // Whether the client's listing promised structured content for this tool.
         let view = self.current().view(client, version);
         let shows_output_schema = view
@@ -418,12 +433,14 @@ impl Shared {
         Ok((result, tool))
     }
 
+    /// [`Shared::call`] without a budget; also says whether a progress notification went
+    /// out.
     async fn call_unbounded(
         &self,
         request: CallRequest<'_>,
         cancelled: &tokio_util::sync::CancellationToken,
         progress: Option<Progress>,
-    ) -> Result<(CallToolResult, String), ErrorData> {
+    ) -> Result<(CallToolResult, String, bool), ErrorData> {
         let snapshot = self.current();
         let started = std::time::Instant::now();
         let metrics = self.metrics();
@@ -451,7 +468,9 @@ impl Shared {
                 .discovery
                 .handle(&catalog, &name, &arguments, &describe)
             {
-                Action::Answer(result) => return Ok((to_call_result(result, version), name)),
+                Action::Answer(result) => {
+                    return Ok((to_call_result(result, version), name, false));
+                }
                 // Dispatched exactly as a call of the tool by its own name.
                 Action::Dispatch {
                     tool,
@@ -532,7 +551,8 @@ impl Shared {
                         .structured
                         .and_then(|mut s| s.get_mut("result").map(serde_json::Value::take));
                 }
-                Ok((to_call_result(result, version), name.clone()))
+                let progressed = progress.is_some() && waited > 0.0;
+                Ok((to_call_result(result, version), name.clone(), progressed))
             }
             // MCP: an unknown tool is a protocol error with code -32602.
             Err(unknown) => {
@@ -653,7 +673,11 @@ impl ServerHandler for McpServer {
             .shared
             .limits
             .budget(self.transport, framing)
-            .map(|budget| (budget, context.id.clone()));
+            .map(|budget| AnswerBudget {
+                budget,
+                id: context.id.clone(),
+                only_after_progress: framing == Some(Framing::JsonUnlessNotified),
+            });
         // Trace context in `_meta` (stdio has no headers) wins over the HTTP header: it is
         // specific to this request.
         let meta_text = |key: &str| context.meta.get(key).and_then(serde_json::Value::as_str);

@@ -56,10 +56,14 @@ pub enum Transport {
 /// (the SDK hands the request's parts to the handler).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
-    /// Read out of the SDK's stream and sent as `application/json`.
+    /// Plain `application/json`.
     Json,
-    /// Sent as the SDK's SSE stream.
+    /// The SDK's SSE stream.
     Sse,
+    /// Without a session and with `server.json_response`, the SDK answers plain JSON when
+    /// the answer is the first message, and an SSE stream when a notification (progress)
+    /// went out before it.
+    JsonUnlessNotified,
 }
 
 /// The size limits of the MCP transports.
@@ -95,7 +99,8 @@ impl Limits {
     }
 
     /// The budget of one answer on `transport` (`framing` on Streamable HTTP; unknown counts
-    /// as SSE); `None` when nothing limits it.
+    /// as SSE); `None` when nothing limits it. With [`Framing::JsonUnlessNotified`] it applies
+    /// only when a notification went out first.
     pub fn budget(&self, transport: Transport, framing: Option<Framing>) -> Option<Budget> {
         match (transport, framing) {
             (Transport::Stdio, _) => Some(Budget {
@@ -179,16 +184,17 @@ fn escaped_len(text: &str) -> usize {
 }
 
 /// The longest prefix of `text` (ending at a character boundary) whose JSON string form
-/// takes at most `room` bytes.
-fn prefix_within(text: &str, room: usize) -> &str {
+/// takes at most `room` bytes, and the bytes it takes.
+fn prefix_within(text: &str, room: usize) -> (&str, usize) {
     let mut used = 0usize;
     for (at, c) in text.char_indices() {
-        used += escaped_char_len(c);
-        if used > room {
-            return &text[..at];
+        let next = used + escaped_char_len(c);
+        if next > room {
+            return (&text[..at], used);
         }
+        used = next;
     }
-    text
+    (text, used)
 }
 
 /// The text that opens a result that lost its structured content.
@@ -232,44 +238,52 @@ fn marker(shown: usize, total: usize, left_out: usize, budget: &Budget) -> Strin
     )
 }
 
+/// Text blocks this small (with their JSON) that come after the block that is cut are
+/// still kept, room permitting: notes such as the upstream size cap's own marker.
+const NOTE_BYTES: usize = 1024;
+
 /// The content of a cut result: the blocks that fit in `room` bytes (commas included), the
-/// text block that does not fit cut to what does, then nothing more. Returns the blocks,
-/// the text bytes shown and the blocks left out entirely (other than text).
+/// block that does not fit cut to what does (a text) or left out (anything else, which a
+/// part of would corrupt), then only the short texts after it ([`NOTE_BYTES`]), for which
+/// room is kept. Returns the blocks, the text bytes shown and the blocks left out entirely
+/// (other than text).
 fn cut_content(content: &[ContentBlock], room: usize) -> (Vec<ContentBlock>, usize, usize) {
+    let sizes: Vec<usize> = content.iter().map(|b| wire_size(b) + 1).collect();
+    let is_note = |i: usize| content[i].as_text().is_some() && sizes[i] <= NOTE_BYTES;
     let mut room = room;
     let mut kept = Vec::new();
     let mut shown = 0usize;
     let mut left_out = 0usize;
-    let mut full = false;
-    for block in content {
+    let mut cut = false;
+    for (i, (block, &size)) in content.iter().zip(&sizes).enumerate() {
         let text = block.as_text().map(|t| t.text.as_str());
-        if full {
-            left_out += usize::from(text.is_none());
-            continue;
-        }
-        let size = wire_size(block) + 1;
-        if size <= room {
+        let fits = size <= room && (!cut || is_note(i));
+        if fits {
             room -= size;
             shown += text.map_or(0, str::len);
             kept.push(block.clone());
             continue;
         }
-        match text {
-            Some(text) => {
-                // The block's own JSON around the string stays; the string is cut.
-                let frame = size.saturating_sub(escaped_len(text));
-                let part = prefix_within(text, room.saturating_sub(frame));
-                if !part.is_empty() {
-                    shown += part.len();
-                    kept.push(ContentBlock::text(part));
-                }
-                full = true;
-            }
-            // A partial image or file is corrupt: it is left out, and what follows with it.
-            None => {
-                left_out += 1;
-                full = true;
-            }
+        if cut {
+            left_out += usize::from(text.is_none());
+            continue;
+        }
+        cut = true;
+        let Some(text) = text else {
+            left_out += 1;
+            continue;
+        };
+        let notes: usize = (i + 1..content.len())
+            .filter(|&j| is_note(j))
+            .map(|j| sizes[j])
+            .sum();
+        // The block's own JSON around the string stays; the string is cut.
+        let frame = size.saturating_sub(escaped_len(text));
+        let (part, used) = prefix_within(text, room.saturating_sub(notes + frame));
+        if !part.is_empty() {
+            room = room.saturating_sub(frame + used);
+            shown += part.len();
+            kept.push(ContentBlock::text(part));
         }
     }
     (kept, shown, left_out)
@@ -513,6 +527,30 @@ mod tests {
         );
         assert!(body.to_string().starts_with(texts[1]));
         assert!(texts[2].starts_with("[result truncated: "));
+    }
+
+    #[test]
+    fn short_notes_after_the_cut_text_are_kept() {
+        let note = "[response truncated: 4.0 MiB of 6.0 MiB shown; 2097152 bytes omitted]";
+        let image = ContentBlock::image("A".repeat(1_000), "image/png");
+        let result = CallToolResult::success(vec![
+            ContentBlock::text("y".repeat(200_000)),
+            image,
+            ContentBlock::text(note),
+            ContentBlock::text("z".repeat(2_000)),
+        ]);
+        let id = RequestId::Number(1);
+        let fitted = fit(result, &BUDGET, &id, false).0;
+        assert!(message_size(&fitted, &id) <= BUDGET.bytes);
+        let texts = texts(&fitted);
+        assert_eq!(texts.len(), 3, "{texts:?}");
+        assert!(texts[0].starts_with('y') && texts[0].len() > 60_000);
+        assert_eq!(texts[1], note);
+        assert!(
+            texts[2].contains("1 other content block left out"),
+            "{}",
+            texts[2]
+        );
     }
 
     #[test]

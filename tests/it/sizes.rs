@@ -33,21 +33,41 @@ const BIG_BODY: usize = 2 * 1024 * 1024;
 
 /// A JSON body of about [`BIG_BODY`] bytes full of characters JSON escapes.
 fn big_json() -> Value {
+    json_of(BIG_BODY)
+}
+
+/// A JSON body of about `bytes` bytes full of characters JSON escapes.
+fn json_of(bytes: usize) -> Value {
     let item = json!({"name": "say \"hi\"", "path": "C:\\dir\\file", "note": "tab\there ✓"});
-    let count = BIG_BODY / item.to_string().len();
+    let count = bytes / item.to_string().len();
     json!({ "items": vec![item; count] })
+}
+
+/// A body whose result (its data twice) is over 1 MiB, which restmcp maps quickly.
+fn mid_json() -> Value {
+    json_of(700 * 1024)
 }
 
 fn big_text() -> String {
     "line of text with \"quotes\" and ünïcödé\n".repeat(BIG_BODY / 44)
 }
 
-/// The upstream: `/big/json`, `/big/text` and `/small`.
+/// The upstream: `/big/json`, `/slow/json` (the same after 1.5 s), `/mid/json`,
+/// `/big/text` and `/small`.
 async fn upstream() -> String {
     use axum::routing::get;
     let app = axum::Router::new()
         .route("/big/json", get(|| async { axum::Json(big_json()) }))
+        .route(
+            "/slow/json",
+            get(|| async {
+                // Longer than restmcp's progress interval (1 s).
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                axum::Json(big_json())
+            }),
+        )
         .route("/big/text", get(|| async { big_text() }))
+        .route("/mid/json", get(|| async { axum::Json(mid_json()) }))
         .route("/small", get(|| async { axum::Json(json!({"ok": true})) }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -89,6 +109,8 @@ fn write_spec(dir: &Path) -> PathBuf {
     }
     operation("/huge".into(), "huge", values(HUGE_VALUES, "h"));
     operation("/big/json".into(), "bigJson", Vec::new());
+    operation("/slow/json".into(), "slowJson", Vec::new());
+    operation("/mid/json".into(), "midJson", Vec::new());
     operation("/small".into(), "small", Vec::new());
     paths.insert(
         "/big/text".into(),
@@ -348,6 +370,51 @@ impl Session {
     }
 }
 
+/// A 2026-07-28 `tools/call` (no session) that asks for progress: whether the answer was an
+/// SSE stream, its size (as the Python SDK counts an event) and the answer.
+async fn stateless_call_with_progress(server: &Server, name: &str) -> (bool, usize, Value) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": name, "arguments": {},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "sizes", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "progressToken": "p"
+        }
+    }});
+    let response = reqwest::Client::new()
+        .post(&server.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", name)
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("POST");
+    let sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    let mut bytes = response.bytes().await.expect("body").to_vec();
+    if !sse {
+        let answer = serde_json::from_slice(&bytes).expect("JSON");
+        return (false, bytes.len(), answer);
+    }
+    let event = take_events(&mut bytes)
+        .into_iter()
+        .filter(|e| e.data.contains("\"result\""))
+        .next_back()
+        .expect("the answer");
+    (
+        true,
+        event.counted,
+        serde_json::from_str(&event.data).expect("JSON"),
+    )
+}
+
 /// A client of [`restmcp::mcp::stdio::serve_on`], in-process.
 struct Stdio {
     to_server: tokio::io::WriteHalf<tokio::io::DuplexStream>,
@@ -497,7 +564,7 @@ async fn tools_list_pages_end_before_512_kib_on_every_transport_and_path() {
             .map(|t| t.name.clone())
             .collect()
     };
-    assert_eq!(expected.len(), WIDE_TOOLS + 4);
+    assert_eq!(expected.len(), WIDE_TOOLS + 6);
 
     let mut json = Session::open(&direct, "2025-11-25").await;
     let (json_pages, cursors) =
@@ -659,6 +726,25 @@ async fn a_result_too_large_for_an_sse_event_is_cut_to_fit_and_the_session_goes_
     let (size, answer) = session.request("tools/call", call("bigJson")).await;
     assert!(size > 2 * BIG_BODY, "{size}");
     assert_eq!(answer["result"]["structuredContent"], big_json());
+    // Without a session, the SDK answers plain JSON unless a progress notification went
+    // first: a quick call comes whole, a slow one (progress after 1 s) as SSE, cut. (On a
+    // machine so loaded that the quick call takes a second, it too is SSE, and cut.)
+    let (sse, size, answer) = stateless_call_with_progress(&server, "midJson").await;
+    if sse {
+        assert!(size <= PYTHON_SSE_EVENT, "{size}");
+        assert_eq!(answer["result"]["isError"], true);
+    } else {
+        assert!(size > MESSAGE, "{size}");
+        assert_eq!(answer["result"]["structuredContent"], mid_json());
+    }
+    let (sse, size, answer) = stateless_call_with_progress(&server, "slowJson").await;
+    assert!(sse && size <= PYTHON_SSE_EVENT, "{size}");
+    check_cut_json(
+        "Streamable HTTP, 2026-07-28 with progress",
+        &answer,
+        "server.max_message_bytes",
+        MESSAGE,
+    );
     // All SSE answers are cut, whatever the path: the SDK's handler with json_response off.
     let sse_only = setup
         .server(ServerSettings {
