@@ -413,13 +413,15 @@ impl Shared {
             return Ok((result, tool));
         }
         let AnswerBudget { budget, id, .. } = answer;
-        // Whether the client's listing promised structured content for this tool.
-        let view = self.current().view(client, version);
-        let shows_output_schema = view
-            .tools
-            .iter()
-            .find(|listed| listed.name == name)
-            .is_some_and(|listed| listed.output_schema.is_some());
+        // Whether the client's listing promised structured content for this tool (looked up
+        // only for a result that does not fit).
+        let shows_output_schema = || {
+            let view = self.current().view(client, version);
+            view.tools
+                .iter()
+                .find(|listed| listed.name == name)
+                .is_some_and(|listed| listed.output_schema.is_some())
+        };
         let (result, cut_from) = sizes::fit(result, &budget, &id, shows_output_schema);
         if let Some(bytes) = cut_from {
             tracing::info!(

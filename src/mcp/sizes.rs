@@ -290,7 +290,8 @@ fn cut_content(content: &[ContentBlock], room: usize) -> (Vec<ContentBlock>, usi
 }
 
 /// `result` as it fits in one message of `budget`, for a request whose id is `id`
-/// (`shows_output_schema`: the client's listing of the tool has an `outputSchema`), and the
+/// (`shows_output_schema`: whether the client's listing of the tool has an `outputSchema`,
+/// asked only when the result does not fit), and the
 /// size it had when it did not fit.
 ///
 /// A result that fits is returned as it is. Otherwise its structured content is left out
@@ -304,7 +305,7 @@ pub fn fit(
     result: CallToolResult,
     budget: &Budget,
     id: &RequestId,
-    shows_output_schema: bool,
+    shows_output_schema: impl FnOnce() -> bool,
 ) -> (CallToolResult, Option<usize>) {
     let limit = budget.bytes.saturating_sub(ANSWER_RESERVE + wire_size(id));
     let total = wire_size(&result);
@@ -314,7 +315,7 @@ pub fn fit(
     let mut result = result;
     let content = std::mem::take(&mut result.content);
     let had_structured = result.structured_content.take().is_some();
-    let to_error = had_structured && shows_output_schema && result.is_error != Some(true);
+    let to_error = had_structured && result.is_error != Some(true) && shows_output_schema();
     if to_error {
         result.is_error = Some(true);
     }
@@ -460,7 +461,7 @@ mod tests {
         let mut result = CallToolResult::success(vec![ContentBlock::text("{\"a\":1}")]);
         result.structured_content = Some(serde_json::json!({"a": 1}));
         let id = RequestId::Number(1);
-        assert_eq!(fit(result.clone(), &BUDGET, &id, true), (result, None));
+        assert_eq!(fit(result.clone(), &BUDGET, &id, || true), (result, None));
     }
 
     #[test]
@@ -470,7 +471,7 @@ mod tests {
         let mut result = CallToolResult::success(vec![ContentBlock::text(data.clone())]);
         result.structured_content = Some(Value::String(data.clone()));
         let id = RequestId::Number(7);
-        let fitted = fit(result.clone(), &BUDGET, &id, true).0;
+        let fitted = fit(result.clone(), &BUDGET, &id, || true).0;
         assert!(message_size(&fitted, &id) <= BUDGET.bytes);
         assert_eq!(fitted.structured_content, None);
         assert_eq!(fitted.is_error, Some(true));
@@ -482,7 +483,7 @@ mod tests {
         assert!(texts[0].contains("server.max_message_bytes"));
         assert_eq!(texts[1], data, "the data follows whole");
         // Without an outputSchema in the listing, leaving it out is no error.
-        let fitted = fit(result, &BUDGET, &id, false).0;
+        let fitted = fit(result, &BUDGET, &id, || false).0;
         assert_eq!(fitted.is_error, Some(false));
         assert_eq!(self::texts(&fitted), [data.as_str()]);
     }
@@ -493,7 +494,7 @@ mod tests {
         for unit in ["é", "\"", "\u{1}", "𝄞", "ab\\"] {
             let data = unit.repeat(200_000);
             let result = CallToolResult::success(vec![ContentBlock::text(data.clone())]);
-            let fitted = fit(result, &BUDGET, &id, false).0;
+            let fitted = fit(result, &BUDGET, &id, || false).0;
             let size = message_size(&fitted, &id);
             assert!(size <= BUDGET.bytes, "{unit:?}: {size}");
             // Not much room is wasted either.
@@ -514,7 +515,7 @@ mod tests {
         let mut result = CallToolResult::success(vec![ContentBlock::text(body.to_string())]);
         result.structured_content = Some(body.clone());
         let id = RequestId::Number(3);
-        let fitted = fit(result, &BUDGET, &id, true).0;
+        let fitted = fit(result, &BUDGET, &id, || true).0;
         assert!(message_size(&fitted, &id) <= BUDGET.bytes);
         assert_eq!(fitted.is_error, Some(true));
         assert_eq!(fitted.structured_content, None);
@@ -540,7 +541,7 @@ mod tests {
             ContentBlock::text("z".repeat(2_000)),
         ]);
         let id = RequestId::Number(1);
-        let fitted = fit(result, &BUDGET, &id, false).0;
+        let fitted = fit(result, &BUDGET, &id, || false).0;
         assert!(message_size(&fitted, &id) <= BUDGET.bytes);
         let texts = texts(&fitted);
         assert_eq!(texts.len(), 3, "{texts:?}");
@@ -558,7 +559,7 @@ mod tests {
         let image = ContentBlock::image("A".repeat(100_000), "image/png");
         let result = CallToolResult::success(vec![ContentBlock::text("first"), image]);
         let id = RequestId::Number(1);
-        let fitted = fit(result, &BUDGET, &id, false).0;
+        let fitted = fit(result, &BUDGET, &id, || false).0;
         assert!(message_size(&fitted, &id) <= BUDGET.bytes);
         assert_eq!(fitted.content.len(), 2);
         let texts = texts(&fitted);

@@ -405,8 +405,7 @@ async fn stateless_call_with_progress(server: &Server, name: &str) -> (bool, usi
     }
     let event = take_events(&mut bytes)
         .into_iter()
-        .filter(|e| e.data.contains("\"result\""))
-        .next_back()
+        .rfind(|e| e.data.contains("\"result\""))
         .expect("the answer");
     (
         true,
