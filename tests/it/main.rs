@@ -19,6 +19,7 @@ mod remote;
 mod security;
 mod selftest;
 mod sidecar;
+mod sizes;
 mod snapshots;
 mod support;
 mod upstream;
