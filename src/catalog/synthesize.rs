@@ -17,8 +17,7 @@ use super::{Annotations, MockAnswer, OutputPlan, Route, SchemaText};
 use crate::schema::{Direction, Limit, Notes, RefGraph, Session};
 use crate::spec::{
     Encoding, Method, Operation, ParamLocation, Parameter, RequestBody, SchemaRef, SpecVersion,
-    Style, media,
-    model::is_success,
+    Style, media, model::is_success,
 };
 
 /// A tool before naming.
