@@ -218,9 +218,21 @@ async fn call(dispatcher: &Dispatcher, tool: &str, arguments: Value) -> ToolResu
 /// A dispatcher loaded from a real config (so `apis.neg.*` keys apply), with `extra` in the
 /// API's table.
 async fn configured(url: &str, extra: &str) -> (Dispatcher, tempfile::TempDir) {
+    configured_with(url, extra, None).await
+}
+
+/// [`configured`] with `overlay` as the spec's conventional overlay file.
+async fn configured_with(
+    url: &str,
+    extra: &str,
+    overlay: Option<&str>,
+) -> (Dispatcher, tempfile::TempDir) {
     use restmcp::config::{Config, Overrides};
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::copy(fixture("negotiation-api.yaml"), dir.path().join("neg.yaml")).expect("copy");
+    if let Some(overlay) = overlay {
+        std::fs::write(dir.path().join("neg.overlay.yaml"), overlay).expect("overlay");
+    }
     let config_path = dir.path().join("config.toml");
     std::fs::write(
         &config_path,
@@ -333,6 +345,30 @@ async fn a_forwarded_accept_wins_over_the_computed_one() {
     assert_eq!(
         seen.structured.expect("structured")["accept"],
         "application/json"
+    );
+}
+
+#[tokio::test]
+async fn an_accept_argument_wins_and_an_overlay_sets_one_per_tool() {
+    let url = start().await;
+    let overlay = "tools:\n  getPet: {accept: application/xml}\n\
+                   add:\n  rawHeaders:\n    description: What the upstream received\n    \
+                   method: GET\n    path: /headers\n    arguments:\n      \
+                   Accept: {in: header, type: string}\n";
+    let (dispatcher, _dir) = configured_with(&url, "", Some(overlay)).await;
+    let seen = call(&dispatcher, "rawHeaders", json!({"Accept": "text/csv"})).await;
+    assert!(!seen.is_error, "{}", seen.joined_text());
+    assert_eq!(seen.structured.expect("structured")["accept"], "text/csv");
+    // Left out, the hand-written tool's default (no output_schema): */*.
+    let seen = call(&dispatcher, "rawHeaders", json!({})).await;
+    assert_eq!(seen.structured.expect("structured")["accept"], "*/*");
+    // The overlay's accept for getPet: the upstream answers XML.
+    let pet = call(&dispatcher, "getPet", json!({"id": 1})).await;
+    assert!(pet.is_error);
+    assert!(
+        pet.joined_text().ends_with(PET_XML),
+        "{}",
+        pet.joined_text()
     );
 }
 
