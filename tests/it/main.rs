@@ -11,6 +11,7 @@ mod fuzz;
 mod mcp;
 mod mock;
 mod overlays;
+mod prism;
 mod properties;
 mod real_specs;
 mod reload;
