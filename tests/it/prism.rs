@@ -4,15 +4,19 @@
 //! `cargo test` keeps them fixed without Prism.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use restmcp::catalog::{self, ApiInput};
 use restmcp::config::ToolSettings;
 use restmcp::spec::{self, SpecSource};
 use restmcp::upstream::{CallContext, UpstreamSettings};
 use serde_json::{Map, Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::dispatch::dispatcher_for;
+use crate::support::fixture;
 use crate::upstream;
 
 fn spec_file(dir: &tempfile::TempDir, text: &str) -> PathBuf {
@@ -161,4 +165,115 @@ paths:
     );
     assert_eq!(arguments["name"], "libfoo");
     assert_eq!(arguments["contact"], "ops@example.com");
+}
+
+/// An upstream on raw TCP whose first connection answers one request with keep-alive and
+/// then closes on the next request without answering: the race a pooled connection meets
+/// when the server's keep-alive timeout (Node.js: 5 s) ends just as the client reuses it.
+/// Every later connection answers normally. Returns the address and the number of requests
+/// that arrived (the dropped one included).
+async fn closes_its_first_kept_alive_connection() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    tokio::spawn(async move {
+        let mut first = true;
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let counter = counter.clone();
+            let close_second = std::mem::take(&mut first);
+            tokio::spawn(async move {
+                let mut served = 0;
+                while read_request(&mut stream).await {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    served += 1;
+                    if close_second && served == 2 {
+                        return; // dropped: closed without a word
+                    }
+                    let body = format!("{{\"served\":{served}}}");
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if stream.write_all(answer.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+/// Reads one request (head and a Content-Length body); false at the end of the stream.
+async fn read_request(stream: &mut TcpStream) -> bool {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte).await {
+            Ok(1) => head.push(byte[0]),
+            _ => return false,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).await.is_ok()
+}
+
+/// Found against Prism (a Node.js server, 5 s keep-alive): a PUT once failed with
+/// "Connection reset by peer" because the pooled connection it was sent on had just been
+/// closed by the server. An idempotent call is now sent again at once on a new connection
+/// when its connection closes before any answer; a POST is not (it may have been acted on).
+#[tokio::test]
+async fn a_kept_alive_connection_closed_under_an_idempotent_call_is_retried() {
+    let (addr, seen) = closes_its_first_kept_alive_connection().await;
+    let dispatcher = dispatcher_for(
+        fixture("echo-api.yaml"),
+        &format!("http://{addr}"),
+        UpstreamSettings::default(),
+    )
+    .await;
+    let context = CallContext::default();
+    let get = |id: u32| dispatcher.call("getItem", args(json!({"id": id.to_string()})), &context);
+    let first = get(1).await.expect("known tool");
+    assert_eq!(first.structured, Some(json!({"served": 1})));
+    // Sent on the kept-alive connection, which closes: sent again on a new one.
+    let second = get(2).await.expect("known tool");
+    assert!(!second.is_error, "{}", second.joined_text());
+    assert_eq!(second.structured, Some(json!({"served": 1})));
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_closed_under_a_post_is_an_error_not_a_second_post() {
+    let (addr, seen) = closes_its_first_kept_alive_connection().await;
+    let dispatcher = dispatcher_for(
+        fixture("echo-api.yaml"),
+        &format!("http://{addr}"),
+        UpstreamSettings::default(),
+    )
+    .await;
+    let context = CallContext::default();
+    let post = || {
+        dispatcher.call(
+            "updateItem",
+            args(json!({"id__path": 7, "id": "body-id", "name": "n"})),
+            &context,
+        )
+    };
+    let first = post().await.expect("known tool");
+    assert!(!first.is_error, "{}", first.joined_text());
+    let second = post().await.expect("known tool");
+    assert!(second.is_error);
+    let text = second.joined_text();
+    assert!(
+        text.starts_with("upstream API \"echo\" could not be reached for POST /echo/items/{id}:"),
+        "{text}"
+    );
+    assert_eq!(seen.load(Ordering::SeqCst), 2);
 }
