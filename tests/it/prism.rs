@@ -10,12 +10,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use restmcp::catalog::{self, ApiInput};
 use restmcp::config::ToolSettings;
 use restmcp::spec::{self, SpecSource};
+use restmcp::upstream::Dispatcher;
 use restmcp::upstream::{CallContext, UpstreamSettings};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::dispatch::dispatcher_for;
+use crate::dispatch::{args, dispatcher_for};
 use crate::support::fixture;
 use crate::upstream;
 
@@ -23,10 +24,6 @@ fn spec_file(dir: &tempfile::TempDir, text: &str) -> PathBuf {
     let path = dir.path().join("api.yaml");
     std::fs::write(&path, text).expect("spec written");
     path
-}
-
-fn args(value: Value) -> Map<String, Value> {
-    value.as_object().expect("object").clone()
 }
 
 /// Twilio's `CreateCall` (and 32 more Twilio and 57 Box operations): the request body is
@@ -205,6 +202,18 @@ async fn closes_its_first_kept_alive_connection() -> (std::net::SocketAddr, Arc<
     (addr, seen)
 }
 
+/// The echo fixture's tools against [`closes_its_first_kept_alive_connection`].
+async fn echo_tools_on_a_closing_upstream() -> (Dispatcher, Arc<AtomicUsize>) {
+    let (addr, seen) = closes_its_first_kept_alive_connection().await;
+    let dispatcher = dispatcher_for(
+        fixture("echo-api.yaml"),
+        &format!("http://{addr}"),
+        UpstreamSettings::default(),
+    )
+    .await;
+    (dispatcher, seen)
+}
+
 /// Reads one request (head and a Content-Length body); false at the end of the stream.
 async fn read_request(stream: &mut TcpStream) -> bool {
     let mut head = Vec::new();
@@ -231,13 +240,7 @@ async fn read_request(stream: &mut TcpStream) -> bool {
 /// when its connection closes before any answer; a POST is not (it may have been acted on).
 #[tokio::test]
 async fn a_kept_alive_connection_closed_under_an_idempotent_call_is_retried() {
-    let (addr, seen) = closes_its_first_kept_alive_connection().await;
-    let dispatcher = dispatcher_for(
-        fixture("echo-api.yaml"),
-        &format!("http://{addr}"),
-        UpstreamSettings::default(),
-    )
-    .await;
+    let (dispatcher, seen) = echo_tools_on_a_closing_upstream().await;
     let context = CallContext::default();
     let get = |id: u32| dispatcher.call("getItem", args(json!({"id": id.to_string()})), &context);
     let first = get(1).await.expect("known tool");
@@ -251,13 +254,7 @@ async fn a_kept_alive_connection_closed_under_an_idempotent_call_is_retried() {
 
 #[tokio::test]
 async fn a_kept_alive_connection_closed_under_a_post_is_an_error_not_a_second_post() {
-    let (addr, seen) = closes_its_first_kept_alive_connection().await;
-    let dispatcher = dispatcher_for(
-        fixture("echo-api.yaml"),
-        &format!("http://{addr}"),
-        UpstreamSettings::default(),
-    )
-    .await;
+    let (dispatcher, seen) = echo_tools_on_a_closing_upstream().await;
     let context = CallContext::default();
     let post = || {
         dispatcher.call(
