@@ -109,6 +109,21 @@ pub enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Call the configured upstreams instead of the mock (APIs set to `mock = true`
+        /// stay mocked): for a staging server, or a mock server that validates requests
+        /// such as Stoplight Prism. WARNING: every operation is called, writes included
+        /// (POST, PUT, PATCH, DELETE), once per transport, with generated arguments; never
+        /// point it at production data.
+        #[arg(long, conflicts_with = "mock")]
+        live: bool,
+        /// Serve and call over this transport only (`http` or `stdio`); the other one's
+        /// outcomes are reported as skipped. Default: both.
+        #[arg(long, value_parser = ["http", "stdio"])]
+        transport: Option<String>,
+        /// Calls in flight at once; lower it for an upstream that answers slowly.
+        #[arg(long, default_value_t = crate::selftest::CONCURRENCY as u16,
+              value_parser = clap::value_parser!(u16).range(1..=256))]
+        concurrency: u16,
     },
 }
 
@@ -147,9 +162,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    // Loads the configuration itself (always mocked) and needs a multi-thread runtime.
-    if let Some(Command::Selftest { json }) = &cli.command {
-        return selftest(*json, &cli.global);
+    // Loads the configuration itself (mocked unless --live) and needs a multi-thread runtime.
+    if let Some(Command::Selftest {
+        json,
+        live,
+        transport,
+        concurrency,
+    }) = &cli.command
+    {
+        let options = crate::selftest::Options {
+            config: cli.global.config.clone(),
+            overrides: cli.global.overrides(),
+            live: *live,
+            only: transport
+                .as_deref()
+                .and_then(crate::selftest::Transport::from_key),
+            concurrency: usize::from(*concurrency),
+            executable: std::env::current_exe()
+                .context("finding the restmcp executable to start for the stdio test")?,
+            progress: std::io::stderr().is_terminal(),
+        };
+        return selftest(*json, options);
     }
     let config = Config::load(&cli.global.config, &cli.global.overrides())?;
     let command = cli.command.unwrap_or(Command::Serve);
@@ -474,15 +507,16 @@ impl ApiSummary {
 }
 
 /// Runs `restmcp selftest`; exit code 1 when any call failed.
-fn selftest(json: bool, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-    let executable = std::env::current_exe()
-        .context("finding the restmcp executable to start for the stdio test")?;
-    let options = crate::selftest::Options {
-        config: global.config.clone(),
-        overrides: global.overrides(),
-        executable,
-        progress: std::io::stderr().is_terminal(),
-    };
+fn selftest(json: bool, options: crate::selftest::Options) -> anyhow::Result<ExitCode> {
+    if options.live {
+        eprintln!(
+            "selftest --live: calling every operation of the configured upstreams with \
+             generated arguments, writes included, once over {}",
+            options
+                .only
+                .map_or_else(|| "each transport".to_string(), |t| t.to_string())
+        );
+    }
     // Two servers and two clients at once: a current-thread runtime would serialize them.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

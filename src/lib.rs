@@ -21,7 +21,8 @@
 //!   deterministic example values generated from the tools' JSON Schemas.
 //! * [`schemas`] holds the JSON Schemas editors use for `config.toml` and overlay files.
 //! * [`load`] runs the stages above for a whole configuration; [`cli`] is the command line.
-//! * [`selftest`] calls every tool over both transports against the mock upstream, for CI.
+//! * [`selftest`] calls every tool over both transports against the mock upstream, for CI
+//!   (or, with `--live`, against the configured upstreams).
 //! * [`reload`] notices when the configuration or a spec changed (or SIGHUP arrived), and
 //!   what a reload changed in the tool set.
 //!

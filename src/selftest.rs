@@ -1,15 +1,20 @@
 //! `restmcp selftest`: every tool of a configuration called over both MCP transports, with
-//! every API in mock mode, for a CI job that guards the YAML a user edits.
+//! every API in mock mode, for a CI job that guards the YAML a user edits; with `--live`,
+//! against the configured upstreams instead (a staging server, or a validating mock server
+//! such as Stoplight Prism).
 //!
 //! The configuration is served twice, the way clients will meet it: over Streamable HTTP by
 //! this process (on a loopback port of its own) and over stdio by a child `restmcp stdio
-//! --mock`, each driven by the official SDK's client. Both `tools/list` results must be the
-//! same; then every tool is called on both with arguments generated from its inputSchema
-//! ([`crate::mock::generate::example`]). The mock upstream checks each request against its
-//! operation and answers 400 with the reasons when it does not match, so a tool whose request
-//! comes out wrong fails here instead of in front of a model. A result passes when it is not
-//! an error and, where the tool promises an outputSchema, carries a `structuredContent` that
-//! validates against it.
+//! --mock` (`restmcp stdio` when live), each driven by the official SDK's client. Both
+//! `tools/list` results must be the same; then every tool is called on both with arguments
+//! generated from its inputSchema ([`crate::mock::generate::example`]). The mock upstream
+//! checks each request against its operation and answers 400 with the reasons when it does
+//! not match, so a tool whose request comes out wrong fails here instead of in front of a
+//! model; a live upstream that validates requests (Prism answers 422 with its violations)
+//! does the same from outside. A result passes when it is not an error and, where the tool
+//! promises an outputSchema, carries a `structuredContent` that validates against it. A
+//! failed call's reason names the upstream's status and, for an RFC 9457 problem body, its
+//! title and detail or Prism's `validation` list.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -32,13 +37,21 @@ use crate::load::{self, LoadError};
 use crate::mcp::{Shared, Snapshot};
 use crate::upstream::Dispatcher;
 
-/// Calls in flight at once, over both transports together. The mock answers in
-/// microseconds, so this only needs to keep both servers busy.
-const CONCURRENCY: usize = 16;
+/// Calls in flight at once, over both transports together, unless `--concurrency` says
+/// otherwise. The mock answers in microseconds, so this only needs to keep both servers
+/// busy.
+pub const CONCURRENCY: usize = 16;
 /// A call that gets no answer in this long is a failure (a stuck server must not hang CI).
+/// Live, the longest upstream timeout of the configuration plus [`CALL_TIMEOUT_MARGIN`] is
+/// allowed instead, when that is longer.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// Longest reason kept for one row.
-const MAX_REASON_CHARS: usize = 200;
+const CALL_TIMEOUT_MARGIN: Duration = Duration::from_secs(10);
+/// Longest reason kept for one call (the JSON report carries it whole).
+const MAX_REASON_CHARS: usize = 1000;
+/// Longest reason shown in a row of the table.
+const MAX_TABLE_REASON_CHARS: usize = 200;
+/// Most entries of an upstream's list of violations named in a reason.
+const MAX_VIOLATIONS: usize = 8;
 /// The child's last words kept for an error message.
 const MAX_STDERR_BYTES: usize = 4096;
 
@@ -47,8 +60,18 @@ const MAX_STDERR_BYTES: usize = 4096;
 pub struct Options {
     /// The configuration file (`--config`).
     pub config: PathBuf,
-    /// The global flags; `mock` is forced on whatever they say.
+    /// The global flags; `mock` is forced on whatever they say, unless `live`.
     pub overrides: Overrides,
+    /// Call the configured upstreams (each API's own `mock` setting applies) instead of
+    /// forcing every API into mock mode. Every operation is called, writes included, once
+    /// per transport.
+    pub live: bool,
+    /// Serve and call over this transport only (`--transport`); the other one's outcomes
+    /// are all skipped. None: both.
+    pub only: Option<Transport>,
+    /// Calls in flight at once (`--concurrency`; [`CONCURRENCY`] by default): a live
+    /// upstream that answers slowly should not get a queue it cannot serve in time.
+    pub concurrency: usize,
     /// The restmcp executable started for the stdio leg (normally this one).
     pub executable: PathBuf,
     /// Show a `selftest: N/M calls` line on stderr while calling (for a terminal).
@@ -104,6 +127,11 @@ pub enum Transport {
 
 impl Transport {
     pub const ALL: [Transport; 2] = [Transport::Http, Transport::Stdio];
+
+    /// The transport named `http` or `stdio` (the `--transport` values).
+    pub fn from_key(key: &str) -> Option<Transport> {
+        Transport::ALL.into_iter().find(|t| t.key() == key)
+    }
 
     /// The key in the JSON report and the word in the table.
     pub fn key(self) -> &'static str {
@@ -256,20 +284,25 @@ impl Summary {
 
     /// The table: a row for every call that was not ok, then each transport's totals.
     pub fn render(&self) -> String {
-        let rows: Vec<[&str; 4]> = self
+        let rows: Vec<[String; 4]> = self
             .tools
             .iter()
             .flat_map(|tool| {
                 Transport::ALL.into_iter().filter_map(move |transport| {
                     let outcome = tool.outcome(transport);
                     let reason = outcome.reason()?;
-                    Some([tool.name.as_str(), transport.key(), outcome.word(), reason])
+                    Some([
+                        tool.name.clone(),
+                        transport.key().to_string(),
+                        outcome.word().to_string(),
+                        cut(reason, MAX_TABLE_REASON_CHARS),
+                    ])
                 })
             })
             .collect();
         let mut out = String::new();
         if !rows.is_empty() {
-            let header = ["tool", "transport", "outcome", "reason"];
+            let header = ["tool", "transport", "outcome", "reason"].map(String::from);
             let width = |column: usize| {
                 rows.iter()
                     .map(|row| row[column].chars().count())
@@ -320,23 +353,55 @@ type Client = RunningService<RoleClient, ()>;
 pub async fn run(options: &Options) -> Result<Summary, SelftestError> {
     let started = Instant::now();
     let overrides = Overrides {
-        mock: true,
+        mock: !options.live || options.overrides.mock,
         ..options.overrides.clone()
     };
     let config = Config::load(&options.config, &overrides)?;
+    let wanted = |t: Transport| options.only.is_none_or(|only| only == t);
     // The child loads the same specs as this process does: both at once.
-    let (http, stdio) = tokio::join!(HttpLeg::start(&config), StdioLeg::start(options));
+    let (http, stdio) = tokio::join!(
+        async {
+            match wanted(Transport::Http) {
+                true => HttpLeg::start(&config).await.map(Some),
+                false => Ok(None),
+            }
+        },
+        async {
+            match wanted(Transport::Stdio) {
+                true => StdioLeg::start(options).await.map(Some),
+                false => Ok(None),
+            }
+        }
+    );
     let (http, stdio) = (http?, stdio?);
-    let http_tools = list(&http.client, Transport::Http, String::new).await?;
-    let stdio_tools = list(&stdio.client, Transport::Stdio, || stdio.stderr_text()).await?;
-    let (mut reports, jobs) = plan(&http_tools, &stdio_tools);
-    let clients = Clients {
-        http: &http.client,
-        stdio: &stdio.client,
+    let http_tools = match &http {
+        Some(leg) => Some(list(&leg.client, Transport::Http, String::new).await?),
+        None => None,
     };
-    let call_time = call_all(&clients, jobs, &mut reports, options.progress).await;
-    stdio.stop().await;
-    http.stop().await;
+    let stdio_tools = match &stdio {
+        Some(leg) => Some(list(&leg.client, Transport::Stdio, || leg.stderr_text()).await?),
+        None => None,
+    };
+    let (mut reports, jobs) = plan(http_tools.as_deref(), stdio_tools.as_deref());
+    let clients = Clients {
+        http: http.as_ref().map(|leg| &leg.client),
+        stdio: stdio.as_ref().map(|leg| &leg.client),
+    };
+    let pace = Pace {
+        concurrency: options.concurrency.max(1),
+        timeout: if options.live {
+            call_timeout(&config)
+        } else {
+            CALL_TIMEOUT
+        },
+    };
+    let call_time = call_all(&clients, jobs, &mut reports, pace, options.progress).await;
+    if let Some(stdio) = stdio {
+        stdio.stop().await;
+    }
+    if let Some(http) = http {
+        http.stop().await;
+    }
     Ok(Summary {
         tools: reports,
         call_time,
@@ -407,7 +472,8 @@ impl HttpLeg {
     }
 }
 
-/// The stdio side: a child `restmcp stdio --mock` with the same flags.
+/// The stdio side: a child `restmcp stdio --mock` (without `--mock` when live) with the
+/// same flags.
 struct StdioLeg {
     client: Client,
     /// The tail of the child's stderr, for error messages.
@@ -485,15 +551,14 @@ async fn drain(mut pipe: tokio::process::ChildStderr, keep: Arc<Mutex<String>>) 
     }
 }
 
-/// The child's command line: `stdio --mock --config F` and the global flags the user gave,
-/// so both servers build the same tool set.
+/// The child's command line: `stdio --mock --config F` (no `--mock` when live) and the
+/// global flags the user gave, so both servers build the same tool set.
 fn stdio_args(options: &Options) -> Vec<OsString> {
-    let mut args: Vec<OsString> = vec![
-        "stdio".into(),
-        "--mock".into(),
-        "--config".into(),
-        options.config.clone().into_os_string(),
-    ];
+    let mut args: Vec<OsString> = vec!["stdio".into()];
+    if !options.live || options.overrides.mock {
+        args.push("--mock".into());
+    }
+    args.extend(["--config".into(), options.config.clone().into_os_string()]);
     let o = &options.overrides;
     if let Some(spec) = &o.spec {
         args.extend(["--spec".into(), spec.into()]);
@@ -537,8 +602,20 @@ struct Job {
 
 /// A report row for every tool either transport listed, with the outcomes known without
 /// calling (listing differences, no arguments, a broken outputSchema) filled in, and the
-/// calls still to make.
-fn plan(http: &[Tool], stdio: &[Tool]) -> (Vec<ToolReport>, Vec<Job>) {
+/// calls still to make. A transport without a listing (`None`: left out by `--transport`)
+/// is skipped for every tool.
+fn plan(http: Option<&[Tool]>, stdio: Option<&[Tool]>) -> (Vec<ToolReport>, Vec<Job>) {
+    let not_called = |t: Transport| {
+        Outcome::Skipped(format!(
+            "not called (--transport {})",
+            Transport::ALL
+                .into_iter()
+                .find(|other| *other != t)
+                .map_or("", Transport::key)
+        ))
+    };
+    let (http, http_skipped) = (http.unwrap_or_default(), http.is_none());
+    let (stdio, stdio_skipped) = (stdio.unwrap_or_default(), stdio.is_none());
     let (http_index, stdio_index) = (by_name(http), by_name(stdio));
     let mut names: Vec<&str> = http.iter().map(|t| t.name.as_ref()).collect();
     names.extend(
@@ -566,10 +643,20 @@ fn plan(http: &[Tool], stdio: &[Tool]) -> (Vec<ToolReport>, Vec<Job>) {
             stdio: Outcome::Ok,
         };
         let legs = [
-            (Transport::Http, on_http, None, http_output),
-            (Transport::Stdio, on_stdio, on_http, stdio_output),
+            (Transport::Http, http_skipped, on_http, None, http_output),
+            (
+                Transport::Stdio,
+                stdio_skipped,
+                on_stdio,
+                on_http,
+                stdio_output,
+            ),
         ];
-        for (transport, tool, reference, output) in legs {
+        for (transport, skipped, tool, reference, output) in legs {
+            if skipped {
+                *report.outcome_mut(transport) = not_called(transport);
+                continue;
+            }
             match prepare(row, transport, tool, reference, output) {
                 Ok(job) => jobs.push(job),
                 Err(outcome) => *report.outcome_mut(transport) = outcome,
@@ -667,17 +754,43 @@ fn arguments(tool: &Tool) -> Result<Map<String, Value>, Outcome> {
     }
 }
 
+/// The clients of the transports being called (a job is planned only for those).
 struct Clients<'a> {
-    http: &'a Client,
-    stdio: &'a Client,
+    http: Option<&'a Client>,
+    stdio: Option<&'a Client>,
 }
 
-/// Makes every call, [`CONCURRENCY`] at a time, and records the outcomes; returns how long
-/// each transport took.
+/// How many calls are in flight at once, and how long one may take.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    concurrency: usize,
+    timeout: Duration,
+}
+
+/// A live call's time limit: the longest upstream timeout of the configuration (an API's
+/// `timeout_seconds` or one of its `tool_timeouts`) plus a margin for the MCP round trip,
+/// and never less than [`CALL_TIMEOUT`]; an upstream error result then arrives before the
+/// selftest gives up on the call.
+fn call_timeout(config: &Config) -> Duration {
+    let longest = config
+        .apis
+        .values()
+        .flat_map(|api| {
+            std::iter::once(api.timeout_seconds).chain(api.tool_timeouts.values().copied())
+        })
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .fold(0.0_f64, f64::max);
+    let limit = Duration::try_from_secs_f64(longest).unwrap_or(CALL_TIMEOUT) + CALL_TIMEOUT_MARGIN;
+    limit.max(CALL_TIMEOUT)
+}
+
+/// Makes every call, `pace.concurrency` at a time, and records the outcomes; returns how
+/// long each transport took.
 async fn call_all(
     clients: &Clients<'_>,
     jobs: Vec<Job>,
     reports: &mut [ToolReport],
+    pace: Pace,
     progress: bool,
 ) -> HashMap<Transport, Duration> {
     let started = Instant::now();
@@ -695,11 +808,23 @@ async fn call_all(
             };
             let name = names[job.row].clone();
             async move {
-                let outcome = call(client, name, job.arguments, job.output.as_deref()).await;
+                let outcome = match client {
+                    Some(client) => {
+                        call(
+                            client,
+                            name,
+                            job.arguments,
+                            job.output.as_deref(),
+                            pace.timeout,
+                        )
+                        .await
+                    }
+                    None => Outcome::Skipped(format!("not called over {}", job.transport)),
+                };
                 (job.row, job.transport, outcome)
             }
         })
-        .buffer_unordered(CONCURRENCY);
+        .buffer_unordered(pace.concurrency);
     while let Some((row, transport, outcome)) = calls.next().await {
         *reports[row].outcome_mut(transport) = outcome;
         call_time.insert(transport, started.elapsed());
@@ -714,16 +839,17 @@ async fn call(
     name: String,
     arguments: Map<String, Value>,
     output: Option<&jsonschema::Validator>,
+    timeout: Duration,
 ) -> Outcome {
     let request = CallToolRequestParams::new(name).with_arguments(arguments);
-    match tokio::time::timeout(CALL_TIMEOUT, client.call_tool(request)).await {
+    match tokio::time::timeout(timeout, client.call_tool(request)).await {
         Ok(Ok(result)) => judge(&result, output),
         Ok(Err(ServiceError::McpError(error))) => Outcome::Failed(truncate(&format!(
             "JSON-RPC error {}: {}",
             error.code.0, error.message
         ))),
         Ok(Err(error)) => Outcome::Failed(truncate(&format!("the call failed: {error}"))),
-        Err(_) => Outcome::Failed(format!("no answer within {} s", CALL_TIMEOUT.as_secs())),
+        Err(_) => Outcome::Failed(format!("no answer within {} s", timeout.as_secs())),
     }
 }
 
@@ -763,8 +889,9 @@ fn judge(result: &CallToolResult, output: Option<&jsonschema::Validator>) -> Out
 
 /// One line that says why an error result failed. The mock's 400 carries its reasons in
 /// a JSON body (`{"error": …, "problems": […]}`) after a long preamble, so those reasons
-/// are taken out; otherwise the first line, with the list it introduces when it ends in
-/// `:` (as "Invalid arguments …:" does).
+/// are taken out; an upstream's RFC 9457 problem body is cut down to what it says was
+/// wrong ([`upstream_problem`]); otherwise the first line, with the list it introduces when
+/// it ends in `:` (as "Invalid arguments …:" does).
 pub fn error_reason(text: &str) -> String {
     if let Some(problems) = mock_problems(text) {
         return truncate(&format!(
@@ -776,6 +903,9 @@ pub fn error_reason(text: &str) -> String {
     let Some(first) = lines.next() else {
         return "the result is an error, without text".into();
     };
+    if let Some(problem) = upstream_problem(first) {
+        return truncate(&problem);
+    }
     let mut reason = first.to_string();
     if first.ends_with(':') {
         for line in lines.take_while(|l| l.starts_with('-')) {
@@ -801,13 +931,80 @@ fn mock_problems(text: &str) -> Option<Vec<String>> {
     (!problems.is_empty()).then_some(problems)
 }
 
+/// `upstream API "a" answered 422 Unprocessable Entity: {…}` whose body is an RFC 9457
+/// problem (`application/problem+json`, as Prism answers): the same preamble, then what the
+/// body says was wrong. Prism lists each violation of the API description under
+/// `validation` (`{"location": ["query", "limit"], "message": "must be integer"}`), which
+/// becomes `query.limit: must be integer`; another problem gives its `title` and `detail`.
+/// None when the line is not an upstream's answer or its body not such an object.
+fn upstream_problem(line: &str) -> Option<String> {
+    let rest = line.strip_prefix("upstream API \"")?;
+    let (api, rest) = rest.split_once("\" answered ")?;
+    let (status, body) = rest.split_once(": ")?;
+    let Value::Object(body) = serde_json::from_str::<Value>(body).ok()? else {
+        return None;
+    };
+    let text = |key: &str| body.get(key).and_then(Value::as_str).map(str::trim);
+    let mut said: Vec<String> = Vec::new();
+    if let Some(Value::Array(violations)) = body.get("validation") {
+        said.extend(violations.iter().take(MAX_VIOLATIONS).map(|v| {
+            let message = v
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("invalid");
+            let location: Vec<String> = v
+                .get("location")
+                .and_then(Value::as_array)
+                .map(|parts| {
+                    parts
+                        .iter()
+                        .map(|p| match p {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if location.is_empty() {
+                message.to_string()
+            } else {
+                format!("{}: {message}", location.join("."))
+            }
+        }));
+        if violations.len() > MAX_VIOLATIONS {
+            said.push(format!("and {} more", violations.len() - MAX_VIOLATIONS));
+        }
+    }
+    if said.is_empty() {
+        said.extend(
+            [text("title"), text("detail")]
+                .into_iter()
+                .flatten()
+                .filter(|t| !t.is_empty())
+                .map(str::to_string),
+        );
+    }
+    if said.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "upstream API \"{api}\" answered {status}: {}",
+        said.join("; ")
+    ))
+}
+
 /// At most [`MAX_REASON_CHARS`] characters, on one line.
 fn truncate(text: &str) -> String {
+    cut(text, MAX_REASON_CHARS)
+}
+
+/// At most `max` characters of `text`, on one line, marked `…` when cut.
+fn cut(text: &str, max: usize) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= MAX_REASON_CHARS {
+    if one_line.chars().count() <= max {
         return one_line;
     }
-    let mut cut: String = one_line.chars().take(MAX_REASON_CHARS - 1).collect();
+    let mut cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
     cut.push('…');
     cut
 }
@@ -983,9 +1180,48 @@ selftest passed in 1.50 s
 
     #[test]
     fn long_reasons_are_cut() {
-        let reason = error_reason(&"word ".repeat(100));
+        let reason = error_reason(&"word ".repeat(1000));
         assert_eq!(reason.chars().count(), MAX_REASON_CHARS);
         assert!(reason.ends_with('…'));
+        let mut long = summary();
+        long.tools[1].http = Outcome::Failed(reason);
+        let row = long.render().lines().nth(1).map(str::to_string);
+        assert!(
+            row.as_deref()
+                .is_some_and(|r| r.ends_with("word word…")
+                    && r.chars().count() < MAX_TABLE_REASON_CHARS + 40),
+            "{row:?}"
+        );
+    }
+
+    #[test]
+    fn prisms_violations_are_the_reason() {
+        let text = "upstream API \"petstore\" answered 422 Unprocessable Entity: {\"type\":\"https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY\",\"title\":\"Invalid request\",\"status\":422,\"detail\":\"Your request is not valid and no HTTP validation response was found in the spec, so Prism is generating this error for you.\",\"validation\":[{\"location\":[\"query\",\"status\"],\"severity\":\"Error\",\"code\":\"enum\",\"message\":\"must be equal to one of the allowed values: available, pending, sold\"},{\"location\":[\"body\"],\"severity\":\"Error\",\"code\":\"required\",\"message\":\"must have required property 'name'\"}]}\nHint: the upstream rejected the request; check the arguments.";
+        assert_eq!(
+            error_reason(text),
+            "upstream API \"petstore\" answered 422 Unprocessable Entity: query.status: must be equal to one of the allowed values: available, pending, sold; body: must have required property 'name'"
+        );
+        let unauthorized = "upstream API \"a\" answered 401 Unauthorized: {\"type\":\"https://stoplight.io/prism/errors#UNAUTHORIZED\",\"title\":\"Invalid security scheme used\",\"status\":401,\"detail\":\"\"}\nHint: credentials";
+        assert_eq!(
+            error_reason(unauthorized),
+            "upstream API \"a\" answered 401 Unauthorized: Invalid security scheme used"
+        );
+        let many: Vec<Value> = (0..10)
+            .map(|i| json!({"location": ["query", format!("p{i}")], "message": "must be integer"}))
+            .collect();
+        let body = json!({"title": "Invalid request", "validation": many});
+        let reason = error_reason(&format!(
+            "upstream API \"a\" answered 422 Unprocessable Entity: {body}"
+        ));
+        assert!(
+            reason.ends_with("query.p7: must be integer; and 2 more"),
+            "{reason}"
+        );
+        // Not a problem body: the first line as it is.
+        assert_eq!(
+            error_reason("upstream API \"a\" answered 404 Not Found: [1,2]\nHint: x"),
+            "upstream API \"a\" answered 404 Not Found: [1,2]"
+        );
     }
 
     fn tool(name: &str, input: Value, output: Option<Value>) -> Tool {
@@ -1043,7 +1279,7 @@ selftest passed in 1.50 s
             ),
             tool("only_stdio", input, None),
         ];
-        let (reports, jobs) = plan(&http, &stdio);
+        let (reports, jobs) = plan(Some(&http), Some(&stdio));
         let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["same", "differs", "only_http", "only_stdio"]);
         assert_eq!(
@@ -1076,6 +1312,49 @@ selftest passed in 1.50 s
     }
 
     #[test]
+    fn a_transport_left_out_is_skipped_for_every_tool_and_never_called() {
+        let tools = vec![
+            tool("a", json!({"type": "object"}), None),
+            tool("b", json!({"type": "object"}), None),
+        ];
+        let (reports, jobs) = plan(Some(&tools), None);
+        assert_eq!(reports.len(), 2);
+        for report in &reports {
+            assert_eq!(report.http, Outcome::Ok);
+            assert_eq!(
+                report.stdio,
+                Outcome::Skipped("not called (--transport http)".into())
+            );
+        }
+        assert!(jobs.iter().all(|j| j.transport == Transport::Http) && jobs.len() == 2);
+        let (reports, jobs) = plan(None, Some(&tools));
+        assert_eq!(
+            reports[0].http,
+            Outcome::Skipped("not called (--transport stdio)".into())
+        );
+        assert!(jobs.iter().all(|j| j.transport == Transport::Stdio) && jobs.len() == 2);
+        assert_eq!(Transport::from_key("stdio"), Some(Transport::Stdio));
+        assert_eq!(Transport::from_key("sse"), None);
+    }
+
+    #[test]
+    fn a_live_call_may_take_the_longest_upstream_timeout_and_a_margin() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = |toml: &str| {
+            let path = dir.path().join("config.toml");
+            std::fs::write(&path, toml).expect("written");
+            Config::load(&path, &Overrides::default()).expect("loads")
+        };
+        let slow = config(
+            "[apis.a]\nspec = \"a.yaml\"\ntimeout_seconds = 100\ntool_timeouts = { report = 200 }\n\
+             [apis.b]\nspec = \"b.yaml\"\n",
+        );
+        assert_eq!(call_timeout(&slow), Duration::from_secs(210));
+        let quick = config("[apis.a]\nspec = \"a.yaml\"\ntimeout_seconds = 2\n");
+        assert_eq!(call_timeout(&quick), CALL_TIMEOUT);
+    }
+
+    #[test]
     fn the_child_gets_the_global_flags() {
         let options = Options {
             config: "cfg.toml".into(),
@@ -1086,9 +1365,20 @@ selftest passed in 1.50 s
                 max_description_length: Some(0),
                 mock: false,
             },
+            live: false,
+            only: None,
+            concurrency: CONCURRENCY,
             executable: "restmcp".into(),
             progress: false,
         };
+        let live = Options {
+            live: true,
+            ..options.clone()
+        };
+        assert_eq!(
+            stdio_args(&live)[..4],
+            ["stdio", "--config", "cfg.toml", "--spec"].map(OsString::from)
+        );
         assert_eq!(
             stdio_args(&options),
             [

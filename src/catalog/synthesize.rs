@@ -197,7 +197,11 @@ fn input<'d>(
             Some((fields, field_required)) => {
                 for (wire, mut field_schema) in fields {
                     let argument = names.claim(&argument_name(&wire), "body");
-                    let is_required = body.required && field_required.contains(&wire);
+                    // The body's own `required` holds even when the body is optional
+                    // (`requestBody.required` left out, as in Twilio's and Box's
+                    // descriptions): a body sent without those properties is invalid, and
+                    // with any of them required the body is never empty.
+                    let is_required = field_required.contains(&wire);
                     if is_required {
                         required.push(json!(argument));
                     }

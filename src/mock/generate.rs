@@ -1092,6 +1092,10 @@ impl<'a> Generator<'a> {
                     (Some(text), Some(pattern)) => pattern_matches(pattern, text).unwrap_or(true),
                     _ => true,
                 },
+                "format" => match (value.as_str(), s.as_str()) {
+                    (Some(text), Some(format)) => format_matches(format, text),
+                    _ => true,
+                },
                 "minItems" | "maxItems" => match (value.as_array(), count(s)) {
                     (Some(items), Some(n)) => {
                         if keyword == "minItems" {
@@ -1932,6 +1936,36 @@ fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
     })
 }
 
+thread_local! {
+    static FORMATS: RefCell<FxHashMap<String, Option<jsonschema::Validator>>> =
+        RefCell::new(FxHashMap::default());
+}
+
+/// Whether `text` is in `format`, as `jsonschema` checks formats when asked to (and as
+/// validating servers such as Prism do): an example or default the spec gives in the wrong
+/// format (GitHub's `"format": "uri"` with the example `com/github/bar/libfoo-1.2.3`) is
+/// not used. Formats `jsonschema` does not know (OpenAPI's `byte`, `int32`, …) match
+/// anything; the values this module builds for them are right by construction.
+fn format_matches(format: &str, text: &str) -> bool {
+    FORMATS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if !cache.contains_key(format) {
+            if cache.len() >= REGEX_CACHE {
+                cache.clear();
+            }
+            let compiled = jsonschema::options()
+                .should_validate_formats(true)
+                .build(&serde_json::json!({"format": format}))
+                .ok();
+            cache.insert(format.to_string(), compiled);
+        }
+        cache
+            .get(format)
+            .and_then(Option::as_ref)
+            .is_none_or(|validator| validator.is_valid(&Value::String(text.to_string())))
+    })
+}
+
 /// A tiny generator for the regular expressions found in API specs: literals, classes,
 /// groups, alternation, quantifiers and anchors. Lookarounds are skipped and
 /// backreferences produce nothing; the caller checks what comes out.
@@ -2631,6 +2665,22 @@ mod tests {
             assert!(strict.is_valid(&value), "{format}: {value}");
             assert!(validator.is_valid(&value));
         }
+    }
+
+    #[test]
+    fn an_example_or_default_in_the_wrong_format_is_not_used() {
+        // GitHub's artifact storage record: a "uri" whose example has no scheme.
+        let path =
+            json!({"type": "string", "format": "uri", "examples": ["com/github/bar/libfoo-1.2.3"]});
+        assert_eq!(valid_example(&path), json!("https://example.com"));
+        let when = json!({"type": "string", "format": "date-time", "default": "yesterday"});
+        assert_eq!(valid_example(&when), json!("2024-01-01T00:00:00Z"));
+        // Right formats are kept, and formats jsonschema does not know accept anything.
+        let right =
+            json!({"type": "string", "format": "uri", "examples": ["https://reg.example.com/a"]});
+        assert_eq!(valid_example(&right), json!("https://reg.example.com/a"));
+        let unknown = json!({"type": "string", "format": "sha256-digest", "examples": ["abc"]});
+        assert_eq!(valid_example(&unknown), json!("abc"));
     }
 
     #[test]

@@ -540,6 +540,9 @@ impl Dispatcher {
                     }
                 }
                 Err(error) if retryable && error.is_connect() => Some(backoff(attempt)),
+                // A pooled connection the upstream closed just as it was reused: at once,
+                // on a new connection.
+                Err(error) if retryable && closed_before_answer(error) => Some(Duration::ZERO),
                 _ => None,
             };
             let remaining = timeout.saturating_sub(started.elapsed());
@@ -795,6 +798,39 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
         .parse()
         .ok()?;
     Some(Duration::from_secs(seconds))
+}
+
+/// The request failed, before any answer came, because the connection closed or was
+/// reset under it. That is what a keep-alive connection meets when the upstream closes it
+/// just as it is reused (Node.js servers close idle connections after 5 s, gunicorn after
+/// 2 s, while the pool keeps them for 90 s); seen against Prism. Nothing was answered, so
+/// an idempotent request may go again on a new connection (RFC 9110 §9.2.2).
+fn closed_before_answer(error: &reqwest::Error) -> bool {
+    if !error.is_request() || error.is_timeout() || error.is_body() || error.is_decode() {
+        return false;
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        if inner
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_incomplete_message)
+        {
+            return true;
+        }
+        if let Some(io) = inner.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        source = inner.source();
+    }
+    false
 }
 
 fn backoff(attempt: u32) -> Duration {

@@ -50,7 +50,7 @@ async fn echo_dispatcher(upstream: &upstream::Upstream) -> Dispatcher {
     .await
 }
 
-fn args(value: Value) -> Map<String, Value> {
+pub fn args(value: Value) -> Map<String, Value> {
     value.as_object().expect("object").clone()
 }
 

@@ -13,6 +13,7 @@ mod mcp;
 mod mock;
 mod negotiation;
 mod overlays;
+mod prism;
 mod properties;
 mod real_specs;
 mod reload;

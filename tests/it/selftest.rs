@@ -229,3 +229,96 @@ fn a_configuration_that_does_not_load_is_an_error_not_a_report() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.starts_with("error: "), "{stderr}");
 }
+
+/// A runtime whose workers keep serving in-process upstreams while the test waits for the
+/// restmcp child.
+fn serving_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn live_config(base_url: &str) -> String {
+    echo_config(&format!("base_url = \"{base_url}\"\n"))
+}
+
+/// `selftest --live` calls the configured upstream (restmcp's echo upstream here, in place
+/// of a staging server), over one transport when asked, and warns that every operation is
+/// called.
+#[test]
+fn live_calls_go_to_the_configured_upstream_over_the_transport_asked_for() {
+    let runtime = serving_runtime();
+    let upstream = runtime.block_on(crate::upstream::start());
+    let dir = project(&live_config(&upstream.url()), &[]);
+    let (_, report, stderr) = selftest(dir.path(), &["--live", "--transport", "http"]);
+    assert!(
+        stderr.starts_with("selftest --live: calling every operation of the configured upstreams with generated arguments, writes included, once over Streamable HTTP"),
+        "{stderr}"
+    );
+    let tools = report["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), 16, "{report:#}");
+    // The five operations under /echo/ (the upstream counts those, not its /_/ routes)
+    // were each sent there once.
+    let calls = upstream
+        .counters
+        .all
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(calls, 5, "{report:#}");
+    assert_eq!(tool(&report, "getItem")["http"]["outcome"], "ok");
+    for tool in tools {
+        assert_eq!(
+            tool["stdio"],
+            serde_json::json!({"outcome": "skipped", "reason": "not called (--transport http)"}),
+            "{tool}"
+        );
+    }
+    assert_eq!(report["totals"]["stdio"]["skipped"], 16);
+}
+
+/// A validating upstream (Prism) answers a request it finds invalid with an RFC 9457
+/// problem listing the violations: the row names the status and each violation, and the
+/// exit code is 1. Without `--live` the same configuration is mocked and passes.
+#[test]
+fn a_live_upstreams_violations_are_the_reason_a_call_failed() {
+    use axum::http::{StatusCode, header};
+    let runtime = serving_runtime();
+    let addr = runtime.block_on(async {
+        let problem = serde_json::json!({
+            "type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY",
+            "title": "Invalid request",
+            "status": 422,
+            "detail": "Your request is not valid and no HTTP validation response was found in the spec, so Prism is generating this error for you.",
+            "validation": [
+                {"location": ["query", "limit"], "severity": "Error", "code": "type", "message": "must be integer"},
+                {"location": ["body"], "severity": "Error", "code": "required", "message": "must have required property 'name'"}
+            ]
+        });
+        let app = axum::Router::new().fallback(move || {
+            let body = problem.to_string();
+            async move {
+                (
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    [(header::CONTENT_TYPE, "application/problem+json")],
+                    body,
+                )
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        addr
+    });
+    let dir = project(&live_config(&format!("http://{addr}")), &[]);
+    let (code, report, _) = selftest(dir.path(), &["--live", "--transport", "http"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        tool(&report, "getItem")["http"]["reason"],
+        "upstream API \"echo\" answered 422 Unprocessable Entity: query.limit: must be integer; body: must have required property 'name'"
+    );
+    let (code, report, _) = selftest(dir.path(), &["--transport", "http"]);
+    assert_eq!(code, 0, "{report:#}");
+}
