@@ -15,7 +15,7 @@ bin="${RESTMCP_BIN:-$root/target/debug/restmcp}"
 cd "$root"
 
 sdk_version="2.3.0"
-spec="tests/fixtures/echo-api.yaml"
+spec="tests/fixtures/interop-api.yaml"
 venv="target/interop/python-venv"
 python="${PYTHON:-python3}"
 
