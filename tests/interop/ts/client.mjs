@@ -636,13 +636,13 @@ async function runResults(label, sdk, revision, upstream, makeTransport, progres
   const wire = [];
   const transportErrors = [];
   const c = (name) => `${label}: ${name}`;
-  const step = async (name, body) => {
+  const step = async (name, body, method = 'tools/call') => {
     try {
       const [ok, detail] = await withTimeout(body(), STEP_TIMEOUT_MS, name);
       if (ok) pass(c(name), detail);
       else fail(c(name), detail);
     } catch (e) {
-      fail(c(name), `${errText(e)}; ${exchangeFor(wire, 'tools/call')}`);
+      fail(c(name), `${errText(e)}; ${exchangeFor(wire, method)}`);
     }
   };
 
@@ -678,7 +678,7 @@ async function runResults(label, sdk, revision, upstream, makeTransport, progres
       const noSchema = wanted.filter((n) => tools.some((t) => t.name === n && !t.outputSchema));
       const detail = `${tools.length} tools${missing.length ? `, missing ${missing}` : ''}${noSchema.length ? `, no outputSchema: ${noSchema}` : ''}`;
       return [!missing.length && !noSchema.length, detail];
-    });
+    }, 'tools/list');
     await step('array', () => callForValue(sdk, client, 'listPets', {}, PETS, revision));
     await step('string', () => callForValue(sdk, client, 'getGreeting', {}, GREETING, revision));
     await step('number', () => callForValue(sdk, client, 'getTemperature', {}, TEMPERATURE, revision));
