@@ -27,11 +27,15 @@ rejects a result is restmcp's bug):
                                   that same structured value serialized
   xml-or-json                     getPet's upstream answers XML unless Accept prefers JSON
                                   (Petstore's behaviour); the result must be the JSON object
-  large body                      a 6.3 MiB JSON array (cap 4 MiB; the SDK takes at most 1 MiB
-                                  in one SSE event): isError, no structuredContent, a prefix of
-                                  the data and a truncation marker; then a call still works
-  large body, progress            the same over Streamable HTTP with a progress callback, which
-                                  makes restmcp answer with an SSE stream
+  1.3 MiB body                    a 1.3 MiB JSON array, under the 4 MiB response cap: whole
+                                  (as array above) where answers are plain JSON; where they are
+                                  SSE events (legacy SSE), which the SDK refuses over 1 MiB,
+                                  cut down like the large body
+  large body                      a 6.3 MiB JSON array, over the cap: isError, no
+                                  structuredContent, a prefix of the data and a truncation
+                                  marker; then a call still works
+  ..., progress                   both again over Streamable HTTP with a progress callback,
+                                  which makes restmcp answer with an SSE stream
 
 How the SDK is made to speak each revision: 2026-07-28 is its default mode ("auto":
 server/discover first), 2025-11-25 is mode="legacy" (its initialize offers
@@ -120,7 +124,7 @@ class EchoHandler(BaseHTTPRequestHandler):
         elif path == "/_/list":
             body = [1, 2, 3]
         elif path.startswith("/results/"):
-            self._results(path)
+            self._results(path, query)
             return
         else:
             body = {"method": self.command, "path": path, "query": query if sep else None}
@@ -131,10 +135,10 @@ class EchoHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _results(self, path: str) -> None:
+    def _results(self, path: str, query: str) -> None:
         """The /results operations of tests/fixtures/interop-api.yaml (see results_body)."""
         accept = self.headers.get("Accept")
-        status, content_type, data = results_body(path, accept)
+        status, content_type, data = results_body(path, query, accept)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -158,16 +162,20 @@ PETS = [PET, {"id": 8, "name": "Tom", "status": "sold", "tags": []}]
 GREETING = 'Hello, "world" \u2014 gr\u00fc\u00dfe \u2603'
 TEMPERATURE = -12.5
 FLAG = False
-RECORD_COUNT = 60_000  # about 6.3 MiB: over restmcp's default 4 MiB max_response_bytes
-_RECORDS_TEXT: list[str] = []
+RECORD_COUNT = 60_000  # listRecords' default, 6.3 MiB: over restmcp's default 4 MiB max_response_bytes
+MEDIUM_COUNT = 12_000  # 1.3 MiB: under that cap, over the 1 MiB the SDK takes in one SSE event
+_RECORDS_TEXT: dict[int, str] = {}
 
 
-def records_text() -> str:
-    """The listRecords body, built once: a compact JSON array of RECORD_COUNT objects."""
-    if not _RECORDS_TEXT:
-        records = [{"id": i, "name": f"record-{i:06d}", "note": "n" * 64} for i in range(RECORD_COUNT)]
-        _RECORDS_TEXT.append(json.dumps(records, separators=(",", ":")))
-    return _RECORDS_TEXT[0]
+def records(count: int) -> list[dict[str, Any]]:
+    return [{"id": i, "name": f"record-{i:06d}", "note": "n" * 64} for i in range(count)]
+
+
+def records_text(count: int = RECORD_COUNT) -> str:
+    """The listRecords body for `count`, built once: a compact JSON array."""
+    if count not in _RECORDS_TEXT:
+        _RECORDS_TEXT[count] = json.dumps(records(count), separators=(",", ":"))
+    return _RECORDS_TEXT[count]
 
 
 def accept_prefers_json(accept: str | None) -> bool:
@@ -207,7 +215,7 @@ def accept_prefers_json(accept: str | None) -> bool:
 PET_REQUESTS: list[tuple[str, str | None, str]] = []
 
 
-def results_body(path: str, accept: str | None) -> tuple[int, str, bytes]:
+def results_body(path: str, query: str, accept: str | None) -> tuple[int, str, bytes]:
     """Status, Content-Type and body of a /results request."""
     json_type = "application/json"
     if path == "/results/pets":
@@ -219,7 +227,9 @@ def results_body(path: str, accept: str | None) -> tuple[int, str, bytes]:
     if path == "/results/flag":
         return 200, json_type, json.dumps(FLAG).encode()
     if path == "/results/records":
-        return 200, json_type, records_text().encode()
+        counts = [v for k, v in (p.partition("=")[::2] for p in query.split("&")) if k == "count"]
+        count = int(counts[0]) if counts and counts[0].isdigit() else RECORD_COUNT
+        return 200, json_type, records_text(min(max(count, 1), RECORD_COUNT)).encode()
     if path.startswith("/results/pets/"):
         if accept_prefers_json(accept):
             PET_REQUESTS.append((path, accept, json_type))
@@ -489,12 +499,13 @@ RESULT_CHECK_NAMES = [
     "number",
     "boolean",
     "xml-or-json",
+    "1.3 MiB body",
     "large body",
     "after large body",
 ]
 # Streamable HTTP answers a call that asked for progress with an SSE stream, whose events
 # the SDK caps at 1 MiB like the legacy SSE transport's.
-PROGRESS_CHECK_NAMES = ["large body, progress", "after large body, progress"]
+PROGRESS_CHECK_NAMES = ["1.3 MiB body, progress", "large body, progress", "after large body, progress"]
 
 
 class OfferingHandshake:
@@ -565,19 +576,41 @@ async def call_for_value(client: Any, tool: str, arguments: dict[str, Any], valu
     return ok, detail
 
 
-async def call_large(client: Any, progress: bool) -> tuple[bool, str]:
+async def on_progress(_progress: float, _total: float | None, _message: str | None) -> None:
+    pass
+
+
+async def call_medium(client: Any, revision: str, sse_framed: bool, progress: bool) -> tuple[bool, str]:
+    """listRecords(count=MEDIUM_COUNT) answers 1.3 MiB of JSON, under the 4 MiB cap: the whole
+    array where the answer is plain JSON (stdio, Streamable HTTP); where it travels as one SSE
+    event (legacy SSE; Streamable HTTP with progress), which the SDK refuses over 1 MiB,
+    cut down to fit like a truncated body."""
+    if not sse_framed:
+        return await call_for_value(client, "listRecords", {"count": MEDIUM_COUNT}, records(MEDIUM_COUNT), revision)
+    return await call_truncated(client, MEDIUM_COUNT, revision, progress)
+
+
+async def call_large(client: Any, revision: str, progress: bool) -> tuple[bool, str]:
     """listRecords answers ~6.3 MiB, over the 4 MiB cap (and far over the 1 MiB the SDK takes
     in one SSE event): a truncated result with a marker, and as the tool has an outputSchema
     and the truncated JSON cannot be checked against it, isError with no structuredContent."""
+    return await call_truncated(client, RECORD_COUNT, revision, progress)
 
-    async def on_progress(_progress: float, _total: float | None, _message: str | None) -> None:
-        pass
 
-    r = await client.call_tool("listRecords", {}, progress_callback=on_progress if progress else None)
-    body = records_text()
+async def call_truncated(client: Any, count: int, revision: str, progress: bool) -> tuple[bool, str]:
+    """isError, no structuredContent, a text that is a prefix of the data (of the body as the
+    upstream sent it, or of the text a complete result would have had: the structured value
+    serialized) and a text with the truncation marker."""
+    arguments = {} if count == RECORD_COUNT else {"count": count}
+    r = await client.call_tool("listRecords", arguments, progress_callback=on_progress if progress else None)
+    wholes = [records_text(count), json.dumps(shaped(records(count), revision), separators=(",", ":"))]
+
+    def is_data(text: str) -> bool:
+        return any(whole.startswith(text) for whole in wholes)
+
     blocks = text_blocks(r)
-    data = [t for t in blocks if len(t) >= 1024 and body.startswith(t)]
-    markers = [t for t in blocks if "truncated" in t.lower() and not body.startswith(t)]
+    data = [t for t in blocks if len(t) >= 1024 and is_data(t)]
+    markers = [t for t in blocks if "truncated" in t.lower() and not is_data(t)]
     ok = r.is_error is True and r.structured_content is None and bool(data) and bool(markers)
     sizes = ", ".join(str(len(t)) for t in blocks)
     detail = (
@@ -599,9 +632,13 @@ async def call_still_works(client: Any, item: str) -> tuple[bool, str]:
     return ok, f"isError={r.is_error} structuredContent={short(sc, 200)}"
 
 
-async def exercise_results(label: str, make_client: Callable[[], Any], revision: str, progress: bool) -> None:
+async def exercise_results(
+    label: str, make_client: Callable[[], Any], revision: str, progress: bool, sse: bool
+) -> None:
     """Connect one SDK client speaking `revision` and call the /results tools of
-    tests/fixtures/interop-api.yaml; each check is recorded exactly once."""
+    tests/fixtures/interop-api.yaml; each check is recorded exactly once. `sse`: the
+    transport carries every answer as an SSE event (legacy SSE); `progress`: also make the
+    calls that ask for progress (Streamable HTTP answers those with an SSE stream)."""
     names = RESULT_CHECK_NAMES + (PROGRESS_CHECK_NAMES if progress else [])
     done: set[str] = set()
 
@@ -610,6 +647,7 @@ async def exercise_results(label: str, make_client: Callable[[], Any], revision:
         RESULTS.record(f"[{label}] {check}", ok, detail)
 
     async def step(check: str, body: Callable[[], Any]) -> None:
+        started = time.monotonic()
         try:
             with anyio.fail_after(TIMEOUT):
                 ok, detail = await body()
@@ -617,7 +655,7 @@ async def exercise_results(label: str, make_client: Callable[[], Any], revision:
             ok, detail = False, f"no answer within {TIMEOUT:.0f} s"
         except Exception as exc:  # the SDK raising is a failed check, not a crash
             ok, detail = False, describe(exc)
-        record(check, ok, detail)
+        record(check, ok, f"[{time.monotonic() - started:.1f} s] {detail}")
 
     async def run_checks(client: Any) -> None:
         version = client.protocol_version
@@ -655,10 +693,12 @@ async def exercise_results(label: str, make_client: Callable[[], Any], revision:
             return ok, f"Accept {accept!r} got {answered}; {detail}"
 
         await step("xml-or-json", xml_or_json)
-        await step("large body", lambda: call_large(client, progress=False))
+        await step("1.3 MiB body", lambda: call_medium(client, version, sse_framed=sse, progress=False))
+        await step("large body", lambda: call_large(client, version, progress=False))
         await step("after large body", lambda: call_still_works(client, "after"))
         if progress:
-            await step("large body, progress", lambda: call_large(client, progress=True))
+            await step("1.3 MiB body, progress", lambda: call_medium(client, version, sse_framed=True, progress=True))
+            await step("large body, progress", lambda: call_large(client, version, progress=True))
             await step("after large body, progress", lambda: call_still_works(client, "after-progress"))
 
     phase = f"connect timed out after {CONNECT_TIMEOUT:.0f} s"
@@ -689,7 +729,7 @@ async def exercise_results(label: str, make_client: Callable[[], Any], revision:
 async def results_matrix(binary: str, spec: str, upstream_url: str) -> None:
     """exercise_results for every revision restmcp serves over stdio, Streamable HTTP and
     legacy SSE: nine clients, each on its own restmcp process."""
-    records_text()  # built before the clock of any call starts
+    records_text(RECORD_COUNT), records_text(MEDIUM_COUNT)  # built before any call's clock starts
     for revision in RESULT_REVISIONS:
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as stdio_log:
             params = StdioServerParameters(
@@ -701,6 +741,7 @@ async def results_matrix(binary: str, spec: str, upstream_url: str) -> None:
                 lambda: client_for(revision, lambda: stdio_client(params, errlog=stdio_log)),
                 revision,
                 progress=False,
+                sse=False,
             )
             if RESULTS.failed > failed_before:
                 stdio_log.seek(0)
@@ -711,6 +752,7 @@ async def results_matrix(binary: str, spec: str, upstream_url: str) -> None:
             ("sse", lambda base: sse_client(f"{base}/sse", timeout=TIMEOUT), False),
         ]
         for transport, target, progress in transports:
+            sse = transport == "sse"
             label = f"results {transport} {revision}"
             server = HttpServer(binary, spec, upstream_url)
             try:
@@ -725,6 +767,7 @@ async def results_matrix(binary: str, spec: str, upstream_url: str) -> None:
                     lambda: client_for(revision, lambda: target(server.base)),
                     revision,
                     progress,
+                    sse,
                 )
                 if RESULTS.failed > failed_before:
                     print(f"--- restmcp serve log ({label}) ---\n{server.log_text()}\n---", flush=True)

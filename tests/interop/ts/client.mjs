@@ -30,8 +30,11 @@
 // the bare value on 2026-07-28, with the one text content that same structured
 // value serialized; the XML-or-JSON tool as its JSON object; the large body as
 // isError with no structuredContent, a prefix of the data and a truncation
-// marker, after which another call still works (over Streamable HTTP also with
-// a progress callback, which makes restmcp answer with an SSE stream).
+// marker, after which another call still works; a 1.3 MiB body (under the cap)
+// whole where answers are plain JSON and cut down the same way where they are
+// SSE events (legacy SSE), as the Python SDK refuses an event over 1 MiB. Over
+// Streamable HTTP both bodies again with a progress callback, which makes
+// restmcp answer with an SSE stream.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -152,17 +155,18 @@ const PETS = [PET, { id: 8, name: 'Tom', status: 'sold', tags: [] }];
 const GREETING = 'Hello, "world" \u2014 gr\u00fc\u00dfe \u2603';
 const TEMPERATURE = -12.5;
 const FLAG = false;
-const RECORD_COUNT = 60_000; // about 6.3 MiB: over restmcp's default 4 MiB max_response_bytes
-let recordsTextCache;
-function recordsText() {
-  if (recordsTextCache === undefined) {
-    const records = [];
-    for (let i = 0; i < RECORD_COUNT; i++) {
-      records.push({ id: i, name: `record-${String(i).padStart(6, '0')}`, note: 'n'.repeat(64) });
-    }
-    recordsTextCache = JSON.stringify(records);
-  }
-  return recordsTextCache;
+const RECORD_COUNT = 60_000; // listRecords' default, 6.3 MiB: over restmcp's default 4 MiB max_response_bytes
+const MEDIUM_COUNT = 12_000; // 1.3 MiB: under that cap, over the 1 MiB the Python SDK takes in one SSE event
+function records(count) {
+  const out = [];
+  for (let i = 0; i < count; i++) out.push({ id: i, name: `record-${String(i).padStart(6, '0')}`, note: 'n'.repeat(64) });
+  return out;
+}
+const recordsTextCache = new Map();
+// The listRecords body for `count`, built once: a compact JSON array.
+function recordsText(count = RECORD_COUNT) {
+  if (!recordsTextCache.has(count)) recordsTextCache.set(count, JSON.stringify(records(count)));
+  return recordsTextCache.get(count);
 }
 
 // Petstore's choice between its two media types: JSON only when Accept gives
@@ -196,7 +200,7 @@ function acceptPrefersJson(accept) {
 
 // Status, Content-Type and body of a /results request; `petRequests` gets
 // [path, Accept as received, media type answered] of each /results/pets/{id}.
-function resultsBody(rawPath, accept, petRequests) {
+function resultsBody(rawPath, rawQuery, accept, petRequests) {
   const json = 'application/json';
   switch (rawPath) {
     case '/results/pets':
@@ -207,8 +211,11 @@ function resultsBody(rawPath, accept, petRequests) {
       return [200, json, JSON.stringify(TEMPERATURE)];
     case '/results/flag':
       return [200, json, JSON.stringify(FLAG)];
-    case '/results/records':
-      return [200, json, recordsText()];
+    case '/results/records': {
+      const count = Number(new URLSearchParams(rawQuery ?? '').get('count') ?? RECORD_COUNT);
+      const valid = Number.isInteger(count) ? Math.min(Math.max(count, 1), RECORD_COUNT) : RECORD_COUNT;
+      return [200, json, recordsText(valid)];
+    }
     default:
       if (rawPath.startsWith('/results/pets/')) {
         if (acceptPrefersJson(accept)) {
@@ -249,7 +256,7 @@ function startUpstream() {
       if (m) return send(Number(m[1]), { error: 'requested status' });
       if (rawPath === '/_/list') return send(200, [1, 2, 3]);
       if (rawPath.startsWith('/results/')) {
-        const [status, type, text] = resultsBody(rawPath, req.headers.accept, petRequests);
+        const [status, type, text] = resultsBody(rawPath, rawQuery, req.headers.accept, petRequests);
         res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
         return res.end(text);
       }
@@ -605,16 +612,35 @@ async function callForValue(sdk, client, tool, args, value, revision) {
   return [ok, detail];
 }
 
+// listRecords(count=MEDIUM_COUNT) answers 1.3 MiB of JSON, under the 4 MiB
+// cap: the whole array where the answer is plain JSON (stdio, Streamable HTTP);
+// where it travels as one SSE event (legacy SSE; Streamable HTTP with
+// progress), which the Python SDK refuses over 1 MiB (restmcp cuts by
+// transport, whatever the client), cut down to fit like a truncated body.
+async function callMedium(sdk, client, revision, sseFramed, progress) {
+  if (!sseFramed) return callForValue(sdk, client, 'listRecords', { count: MEDIUM_COUNT }, records(MEDIUM_COUNT), revision);
+  return callTruncated(sdk, client, MEDIUM_COUNT, revision, progress);
+}
+
 // listRecords answers 6.3 MiB, over the 4 MiB cap: a truncated result with a
 // marker; the tool has an outputSchema the truncated JSON cannot be checked
 // against, so isError and no structuredContent.
-async function callLarge(sdk, client, progress) {
+async function callLarge(sdk, client, revision, progress) {
+  return callTruncated(sdk, client, RECORD_COUNT, revision, progress);
+}
+
+// isError, no structuredContent, a text that is a prefix of the data (of the
+// body as the upstream sent it, or of the text a complete result would have
+// had: the structured value serialized) and a text with the truncation marker.
+async function callTruncated(sdk, client, count, revision, progress) {
   const opts = progress ? { ...reqOpts, onprogress: () => {} } : reqOpts;
-  const r = await sdk.callTool(client, 'listRecords', {}, opts);
-  const body = recordsText();
+  const args = count === RECORD_COUNT ? {} : { count };
+  const r = await sdk.callTool(client, 'listRecords', args, opts);
+  const wholes = [recordsText(count), JSON.stringify(shaped(records(count), revision))];
+  const isData = (t) => wholes.some((whole) => whole.startsWith(t));
   const blocks = textBlocks(r);
-  const data = blocks.filter((t) => t.length >= 1024 && body.startsWith(t));
-  const markers = blocks.filter((t) => /truncated/i.test(t) && !body.startsWith(t));
+  const data = blocks.filter((t) => t.length >= 1024 && isData(t));
+  const markers = blocks.filter((t) => /truncated/i.test(t) && !isData(t));
   const ok = r.isError === true && r.structuredContent === undefined && data.length > 0 && markers.length > 0;
   let detail =
     `isError=${r.isError} structuredContent=${short(r.structuredContent, 80)}` +
@@ -632,17 +658,23 @@ async function callStillWorks(sdk, client, item) {
   return [r.isError !== true && sc?.path === `/echo/items/${item}`, `isError=${r.isError} structuredContent=${short(sc, 200)}`];
 }
 
-async function runResults(label, sdk, revision, upstream, makeTransport, progress) {
+// One SDK client speaking `revision` calls the /results tools. `sse`: the
+// transport carries every answer as an SSE event (legacy SSE); `progress`: also
+// make the calls that ask for progress (Streamable HTTP answers those with an
+// SSE stream).
+async function runResults(label, sdk, revision, upstream, makeTransport, progress, sse) {
   const wire = [];
   const transportErrors = [];
   const c = (name) => `${label}: ${name}`;
   const step = async (name, body, method = 'tools/call') => {
+    const started = Date.now();
+    const took = () => `[${((Date.now() - started) / 1000).toFixed(1)} s]`;
     try {
       const [ok, detail] = await withTimeout(body(), STEP_TIMEOUT_MS, name);
-      if (ok) pass(c(name), detail);
-      else fail(c(name), detail);
+      if (ok) pass(c(name), `${took()} ${detail}`);
+      else fail(c(name), `${took()} ${detail}`);
     } catch (e) {
-      fail(c(name), `${errText(e)}; ${exchangeFor(wire, method)}`);
+      fail(c(name), `${took()} ${errText(e)}; ${exchangeFor(wire, method)}`);
     }
   };
 
@@ -690,10 +722,12 @@ async function runResults(label, sdk, revision, upstream, makeTransport, progres
       const [accept, answered] = seen ? [seen[1], seen[2]] : [undefined, 'no request'];
       return [ok && answered === 'application/json', `Accept ${JSON.stringify(accept)} got ${answered}; ${detail}`];
     });
-    await step('large body', () => callLarge(sdk, client, false));
+    await step('1.3 MiB body', () => callMedium(sdk, client, revision, sse, false));
+    await step('large body', () => callLarge(sdk, client, revision, false));
     await step('after large body', () => callStillWorks(sdk, client, 'after'));
     if (progress) {
-      await step('large body, progress', () => callLarge(sdk, client, true));
+      await step('1.3 MiB body, progress', () => callMedium(sdk, client, revision, true, true));
+      await step('large body, progress', () => callLarge(sdk, client, revision, true));
       await step('after large body, progress', () => callStillWorks(sdk, client, 'after-progress'));
     }
     if (transportErrors.length) fail(c('no transport errors'), short(transportErrors.join(' | ')));
@@ -721,7 +755,8 @@ async function runResults(label, sdk, revision, upstream, makeTransport, progres
 // Every SDK × the revisions it speaks × stdio, Streamable HTTP and legacy SSE,
 // each on its own restmcp process.
 async function resultsMatrix(upstream) {
-  recordsText(); // built before any call's clock starts
+  recordsText(RECORD_COUNT); // built before any call's clock starts
+  recordsText(MEDIUM_COUNT);
   for (const sdk of SDKS) {
     for (const revision of sdk.revisions) {
       const stdioStderr = [];
@@ -737,7 +772,7 @@ async function resultsMatrix(upstream) {
         t.stderr?.setEncoding('utf8');
         t.stderr?.on('data', (d) => stdioStderr.push(d));
         return t;
-      });
+      }, false, false);
       if (failed > failedBefore) console.log(`--- restmcp stdio stderr (tail):\n    ${stderrTail(stdioStderr)}`);
 
       for (const [transport, progress] of [
@@ -758,6 +793,7 @@ async function resultsMatrix(upstream) {
             return transport === 'http' ? sdk.http(server.url) : sdk.sse(server.url.replace(/\/mcp$/, '/sse'));
           },
           progress,
+          transport === 'sse',
         );
         if (server) await stopChild(server.child);
         if (failed > failedBefore) {
