@@ -556,7 +556,9 @@ def text_blocks(result: Any) -> list[str]:
     return [block.text for block in result.content if getattr(block, "type", "") == "text"]
 
 
-async def call_for_value(client: Any, tool: str, arguments: dict[str, Any], value: Any, revision: str) -> tuple[bool, str]:
+async def call_for_value(
+    client: Any, tool: str, arguments: dict[str, Any], value: Any, revision: str
+) -> tuple[bool, str]:
     """A successful call whose structuredContent is `value` shaped for `revision` and whose
     one text content is exactly that structured value, serialized."""
     r = await client.call_tool(tool, arguments)
@@ -659,7 +661,8 @@ async def exercise_results(
 
     async def run_checks(client: Any) -> None:
         version = client.protocol_version
-        record("connect", version == revision, f"protocol {version}" + ("" if version == revision else f" (expected {revision})"))
+        expected = "" if version == revision else f" (expected {revision})"
+        record("connect", version == revision, f"protocol {version}{expected}")
 
         async def tools_list() -> tuple[bool, str]:
             tools: dict[str, Any] = {}

@@ -159,7 +159,9 @@ const RECORD_COUNT = 60_000; // listRecords' default, 6.3 MiB: over restmcp's de
 const MEDIUM_COUNT = 12_000; // 1.3 MiB: under that cap, over the 1 MiB the Python SDK takes in one SSE event
 function records(count) {
   const out = [];
-  for (let i = 0; i < count; i++) out.push({ id: i, name: `record-${String(i).padStart(6, '0')}`, note: 'n'.repeat(64) });
+  for (let i = 0; i < count; i++) {
+    out.push({ id: i, name: `record-${String(i).padStart(6, '0')}`, note: 'n'.repeat(64) });
+  }
   return out;
 }
 const recordsTextCache = new Map();
@@ -618,7 +620,9 @@ async function callForValue(sdk, client, tool, args, value, revision) {
 // progress), which the Python SDK refuses over 1 MiB (restmcp cuts by
 // transport, whatever the client), cut down to fit like a truncated body.
 async function callMedium(sdk, client, revision, sseFramed, progress) {
-  if (!sseFramed) return callForValue(sdk, client, 'listRecords', { count: MEDIUM_COUNT }, records(MEDIUM_COUNT), revision);
+  if (!sseFramed) {
+    return callForValue(sdk, client, 'listRecords', { count: MEDIUM_COUNT }, records(MEDIUM_COUNT), revision);
+  }
   return callTruncated(sdk, client, MEDIUM_COUNT, revision, progress);
 }
 
@@ -655,7 +659,8 @@ async function callTruncated(sdk, client, count, revision, progress) {
 async function callStillWorks(sdk, client, item) {
   const r = await sdk.callTool(client, 'getItem', { id: item }, reqOpts);
   const sc = r.structuredContent;
-  return [r.isError !== true && sc?.path === `/echo/items/${item}`, `isError=${r.isError} structuredContent=${short(sc, 200)}`];
+  const ok = r.isError !== true && sc?.path === `/echo/items/${item}`;
+  return [ok, `isError=${r.isError} structuredContent=${short(sc, 200)}`];
 }
 
 // One SDK client speaking `revision` calls the /results tools. `sse`: the
@@ -708,7 +713,9 @@ async function runResults(label, sdk, revision, upstream, makeTransport, progres
       const wanted = ['listPets', 'getGreeting', 'getTemperature', 'getFlag', 'getPet', 'listRecords'];
       const missing = wanted.filter((n) => !tools.some((t) => t.name === n));
       const noSchema = wanted.filter((n) => tools.some((t) => t.name === n && !t.outputSchema));
-      const detail = `${tools.length} tools${missing.length ? `, missing ${missing}` : ''}${noSchema.length ? `, no outputSchema: ${noSchema}` : ''}`;
+      let detail = `${tools.length} tools`;
+      if (missing.length) detail += `, missing ${missing}`;
+      if (noSchema.length) detail += `, no outputSchema: ${noSchema}`;
       return [!missing.length && !noSchema.length, detail];
     }, 'tools/list');
     await step('array', () => callForValue(sdk, client, 'listPets', {}, PETS, revision));
@@ -797,7 +804,8 @@ async function resultsMatrix(upstream) {
         );
         if (server) await stopChild(server.child);
         if (failed > failedBefore) {
-          console.log(`--- restmcp serve stderr (${label}, tail):\n    ${stderrTail(serveStderr.map((l) => `${l}\n`))}`);
+          const tail = stderrTail(serveStderr.map((l) => `${l}\n`));
+          console.log(`--- restmcp serve stderr (${label}, tail):\n    ${tail}`);
         }
       }
     }
