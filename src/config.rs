@@ -225,8 +225,16 @@ pub struct ServerSettings {
     pub json_response: bool,
     /// Largest request body accepted, in bytes.
     pub max_request_bytes: usize,
-    /// Tools per `tools/list` page.
+    /// Tools per `tools/list` page (a page also stops before 512 KiB).
     pub page_size: usize,
+    /// Largest JSON-RPC message sent as one SSE event (legacy `/sse`, and Streamable HTTP
+    /// answers that are an SSE stream), in bytes; 0 = no limit. The official Python SDK
+    /// refuses an event over 1 MiB and, on the legacy transport, loses the session with it,
+    /// so a larger tool result is cut to fit (see `mcp::sizes`).
+    pub max_message_bytes: usize,
+    /// Largest JSON-RPC message (one line) sent over stdio, in bytes; 0 = no limit. The
+    /// official TypeScript SDK closes a stdio connection whose buffer passes 10 MiB.
+    pub max_stdio_message_bytes: usize,
     /// Also serve the deprecated HTTP+SSE transport (2024-11-05) at `/sse` and `/message`.
     pub legacy_sse: bool,
     /// Refuse (406) a request whose `Accept` lacks what the transport specification asks for;
@@ -360,6 +368,17 @@ impl RateLimit {
     }
 }
 
+/// `server.max_message_bytes`: 1 MiB (the Python SDK's SSE event limit) less 4 KiB for the
+/// event's framing (`event:`, `data:`, `id:` lines count towards that limit).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1024 * 1024 - 4 * 1024;
+
+/// `server.max_stdio_message_bytes`: 10 MiB (the TypeScript SDK's stdio read buffer) less
+/// 128 KiB, since the buffer may also hold the start of the next message when a line ends.
+pub const DEFAULT_MAX_STDIO_MESSAGE_BYTES: usize = 10 * 1024 * 1024 - 128 * 1024;
+
+/// The smallest message budget that is not 0 (no limit): room for a useful truncated result.
+pub const MIN_MESSAGE_BYTES: usize = 64 * 1024;
+
 impl Default for ServerSettings {
     fn default() -> Self {
         ServerSettings {
@@ -370,6 +389,8 @@ impl Default for ServerSettings {
             json_response: true,
             max_request_bytes: 4 * 1024 * 1024,
             page_size: 500,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_stdio_message_bytes: DEFAULT_MAX_STDIO_MESSAGE_BYTES,
             legacy_sse: true,
             require_accept: true,
             cors_origins: Vec::new(),
@@ -1441,6 +1462,21 @@ impl Config {
                     key: key.into(),
                     value: value.to_string(),
                     problem: "must be at least 1".into(),
+                });
+            }
+        }
+        for (key, value) in [
+            ("server.max_message_bytes", server.max_message_bytes),
+            (
+                "server.max_stdio_message_bytes",
+                server.max_stdio_message_bytes,
+            ),
+        ] {
+            if value != 0 && value < MIN_MESSAGE_BYTES {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    value: value.to_string(),
+                    problem: format!("must be 0 (no limit) or at least {MIN_MESSAGE_BYTES} bytes"),
                 });
             }
         }

@@ -110,14 +110,43 @@ pub fn render(tool: &Tool, config: &Config) -> String {
     };
     line("timeout", format!("{timeout} s"), timeout_source);
     let base = tool.route.base_url.as_deref().unwrap_or("(no base URL)");
+    // Query parameters every call carries (a path suffix's `#Action=…`), as they are sent.
+    let fixed_query: Vec<String> = tool
+        .route
+        .arguments
+        .bindings
+        .iter()
+        .filter(|b| b.location == Location::Query)
+        .filter_map(|b| match b.fixed.as_ref().map(|f| f.value()) {
+            Some(Value::String(value)) if b.fixed.as_ref().and_then(|f| f.secret()).is_none() => {
+                Some(format!("{}={value}", b.wire_name))
+            }
+            _ => None,
+        })
+        .collect();
+    let query = if fixed_query.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", fixed_query.join("&"))
+    };
+    let mut upstream_source = match api.and_then(|a| a.base_url.as_ref()) {
+        Some(_) => format!("config apis.{}.base_url", tool.route.api),
+        None if hand_written.is_some() => "as written".into(),
+        None => "spec (servers)".into(),
+    };
+    // The operation's path key goes on past the path requested: its `#` suffix.
+    if let Some((_, suffix)) = tool.origin.operation.split_once('#')
+        && hand_written.is_none()
+    {
+        let _ = write!(
+            upstream_source,
+            "; the path suffix \"#{suffix}\" is not requested"
+        );
+    }
     line(
         "upstream",
-        format!("{} {base}{}", tool.route.method, tool.route.path),
-        match api.and_then(|a| a.base_url.as_ref()) {
-            Some(_) => format!("config apis.{}.base_url", tool.route.api),
-            None if hand_written.is_some() => "as written".into(),
-            None => "spec (servers)".into(),
-        },
+        format!("{} {base}{}{query}", tool.route.method, tool.route.path),
+        upstream_source,
     );
     if let Some(answer) = &tool.route.mock {
         line(
@@ -167,8 +196,18 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             Location::Query => "query",
             Location::Header => "header",
             Location::Cookie => "cookie",
+            Location::BodyField
+                if tool
+                    .route
+                    .body
+                    .as_ref()
+                    .is_some_and(|plan| plan.files.contains_key(&binding.wire_name)) =>
+            {
+                "file part"
+            }
             Location::BodyField => "body field",
             Location::Body => "body",
+            Location::FileName => "file name of",
         };
         let wire = if binding.wire_name.is_empty() || binding.wire_name == binding.argument {
             String::new()
@@ -196,7 +235,9 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             .collect();
         let _ = writeln!(out, "    {:<24} {}", binding.argument, described.join("  "));
         let source = source_of(&format!("arguments.{}", binding.argument)).unwrap_or_else(|| {
-            if hand_written.is_some() {
+            if binding.location == Location::FileName {
+                "restmcp (the part's filename)".into()
+            } else if hand_written.is_some() {
                 "as written".into()
             } else if binding.location == Location::BodyField || binding.location == Location::Body
             {

@@ -164,6 +164,8 @@ sessions = false
 json_response = false
 max_request_bytes = 1048576
 page_size = 1
+max_message_bytes = 65536
+max_stdio_message_bytes = 0
 legacy_sse = false
 require_accept = false
 cors_origins = ["https://app.example.com", "http://localhost:5173"]
@@ -408,6 +410,8 @@ include = []
         "[server]\nidle_timeout_seconds = 86401\n",
         "[server]\nmax_connections = 0\n",
         "[server]\nmax_sse_streams = -1\n",
+        "[server]\nmax_message_bytes = 1000\n",
+        "[server]\nmax_stdio_message_bytes = 65535\n",
         "[log]\nformat = \"xml\"\n",
         "rate_limit = { per_second = 0 }\n",
         "rate_limit = { burst = 5 }\n",

@@ -356,7 +356,7 @@ impl HttpLeg {
         let loaded = load::load(config).await?;
         let dispatcher =
             Dispatcher::new(Arc::new(loaded.catalog), config).map_err(SelftestError::Dispatcher)?;
-        let shared = Shared::new(Snapshot::new(dispatcher), config.server.page_size);
+        let shared = Shared::with_settings(Snapshot::new(dispatcher), &config.server);
         let mut settings = config.server.clone();
         // Only this process's own client reaches the port; Host and Origin rules are for
         // browsers on a real listener, and are not what a selftest tests.

@@ -23,6 +23,9 @@ pub enum Location {
     BodyField,
     /// The whole request body, as the argument `body`.
     Body,
+    /// The file name of a multipart file part: `wire_name` is the file property's wire
+    /// name. An argument restmcp adds (`photo_filename`), not a part of its own.
+    FileName,
 }
 
 impl From<ParamLocation> for Location {
@@ -57,10 +60,12 @@ pub struct Binding {
     /// or `contentEncoding: base64`), and is sent as raw bytes.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
-    /// Set by an overlay: the argument is hidden from the model and this value is sent.
+    /// Set by an overlay, or for a path suffix's query parameter no parameter declares: the
+    /// argument is hidden from the model and this value is sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed: Option<FixedValue>,
-    /// Set by an overlay: sent when the model leaves the argument out.
+    /// Sent when the model leaves the argument out: set by an overlay, or by synthesis for
+    /// a parameter the path suffix gives a value or that can take only one value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_json::Value>,
 }
@@ -75,6 +80,36 @@ pub struct BodyPlan {
     /// Per-property encoding of form and multipart bodies.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub encoding: BTreeMap<String, Encoding>,
+    /// The properties of a multipart body sent as file parts, by wire name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, FilePart>,
+}
+
+/// How the model gives a file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileContent {
+    /// Base64 (standard or URL-safe) or a `data:` URI; the decoded bytes are sent.
+    Base64,
+    /// Text, sent as it is (UTF-8).
+    Text,
+}
+
+/// One multipart property sent as a file part (`Content-Disposition: form-data;
+/// name="…"; filename="…"` and a `Content-Type`). An array property sends one part per
+/// item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FilePart {
+    pub content: FileContent,
+    /// The media types the description allows for the part: the encoding object's
+    /// `contentType` (a type, a range such as `image/*`, or a comma-separated list), else
+    /// the schema's `contentMediaType`. `None`: any (`application/octet-stream` unless a
+    /// `data:` URI names one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media_types: Option<String>,
+    /// The property is an array of files.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub many: bool,
 }
 
 /// Every argument of one tool, in input-schema order.
@@ -97,8 +132,8 @@ impl ArgumentMap {
 
     /// Arguments whose name differs from their wire name, for `restmcp check`.
     pub fn renamed(&self) -> impl Iterator<Item = &Binding> {
-        self.bindings
-            .iter()
-            .filter(|b| b.location != Location::Body && b.argument != b.wire_name)
+        self.bindings.iter().filter(|b| {
+            !matches!(b.location, Location::Body | Location::FileName) && b.argument != b.wire_name
+        })
     }
 }

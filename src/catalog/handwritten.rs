@@ -165,6 +165,7 @@ pub fn build(
         required: body_required,
         flattened: true,
         encoding: Default::default(),
+        files: Default::default(),
     });
 
     let mut input_schema = Map::new();

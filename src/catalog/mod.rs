@@ -1,8 +1,9 @@
 //! The catalog: the tools synthesized from every configured API.
 //!
 //! This stage turns normalized operations into MCP tools: names ([`naming`]), input and
-//! output schemas (via [`crate::schema`]), annotations, and for each tool the
-//! [`ArgumentMap`] the dispatcher uses to build the upstream request. It also produces the
+//! output schemas (via [`crate::schema`]), text cleaned of markup, annotations, and for
+//! each tool the [`Route`] and [`ArgumentMap`] the dispatcher uses to build the upstream
+//! request (a path key's `#` suffix is not requested; its query pairs are). It also produces the
 //! [`Report`] behind `restmcp check`. Schemas are kept as compact JSON text
 //! ([`SchemaText`]). It knows nothing of transports; the MCP layer lists [`Tool::mcp`]
 //! as-is, sharing the schemas' text.
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use arguments::{ArgumentMap, Binding, BodyPlan, Location};
+pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
 pub use naming::NameChange;
 pub use report::{ApiReport, OperationReport, Outcome, Report};
 pub use schema_text::SchemaText;
@@ -34,8 +35,8 @@ use crate::spec::{self, DocumentSet, Method, SecurityRequirement, SecurityScheme
 use overlay::{OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
 use select::Candidate;
 pub use select::Selection;
-pub use synthesize::truncate_text;
 use synthesize::{Context, Draft};
+pub use synthesize::{default_filename, truncate_text};
 
 /// MCP tool annotations (all hints explicit, as clients otherwise assume the worst).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -60,7 +61,8 @@ pub struct OutputPlan {
 pub struct Route {
     pub api: String,
     pub method: Method,
-    /// The path template, `/pets/{petId}`.
+    /// The path template requested, `/pets/{petId}`: the operation's path key without a
+    /// `#` suffix (which [`Origin::operation`] keeps).
     pub path: String,
     /// Config override, else the first absolute server URL; no trailing slash.
     pub base_url: Option<BaseUrl>,
@@ -659,7 +661,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                     location: format!("{file}#{}", op.pointer),
                     tags: op.tags.clone(),
                 },
-                provenance: Vec::new(),
+                provenance: std::mem::take(&mut draft.provenance),
             };
             for (patch_source, patch) in &op_patches {
                 overlay::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;

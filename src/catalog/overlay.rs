@@ -589,7 +589,8 @@ fn apply_argument_to(
     Ok(())
 }
 
-/// A value the server sends for a hidden argument.
+/// A value the server sends for a hidden argument: an overlay's `value` or `value_env`,
+/// or a fixed query parameter of a path suffix (`#Action=DescribeRegions`).
 #[derive(Clone, PartialEq, Eq)]
 pub enum FixedValue {
     Literal(Value),

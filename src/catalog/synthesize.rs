@@ -1,17 +1,24 @@
-//! One operation → one tool (everything but its final name, which needs all the others).
+//! One operation → one tool (everything but its final name, which needs all the others):
+//! its text (cleaned, see [`super::text`]), schemas, annotations and route. The route asks
+//! for the path template without its `#` suffix; the suffix's `name=value` pairs become
+//! default values of the declared query parameters they name, or fixed query parameters.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
+use super::arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
 use super::naming::{ArgumentNames, NameRequest, argument_name};
+use super::overlay::FixedValue;
 
-use super::text::tidy_schema;
+use super::text::{clean, tidy_schema};
 use super::{Annotations, MockAnswer, OutputPlan, Route, SchemaText};
 use crate::schema::{Direction, Limit, Notes, RefGraph, Session};
 use crate::spec::{
-    Method, Operation, Parameter, RequestBody, SpecVersion, Style, media, model::is_success,
+    Encoding, Method, Operation, ParamLocation, Parameter, RequestBody, SchemaRef, SpecVersion,
+    Style, media,
+    model::is_success,
 };
 
 /// A tool before naming.
@@ -25,6 +32,8 @@ pub(super) struct Draft {
     pub route: Route,
     pub notes: Vec<String>,
     pub schema_notes: Notes,
+    /// Where the pieces that are not plain synthesis came from (see [`super::Tool`]).
+    pub provenance: Vec<(String, String)>,
 }
 
 pub(super) struct Context<'a> {
@@ -52,7 +61,9 @@ pub(super) fn synthesize<'d>(
     op: &Operation<'_>,
 ) -> Result<Draft, String> {
     let mut notes = op.notes.clone();
-    let (input_schema, arguments, body, mut schema_notes) = input(cx, graph, op, &mut notes)?;
+    let mut provenance = Vec::new();
+    let (input_schema, arguments, body, mut schema_notes) =
+        input(cx, graph, op, &mut notes, &mut provenance)?;
     let mut relaxed_below = Some(MOCK_SCHEMA_DEPTH);
     let (output_schema, output) = match output(cx, graph, op) {
         Ok(Some((schema, plan, output_notes, depth))) => {
@@ -97,7 +108,7 @@ pub(super) fn synthesize<'d>(
             method: op.method.key(),
             path: op.path.clone(),
         },
-        title: op.summary.as_deref().map(single_line),
+        title: title(op),
         description: description(op, cx.max_description_length),
         input_schema: finished(input_schema, cx.max_parameter_description_length),
         output_schema: output_schema.map(|schema| finished(schema, 0)),
@@ -105,7 +116,7 @@ pub(super) fn synthesize<'d>(
         route: Route {
             api: cx.api.to_string(),
             method: op.method,
-            path: op.path.clone(),
+            path: op.http_path().to_string(),
             base_url,
             arguments,
             body,
@@ -118,6 +129,7 @@ pub(super) fn synthesize<'d>(
         },
         notes,
         schema_notes,
+        provenance,
     })
 }
 
@@ -128,13 +140,28 @@ fn input<'d>(
     graph: &mut RefGraph<'d>,
     op: &Operation<'_>,
     notes: &mut Vec<String>,
+    provenance: &mut Vec<(String, String)>,
 ) -> Result<Input, String> {
+    // How the body travels decides whether its schema is translated at all: a body sent
+    // as a raw document or as bytes is one string argument, whatever the schema says.
+    let body_form = op
+        .request_body
+        .as_ref()
+        .and_then(|body| body_form(body, notes).map(|form| (body, form)));
+    let xml_root = match &body_form {
+        Some((body, BodyForm::Raw { binary: false })) if media::is_xml(&body.media_type) => body
+            .schema
+            .as_ref()
+            .and_then(|piece| xml_root(graph, piece)),
+        _ => None,
+    };
     let mut session = Session::new(graph, cx.version, Direction::Input);
     for param in &op.parameters {
         session.analyze(&param.schema)?;
     }
-    let body_schema = op.request_body.as_ref().and_then(|b| b.schema.as_ref());
-    if let Some(schema) = body_schema {
+    if let Some((body, BodyForm::Schema)) = &body_form
+        && let Some(schema) = &body.schema
+    {
         session.analyze(schema)?;
     }
 
@@ -145,27 +172,47 @@ fn input<'d>(
 
     // The body claims its names first: its properties are the API's own vocabulary, so on
     // a clash the parameter is the one renamed (`id` and `id__query`).
-    let body = op.request_body.as_ref().map(|body| {
-        let schema = match &body.schema {
-            Some(piece) => session.emit_root(piece),
-            None => default_body_schema(&body.media_type),
+    let body = body_form.map(|(body, form)| {
+        let schema = match (&form, &body.schema) {
+            (BodyForm::Schema, Some(piece)) => session.emit_root(piece),
+            (BodyForm::Schema, None) => default_body_schema(&body.media_type),
+            (BodyForm::Raw { binary }, _) => raw_body_schema(body, *binary, xml_root.clone()),
         };
-        (body, schema)
+        (body, form, schema)
     });
     let mut body_plan = None;
     let mut body_bindings = Vec::new();
-    if let Some((body, schema)) = body {
-        let flattened = flatten(&schema);
+    // Multipart file properties: (argument, wire name), in body order.
+    let mut file_fields: Vec<(String, String)> = Vec::new();
+    if let Some((body, form, mut schema)) = body {
+        let kind = media::classify(&body.media_type);
+        let multipart = kind == media::MediaKind::Multipart;
+        let mut files = BTreeMap::new();
+        let flattened = match form {
+            BodyForm::Schema => flatten(&schema),
+            BodyForm::Raw { .. } => None,
+        };
         let flat = flattened.is_some();
         match flattened {
             Some((fields, field_required)) => {
-                for (wire, field_schema) in fields {
+                for (wire, mut field_schema) in fields {
                     let argument = names.claim(&argument_name(&wire), "body");
                     let is_required = body.required && field_required.contains(&wire);
                     if is_required {
                         required.push(json!(argument));
                     }
                     let encoding = body.encoding.get(&wire);
+                    let file = multipart
+                        .then(|| file_part(&mut field_schema, encoding))
+                        .flatten();
+                    let binary = match &file {
+                        Some(file) => file.content == FileContent::Base64,
+                        None => !multipart && is_binary(&field_schema),
+                    };
+                    if let Some(file) = file {
+                        files.insert(wire.clone(), file);
+                        file_fields.push((argument.clone(), wire.clone()));
+                    }
                     body_bindings.push(Binding {
                         argument: argument.clone(),
                         location: Location::BodyField,
@@ -175,7 +222,7 @@ fn input<'d>(
                         allow_reserved: encoding.is_some_and(|e| e.allow_reserved),
                         content_type: encoding.and_then(|e| e.content_type.clone()),
                         required: is_required,
-                        binary: is_binary(&field_schema),
+                        binary,
                         fixed: None,
                         default: None,
                     });
@@ -184,7 +231,22 @@ fn input<'d>(
             }
             None => {
                 let argument = names.claim("body", "body");
-                let binary = is_binary(&schema);
+                if multipart {
+                    // The parts of a whole multipart body are the members of one object:
+                    // its declared file properties are sent as files, named after them.
+                    if let Some(Value::Object(members)) = schema.get_mut("properties") {
+                        for (wire, member) in members.iter_mut() {
+                            if let Some(file) = file_part(member, body.encoding.get(wire)) {
+                                describe_file(member, &file, wire, None);
+                                files.insert(wire.clone(), file);
+                            }
+                        }
+                    }
+                }
+                let binary = match form {
+                    BodyForm::Raw { binary } => binary,
+                    BodyForm::Schema => !multipart && is_binary(&schema),
+                };
                 properties.insert(argument.clone(), describe_body(schema, body));
                 if body.required {
                     required.push(json!(argument));
@@ -209,6 +271,7 @@ fn input<'d>(
             required: body.required,
             flattened: flat,
             encoding: body.encoding.clone(),
+            files,
         });
     }
 
@@ -225,8 +288,24 @@ fn input<'d>(
                 param.name
             ));
         }
-        let schema = parameter_schema(&mut session, param);
-        if param.required {
+        let mut schema = parameter_schema(&mut session, param);
+        let default = filled_in(op, param, &schema, notes);
+        if let Some((value, from_suffix)) = &default {
+            if let Value::Object(map) = &mut schema {
+                map.insert("default".into(), value.clone());
+            }
+            if *from_suffix && let Some(suffix) = &op.suffix {
+                provenance.push((
+                    format!("arguments.{argument}"),
+                    format!(
+                        "spec (parameter; its default is from the path suffix \"#{}\")",
+                        suffix.text
+                    ),
+                ));
+            }
+        }
+        // A value restmcp fills in need not come from the model.
+        if param.required && default.is_none() {
             required.push(json!(argument));
         }
         bindings.push(Binding {
@@ -240,18 +319,60 @@ fn input<'d>(
             required: param.required,
             binary: is_binary(&schema),
             fixed: None,
-            default: None,
+            default: default.map(|(value, _)| value),
         });
         param_properties.push((argument, schema));
     }
+    // The suffix's pairs no declared query parameter carries are sent with every call, as
+    // hidden arguments with fixed values, ahead of the declared ones (where AWS puts them).
+    let fixed = fixed_query(op, &mut names, notes, provenance);
+    bindings.splice(0..0, fixed);
+
+    // Every file part may be named by the model: an optional `{argument}_filename`,
+    // claimed after all the operation's own names so that it never takes one of them.
+    let mut filename_arguments = BTreeMap::new();
+    if let Some(plan) = &body_plan {
+        for (argument, wire) in &file_fields {
+            let Some(file) = plan.files.get(wire) else {
+                continue;
+            };
+            let name = names.claim(&format!("{argument}_filename"), "filename");
+            if let Some(schema) = properties.get_mut(argument) {
+                describe_file(schema, file, wire, Some(&name));
+            }
+            filename_arguments.insert(
+                argument.clone(),
+                (name.clone(), filename_schema(file, argument, wire)),
+            );
+            body_bindings.push(Binding {
+                argument: name,
+                location: Location::FileName,
+                wire_name: wire.clone(),
+                style: Style::Form,
+                explode: true,
+                allow_reserved: false,
+                content_type: None,
+                required: false,
+                binary: false,
+                fixed: None,
+                default: None,
+            });
+        }
+    }
 
     // Parameters first in the schema (path, query, header, cookie), then the body: the
-    // order a person reads an HTTP request in.
+    // order a person reads an HTTP request in. A file's name follows the file.
     let mut ordered = Map::new();
     for (argument, schema) in param_properties {
         ordered.insert(argument, schema);
     }
-    ordered.extend(properties);
+    for (argument, schema) in properties {
+        let filename = filename_arguments.remove(&argument);
+        ordered.insert(argument, schema);
+        if let Some((name, schema)) = filename {
+            ordered.insert(name, schema);
+        }
+    }
     bindings.extend(body_bindings);
     let required = order_required(required, &bindings);
 
@@ -305,6 +426,128 @@ fn parameter_schema(session: &mut Session<'_, '_>, param: &Parameter<'_>) -> Val
     schema
 }
 
+/// The value restmcp sends for a parameter the model leaves out, and whether it came from
+/// the path suffix: the suffix's value for a query parameter it names
+/// (`#Action=DescribeLoadBalancers` and a declared `Action`), else the only value a
+/// required parameter can take (a one-member `enum`, or `const`: AWS declares `Action` and
+/// `Version` so).
+fn filled_in(
+    op: &Operation<'_>,
+    param: &Parameter<'_>,
+    schema: &Value,
+    notes: &mut Vec<String>,
+) -> Option<(Value, bool)> {
+    let from_suffix = op
+        .suffix
+        .as_ref()
+        .filter(|_| param.location == ParamLocation::Query)
+        .and_then(|suffix| suffix.pairs.iter().find(|(name, _)| *name == param.name));
+    if let Some((name, text)) = from_suffix {
+        let value = typed(text, schema);
+        let allowed = match (schema.get("enum"), schema.get("const")) {
+            (Some(Value::Array(members)), _) => members.contains(&value),
+            (_, Some(only)) => *only == value,
+            _ => true,
+        };
+        if allowed {
+            return Some((value, true));
+        }
+        notes.push(format!(
+            "path suffix sets {name}={text}, which query parameter \"{name}\" does not allow; not filled in"
+        ));
+        return None;
+    }
+    if !param.required {
+        return None;
+    }
+    match (schema.get("enum"), schema.get("const")) {
+        (Some(Value::Array(members)), _) if members.len() == 1 && !members[0].is_null() => {
+            Some((members[0].clone(), false))
+        }
+        (None, Some(only)) if !only.is_null() => Some((only.clone(), false)),
+        _ => None,
+    }
+}
+
+/// A suffix value as the parameter's schema types it: `5` is a number for an integer
+/// parameter (the query text is the same either way; the schema's `default` reads right).
+fn typed(text: &str, schema: &Value) -> Value {
+    let parsed = match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => text.parse::<i64>().ok().map(Value::from),
+        Some("number") => text
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number),
+        Some("boolean") => text.parse::<bool>().ok().map(Value::Bool),
+        _ => None,
+    };
+    parsed.unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+/// Bindings for the path suffix's `name=value` pairs that no declared query parameter
+/// carries: hidden from the model, sent with every call. Notes say what the suffix did.
+fn fixed_query(
+    op: &Operation<'_>,
+    names: &mut ArgumentNames,
+    notes: &mut Vec<String>,
+    provenance: &mut Vec<(String, String)>,
+) -> Vec<Binding> {
+    let Some(suffix) = &op.suffix else {
+        return Vec::new();
+    };
+    let declared = |name: &str| {
+        op.parameters
+            .iter()
+            .any(|p| p.location == ParamLocation::Query && p.name == name)
+    };
+    let mut bindings: Vec<Binding> = Vec::new();
+    let mut described = Vec::new();
+    for (name, value) in &suffix.pairs {
+        if declared(name) {
+            described.push(format!(
+                "{name}={value} is the default of query parameter \"{name}\""
+            ));
+            continue;
+        }
+        if bindings.iter().any(|b| b.wire_name == *name) {
+            continue;
+        }
+        let argument = names.claim(&argument_name(name), "query");
+        provenance.push((
+            format!("arguments.{argument}"),
+            format!("spec (path suffix \"#{}\")", suffix.text),
+        ));
+        described.push(format!("{name}={value} is sent as a fixed query parameter"));
+        bindings.push(Binding {
+            argument,
+            location: Location::Query,
+            wire_name: name.clone(),
+            style: Style::Form,
+            explode: true,
+            allow_reserved: false,
+            content_type: None,
+            required: true,
+            binary: false,
+            fixed: Some(FixedValue::Literal(Value::String(value.clone()))),
+            default: None,
+        });
+    }
+    let mut note = format!(
+        "path suffix \"#{}\" is not part of the request path (requests go to {})",
+        suffix.text,
+        op.http_path()
+    );
+    if described.is_empty() {
+        note.push_str(": it only names the operation");
+    } else {
+        note.push_str(": ");
+        note.push_str(&described.join("; "));
+    }
+    notes.push(note);
+    bindings
+}
+
 /// File content: the client sends base64 (or a `data:` URI) and the upstream gets bytes.
 /// An array of files counts too: each item is sent as a file part.
 fn is_binary(schema: &Value) -> bool {
@@ -315,14 +558,163 @@ fn is_binary(schema: &Value) -> bool {
     file(schema) || schema.get("items").is_some_and(file)
 }
 
-/// A body without a schema: JSON may be anything, other media types are text.
+/// How a request body becomes arguments.
+enum BodyForm {
+    /// From its schema: flattened into fields where it can be, else the `body` argument.
+    Schema,
+    /// One string argument sent as the body: the document itself for a text media type
+    /// (XML, plain text, CSV…), base64 for bytes. The schema, which describes the body's
+    /// content as JSON values, cannot say how to write it in such a type.
+    Raw { binary: bool },
+}
+
+/// How the body is given, or `None` (with a note saying why) when restmcp cannot send it
+/// in the one media type it was chosen in: the tool then has no body.
+fn body_form(body: &RequestBody<'_>, notes: &mut Vec<String>) -> Option<BodyForm> {
+    let media_type = &body.media_type;
+    if !media::is_sendable(media_type) {
+        notes.push(format!(
+            "request body left out of the tool: its media type \"{media_type}\" cannot be sent as a Content-Type"
+        ));
+        return None;
+    }
+    let raw = body.schema.as_ref().map(|piece| piece.schema.as_ref());
+    match media::classify(media_type) {
+        media::MediaKind::Json | media::MediaKind::Wildcard | media::MediaKind::FormUrlEncoded => {
+            Some(BodyForm::Schema)
+        }
+        media::MediaKind::Multipart => {
+            if allows_type(raw.and_then(|s| s.get("type")), "object") {
+                Some(BodyForm::Schema)
+            } else {
+                notes.push(format!(
+                    "request body left out of the tool: a {media_type} body is made of the properties of an object, and its schema is not one"
+                ));
+                None
+            }
+        }
+        media::MediaKind::Other => {
+            if !media::is_textual(media_type) {
+                return Some(BodyForm::Raw { binary: true });
+            }
+            // A text body whose schema is one primitive (`text/plain` holding a string or a
+            // number) keeps its schema; anything structured is given as the document.
+            let primitive = raw.is_some_and(|s| {
+                s.get("$ref").is_none()
+                    && matches!(
+                        s.get("type").and_then(Value::as_str),
+                        Some("string" | "number" | "integer" | "boolean")
+                    )
+            });
+            if primitive && !media::is_xml(media_type) {
+                return Some(BodyForm::Schema);
+            }
+            if raw.is_some() {
+                notes.push(format!(
+                    "request body is {media_type}: the argument \"body\" is the whole document as a string, sent as it is (the body's schema describes it but is not used)"
+                ));
+            }
+            Some(BodyForm::Raw { binary: false })
+        }
+    }
+}
+
+/// The `body` argument of a body sent raw: a string holding the document, or its bytes
+/// as base64.
+fn raw_body_schema(body: &RequestBody<'_>, binary: bool, xml_root: Option<String>) -> Value {
+    let media_type = &body.media_type;
+    let concrete = (!media::is_range(media_type)).then(|| media::essence(media_type));
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("string"));
+    let how = if binary {
+        schema.insert("contentEncoding".into(), json!("base64"));
+        match &concrete {
+            Some(essence) => format!(
+                "The request body: the file's bytes ({essence}), base64-encoded or as a data: URI; sent as raw bytes."
+            ),
+            None => format!(
+                "The request body: the file's bytes ({media_type}), as a data: URI naming its type (data:<type>;base64,<data>); sent as raw bytes."
+            ),
+        }
+    } else if media::is_xml(media_type) {
+        match xml_root {
+            Some(root) => format!(
+                "The request body: a complete XML document (root element <{root}>), sent as it is as {media_type}."
+            ),
+            None => {
+                format!("The request body: a complete XML document, sent as it is as {media_type}.")
+            }
+        }
+    } else {
+        format!("The request body as text, sent as it is as {media_type}.")
+    };
+    if let Some(essence) = concrete {
+        schema.insert("contentMediaType".into(), json!(essence));
+    }
+    let text = match &body.description {
+        Some(description) => format!("{how}\n\n{description}"),
+        None => how,
+    };
+    schema.insert("description".into(), json!(text));
+    Value::Object(schema)
+}
+
+/// The root element an XML body schema names: its `xml.name`, else the name of the
+/// schema it refers to (OpenAPI 3.1 §4.8.26: a root schema's element is named after it),
+/// following `$ref`s.
+fn xml_root(graph: &mut RefGraph<'_>, piece: &SchemaRef<'_>) -> Option<String> {
+    let own = |node: &Value| {
+        node.pointer("/xml/name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let mut name = own(&piece.schema);
+    let mut reference = piece
+        .schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .map(|r| (piece.doc, r.to_string()));
+    let mut by_reference = None;
+    for _ in 0..16 {
+        if name.is_some() {
+            break;
+        }
+        let Some((doc, target)) = reference.take() else {
+            break;
+        };
+        by_reference = target
+            .rsplit('/')
+            .next()
+            .map(|last| last.replace("~1", "/").replace("~0", "~"));
+        let Ok(id) = graph.resolve(doc, &target) else {
+            break;
+        };
+        let node = graph.node(id);
+        name = own(node.value);
+        reference = node
+            .value
+            .get("$ref")
+            .and_then(Value::as_str)
+            .map(|r| (node.doc, r.to_string()));
+    }
+    let named = name.or(by_reference);
+    // Only an XML name is worth showing (no markup or spaces from a hostile spec).
+    named.filter(|name| {
+        !name.is_empty()
+            && name.len() <= 100
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+    })
+}
+
+/// A body without a schema: JSON may be anything, forms are objects.
 fn default_body_schema(media_type: &str) -> Value {
     match media::classify(media_type) {
-        media::MediaKind::Json | media::MediaKind::Wildcard => json!({}),
         media::MediaKind::FormUrlEncoded | media::MediaKind::Multipart => {
             json!({"type": "object"})
         }
-        media::MediaKind::Other => json!({"type": "string"}),
+        _ => json!({}),
     }
 }
 
@@ -336,6 +728,199 @@ fn describe_body(schema: Value, body: &RequestBody<'_>) -> Value {
             .or_insert_with(|| json!(description));
     }
     schema
+}
+
+/// True when a schema's `type` (given) is absent or allows `wanted`.
+fn allows_type(declared: Option<&Value>, wanted: &str) -> bool {
+    match declared {
+        None => true,
+        Some(Value::String(t)) => t == wanted,
+        Some(Value::Array(types)) => types.iter().any(|t| t == wanted),
+        Some(_) => false,
+    }
+}
+
+/// When a multipart property is a file, how it is sent; its schema is updated to say how
+/// the model gives the content. A file is a string (or an array of strings) that is
+/// binary (`format: binary`/`byte`, a `contentEncoding`), has a `contentMediaType`, or
+/// whose encoding object names a `contentType` other than plain text or JSON.
+fn file_part(schema: &mut Value, encoding: Option<&Encoding>) -> Option<FilePart> {
+    let many = schema.get("type").and_then(Value::as_str) == Some("array");
+    let item = if many {
+        schema.get_mut("items")?
+    } else {
+        &mut *schema
+    };
+    let map = item.as_object_mut()?;
+    if map.contains_key("$ref") || !allows_type(map.get("type"), "string") {
+        return None;
+    }
+    let text = |key: &str| map.get(key).and_then(Value::as_str).map(str::to_string);
+    let (format, content_encoding, content_media_type) = (
+        text("format"),
+        text("contentEncoding"),
+        text("contentMediaType"),
+    );
+    let declared_by_encoding = encoding.and_then(|e| e.content_type.clone());
+    let listed = |list: &str| -> Vec<String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    if let Some(list) = &declared_by_encoding {
+        let types = listed(list);
+        // A JSON part is a value, not a file (the request builder sends it as JSON).
+        if types.iter().any(|t| media::is_json(t)) {
+            return None;
+        }
+    }
+    let encoded_as_bytes = matches!(format.as_deref(), Some("binary" | "byte" | "base64"))
+        || matches!(content_encoding.as_deref(), Some("base64" | "base64url"));
+    let named_by_encoding = declared_by_encoding.as_deref().is_some_and(|list| {
+        listed(list)
+            .iter()
+            .any(|t| media::essence(t) != "text/plain")
+    });
+    if !(encoded_as_bytes
+        || content_encoding.is_some()
+        || content_media_type.is_some()
+        || named_by_encoding)
+    {
+        return None;
+    }
+    let media_types = declared_by_encoding
+        .or(content_media_type.clone())
+        .filter(|list| !listed(list).is_empty());
+    let first_concrete = media_types.as_deref().and_then(|list| {
+        listed(list)
+            .into_iter()
+            .find(|t| !media::is_range(t) && media::is_sendable(t))
+    });
+    let content = if encoded_as_bytes {
+        FileContent::Base64
+    } else if first_concrete.as_deref().is_some_and(media::is_textual) {
+        FileContent::Text
+    } else {
+        FileContent::Base64
+    };
+    match content {
+        FileContent::Base64 => {
+            if !matches!(content_encoding.as_deref(), Some("base64" | "base64url")) {
+                map.insert("contentEncoding".into(), json!("base64"));
+            }
+        }
+        FileContent::Text => {
+            map.remove("contentEncoding");
+        }
+    }
+    if content_media_type.is_none()
+        && let Some(single) = &first_concrete
+        && media_types
+            .as_deref()
+            .map(listed)
+            .is_some_and(|l| l.len() == 1)
+    {
+        map.insert("contentMediaType".into(), json!(media::essence(single)));
+    }
+    Some(FilePart {
+        content,
+        media_types,
+        many,
+    })
+}
+
+/// The file name a part gets when the model names none: the property's name (`file`
+/// when it has no usable characters) with the extension of the part's media type.
+pub fn default_filename(wire: &str, media_type: &str) -> String {
+    let stem: String = wire
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .take(64)
+        .collect();
+    let stem = stem.trim_matches('.');
+    let stem = if stem.is_empty() { "file" } else { stem };
+    format!("{stem}.{}", media::extension(media_type))
+}
+
+/// The media type the default file name is derived from when the description leaves it
+/// open, and the text saying so.
+fn file_media_type(file: &FilePart) -> (String, bool) {
+    let concrete = file.media_types.as_deref().and_then(|list| {
+        list.split(',')
+            .map(str::trim)
+            .find(|t| !t.is_empty() && !media::is_range(t))
+            .map(media::essence)
+    });
+    match (concrete, file.content) {
+        (Some(single), _) => (single, false),
+        (None, FileContent::Text) => ("text/plain".to_string(), true),
+        (None, FileContent::Base64) => ("application/octet-stream".to_string(), true),
+    }
+}
+
+/// Puts how to give a file part's content at the head of its description.
+fn describe_file(schema: &mut Value, file: &FilePart, wire: &str, filename_argument: Option<&str>) {
+    let (media_type, open) = file_media_type(file);
+    let default_name = default_filename(wire, &media_type);
+    let allowed = match &file.media_types {
+        Some(list) => format!(" ({list})"),
+        None => String::new(),
+    };
+    let what = match (file.content, file.many) {
+        (FileContent::Base64, false) => format!(
+            "File content{allowed}, base64-encoded or as a data: URI (data:<type>;base64,<data>); sent as a file part."
+        ),
+        (FileContent::Base64, true) => format!(
+            "Files{allowed}, each base64-encoded or a data: URI (data:<type>;base64,<data>); each is sent as a file part."
+        ),
+        (FileContent::Text, false) => {
+            format!("File content as text{allowed}, sent as it is as a file part.")
+        }
+        (FileContent::Text, true) => {
+            format!("Files as text{allowed}, each sent as it is as a file part.")
+        }
+    };
+    let default = if open && file.content == FileContent::Base64 {
+        format!("{default_name}, or the extension of the data: URI's type")
+    } else {
+        default_name
+    };
+    let naming = match filename_argument {
+        Some(argument) => format!(" File name: \"{argument}\" (default {default})."),
+        None => format!(" File name: {default}."),
+    };
+    let Value::Object(map) = schema else {
+        return;
+    };
+    let text = match map.get("description").and_then(Value::as_str) {
+        Some(existing) if !existing.is_empty() => format!("{what}{naming}\n\n{existing}"),
+        _ => format!("{what}{naming}"),
+    };
+    map.insert("description".into(), json!(text));
+}
+
+/// The schema of a file part's optional name argument.
+fn filename_schema(file: &FilePart, argument: &str, wire: &str) -> Value {
+    let (media_type, _) = file_media_type(file);
+    let default_name = default_filename(wire, &media_type);
+    let name = json!({"type": "string", "minLength": 1, "maxLength": 255});
+    if file.many {
+        json!({
+            "type": "array",
+            "items": name,
+            "description": format!(
+                "Optional file names for the files of \"{argument}\", in order (default {default_name}); only the last path segment is used."
+            ),
+        })
+    } else {
+        let mut schema = name;
+        schema["description"] = json!(format!(
+            "Optional file name for \"{argument}\" (default {default_name}); only the last path segment is used."
+        ));
+        schema
+    }
 }
 
 /// An object body's properties (name, schema) in order, and the names it requires.
@@ -605,21 +1190,32 @@ fn single_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Summary and description, deprecation marked, cut at a word boundary to the configured
-/// length (0 = no limit); never empty.
+/// The summary as plain text on one line; none when nothing readable is left of it.
+fn title(op: &Operation<'_>) -> Option<String> {
+    op.summary
+        .as_deref()
+        .map(|summary| single_line(&clean(summary)))
+        .filter(|title| !title.is_empty())
+}
+
+/// Summary and description as plain text, deprecation marked, cut at a word boundary to
+/// the configured length (0 = no limit); never empty: `METHOD /path` when the spec says
+/// nothing readable (a description made only of markup cleans to nothing).
 fn description(op: &Operation<'_>, max_len: usize) -> String {
-    let mut text = match (&op.summary, &op.description) {
+    let cleaned =
+        |text: &Option<String>| text.as_deref().map(clean).filter(|text| !text.is_empty());
+    let mut text = match (cleaned(&op.summary), cleaned(&op.description)) {
         (Some(summary), Some(description)) if description.starts_with(summary.as_str()) => {
-            description.clone()
+            description
         }
         (Some(summary), Some(description)) => format!("{summary}\n\n{description}"),
-        (Some(only), None) | (None, Some(only)) => only.clone(),
+        (Some(only), None) | (None, Some(only)) => only,
         (None, None) => op.label(),
     };
     if op.deprecated {
         text = format!("[DEPRECATED] {text}");
     }
-    truncate_text(&super::text::clean(&text), max_len)
+    truncate_text(&text, max_len)
 }
 
 /// Cuts `text` to at most `max` characters at a word boundary, marking the cut with `…`.

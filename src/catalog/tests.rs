@@ -153,7 +153,11 @@ fn non_object_bodies_become_one_body_argument() {
     let note = catalog.get("putNote").expect("tool");
     assert_eq!(
         note.input_schema.to_value()["properties"]["body"],
-        json!({"type": "string"})
+        json!({
+            "type": "string",
+            "contentMediaType": "text/plain",
+            "description": "The request body as text, sent as it is as text/plain."
+        })
     );
     assert!(
         note.input_schema.to_value().get("required").is_none(),
@@ -528,11 +532,47 @@ fn swagger2_form_data_with_a_file_becomes_a_multipart_body() {
     let body = tool.route.body.as_ref().expect("body");
     assert_eq!(body.media_type, "multipart/form-data");
     assert!(body.flattened);
+    let input = tool.input_schema.to_value();
     assert_eq!(
-        tool.input_schema.to_value()["properties"]["file"],
-        json!({"type": "string", "description": "The file", "format": "binary", "contentEncoding": "base64"})
+        input["properties"]["file"],
+        json!({
+            "type": "string",
+            "description": "File content, base64-encoded or as a data: URI (data:<type>;base64,<data>); sent as a file part. File name: \"file_filename\" (default file.bin, or the extension of the data: URI's type).\n\nThe file",
+            "format": "binary",
+            "contentEncoding": "base64"
+        })
     );
-    assert_eq!(tool.input_schema.to_value()["required"], json!(["file"]));
+    assert_eq!(
+        input["properties"]["file_filename"],
+        json!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "Optional file name for \"file\" (default file.bin); only the last path segment is used."
+        })
+    );
+    assert_eq!(input["required"], json!(["file"]));
+    let names: Vec<&str> = input["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["ids", "file", "file_filename", "tags"]);
+    let filename = tool.route.arguments.get("file_filename").expect("binding");
+    assert_eq!(
+        (filename.location, filename.wire_name.as_str()),
+        (Location::FileName, "file")
+    );
+    assert_eq!(
+        body.files.get("file"),
+        Some(&FilePart {
+            content: FileContent::Base64,
+            media_types: None,
+            many: false
+        })
+    );
+    assert!(!body.files.contains_key("tags"));
     let tags = tool.route.arguments.get("tags").expect("binding");
     assert_eq!(
         (tags.location, tags.style, tags.explode),
@@ -733,5 +773,497 @@ fn routes_carry_the_effective_security_and_the_catalog_the_schemes() {
     assert_eq!(
         ghost.notes,
         ["security requirement names scheme \"ghost\", which the description does not declare"]
+    );
+}
+
+fn multipart_tool(version: &str, properties: Value, encoding: Value) -> (Catalog, Report) {
+    build_one(json!({
+        "openapi": version,
+        "info": {"title": "T", "version": "1"},
+        "servers": [{"url": "https://api.example.test"}],
+        "paths": {"/upload": {"post": {
+            "operationId": "upload",
+            "requestBody": {"content": {"multipart/form-data": {
+                "schema": {"type": "object", "properties": properties},
+                "encoding": encoding
+            }}}
+        }}}
+    }))
+}
+
+#[test]
+fn multipart_file_properties_are_found_and_say_how_to_give_them() {
+    let (catalog, _) = multipart_tool(
+        "3.1.0",
+        json!({
+            "png": {"type": "string", "contentMediaType": "image/png", "contentEncoding": "base64"},
+            "csv": {"type": "string", "contentMediaType": "text/csv"},
+            "blob": {"type": "string", "contentMediaType": "application/octet-stream"},
+            "pdf": {"type": "string"},
+            "plain": {"type": "string"},
+            "meta": {"type": "string"},
+            "photos": {"type": "array", "items": {"type": "string", "format": "binary"}},
+            "count": {"type": "integer", "contentMediaType": "text/plain"}
+        }),
+        json!({
+            "pdf": {"contentType": "application/pdf"},
+            "plain": {"contentType": "text/plain"},
+            "meta": {"contentType": "application/json"}
+        }),
+    );
+    let tool = only(&catalog);
+    let files = &tool.route.body.as_ref().expect("body").files;
+    let file = |content, media_types: Option<&str>, many| FilePart {
+        content,
+        media_types: media_types.map(str::to_string),
+        many,
+    };
+    assert_eq!(
+        files
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect::<Vec<_>>(),
+        vec![
+            (
+                "blob",
+                file(FileContent::Base64, Some("application/octet-stream"), false)
+            ),
+            ("csv", file(FileContent::Text, Some("text/csv"), false)),
+            (
+                "pdf",
+                file(FileContent::Base64, Some("application/pdf"), false)
+            ),
+            ("photos", file(FileContent::Base64, None, true)),
+            ("png", file(FileContent::Base64, Some("image/png"), false)),
+        ]
+    );
+    let input = tool.input_schema.to_value();
+    let props = &input["properties"];
+    // Bytes are given as base64 whatever the spec said: the schema says so.
+    assert_eq!(props["blob"]["contentEncoding"], "base64");
+    assert_eq!(props["pdf"]["contentEncoding"], "base64");
+    assert_eq!(props["pdf"]["contentMediaType"], "application/pdf");
+    // Text stays text.
+    assert_eq!(props["csv"].get("contentEncoding"), None);
+    assert!(
+        props["csv"]["description"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("File content as text (text/csv), sent as it is")),
+        "{}",
+        props["csv"]
+    );
+    // Arrays of files take an array of names.
+    assert_eq!(props["photos_filename"]["type"], "array");
+    assert_eq!(props["photos_filename"]["items"]["maxLength"], 255);
+    // Plain text, JSON and non-strings are not files, and get no name argument.
+    for name in ["plain", "meta", "count"] {
+        assert!(props.get(format!("{name}_filename")).is_none(), "{name}");
+        assert!(props[name].get("contentEncoding").is_none(), "{name}");
+    }
+    assert!(
+        props["png_filename"]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("default png.png"))
+    );
+}
+
+#[test]
+fn a_file_name_argument_never_takes_a_real_property_name() {
+    let (catalog, _) = multipart_tool(
+        "3.0.3",
+        json!({
+            "file": {"type": "string", "format": "byte"},
+            "file_filename": {"type": "string"}
+        }),
+        json!({}),
+    );
+    let tool = only(&catalog);
+    let real = tool.route.arguments.get("file_filename").expect("binding");
+    assert_eq!(
+        (real.location, real.wire_name.as_str()),
+        (Location::BodyField, "file_filename")
+    );
+    let added = tool
+        .route
+        .arguments
+        .get("file_filename__filename")
+        .expect("binding");
+    assert_eq!(
+        (added.location, added.wire_name.as_str()),
+        (Location::FileName, "file")
+    );
+    // `format: byte` is a file too, given as base64.
+    assert_eq!(
+        tool.input_schema.to_value()["properties"]["file"]["contentEncoding"],
+        "base64"
+    );
+    assert_eq!(tool.route.arguments.renamed().count(), 0);
+}
+
+#[test]
+fn swagger2_accept_content_type_and_authorization_headers_are_arguments() {
+    let (catalog, report) = build_one(json!({
+        "swagger": "2.0",
+        "info": {"title": "T", "version": "1"},
+        "host": "api.example.test",
+        "paths": {"/reports": {"get": {
+            "operationId": "getReport",
+            "parameters": [
+                {"name": "Authorization", "in": "header", "type": "string", "required": true},
+                {"name": "Accept", "in": "header", "type": "string", "enum": ["application/json", "text/csv"]},
+                {"name": "Content-Type", "in": "header", "type": "string"}
+            ]
+        }}}
+    }));
+    let tool = only(&catalog);
+    let input = tool.input_schema.to_value();
+    let names: Vec<&str> = input["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["Authorization", "Accept", "Content-Type"]);
+    assert_eq!(input["required"], json!(["Authorization"]));
+    for name in names {
+        let binding = tool.route.arguments.get(name).expect("binding");
+        assert_eq!(
+            (binding.location, binding.wire_name.as_str()),
+            (Location::Header, name)
+        );
+    }
+    let notes = &report.apis[0].operations[0].notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("\"Authorization\" is an argument")
+                && n.contains("credentials configured for the API replace")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn bodies_in_other_media_types_are_one_string_argument() {
+    let (catalog, report) = build_one(json!({
+        "swagger": "2.0",
+        "info": {"title": "T", "version": "1"},
+        "host": "api.example.test",
+        "paths": {
+            "/pets": {"post": {
+                "operationId": "addPet",
+                "consumes": ["application/xml"],
+                "parameters": [{"name": "pet", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Pet"}}]
+            }},
+            "/both": {"post": {
+                "operationId": "both",
+                "consumes": ["text/xml", "application/json"],
+                "parameters": [{"name": "pet", "in": "body", "schema": {"$ref": "#/definitions/Pet"}}]
+            }},
+            "/photo": {"put": {
+                "operationId": "putPhoto",
+                "consumes": ["image/png"],
+                "parameters": [{"name": "photo", "in": "body", "schema": {"type": "string"}}]
+            }}
+        },
+        "definitions": {"Pet": {"type": "object", "xml": {"name": "pet"}, "properties": {"name": {"type": "string"}}}}
+    }));
+    let add = catalog.get("addPet").expect("tool");
+    let input = add.input_schema.to_value();
+    assert_eq!(
+        input,
+        json!({
+            "type": "object",
+            "properties": {"body": {
+                "type": "string",
+                "contentMediaType": "application/xml",
+                "description": "The request body: a complete XML document (root element <pet>), sent as it is as application/xml."
+            }},
+            "required": ["body"],
+            "additionalProperties": false
+        })
+    );
+    let binding = add.route.arguments.get("body").expect("binding");
+    assert_eq!((binding.location, binding.binary), (Location::Body, false));
+    assert!(!add.route.body.as_ref().expect("body").flattened);
+    let notes = &report.apis[0]
+        .operations
+        .iter()
+        .find(|o| o.operation.contains("/pets"))
+        .expect("report")
+        .notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("whole document as a string")),
+        "{notes:?}"
+    );
+
+    // JSON is still preferred when it is offered.
+    let both = catalog.get("both").expect("tool");
+    assert_eq!(
+        both.route.body.as_ref().map(|b| b.media_type.as_str()),
+        Some("application/json")
+    );
+    assert!(both.route.arguments.get("name").is_some());
+
+    // Bytes are base64, sent raw.
+    let photo = catalog.get("putPhoto").expect("tool");
+    assert_eq!(
+        photo.input_schema.to_value()["properties"]["body"]["contentEncoding"],
+        "base64"
+    );
+    assert_eq!(
+        photo.input_schema.to_value()["properties"]["body"]["contentMediaType"],
+        "image/png"
+    );
+    assert!(photo.route.arguments.get("body").expect("binding").binary);
+}
+
+#[test]
+fn a_body_that_cannot_be_sent_faithfully_is_left_out_and_check_says_so() {
+    let (catalog, report) = build_one(openapi(json!({
+        "/blob": {"post": {
+            "operationId": "badType",
+            "requestBody": {"content": {"not a media type": {"schema": {"type": "string"}}}}
+        }},
+        "/parts": {"post": {
+            "operationId": "stringParts",
+            "requestBody": {"content": {"multipart/form-data": {"schema": {"type": "string"}}}}
+        }}
+    })));
+    for name in ["badType", "stringParts"] {
+        let tool = catalog.get(name).expect("tool");
+        assert!(tool.route.body.is_none(), "{name}");
+        assert!(tool.route.arguments.get("body").is_none(), "{name}");
+    }
+    let notes: Vec<&String> = report.apis[0]
+        .operations
+        .iter()
+        .flat_map(|o| &o.notes)
+        .filter(|n| n.starts_with("request body left out of the tool"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+}
+
+#[test]
+fn a_path_suffix_names_the_tool_but_is_not_requested() {
+    let (catalog, report) = build_one(openapi(json!({
+        "/tags/{resourceArn}#tagKeys": {"delete": {
+            "parameters": [
+                {"name": "resourceArn", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "tagKeys", "in": "query", "required": true, "schema": {"type": "array", "items": {"type": "string"}}}
+            ],
+            "responses": {"204": {"description": "gone"}}
+        }}
+    })));
+    let tool = only(&catalog);
+    assert_eq!(tool.name, "delete_tags_resourceArn_tagKeys");
+    assert_eq!(tool.route.path, "/tags/{resourceArn}");
+    assert_eq!(tool.origin.operation, "DELETE /tags/{resourceArn}#tagKeys");
+    assert_eq!(
+        tool.input_schema.to_value()["required"],
+        json!(["resourceArn", "tagKeys"])
+    );
+    let notes = &report.apis[0].operations[0].notes;
+    assert!(
+        notes.iter().any(|n| n.contains("\"#tagKeys\"")
+            && n.contains("requests go to /tags/{resourceArn}")
+            && n.contains("only names the operation")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn path_suffix_pairs_fill_declared_parameters_or_are_fixed_query_parameters() {
+    let action = |name: &str| json!({"name": "Action", "in": "query", "required": true, "schema": {"type": "string", "enum": [name]}});
+    let (catalog, report) = build_one(openapi(json!({
+        "/#Action=DescribeLoadBalancers&Version=2015-12-01": {"get": {
+            "operationId": "Declared",
+            "parameters": [
+                action("DescribeLoadBalancers"),
+                {"name": "Version", "in": "query", "required": true, "schema": {"type": "string"}},
+                {"name": "PageSize", "in": "query", "schema": {"type": "integer"}}
+            ],
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/#Action=DescribeRegions&Version=2016-11-15&Limit=5": {"get": {
+            "operationId": "Undeclared",
+            "parameters": [
+                {"name": "Limit", "in": "query", "schema": {"type": "integer"}},
+                {"name": "Version", "in": "header", "schema": {"type": "string"}}
+            ],
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/#Action=Other": {"get": {
+            "operationId": "Contradicted",
+            "parameters": [action("Something")],
+            "responses": {"200": {"description": "ok"}}
+        }}
+    })));
+
+    let declared = catalog.get("Declared").expect("tool");
+    assert_eq!(declared.route.path, "/");
+    let input = declared.input_schema.to_value();
+    assert_eq!(input.get("required"), None, "{input}");
+    assert_eq!(
+        input["properties"]["Action"]["default"],
+        "DescribeLoadBalancers"
+    );
+    assert_eq!(input["properties"]["Version"]["default"], "2015-12-01");
+    let args = &declared.route.arguments;
+    let bound = |name: &str| args.get(name).expect("binding");
+    assert_eq!(
+        bound("Action").default,
+        Some(json!("DescribeLoadBalancers"))
+    );
+    assert_eq!(bound("Version").default, Some(json!("2015-12-01")));
+    // What the operation requires does not change: the value is always sent.
+    assert!(bound("Action").required && bound("Version").fixed.is_none());
+
+    let undeclared = catalog.get("Undeclared").expect("tool");
+    let input = undeclared.input_schema.to_value();
+    let names: Vec<&str> = input["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["Limit", "Version"]);
+    let fixed: Vec<(&str, &str, Value)> = undeclared
+        .route
+        .arguments
+        .bindings
+        .iter()
+        .filter_map(|b| {
+            b.fixed
+                .as_ref()
+                .map(|f| (b.argument.as_str(), b.wire_name.as_str(), f.value()))
+        })
+        .collect();
+    // Fixed pairs come first; `Limit` is a declared query parameter (its default is 5);
+    // a header named `Version` does not carry the query parameter.
+    assert_eq!(
+        fixed,
+        [
+            ("Action", "Action", json!("DescribeRegions")),
+            ("Version__query", "Version", json!("2016-11-15"))
+        ]
+    );
+    assert_eq!(input["properties"]["Limit"]["default"], 5);
+
+    // A suffix value the declared enum refuses is not filled in; the parameter stays
+    // required, and `check` says why.
+    let contradicted = catalog.get("Contradicted").expect("tool");
+    assert_eq!(
+        contradicted.input_schema.to_value()["required"],
+        json!(["Action"])
+    );
+    let notes: Vec<&String> = report.apis[0]
+        .operations
+        .iter()
+        .flat_map(|o| &o.notes)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("Action=Other") && n.contains("does not allow")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains(
+            "Action=DescribeRegions is sent as a fixed query parameter; Version=2016-11-15 is sent as a fixed query parameter; Limit=5 is the default of query parameter \"Limit\""
+        )),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_required_parameter_with_one_possible_value_is_filled_in() {
+    let (catalog, _) = build_one(openapi(json!({
+        "/things/{kind}": {"get": {
+            "operationId": "listThings",
+            "parameters": [
+                {"name": "kind", "in": "path", "required": true, "schema": {"type": "string", "enum": ["widget"]}},
+                {"name": "v", "in": "query", "required": true, "schema": {"const": 2}},
+                {"name": "mode", "in": "query", "required": true, "schema": {"type": "string", "enum": ["a", "b"]}},
+                {"name": "optional", "in": "query", "schema": {"type": "string", "enum": ["only"]}},
+                {"name": "nullable", "in": "query", "required": true, "schema": {"type": "string", "enum": ["x"], "nullable": true}}
+            ],
+            "responses": {"200": {"description": "ok"}}
+        }}
+    })));
+    let tool = only(&catalog);
+    let input = tool.input_schema.to_value();
+    assert_eq!(input["required"], json!(["mode", "nullable"]));
+    assert_eq!(input["properties"]["kind"]["default"], "widget");
+    assert_eq!(input["properties"]["v"]["default"], 2);
+    let default = |name: &str| {
+        tool.route
+            .arguments
+            .get(name)
+            .expect("binding")
+            .default
+            .clone()
+    };
+    assert_eq!(default("kind"), Some(json!("widget")));
+    assert_eq!(default("v"), Some(json!(2)));
+    assert_eq!(default("mode"), None);
+    assert_eq!(default("optional"), None);
+    assert_eq!(default("nullable"), None);
+}
+
+#[test]
+fn markup_only_summaries_and_descriptions_fall_back_to_method_and_path() {
+    let icon = "&nbsp; <i class=\"fa fa-lg fa-unlock-alt\"></i>";
+    let (catalog, _) = build_one(openapi(json!({
+        "/user/top": {"get": {
+            "operationId": "top",
+            "summary": icon,
+            "description": "<p></p>",
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/user/tests": {"get": {
+            "operationId": "tests",
+            "summary": format!("List user private tests{icon}"),
+            "parameters": [
+                {"name": "skip", "in": "query", "description": icon, "schema": {"type": "string"}},
+                {"name": "limit", "in": "query", "description": "<b>At most</b> this many", "schema": {"type": "integer"}}
+            ],
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/user/old": {"get": {
+            "operationId": "old",
+            "deprecated": true,
+            "summary": icon,
+            "description": "Old &amp; <i>slow</i>",
+            "responses": {"200": {"description": "ok"}}
+        }},
+        "/user/gone": {"get": {
+            "operationId": "gone",
+            "deprecated": true,
+            "summary": icon,
+            "responses": {"200": {"description": "ok"}}
+        }}
+    })));
+    let top = catalog.get("top").expect("tool");
+    assert_eq!(top.title, None);
+    assert_eq!(top.description, "GET /user/top");
+
+    let tests = catalog.get("tests").expect("tool");
+    assert_eq!(tests.title.as_deref(), Some("List user private tests"));
+    assert_eq!(tests.description, "List user private tests");
+    let input = tests.input_schema.to_value();
+    assert_eq!(input["properties"]["skip"], json!({"type": "string"}));
+    assert_eq!(
+        input["properties"]["limit"]["description"],
+        "At most this many"
+    );
+
+    let old = catalog.get("old").expect("tool");
+    assert_eq!(old.title, None);
+    assert_eq!(old.description, "[DEPRECATED] Old & slow");
+    assert_eq!(
+        catalog.get("gone").expect("tool").description,
+        "[DEPRECATED] GET /user/gone"
     );
 }

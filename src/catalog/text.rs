@@ -1,6 +1,7 @@
-//! Descriptions as a model should read them: the HTML and Markdown noise API descriptions
-//! carry (tags, entities, link targets, images, comments) taken out, whitespace tidied, and
-//! lengths capped — every character of `tools/list` is paid for in context.
+//! Descriptions and titles as a model should read them: the HTML and Markdown noise API
+//! descriptions carry (tags, entities, link targets, images, comments) taken out,
+//! whitespace tidied, and lengths capped — every character of `tools/list` is paid for in
+//! context. Text that was only noise is left out rather than published empty.
 
 use std::sync::LazyLock;
 
@@ -11,11 +12,11 @@ use super::synthesize::truncate_text;
 
 /// HTML elements seen in API descriptions. Only these are taken as tags, so `List<String>`
 /// or `<owner>` placeholders survive.
-const TAGS: &str = "a|abbr|b|blockquote|br|code|dd|del|details|div|dl|dt|em|h[1-6]|hr|i|img|ins|kbd|li|ol|p|pre|s|small|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr|tt|u|ul";
+const TAGS: &str = "a|abbr|b|blockquote|br|center|code|dd|del|details|div|dl|dt|em|font|h[1-6]|hr|i|img|ins|kbd|li|ol|p|pre|s|section|small|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr|tt|u|ul";
 
 static COMMENT: LazyLock<Regex> = LazyLock::new(|| regex(r"(?s)<!--.*?-->"));
 static BREAK: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"(?i)<(?:br\s*/?|/p|/li|/div|/h[1-6]|/tr|/dt|/dd|hr\s*/?)>|<li(?:\s[^<>]*)?>")
+    regex(r"(?i)<(?:br\s*/?|/p|/li|/div|/section|/h[1-6]|/tr|/dt|/dd|hr\s*/?)>|<li(?:\s[^<>]*)?>")
 });
 static TAG: LazyLock<Regex> =
     LazyLock::new(|| regex(&format!(r"(?i)</?(?:{TAGS})(?:\s[^<>]*)?/?>")));
@@ -25,6 +26,8 @@ static BOLD: LazyLock<Regex> = LazyLock::new(|| regex(r"\*\*([^*\n]+)\*\*|__([^_
 static HEADING: LazyLock<Regex> = LazyLock::new(|| regex(r"(?m)^#{1,6}[ \t]+"));
 static SPACES: LazyLock<Regex> = LazyLock::new(|| regex(r"[ \t]{2,}"));
 static BLANK_LINES: LazyLock<Regex> = LazyLock::new(|| regex(r"\n{3,}"));
+static NUMERIC_ENTITY: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));"));
 
 fn regex(pattern: &str) -> Regex {
     Regex::new(pattern).expect("the patterns are constants of this module, checked by its tests")
@@ -52,6 +55,19 @@ fn entities(text: &str) -> String {
     if !text.contains('&') {
         return text.to_string();
     }
+    let text = NUMERIC_ENTITY.replace_all(text, |found: &regex::Captures<'_>| {
+        let code = match (found.get(1), found.get(2)) {
+            (Some(hex), _) => u32::from_str_radix(hex.as_str(), 16).ok(),
+            (_, Some(decimal)) => decimal.as_str().parse::<u32>().ok(),
+            _ => None,
+        };
+        match code.and_then(char::from_u32) {
+            // A no-break space is a space to a reader; control characters are noise.
+            Some('\u{a0}') => " ".to_string(),
+            Some(c) if !c.is_control() || c == '\n' => c.to_string(),
+            _ => String::new(),
+        }
+    });
     text.replace("&nbsp;", " ")
         .replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -61,20 +77,34 @@ fn entities(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// Cleans every description in a JSON Schema, cutting each to `max` characters (0 = no
-/// limit). Values (`default`, `enum`, `const`, `examples`) are data, not prose, and are left
+/// Cleans every description and title in a JSON Schema, cutting descriptions to `max`
+/// characters (0 = no limit); one that cleans to nothing is removed rather than published
+/// empty. Values (`default`, `enum`, `const`, `examples`) are data, not prose, and are left
 /// as they are.
 pub fn tidy_schema(schema: &mut Value, max: usize) {
     match schema {
         Value::Object(map) => {
+            let mut empty: Vec<&'static str> = Vec::new();
             for (key, value) in map.iter_mut() {
                 match (key.as_str(), value) {
                     ("description", Value::String(text)) => {
                         *text = truncate_text(&clean(text), max);
+                        if text.is_empty() {
+                            empty.push("description");
+                        }
+                    }
+                    ("title", Value::String(text)) => {
+                        *text = clean(text);
+                        if text.is_empty() {
+                            empty.push("title");
+                        }
                     }
                     ("default" | "enum" | "const" | "examples" | "example", _) => {}
                     (_, value) => tidy_schema(value, max),
                 }
+            }
+            for key in empty {
+                map.shift_remove(key);
             }
         }
         Value::Array(items) => {
@@ -151,5 +181,48 @@ mod tests {
             "the description…"
         );
         assert_eq!(schema["examples"][0]["description"], "<p>kept</p>");
+    }
+
+    #[test]
+    fn markup_only_text_cleans_to_nothing() {
+        assert_eq!(clean("&nbsp; <i class=\"fa fa-lg fa-unlock-alt\"></i>"), "");
+        assert_eq!(
+            clean("List user private tests&nbsp; <i class=\"fa fa-lg fa-unlock-alt\"></i>"),
+            "List user private tests"
+        );
+        assert_eq!(
+            clean(
+                "<section class=\"body-param\"><strong>session_ids</strong> (required)<br/></section>"
+            ),
+            "session_ids (required)"
+        );
+        assert_eq!(clean("&#160;&#xA0;<b></b>"), "");
+        assert_eq!(clean("caf&#233; &#x2014; &#0; &amp;#60;"), "café — &#60;");
+    }
+
+    #[test]
+    fn descriptions_and_titles_that_clean_to_nothing_are_removed() {
+        let mut schema = json!({
+            "type": "object",
+            "title": "<b>Thing</b>",
+            "properties": {
+                "a": {"type": "string", "description": "&nbsp; <i class=\"fa fa-lock\"></i>", "title": "<span></span>"},
+                "title": {"type": "string", "description": "&#160;"},
+                "description": {"type": "string", "description": "kept"}
+            }
+        });
+        tidy_schema(&mut schema, 0);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "title": "Thing",
+                "properties": {
+                    "a": {"type": "string"},
+                    "title": {"type": "string"},
+                    "description": {"type": "string", "description": "kept"}
+                }
+            })
+        );
     }
 }

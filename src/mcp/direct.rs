@@ -315,6 +315,8 @@ impl Direct {
             client: caller.client.as_deref(),
             version: Some(&caller.version),
             incoming,
+            // A plain JSON answer: no client limits its size.
+            budget: None,
         };
         let outcome = self.shared.call(request, &cancelled, None).await;
         if let Some(key) = &key {

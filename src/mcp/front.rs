@@ -23,6 +23,9 @@
 //! and opening goes through the [`SessionTable`] (a new `initialize` at the cap closes the
 //! session idle the longest, or gets 503).
 //!
+//! It marks each request it forwards with the [`Framing`] its answer will have (plain JSON
+//! or the SDK's SSE stream), so the handler knows which message budget applies.
+//!
 //! Everything else passes through untouched.
 
 use std::convert::Infallible;
@@ -40,6 +43,7 @@ use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
 use super::jsonrpc::{self, check_message, failure_message};
 use super::sessions::{SessionTable, Streams};
+use super::sizes::Framing;
 use crate::telemetry::metrics::Metrics;
 
 /// Wraps the MCP service (see the module documentation).
@@ -288,7 +292,7 @@ where
                 }
                 return Ok(response);
             }
-            let (parts, body) = request.into_parts();
+            let (mut parts, body) = request.into_parts();
             let bytes = match read_body(body, max_body, body_timeout).await {
                 Ok(bytes) => bytes,
                 Err(refusal) => {
@@ -405,6 +409,17 @@ where
                         _ => {}
                     }
                 }
+                // The same test as the one that reads an SSE answer into JSON below; without
+                // a session, rmcp itself answers JSON unless a notification goes first.
+                let framing = if id.is_some() && json_response && accepts_json && !streams_progress
+                {
+                    Framing::Json
+                } else if session.is_none() && json_response {
+                    Framing::JsonUnlessNotified
+                } else {
+                    Framing::Sse
+                };
+                parts.extensions.insert(framing);
                 let request = Request::from_parts(parts, Body::from(bytes));
                 let response = forward(inner, request).await;
                 if let (Some(table), Some(reservation)) = (&table, reservation)
@@ -488,6 +503,8 @@ where
                 *single.headers_mut() = parts.headers.clone();
                 single.headers_mut().remove(header::CONTENT_LENGTH);
                 *single.extensions_mut() = parts.extensions.clone();
+                // Gathered into one JSON array.
+                single.extensions_mut().insert(Framing::Json);
                 let response = forward(inner.clone(), single).await;
                 let status = response.status();
                 if status == StatusCode::ACCEPTED {

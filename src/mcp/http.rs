@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::admission::Admission;
 use super::direct::Direct;
 use super::sessions::{SessionTable, Streams};
+use super::sizes::Transport;
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
 
@@ -67,7 +68,7 @@ pub fn endpoint(
     });
     let streams = Streams::new(settings.max_sse_streams, metrics.clone());
     let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(shared.clone())),
+        move || Ok(McpServer::new(shared.clone(), Transport::StreamableHttp)),
         sessions.clone(),
         config,
     );

@@ -9,7 +9,9 @@
 //! [`sse`] (the legacy HTTP+SSE transport) are the transports. [`sessions`] bounds what
 //! rmcp leaves unbounded: it caps Streamable HTTP sessions (evicting the one idle the
 //! longest) and expires idle ones itself, since rmcp's idle timer never sees the calls
-//! answered directly, and caps long-lived event streams.
+//! answered directly, and caps long-lived event streams. [`sizes`] keeps every message
+//! within what the clients on each transport accept (`tools/list` pages by bytes, large
+//! results cut to fit).
 
 pub mod admission;
 mod direct;
@@ -18,6 +20,7 @@ pub mod http;
 mod jsonrpc;
 mod listed;
 pub mod sessions;
+pub mod sizes;
 pub mod sse;
 pub mod stdio;
 pub mod view;
@@ -29,7 +32,7 @@ use base64::Engine as _;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, RequestId,
     ServerCapabilities, ServerConfig, ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
@@ -41,6 +44,7 @@ use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
 use crate::upstream::{CallContext, CallStats, Content, Dispatcher, Outcome, ToolResult};
 use listed::{ListedTool, Page};
+use sizes::{Budget, Framing, Limits, Transport};
 
 /// 0 for 2024-11-05, 1 for 2025-03-26, 3 for 2026-07-28, else (2025-06-18, 2025-11-25) 2.
 fn version_index(version: Option<&ProtocolVersion>) -> usize {
@@ -217,21 +221,40 @@ pub struct Shared {
     peers: Mutex<Vec<Peer<RoleServer>>>,
     /// 2026-07-28 clients listening with `subscriptions/listen` for tool-list changes.
     subscribers: Mutex<Vec<SubscriptionSink>>,
-    page_size: usize,
+    /// Page sizes and message budgets.
+    limits: Limits,
     metrics: Arc<Metrics>,
 }
 
 impl Shared {
+    /// `snapshot` served with `page_size` tools a page and the default message budgets.
     pub fn new(snapshot: Snapshot, page_size: usize) -> Arc<Shared> {
+        let settings = crate::config::ServerSettings {
+            page_size,
+            ..Default::default()
+        };
+        Shared::with_settings(snapshot, &settings)
+    }
+
+    /// `snapshot` served with the page size and message budgets of `settings`.
+    pub fn with_settings(
+        snapshot: Snapshot,
+        settings: &crate::config::ServerSettings,
+    ) -> Arc<Shared> {
         let metrics = Metrics::new();
         metrics.set_tools(snapshot.catalog().len());
         Arc::new(Shared {
             current: RwLock::new(Arc::new(snapshot)),
             peers: Mutex::new(Vec::new()),
             subscribers: Mutex::new(Vec::new()),
-            page_size: page_size.max(1),
+            limits: Limits::from_settings(settings),
             metrics,
         })
+    }
+
+    /// Page sizes and message budgets.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// The process's metrics: tool calls here, HTTP and reload counts by their owners.
@@ -294,6 +317,19 @@ pub(crate) struct CallRequest<'a> {
     pub version: Option<&'a ProtocolVersion>,
     /// Incoming headers and trace context.
     pub incoming: CallContext,
+    /// The budget of the answer's message, when the transport limits it: the result is cut
+    /// to fit ([`sizes::fit`]).
+    pub budget: Option<AnswerBudget>,
+}
+
+/// The budget of one answer, for [`Shared::call`].
+pub(crate) struct AnswerBudget {
+    pub budget: Budget,
+    /// The request's id, which the answer carries.
+    pub id: RequestId,
+    /// The budget applies only when a progress notification went out before the answer
+    /// ([`Framing::JsonUnlessNotified`]): otherwise the answer is plain JSON.
+    pub only_after_progress: bool,
 }
 
 /// Where a long call reports how long it has waited, for a client that asked.
@@ -329,7 +365,8 @@ impl Shared {
         Ok(page)
     }
 
-    /// The page of `view`'s tools that `cursor` (from an earlier page) points at.
+    /// The page of `view`'s tools that `cursor` (from an earlier page) points at: at most
+    /// `server.page_size` tools and [`sizes::PAGE_BYTES`] (see [`sizes::page_end`]).
     fn list_page<'v>(
         &self,
         view: &'v view::View,
@@ -342,7 +379,12 @@ impl Shared {
             })?,
             None => 0,
         };
-        let end = start.saturating_add(self.page_size).min(tools.len());
+        let end = sizes::page_end(
+            view.wire_sizes(),
+            start,
+            self.limits.page_size,
+            self.limits.page_bytes,
+        );
         Ok(Page {
             tools: tools.get(start..end).unwrap_or_default(),
             next_cursor: (end < tools.len()).then(|| encode_cursor(end)),
@@ -353,13 +395,54 @@ impl Shared {
     /// turns its names and arguments into the catalog's, discovery tools are answered or
     /// unwrapped, then the dispatcher calls the upstream. Records the call's metrics and log
     /// line. Returns the result in the client's protocol version and the tool's catalog
-    /// name; an unknown tool is a protocol error (-32602).
+    /// name; an unknown tool is a protocol error (-32602). With a budget, the result is cut
+    /// to fit it ([`sizes::fit`]).
     pub(crate) async fn call(
+        &self,
+        mut request: CallRequest<'_>,
+        cancelled: &tokio_util::sync::CancellationToken,
+        progress: Option<Progress>,
+    ) -> Result<(CallToolResult, String), ErrorData> {
+        let Some(answer) = request.budget.take() else {
+            let (result, tool, _) = self.call_unbounded(request, cancelled, progress).await?;
+            return Ok((result, tool));
+        };
+        let (name, client, version) = (request.name, request.client, request.version);
+        let (result, tool, progressed) = self.call_unbounded(request, cancelled, progress).await?;
+        if answer.only_after_progress && !progressed {
+            return Ok((result, tool));
+        }
+        let AnswerBudget { budget, id, .. } = answer;
+        // Whether the client's listing promised structured content for this tool (looked up
+        // only for a result that does not fit).
+        let shows_output_schema = || {
+            let view = self.current().view(client, version);
+            view.tools
+                .iter()
+                .find(|listed| listed.name == name)
+                .is_some_and(|listed| listed.output_schema.is_some())
+        };
+        let (result, cut_from) = sizes::fit(result, &budget, &id, shows_output_schema);
+        if let Some(bytes) = cut_from {
+            tracing::info!(
+                tool = %tool,
+                bytes,
+                limit = budget.bytes,
+                "tool result cut to fit one message of the transport ({})",
+                budget.key
+            );
+        }
+        Ok((result, tool))
+    }
+
+    /// [`Shared::call`] without a budget; also says whether a progress notification went
+    /// out.
+    async fn call_unbounded(
         &self,
         request: CallRequest<'_>,
         cancelled: &tokio_util::sync::CancellationToken,
         progress: Option<Progress>,
-    ) -> Result<(CallToolResult, String), ErrorData> {
+    ) -> Result<(CallToolResult, String, bool), ErrorData> {
         let snapshot = self.current();
         let started = std::time::Instant::now();
         let metrics = self.metrics();
@@ -370,6 +453,7 @@ impl Shared {
             client,
             version,
             incoming,
+            budget: _,
         } = request;
         let view = snapshot.view(client, version);
         let mut name = view.catalog_name(name).to_string();
@@ -386,7 +470,9 @@ impl Shared {
                 .discovery
                 .handle(&catalog, &name, &arguments, &describe)
             {
-                Action::Answer(result) => return Ok((to_call_result(result, version), name)),
+                Action::Answer(result) => {
+                    return Ok((to_call_result(result, version), name, false));
+                }
                 // Dispatched exactly as a call of the tool by its own name.
                 Action::Dispatch {
                     tool,
@@ -467,7 +553,8 @@ impl Shared {
                         .structured
                         .and_then(|mut s| s.get_mut("result").map(serde_json::Value::take));
                 }
-                Ok((to_call_result(result, version), name.clone()))
+                let progressed = progress.is_some() && waited > 0.0;
+                Ok((to_call_result(result, version), name.clone(), progressed))
             }
             // MCP: an unknown tool is a protocol error with code -32602.
             Err(unknown) => {
@@ -488,14 +575,17 @@ impl Shared {
 #[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
+    /// What the answers travel on, for their size budget.
+    transport: Transport,
     /// The session's `logging/setLevel` (as a severity rank); no messages until it is set.
     log_level: Arc<Mutex<Option<u8>>>,
 }
 
 impl McpServer {
-    pub fn new(shared: Arc<Shared>) -> McpServer {
+    pub fn new(shared: Arc<Shared>, transport: Transport) -> McpServer {
         McpServer {
             shared,
+            transport,
             log_level: Arc::new(Mutex::new(None)),
         }
     }
@@ -575,11 +665,21 @@ impl ServerHandler for McpServer {
         let started = std::time::Instant::now();
         // Over HTTP, the incoming request's headers (forwarded only where an API's
         // forward_headers allows it).
-        let mut incoming = context
-            .extensions
-            .get::<axum::http::request::Parts>()
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let mut incoming = parts
             .map(|parts| CallContext::from_headers(&parts.headers))
             .unwrap_or_default();
+        // Over HTTP, the front says whether the answer goes out as SSE or plain JSON.
+        let framing = parts.and_then(|parts| parts.extensions.get::<Framing>().copied());
+        let budget = self
+            .shared
+            .limits
+            .budget(self.transport, framing)
+            .map(|budget| AnswerBudget {
+                budget,
+                id: context.id.clone(),
+                only_after_progress: framing == Some(Framing::JsonUnlessNotified),
+            });
         // Trace context in `_meta` (stdio has no headers) wins over the HTTP header: it is
         // specific to this request.
         let meta_text = |key: &str| context.meta.get(key).and_then(serde_json::Value::as_str);
@@ -600,6 +700,7 @@ impl ServerHandler for McpServer {
             client: client.as_deref(),
             version: version.as_ref(),
             incoming,
+            budget,
         };
         let (result, tool) = self.shared.call(call, &context.ct, progress).await?;
         let is_error = result.is_error == Some(true);

@@ -11,6 +11,11 @@
 //! `server.body_read_timeout_seconds` and `server.max_request_bytes`, and each request takes
 //! an [`Admission`] ticket for its client (the token, else the session) that is returned
 //! when its response goes out on the stream (429 past `server.max_in_flight_per_client`).
+//!
+//! Every message is one SSE event, and the official Python SDK ends the session on an event
+//! over 1 MiB: results are cut to `server.max_message_bytes` ([`super::sizes`]), and an
+//! answer still larger (a single tool too large for a `tools/list` page) goes out as a
+//! JSON-RPC error for its request instead.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -34,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use super::admission::{Admission, ClientId, Ticket};
 use super::jsonrpc;
 use super::sessions::Streams;
+use super::sizes::{Guarded, Transport, guard_line};
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
 
@@ -143,7 +149,8 @@ async fn open(State(state): State<SseState>) -> Response {
             }
         }
     });
-    let server = McpServer::new(state.shared.clone());
+    let server = McpServer::new(state.shared.clone(), Transport::LegacySse);
+    let budget = state.shared.limits().budget(Transport::LegacySse, None);
     tokio::spawn(async move {
         if let Ok(running) = server.serve((server_read, server_write)).await {
             let _ = running.waiting().await;
@@ -160,13 +167,19 @@ async fn open(State(state): State<SseState>) -> Response {
     let messages = stream::unfold((lines, guard), move |(mut lines, guard)| {
         let pending = pending.clone();
         async move {
-            match lines.next_line().await {
-                Ok(Some(line)) => {
-                    answered(&pending, &line);
-                    let event = Event::default().event("message").data(line);
-                    Some((Ok::<Event, Infallible>(event), (lines, guard)))
-                }
-                _ => None,
+            loop {
+                let line = match lines.next_line().await {
+                    Ok(Some(line)) => line,
+                    _ => return None,
+                };
+                let line = match budget.map(|budget| guard_line(line.as_bytes(), &budget)) {
+                    None | Some(Guarded::Fits) => line,
+                    Some(Guarded::Replaced(error)) => String::from_utf8_lossy(&error).into_owned(),
+                    Some(Guarded::Dropped) => continue,
+                };
+                answered(&pending, &line);
+                let event = Event::default().event("message").data(line);
+                return Some((Ok::<Event, Infallible>(event), (lines, guard)));
             }
         }
     });

@@ -13,6 +13,10 @@
 //! serialized pages as Streamable HTTP, instead of by the SDK, which rebuilds and
 //! serializes every tool each time (GitHub's three pages reached a client in 25 ms instead
 //! of about 50 ms).
+//!
+//! Lines going out are kept within `server.max_stdio_message_bytes` (the official
+//! TypeScript SDK closes the connection past 10 MiB): results are cut to fit
+//! ([`super::sizes`]), and an answer still larger goes out as a JSON-RPC error instead.
 
 use std::sync::{Arc, Mutex};
 
@@ -23,6 +27,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 use super::jsonrpc::{self, check_message, failure_message, success_bytes};
+use super::sizes::{Budget, Guarded, Transport, guard_line};
 use super::{McpServer, Shared};
 
 /// What the filter learns of the session from its handshake.
@@ -56,7 +61,8 @@ where
     let (sdk_output, from_sdk) = tokio::io::duplex(64 * 1024);
     let (lines, outgoing) = mpsc::channel::<Vec<u8>>(64);
     let handshake = Arc::new(Mutex::new(Handshake::default()));
-    let writer = tokio::spawn(write_lines(outgoing, output));
+    let budget = shared.limits().budget(Transport::Stdio, None);
+    let writer = tokio::spawn(write_lines(outgoing, output, budget));
     let copier = tokio::spawn(copy_lines(from_sdk, lines.clone(), handshake.clone()));
     let filter = Filter {
         shared: shared.clone(),
@@ -65,7 +71,7 @@ where
         max_line,
     };
     let reader = tokio::spawn(filter.read_lines(input, to_sdk));
-    let running = McpServer::new(shared)
+    let running = McpServer::new(shared, Transport::Stdio)
         .serve((sdk_input, sdk_output))
         .await
         .map_err(|e| format!("stdio session failed to start: {e}"));
@@ -302,9 +308,25 @@ async fn copy_lines<R: AsyncRead + Unpin>(
     }
 }
 
-/// Writes whole lines, from the SDK and from the checks, so they never interleave.
-async fn write_lines<W: AsyncWrite + Unpin>(mut lines: mpsc::Receiver<Vec<u8>>, mut output: W) {
-    while let Some(line) = lines.recv().await {
+/// Writes whole lines, from the SDK and from the checks, so they never interleave; a line
+/// over `budget` is replaced by an error for its request (or not sent: [`guard_line`]).
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut lines: mpsc::Receiver<Vec<u8>>,
+    mut output: W,
+    budget: Option<Budget>,
+) {
+    while let Some(mut line) = lines.recv().await {
+        if let Some(budget) = &budget {
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            match guard_line(text, budget) {
+                Guarded::Fits => {}
+                Guarded::Replaced(mut error) => {
+                    error.push(b'\n');
+                    line = error;
+                }
+                Guarded::Dropped => continue,
+            }
+        }
         if output.write_all(&line).await.is_err() {
             return;
         }

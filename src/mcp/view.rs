@@ -79,6 +79,8 @@ pub struct View {
     described: std::sync::Mutex<HashMap<String, serde_json::Value>>,
     /// `tools/list` results already serialized, by cursor ("" for the first page).
     pub(super) wire_pages: std::sync::Mutex<HashMap<String, axum::body::Bytes>>,
+    /// Each listed tool's size as JSON, for pages by bytes; counted on first use.
+    wire_sizes: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl View {
@@ -91,7 +93,14 @@ impl View {
             restorers: HashMap::new(),
             described: Default::default(),
             wire_pages: Default::default(),
+            wire_sizes: Default::default(),
         }
+    }
+
+    /// Each listed tool's length as compact JSON, in listing order.
+    pub(super) fn wire_sizes(&self) -> &[usize] {
+        self.wire_sizes
+            .get_or_init(|| self.tools.iter().map(super::sizes::wire_size).collect())
     }
 
     /// Arguments a client of this view sent to catalog tool `tool` (shown in `dialect`), as
@@ -188,6 +197,7 @@ impl View {
             restorers,
             described: Default::default(),
             wire_pages: Default::default(),
+            wire_sizes: Default::default(),
         }
     }
 }

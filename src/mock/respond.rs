@@ -103,7 +103,7 @@ pub fn check(tool: &Tool, request: &HttpRequest, body: BodyValidator<'_>) -> Vec
         }
         let wire = binding.wire_name.as_str();
         let present = match binding.location {
-            Location::Path | Location::BodyField | Location::Body => true,
+            Location::Path | Location::BodyField | Location::Body | Location::FileName => true,
             Location::Query => {
                 query
                     .iter()
@@ -132,6 +132,7 @@ fn location_name(location: Location) -> &'static str {
         Location::Header => "header",
         Location::Cookie => "cookie",
         Location::BodyField | Location::Body => "body",
+        Location::FileName => "file name",
     }
 }
 

@@ -3,7 +3,9 @@
 //! Every schema restmcp publishes must be valid 2020-12, contain no OpenAPI-only keyword
 //! (`nullable`, `discriminator`, `xml`, boolean `exclusiveMinimum`, `example`…) and no
 //! `$ref` that leaves it, because clients validate with stock JSON Schema libraries and
-//! some reject the whole `tools/list` over one bad schema.
+//! some reject the whole `tools/list` over one bad schema. That includes the `$ref`s
+//! descriptions write inside values (examples, defaults, `enum` and `const` members): they
+//! are resolved to Example objects' values or the value is removed ([`crate::spec::values`]).
 //!
 //! A [`Session`] translates all the schema pieces of one tool in one direction (its
 //! parameters and body for the input, a response for the output) in two passes:
@@ -28,7 +30,7 @@ use serde_json::{Map, Value, json};
 
 pub use graph::{NodeId, RefGraph};
 
-use crate::spec::{DocId, SchemaRef, SpecVersion};
+use crate::spec::{DocId, SchemaRef, SpecVersion, values};
 
 /// Which side of the call a schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,7 +183,7 @@ impl<'d, 'g> Session<'d, 'g> {
     pub fn emit_root(&mut self, piece: &SchemaRef<'_>) -> Value {
         let mut doc = piece.doc;
         let mut node: &Value = &piece.schema;
-        let mut siblings: Vec<(&str, &Value)> = Vec::new();
+        let mut siblings: Vec<(DocId, &str, &Value)> = Vec::new();
         let mut nullable_ref = false;
         for _ in 0..32 {
             let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
@@ -196,7 +198,7 @@ impl<'d, 'g> Session<'d, 'g> {
                 siblings.extend(
                     map.iter()
                         .filter(|(k, _)| is_annotation(k))
-                        .map(|(k, v)| (k.as_str(), v)),
+                        .map(|(k, v)| (doc, k.as_str(), v)),
                 );
             }
             doc = target.doc;
@@ -207,8 +209,8 @@ impl<'d, 'g> Session<'d, 'g> {
         } else {
             self.emit_content(doc, node, 0)
         };
-        for (key, value) in siblings {
-            self.apply_annotation(&mut out, key, value);
+        for (at, key, value) in siblings {
+            self.apply_annotation(&mut out, at, key, value);
         }
         if nullable_ref {
             out = make_nullable(out);
@@ -311,7 +313,7 @@ impl<'d, 'g> Session<'d, 'g> {
         };
         for (k, v) in map {
             if is_annotation(k) {
-                self.apply_annotation(&mut out, k, v);
+                self.apply_annotation(&mut out, doc, k, v);
             }
         }
         if self.is_nullable(map) {
@@ -396,9 +398,9 @@ impl<'d, 'g> Session<'d, 'g> {
 
     /// Annotations written next to a `$ref` apply to the referenced schema; the referring
     /// site's text wins because it is the more specific.
-    fn apply_annotation(&mut self, out: &mut Value, key: &str, value: &Value) {
+    fn apply_annotation(&mut self, out: &mut Value, doc: DocId, key: &str, value: &Value) {
         let mut scratch = Map::new();
-        self.translate_annotation(&mut scratch, key, value);
+        self.translate_annotation(&mut scratch, doc, key, value);
         if let Value::Object(target) = out {
             for (k, v) in scratch {
                 target.insert(k, v);
@@ -406,7 +408,28 @@ impl<'d, 'g> Session<'d, 'g> {
         }
     }
 
-    fn translate_annotation(&mut self, out: &mut Map<String, Value>, key: &str, value: &Value) {
+    /// A data value (example, default, `enum` or `const` member) with the `$ref`s written
+    /// in it resolved (see [`values`]); `None`, noted, when one cannot be: no `$ref` may
+    /// leave the schema.
+    fn data_value(&mut self, doc: DocId, keyword: &str, value: &Value) -> Option<Value> {
+        match values::resolve(self.graph.docs(), doc, value) {
+            Ok(value) => Some(value.into_owned()),
+            Err(problem) => {
+                self.notes
+                    .invalid
+                    .push(format!("{keyword} removed: {problem}"));
+                None
+            }
+        }
+    }
+
+    fn translate_annotation(
+        &mut self,
+        out: &mut Map<String, Value>,
+        doc: DocId,
+        key: &str,
+        value: &Value,
+    ) {
         match key {
             "title" | "description" => {
                 if let Some(s) = value.as_str() {
@@ -417,15 +440,26 @@ impl<'d, 'g> Session<'d, 'g> {
                 out.insert(key.into(), value.clone());
             }
             "default" => {
-                out.insert(key.into(), value.clone());
+                if let Some(value) = self.data_value(doc, key, value) {
+                    out.insert(key.into(), value);
+                }
             }
             "example" => {
-                out.entry("examples")
-                    .or_insert_with(|| Value::Array(vec![value.clone()]));
+                if !out.contains_key("examples")
+                    && let Some(value) = self.data_value(doc, key, value)
+                {
+                    out.insert("examples".into(), Value::Array(vec![value]));
+                }
             }
             "examples" => {
                 if let Value::Array(items) = value {
-                    out.insert(key.into(), Value::Array(items.clone()));
+                    let items: Vec<Value> = items
+                        .iter()
+                        .filter_map(|item| self.data_value(doc, "example", item))
+                        .collect();
+                    if !items.is_empty() {
+                        out.insert(key.into(), Value::Array(items));
+                    }
                 }
             }
             _ => {}
@@ -463,8 +497,14 @@ impl<'d, 'g> Session<'d, 'g> {
                 }
                 "enum" | "const" if !strict => {}
                 "enum" => {
-                    if let Value::Array(items) = value {
-                        let mut items = items.clone();
+                    // One member that cannot be had removes the whole list: a narrower
+                    // `enum` would refuse a value the spec allows.
+                    if let Value::Array(items) = value
+                        && let Some(mut items) = items
+                            .iter()
+                            .map(|item| self.data_value(doc, key, item))
+                            .collect::<Option<Vec<Value>>>()
+                    {
                         if nullable && !items.contains(&Value::Null) {
                             items.push(Value::Null);
                         }
@@ -472,7 +512,9 @@ impl<'d, 'g> Session<'d, 'g> {
                     }
                 }
                 "const" => {
-                    out.insert(key.clone(), value.clone());
+                    if let Some(value) = self.data_value(doc, key, value) {
+                        out.insert(key.clone(), value);
+                    }
                 }
                 "properties" => {
                     if let Value::Object(props) = value {
@@ -625,7 +667,7 @@ impl<'d, 'g> Session<'d, 'g> {
                     }
                 }
                 "title" | "description" | "default" | "deprecated" | "readOnly" | "writeOnly"
-                | "examples" | "example" => self.translate_annotation(&mut out, key, value),
+                | "examples" | "example" => self.translate_annotation(&mut out, doc, key, value),
                 "contentMediaType" | "contentEncoding" => {
                     if value.is_string() {
                         out.insert(key.clone(), value.clone());

@@ -215,6 +215,21 @@ fn assert_refs_resolve_locally(full: &Value) {
     }
 }
 
+/// No value in a published schema (`default`, `const`, `enum` members, `examples`) holds
+/// a `$ref`: a client that follows references would find nothing there.
+fn assert_no_ref_in_values(full: &Value) {
+    for_each_schema(full, "#", &mut |at, map| {
+        for key in ["default", "const", "enum", "examples"] {
+            if let Some(value) = map.get(key) {
+                assert!(
+                    !crate::spec::values::holds_ref(value),
+                    "a $ref is left in {key} at {at}: {full:#}"
+                );
+            }
+        }
+    });
+}
+
 /// No keyword that only OpenAPI knows survives.
 fn assert_no_openapi_keywords(full: &Value) {
     for_each_schema(full, "#", &mut |at, map| {
@@ -247,6 +262,7 @@ fn assert_publishable(full: &Value) {
         );
     }
     assert_refs_resolve_locally(full);
+    assert_no_ref_in_values(full);
     assert_no_openapi_keywords(full);
     if let Err(e) = jsonschema::draft202012::new(full) {
         panic!("a stock validator refuses it: {e}: {full:#}");
@@ -263,15 +279,22 @@ fn helpers_reject_what_must_not_be_published() {
     let missing = json!({"items": {"$ref": "#/$defs/B"}, "$defs": {"A": {}}});
     let nullable = json!({"anyOf": [{"type": "string", "nullable": true}]});
     let boolean = json!({"minimum": 1, "exclusiveMinimum": true});
-    for bad in [outside, missing, nullable, boolean] {
+    // A value is data, but a `$ref` in it still leaves the schema for a client that follows it.
+    let in_value = json!({"default": {"nested": [{"$ref": "elsewhere"}]}});
+    let in_enum = json!({"enum": ["a", {"$ref": "#/$defs/A"}], "$defs": {"A": {}}});
+    for bad in [outside, missing, nullable, boolean, in_value, in_enum] {
         let caught = std::panic::catch_unwind(|| assert_publishable(&bad));
         assert!(caught.is_err(), "accepted {bad}");
     }
-    // Data that merely looks like keywords is not a schema position.
+    // Data and names that merely look like keywords are not schema positions.
     assert_publishable(&json!({
         "type": "object",
-        "properties": {"nullable": {"type": "boolean"}, "example": {"$ref": "#/$defs/A"}},
-        "default": {"$ref": "elsewhere", "x-data": 1},
+        "properties": {
+            "nullable": {"type": "boolean"},
+            "example": {"$ref": "#/$defs/A"},
+            "$ref": {"type": "string"}
+        },
+        "default": {"nullable": true, "x-data": 1},
         "$defs": {"A": {"type": "string"}}
     }));
 }
@@ -2448,4 +2471,89 @@ fn notes_merge_adds_counts_and_appends_invalid() {
         [("discriminator".to_string(), 1), ("xml".to_string(), 2)].into();
     assert_eq!(a.dropped, expected);
     assert_eq!(a.invalid, vec!["one".to_string(), "two".to_string()]);
+}
+
+// ---------------------------------------------------------------------------------------
+// `$ref`s written inside values (issue #20, defect 8)
+// ---------------------------------------------------------------------------------------
+
+fn with_examples() -> DocumentSet {
+    document(json!({"components": {
+        "examples": {
+            "rules": {"summary": "Rules", "value": {"total_count": 1, "rules": [{"$ref": "#/components/examples/rule"}]}},
+            "rule": {"value": {"id": 3, "enabled": true}},
+            "external": {"externalValue": "https://example.test/rule.json"}
+        },
+        "schemas": {"Rule": {"type": "object", "properties": {"id": {"type": "integer"}}}}
+    }}))
+}
+
+#[test]
+fn example_references_become_the_examples_values() {
+    let docs = with_examples();
+    let schema = json!({
+        "type": "object",
+        "example": {"$ref": "#/components/examples/rules"},
+        "properties": {
+            "rules": {"type": "array", "items": {"$ref": "#/components/schemas/Rule"}, "examples": [[{"$ref": "#/components/examples/rule"}], [{"id": 4}]]}
+        }
+    });
+    for direction in [IN, OUT] {
+        let t = translate(&docs, V30, direction, &schema);
+        assert_eq!(
+            t.root()["examples"],
+            json!([{"total_count": 1, "rules": [{"id": 3, "enabled": true}]}])
+        );
+        assert_eq!(
+            t.root()["properties"]["rules"]["examples"],
+            json!([[{"id": 3, "enabled": true}], [{"id": 4}]])
+        );
+        assert!(t.notes.invalid.is_empty(), "{:?}", t.notes.invalid);
+    }
+}
+
+#[test]
+fn values_whose_refs_cannot_be_data_are_removed_and_noted() {
+    let docs = with_examples();
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "object", "example": {"$ref": "#/components/schemas/Rule"}},
+            "b": {"type": "object", "default": {"nested": {"$ref": "#/components/examples/missing"}}},
+            "c": {"enum": [{"$ref": "#/components/examples/external"}, "plain"]},
+            "d": {"const": {"$ref": "#/components/schemas/Rule"}},
+            "e": {"type": "array", "examples": [[{"$ref": "other.json#/x"}], ["kept"]]},
+            "f": {"allOf": [{"$ref": "#/components/schemas/Rule"}], "x-sample": {"$ref": "#/nowhere"}},
+            "g": {"oneOf": [{"$ref": "#/components/schemas/Rule"}], "discriminator": {"propertyName": "id", "mapping": {"3": "#/components/schemas/Rule"}}}
+        }
+    });
+    let t = translate(&docs, V30, IN, &schema);
+    let props = &t.root()["properties"];
+    assert_eq!(props["a"], json!({"type": "object"}));
+    assert_eq!(props["b"], json!({"type": "object"}));
+    assert_eq!(props["c"], json!({}));
+    assert_eq!(props["d"], json!({}));
+    assert_eq!(props["e"], json!({"type": "array", "examples": [["kept"]]}));
+    assert_eq!(props["f"].get("x-sample"), None);
+    assert_eq!(props["g"].get("discriminator"), None);
+    let invalid = t.notes.invalid.join("\n");
+    for says in [
+        "example removed: $ref \"#/components/schemas/Rule\" does not name an Example object",
+        "default removed: $ref \"#/components/examples/missing\"",
+        "enum removed: $ref \"#/components/examples/external\" does not name an Example object",
+        "const removed",
+        "example removed: $ref \"other.json#/x\"",
+    ] {
+        assert!(invalid.contains(says), "{says:?} not in:\n{invalid}");
+    }
+}
+
+#[test]
+fn a_ref_sibling_example_is_resolved_in_the_referring_document() {
+    // The example written next to a `$ref` belongs to the referring site (3.0 reads the
+    // siblings of a `$ref` as annotations of the target).
+    let docs = with_examples();
+    let schema = json!({"$ref": "#/components/schemas/Rule", "example": {"$ref": "#/components/examples/rule"}});
+    let t = translate(&docs, V30, OUT, &schema);
+    assert_eq!(t.root()["examples"], json!([{"id": 3, "enabled": true}]));
 }

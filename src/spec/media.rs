@@ -1,5 +1,7 @@
 //! Media-type classification: which request body restmcp sends when an operation offers
-//! several, and which responses count as JSON.
+//! several, which responses count as JSON, which media types are text (a model gives them
+//! as a string, sent as it is) rather than bytes (given as base64), how a media range such
+//! as `image/*` matches a type, and the file-name extension a type suggests.
 
 /// What restmcp can do with a media type, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -46,6 +48,136 @@ fn is_json_essence(essence: &str) -> bool {
     essence == "application/json" || essence == "text/json" || essence.ends_with("+json")
 }
 
+/// A type whose content is text a model can write as a JSON string: `text/*`, JSON and
+/// XML (with their `+json`/`+xml` suffixes), YAML, CSV, JavaScript, GraphQL, SQL and form
+/// data. Everything else is bytes, given as base64.
+pub fn is_textual(media_type: &str) -> bool {
+    let essence = essence(media_type);
+    let Some((top, sub)) = essence.split_once('/') else {
+        return false;
+    };
+    top == "text"
+        || sub.contains("json")
+        || sub == "xml"
+        || sub.ends_with("+xml")
+        || sub == "yaml"
+        || sub == "x-yaml"
+        || sub.ends_with("+yaml")
+        || matches!(
+            sub,
+            "javascript"
+                | "ecmascript"
+                | "x-javascript"
+                | "graphql"
+                | "sql"
+                | "csv"
+                | "x-www-form-urlencoded"
+                | "x-sh"
+                | "toml"
+        )
+}
+
+/// True for the XML types (`application/xml`, `text/xml`, `…+xml`).
+pub fn is_xml(media_type: &str) -> bool {
+    let essence = essence(media_type);
+    essence
+        .split_once('/')
+        .is_some_and(|(_, sub)| sub == "xml" || sub.ends_with("+xml"))
+}
+
+/// True when the essence is a media range (`*/*`, `image/*`) rather than one type.
+pub fn is_range(media_type: &str) -> bool {
+    essence(media_type).contains('*')
+}
+
+/// A media type that can stand in a `Content-Type` header: `type/subtype` made of RFC 9110
+/// token characters, then optional parameters without control characters.
+pub fn is_sendable(media_type: &str) -> bool {
+    let essence = essence(media_type);
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    essence
+        .split_once('/')
+        .is_some_and(|(top, sub)| token(top) && token(sub))
+        && !media_type.bytes().any(|b| b.is_ascii_control())
+}
+
+/// Whether `media_type` falls within `range` (`image/png` within `image/*`, `*/*`, or
+/// `image/png` itself); parameters are ignored.
+pub fn within(media_type: &str, range: &str) -> bool {
+    let (actual, range) = (essence(media_type), essence(range));
+    if actual == range || range == "*/*" {
+        return true;
+    }
+    match (actual.split_once('/'), range.split_once('/')) {
+        (Some((top, _)), Some((range_top, "*"))) => top == range_top,
+        _ => false,
+    }
+}
+
+/// The file-name extension for a media type (`png` for `image/png`, `bin` for unknown
+/// bytes, `txt` for unknown text).
+pub fn extension(media_type: &str) -> &'static str {
+    let essence = essence(media_type);
+    const KNOWN: [(&str, &str); 34] = [
+        ("image/png", "png"),
+        ("image/jpeg", "jpg"),
+        ("image/gif", "gif"),
+        ("image/webp", "webp"),
+        ("image/svg+xml", "svg"),
+        ("image/bmp", "bmp"),
+        ("image/tiff", "tiff"),
+        ("image/x-icon", "ico"),
+        ("image/vnd.microsoft.icon", "ico"),
+        ("image/heic", "heic"),
+        ("image/avif", "avif"),
+        ("application/pdf", "pdf"),
+        ("application/zip", "zip"),
+        ("application/gzip", "gz"),
+        ("application/x-gzip", "gz"),
+        ("application/x-tar", "tar"),
+        ("application/json", "json"),
+        ("application/xml", "xml"),
+        ("text/xml", "xml"),
+        ("application/yaml", "yaml"),
+        ("application/x-yaml", "yaml"),
+        ("text/yaml", "yaml"),
+        ("text/csv", "csv"),
+        ("text/plain", "txt"),
+        ("text/html", "html"),
+        ("text/markdown", "md"),
+        ("application/msword", "doc"),
+        (
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            "docx",
+        ),
+        (
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            "xlsx",
+        ),
+        ("audio/mpeg", "mp3"),
+        ("audio/wav", "wav"),
+        ("video/mp4", "mp4"),
+        ("audio/ogg", "ogg"),
+        ("video/webm", "webm"),
+    ];
+    if let Some((_, ext)) = KNOWN.iter().find(|(mt, _)| *mt == essence) {
+        return ext;
+    }
+    if is_json(&essence) {
+        "json"
+    } else if is_xml(&essence) {
+        "xml"
+    } else if is_textual(&essence) {
+        "txt"
+    } else {
+        "bin"
+    }
+}
+
 /// Index of the preferred request media type: JSON, form, multipart, wildcard, then the
 /// first other one; ties go to the order the document lists them in.
 pub fn choose<'a>(media_types: impl IntoIterator<Item = &'a str>) -> Option<usize> {
@@ -77,6 +209,56 @@ mod tests {
             Some(1)
         );
         assert_eq!(choose(std::iter::empty()), None);
+    }
+
+    #[test]
+    fn text_and_bytes_are_told_apart() {
+        for text in [
+            "text/plain",
+            "Text/CSV; charset=utf-8",
+            "application/xml",
+            "application/atom+xml",
+            "application/x-ndjson",
+            "application/yaml",
+            "application/graphql",
+        ] {
+            assert!(is_textual(text), "{text}");
+        }
+        for bytes in [
+            "application/octet-stream",
+            "image/png",
+            "image/svg",
+            "application/pdf",
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            "nonsense",
+        ] {
+            assert!(!is_textual(bytes), "{bytes}");
+        }
+        assert!(is_xml("text/xml") && is_xml("application/soap+xml") && !is_xml("text/plain"));
+    }
+
+    #[test]
+    fn ranges_match_and_only_real_types_are_sendable() {
+        assert!(within("image/png", "image/*"));
+        assert!(within("image/png; q=1", "IMAGE/PNG"));
+        assert!(within("text/plain", "*/*"));
+        assert!(!within("text/plain", "image/*"));
+        assert!(!within("image/png", "image/gif"));
+        assert!(is_range("image/*") && !is_range("image/png"));
+        assert!(is_sendable("application/vnd.api+json; charset=utf-8"));
+        for bad in ["xml", "text/", "a b/c", "text/plain\r\nX: y", ""] {
+            assert!(!is_sendable(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn extensions_follow_the_media_type() {
+        assert_eq!(extension("image/png"), "png");
+        assert_eq!(extension("image/jpeg"), "jpg");
+        assert_eq!(extension("application/octet-stream"), "bin");
+        assert_eq!(extension("application/vnd.github+json"), "json");
+        assert_eq!(extension("text/x-python"), "txt");
+        assert_eq!(extension("application/x-unknown"), "bin");
     }
 
     #[test]

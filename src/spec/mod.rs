@@ -4,7 +4,8 @@
 //! ([`parse`]), documents and `$ref` resolution across files and URLs ([`document`]), which
 //! files and URLs a spec may reach and how much of them is read ([`place`]),
 //! media-type preferences ([`media`]), and the translation of OpenAPI 3.x ([`openapi3`])
-//! and Swagger 2.0 ([`swagger2`]) into restmcp's own small model ([`model`]). It knows
+//! and Swagger 2.0 ([`swagger2`]) into restmcp's own small model ([`model`]), including
+//! the `$ref`s descriptions leave inside example and default values ([`values`]). It knows
 //! nothing of MCP: the catalog turns this model into tools.
 
 pub mod document;
@@ -17,12 +18,13 @@ mod paths;
 pub mod place;
 mod security;
 mod swagger2;
+pub mod values;
 
 pub use document::{DocId, DocumentSet, RefError, Resolved, SpecSource, TargetKey};
 pub use model::{
     Api, ApiKeyLocation, Encoding, HttpAuthScheme, Method, Operation, ParamLocation, Parameter,
-    RequestBody, Response, SchemaRef, SecurityRequirement, SecurityScheme, Skipped, SpecVersion,
-    Style,
+    PathSuffix, RequestBody, Response, SchemaRef, SecurityRequirement, SecurityScheme, Skipped,
+    SpecVersion, Style,
 };
 pub use place::LoadPolicy;
 

@@ -251,7 +251,11 @@ pub struct Operation<'a> {
     /// are numbered in document order.
     pub index: usize,
     pub method: Method,
+    /// The path key as written, `/pets/{id}` (or `/tags/{resourceArn}#tagKeys`): what the
+    /// operation is called by. [`Operation::http_path`] is what is requested.
     pub path: String,
+    /// The part of the path key from `#` on, when there is one.
+    pub suffix: Option<PathSuffix>,
     /// `#/paths/~1pets/get`
     pub pointer: String,
     pub operation_id: Option<String>,
@@ -279,6 +283,54 @@ impl Operation<'_> {
     /// `GET /pets/{id}`
     pub fn label(&self) -> String {
         format!("{} {}", self.method, self.path)
+    }
+
+    /// The path template requested: the path key without its `#` suffix.
+    pub fn http_path(&self) -> &str {
+        split_path_key(&self.path).0
+    }
+}
+
+/// What follows `#` in a path key. AWS descriptions (and Box's) key operations that share
+/// an HTTP path as `/tags/{resourceArn}#tagKeys` or
+/// `/#Action=DescribeLoadBalancers&Version=2015-12-01`. A fragment is never part of an
+/// HTTP request: the suffix names the operation, and the `name=value` pairs in it are
+/// query parameters every call of the operation carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathSuffix {
+    /// As written, without the `#`: `tagKeys`, `Action=DescribeLoadBalancers&Version=…`.
+    pub text: String,
+    /// Its `name=value` pairs, percent-decoded, in order; empty for a bare name.
+    pub pairs: Vec<(String, String)>,
+}
+
+impl PathSuffix {
+    /// The suffix of a path key, if it has one.
+    pub fn of(path_key: &str) -> Option<PathSuffix> {
+        let text = split_path_key(path_key).1?;
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        let pairs = text
+            .split('&')
+            .filter_map(|piece| piece.split_once('='))
+            .filter(|(name, _)| !name.is_empty())
+            .map(|(name, value)| (decode(name), decode(value)))
+            .collect();
+        Some(PathSuffix {
+            text: text.to_string(),
+            pairs,
+        })
+    }
+}
+
+/// A path key split at its first `#`: the path template, and the suffix after the `#`.
+pub fn split_path_key(path_key: &str) -> (&str, Option<&str>) {
+    match path_key.split_once('#') {
+        Some((path, suffix)) => (path, Some(suffix)),
+        None => (path_key, None),
     }
 }
 
@@ -413,4 +465,45 @@ pub fn is_success(status: &str) -> bool {
     upper.len() == 3
         && upper.starts_with('2')
         && upper[1..].bytes().all(|b| b.is_ascii_digit() || b == b'X')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_key_splits_at_its_first_hash() {
+        assert_eq!(split_path_key("/pets/{id}"), ("/pets/{id}", None));
+        assert_eq!(
+            split_path_key("/tags/{resourceArn}#tagKeys"),
+            ("/tags/{resourceArn}", Some("tagKeys"))
+        );
+        assert_eq!(split_path_key("/#a#b"), ("/", Some("a#b")));
+        assert_eq!(PathSuffix::of("/pets"), None);
+    }
+
+    #[test]
+    fn a_suffix_holds_its_name_value_pairs_decoded() {
+        let bare = PathSuffix::of("/tags/{resourceArn}#tagKeys").expect("suffix");
+        assert_eq!(bare.text, "tagKeys");
+        assert!(bare.pairs.is_empty());
+        let query =
+            PathSuffix::of("/#Action=DescribeLoadBalancers&Version=2015-12-01").expect("suffix");
+        assert_eq!(
+            query.pairs,
+            [
+                ("Action".to_string(), "DescribeLoadBalancers".to_string()),
+                ("Version".to_string(), "2015-12-01".to_string())
+            ]
+        );
+        // Pieces without `=` (or without a name) are names, not parameters.
+        let mixed = PathSuffix::of("/x#list&Filter=a%20b&=lost&Empty=").expect("suffix");
+        assert_eq!(
+            mixed.pairs,
+            [
+                ("Filter".to_string(), "a b".to_string()),
+                ("Empty".to_string(), String::new())
+            ]
+        );
+    }
 }

@@ -14,7 +14,7 @@ use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
 };
 use super::paths::{self, OperationParts, RawOperation, RawParameter, ref_problem};
-use super::{SpecError, flag, security, text};
+use super::{SpecError, flag, security, text, values};
 
 pub(super) fn normalize(docs: &DocumentSet, version: SpecVersion) -> Result<Api<'_>, SpecError> {
     let root = &docs.root().root;
@@ -149,18 +149,44 @@ fn parameter<'a>(
         allow_reserved: flag(value, "allowReserved").unwrap_or(false),
         schema,
         content_type,
-        example: example(docs, raw.doc, value),
+        example: example(docs, raw.doc, value, notes),
     }))
 }
 
-/// `example`, else the first entry of `examples` (dereferenced).
-fn example(docs: &DocumentSet, doc: DocId, value: &Value) -> Option<Value> {
+/// `example`, else the first entry of `examples` whose value can be had (dereferenced, and
+/// the references inside it resolved: see [`values`]); a `$ref` that cannot be made data
+/// leaves the example out, with a note.
+fn example(
+    docs: &DocumentSet,
+    doc: DocId,
+    value: &Value,
+    notes: &mut Vec<String>,
+) -> Option<Value> {
+    let mut candidates: Vec<(DocId, &Value)> = Vec::new();
     if let Some(example) = value.get("example") {
-        return Some(example.clone());
+        candidates.push((doc, example));
+    } else if let Some(examples) = value.get("examples").and_then(Value::as_object) {
+        for entry in examples.values() {
+            match docs.deref(doc, entry) {
+                Ok((example_doc, example)) => {
+                    if let Some(value) = example.get("value").or_else(|| example.get("dataValue")) {
+                        candidates.push((example_doc, value));
+                    }
+                }
+                Err(e) => notes.push(format!(
+                    "parameter example left out: {}: {}",
+                    e.target, e.problem
+                )),
+            }
+        }
     }
-    let first = value.get("examples")?.as_object()?.values().next()?;
-    let (_, example) = docs.deref(doc, first).ok()?;
-    example.get("value").cloned()
+    for (example_doc, candidate) in candidates {
+        match values::resolve(docs, example_doc, candidate) {
+            Ok(value) => return Some(value.into_owned()),
+            Err(problem) => notes.push(format!("parameter example left out: {problem}")),
+        }
+    }
+    None
 }
 
 fn request_body<'a>(

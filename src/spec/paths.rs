@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::document::{DocId, DocumentSet, RefError, escape_segment};
 use super::model::{
-    Method, Operation, ParamLocation, Parameter, RequestBody, Response, SchemaRef,
-    SecurityRequirement, Skipped, Style, status_order,
+    Method, Operation, ParamLocation, Parameter, PathSuffix, RequestBody, Response, SchemaRef,
+    SecurityRequirement, Skipped, Style, split_path_key, status_order,
 };
 use super::{SpecError, flag, security, text};
 
@@ -149,6 +149,7 @@ fn assemble<'a>(
         index: 0,
         method: raw.method,
         path: raw.path.to_string(),
+        suffix: PathSuffix::of(raw.path),
         pointer: raw.pointer.clone(),
         operation_id: text(value, "operationId"),
         summary: text(value, "summary").or_else(|| text(raw.path_item, "summary")),
@@ -300,10 +301,10 @@ pub(super) fn absolute_base_url(doc_url: &url::Url, server: &str) -> String {
     absolute.trim_end_matches('/').to_string()
 }
 
-/// The `{name}` placeholders of a path template, in order.
+/// The `{name}` placeholders of a path template, in order (a `#` suffix holds none).
 pub(crate) fn template_names(path: &str) -> Vec<&str> {
     let mut names = Vec::new();
-    let mut rest = path;
+    let mut rest = split_path_key(path).0;
     while let Some(start) = rest.find('{') {
         let after = &rest[start + 1..];
         let Some(end) = after.find('}') else { break };

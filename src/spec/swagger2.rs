@@ -2,7 +2,8 @@
 //! `host`/`basePath`/`schemes` become a base URL, `in: body` and `in: formData` (including
 //! `type: file`) become a request body in a media type taken from `consumes`,
 //! `collectionFormat` becomes style/explode, and schemas under `definitions` are reached
-//! through ordinary `$ref` resolution.
+//! through ordinary `$ref` resolution. Header parameters named `Accept`, `Content-Type` or
+//! `Authorization` stay parameters: the rule that ignores them is OpenAPI 3.x's.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -15,7 +16,7 @@ use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
 };
 use super::paths::{self, OperationParts, RawOperation, RawParameter};
-use super::{SpecError, flag, security, text};
+use super::{SpecError, flag, security, text, values};
 
 pub(super) fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
     let root = &docs.root().root;
@@ -118,11 +119,12 @@ fn translate<'a>(
                             param.pointer
                         )
                     })?;
-                if location == ParamLocation::Header && paths::is_reserved_header(name) {
+                // Swagger 2.0 has no rule setting `Accept`, `Content-Type` or
+                // `Authorization` aside (that is OpenAPI 3.x): they are real arguments.
+                if location == ParamLocation::Header && name.eq_ignore_ascii_case("authorization") {
                     notes.push(format!(
-                        "header parameter \"{name}\" ignored (set by the client)"
+                        "header parameter \"{name}\" is an argument (Swagger 2.0); credentials configured for the API replace its value"
                     ));
-                    continue;
                 }
                 parameters.push(simple_parameter(param, name, location));
             }
@@ -210,7 +212,12 @@ fn simple_parameter<'a>(
             pointer: param.pointer.clone(),
         },
         content_type: None,
-        example: param.value.get("x-example").cloned(),
+        // Swagger 2.0 has no Example objects: a `$ref` in an example can only dangle.
+        example: param
+            .value
+            .get("x-example")
+            .filter(|example| !values::holds_ref(example))
+            .cloned(),
     }
 }
 

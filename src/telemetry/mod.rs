@@ -2,12 +2,16 @@
 //!
 //! Logs are `tracing` events written to stderr (never stdout, which stdio reserves for the
 //! protocol), pretty, compact or JSON as `[log] format` says, filtered by `RUST_LOG` or
-//! else `[log] level`. [`metrics`] holds the Prometheus counters; [`trace`] the W3C trace
+//! else `[log] level`; they never hold tool arguments or results (the MCP SDK's message
+//! dumps below info are dropped). [`metrics`] holds the Prometheus counters; [`trace`] the W3C trace
 //! context passed on to upstream APIs.
 
 pub mod metrics;
 pub mod trace;
 pub mod writer;
+
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 use crate::config::{LogFormat, LogSettings};
 
@@ -21,15 +25,33 @@ pub fn init(settings: &LogSettings) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer::Stderr);
+    let quiet_sdk = tracing_subscriber::filter::filter_fn(no_message_dumps);
     let _ = match settings.format {
-        LogFormat::Pretty => builder.with_ansi(ansi).try_init(),
-        LogFormat::Compact => builder.compact().with_ansi(ansi).try_init(),
+        LogFormat::Pretty => builder.with_ansi(ansi).finish().with(quiet_sdk).try_init(),
+        LogFormat::Compact => builder
+            .compact()
+            .with_ansi(ansi)
+            .finish()
+            .with(quiet_sdk)
+            .try_init(),
         LogFormat::Json => builder
             .json()
             .flatten_event(true)
             .with_current_span(false)
             .with_span_list(false)
+            .finish()
+            .with(quiet_sdk)
             .try_init(),
     };
     writer::start_flusher();
+}
+
+/// The MCP SDK (rmcp) logs whole JSON-RPC messages at debug and trace level: every tool
+/// argument (a model's `Authorization` header argument among them) and every result.
+/// restmcp's logs never hold arguments or results, so the SDK's events below info are
+/// dropped whatever `RUST_LOG` asks for.
+fn no_message_dumps(metadata: &tracing::Metadata<'_>) -> bool {
+    let target = metadata.target();
+    let sdk = target == "rmcp" || target.starts_with("rmcp::");
+    !(sdk && *metadata.level() > tracing::Level::INFO)
 }

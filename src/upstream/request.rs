@@ -20,7 +20,15 @@
 //!   percent-encoded triples in values as they are, but still encodes `&`, `=`, `#` and `+`:
 //!   those would end the parameter, start another, cut the query short or read as a space.
 //! * Header values are sent as text; any control character but HTAB (CR, LF and NUL among
-//!   them) is refused, as are the hop-by-hop and framing headers.
+//!   them) is refused, as are the hop-by-hop and framing headers. A `Content-Type` (or
+//!   `Accept`) header argument, which Swagger 2.0 descriptions declare, wins over the one
+//!   restmcp computes ([`set_default_header`]).
+//! * Bodies go out only in the media type the tool was built for: JSON, form-urlencoded,
+//!   multipart, or the raw string (text types) or decoded base64 (bytes) of the `body`
+//!   argument; a range (`image/*`) takes the type a `data:` URI names within it.
+//! * Multipart file properties are file parts (`filename` and `Content-Type`, RFC 7578).
+//!   A file name the model gives keeps only its last path segment and loses its control
+//!   characters; `"` is escaped as `%22`, so a name can neither end the header nor add one.
 
 use std::collections::hash_map::RandomState;
 use std::fmt::Write as _;
@@ -34,7 +42,7 @@ use percent_encoding::{
 };
 use serde_json::{Map, Value};
 
-use crate::catalog::{Binding, BodyPlan, Location, Route};
+use crate::catalog::{Binding, BodyPlan, FileContent, FilePart, Location, Route, default_filename};
 use crate::spec::media::{self, MediaKind};
 use crate::spec::{Method, Style};
 
@@ -65,6 +73,12 @@ pub enum RequestError {
         url: String,
         problem: String,
     },
+    /// Body fields make a JSON object, and the body's media type is not one that can
+    /// carry it.
+    #[error(
+        "the body fields cannot be sent as {media_type}, the only media type the operation accepts"
+    )]
+    Body { media_type: String },
     /// The assembled URL did not keep the base URL's origin or the built path (a
     /// defence-in-depth check; the encoding rules should make it unreachable).
     #[error("the request URL \"{url}\" {problem}")]
@@ -83,7 +97,7 @@ pub fn build(route: &Route, arguments: &Map<String, Value>) -> Result<HttpReques
     };
     let url = assemble_url(base, &path, &query)?;
     let body = body.map(|(content_type, bytes)| {
-        headers.push(("Content-Type".to_string(), content_type));
+        set_body_type(&mut headers, content_type);
         bytes
     });
     Ok(HttpRequest {
@@ -613,6 +627,44 @@ fn build_headers(
     Ok(headers)
 }
 
+/// True when `headers` holds `name` (field names are case-insensitive).
+pub fn has_header(headers: &[(String, String)], name: &str) -> bool {
+    headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+}
+
+/// Adds a header restmcp computes only where no argument set it: a header parameter the
+/// description declares (Swagger 2.0 `Accept`, `Content-Type`) is the caller's word.
+pub fn set_default_header(headers: &mut Vec<(String, String)>, name: &str, value: String) {
+    if !has_header(headers, name) {
+        headers.push((name.to_string(), value));
+    }
+}
+
+/// The body's `Content-Type`, unless a `Content-Type` argument gave one. A multipart
+/// type given that way still needs the boundary the body was built with, so it gets it.
+fn set_body_type(headers: &mut Vec<(String, String)>, computed: String) {
+    let given = headers
+        .iter_mut()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+    match given {
+        Some((_, value)) => {
+            let boundary = computed.split(';').map(str::trim).find(|p| {
+                p.get(..9)
+                    .is_some_and(|h| h.eq_ignore_ascii_case("boundary="))
+            });
+            let lacks_boundary = !value.to_ascii_lowercase().contains("boundary=");
+            if let Some(boundary) = boundary
+                && lacks_boundary
+                && media::classify(value) == MediaKind::Multipart
+            {
+                value.push_str("; ");
+                value.push_str(boundary);
+            }
+        }
+        None => headers.push(("Content-Type".to_string(), computed)),
+    }
+}
+
 /// RFC 9110 `token`: the characters a field or cookie name may hold.
 fn is_token(name: &str) -> bool {
     !name.is_empty()
@@ -694,7 +746,7 @@ fn build_body(
         return Ok(None);
     }
     match kind {
-        MediaKind::Json | MediaKind::Wildcard | MediaKind::Other => {
+        MediaKind::Json | MediaKind::Wildcard => {
             let object: Map<String, Value> = fields
                 .iter()
                 .map(|(b, v)| (b.wire_name.clone(), (*v).clone()))
@@ -708,6 +760,12 @@ fn build_body(
                 compact(&Value::Object(object)).into_bytes(),
             )))
         }
+        // Fields make a JSON object, which this media type is not: sending it would send a
+        // type the operation does not accept. (Synthesized tools give such bodies as one
+        // `body` argument; only a hand-written tool can ask for this.)
+        MediaKind::Other => Err(RequestError::Body {
+            media_type: plan.media_type.clone(),
+        }),
         MediaKind::FormUrlEncoded => {
             let mut pairs = Vec::new();
             for (binding, value) in &fields {
@@ -722,9 +780,22 @@ fn build_body(
         MediaKind::Multipart => {
             let mut parts = Vec::new();
             for (binding, value) in &fields {
+                let file = plan.files.get(&binding.wire_name);
+                let filenames = file
+                    .and_then(|_| {
+                        route
+                            .arguments
+                            .by_wire(Location::FileName, &binding.wire_name)
+                    })
+                    .and_then(|b| present(arguments, b).map(|v| (b, v)));
+                let filenames = match filenames {
+                    Some((name_binding, value)) => given_filenames(name_binding, value)?,
+                    None => Vec::new(),
+                };
                 let part = PartSpec {
                     name: &binding.wire_name,
-                    binary: binding.binary,
+                    file,
+                    filenames,
                     content_type: binding.content_type.as_deref(),
                 };
                 part.parts(value, &mut parts)
@@ -732,6 +803,19 @@ fn build_body(
             }
             Ok(Some(multipart(&plan.media_type, &parts)))
         }
+    }
+}
+
+/// The file names the model gave for a file argument: one string, or one per file.
+fn given_filenames(binding: &Binding, value: &Value) -> Result<Vec<Option<String>>, RequestError> {
+    let one = |value: &Value| match value {
+        Value::Null => Ok(None),
+        Value::String(name) => Ok(Some(name.clone())),
+        _ => Err(argument_error(binding, "a file name must be a string")),
+    };
+    match value {
+        Value::Array(names) => names.iter().map(one).collect(),
+        other => Ok(vec![one(other)?]),
     }
 }
 
@@ -796,14 +880,14 @@ fn whole_body(
             };
             let mut parts = Vec::new();
             for (key, member) in map {
-                let content_type = plan
-                    .encoding
-                    .get(key)
-                    .and_then(|e| e.content_type.as_deref());
                 let part = PartSpec {
                     name: key,
-                    binary: content_type.is_some_and(is_binary_media_type),
-                    content_type,
+                    file: plan.files.get(key),
+                    filenames: Vec::new(),
+                    content_type: plan
+                        .encoding
+                        .get(key)
+                        .and_then(|e| e.content_type.as_deref()),
                 };
                 part.parts(member, &mut parts).map_err(|problem| {
                     argument_error(binding, format!("field \"{key}\": {problem}"))
@@ -820,27 +904,44 @@ fn whole_body(
                     ));
                 };
                 let file = decode_file(s).map_err(|problem| argument_error(binding, problem))?;
-                let content_type = if plan.media_type.contains('*') {
-                    file.media_type
-                        .unwrap_or_else(|| "application/octet-stream".to_string())
-                } else {
-                    plan.media_type.clone()
-                };
+                let content_type = body_media_type(&plan.media_type, file.media_type)
+                    .map_err(|problem| argument_error(binding, problem))?;
                 return Ok((content_type, file.bytes));
             }
             let bytes = match value {
                 Value::String(s) => s.clone().into_bytes(),
                 other => compact(other).into_bytes(),
             };
-            Ok((plan.media_type.clone(), bytes))
+            // A text range (`text/*`) is sent as its plain member.
+            let content_type = if media::is_range(&plan.media_type) {
+                "text/plain".to_string()
+            } else {
+                plan.media_type.clone()
+            };
+            Ok((content_type, bytes))
         }
     }
 }
 
-/// A media type whose values are file content rather than text or JSON.
-fn is_binary_media_type(media_type: &str) -> bool {
-    let essence = media::essence(media_type);
-    !(essence.starts_with("text/") || media::is_json(&essence) || essence.is_empty())
+/// The `Content-Type` of a binary body: the declared type, or for a range (`image/*`,
+/// `*/*`) the type a `data:` URI names within it; never a type outside what the operation
+/// accepts.
+fn body_media_type(declared: &str, given: Option<String>) -> Result<String, String> {
+    if !media::is_range(declared) {
+        return Ok(declared.to_string());
+    }
+    match given {
+        Some(given) if media::within(&given, declared) => Ok(given),
+        _ if media::within("application/octet-stream", declared) => {
+            Ok("application/octet-stream".to_string())
+        }
+        Some(given) => Err(format!(
+            "the data: URI's type \"{given}\" is not a {declared} type the operation accepts"
+        )),
+        None => Err(format!(
+            "the operation accepts {declared}: give the content as a data: URI naming its type (data:<type>;base64,<data>)"
+        )),
+    }
 }
 
 /// Decoded file content.
@@ -915,32 +1016,33 @@ struct Part {
 /// One multipart property and how its value becomes parts.
 struct PartSpec<'a> {
     name: &'a str,
-    binary: bool,
+    /// Set when the property is sent as file parts.
+    file: Option<&'a FilePart>,
+    /// The file names the model gave, by position (one for a single file).
+    filenames: Vec<Option<String>>,
     /// The encoding object's `contentType`.
     content_type: Option<&'a str>,
 }
 
 impl PartSpec<'_> {
-    /// Appends the parts for `value`: files for binary properties, a JSON part for objects
-    /// (and for anything whose encoding says JSON), one part per item for arrays (the
-    /// encoding's default content type "is defined based on the inner type"), text for
-    /// scalars. Nulls are omitted.
+    /// Appends the parts for `value`: file parts for file properties, a JSON part for
+    /// objects (and for anything whose encoding says JSON), one part per item for arrays
+    /// (the encoding's default content type "is defined based on the inner type"), text
+    /// for scalars. Nulls are omitted.
     fn parts(&self, value: &Value, out: &mut Vec<Part>) -> Result<(), String> {
+        if let Some(file) = self.file {
+            return self.files(file, value, out);
+        }
         let declared = self.content_type.and_then(single_media_type);
         match value {
             Value::Null => Ok(()),
-            Value::Bool(_) | Value::Number(_) | Value::Object(_) if self.binary => {
-                Err("file content must be a base64 string or a data: URI".into())
-            }
             _ if declared.is_some_and(media::is_json) => {
                 out.push(self.part(compact(value).into_bytes(), declared.map(str::to_string)));
                 Ok(())
             }
             Value::Array(items) => {
                 for item in items {
-                    if item.is_array() && self.binary {
-                        return Err("file content must be a base64 string or a data: URI".into());
-                    } else if item.is_array() {
+                    if item.is_array() {
                         out.push(self.part(
                             compact(item).into_bytes(),
                             Some("application/json".to_string()),
@@ -958,25 +1060,52 @@ impl PartSpec<'_> {
                 ));
                 Ok(())
             }
-            Value::String(s) if self.binary => {
-                let file = decode_file(s)?;
-                let content_type = file
-                    .media_type
-                    .or_else(|| declared.map(str::to_string))
-                    .unwrap_or_else(|| "application/octet-stream".to_string());
-                out.push(Part {
-                    name: self.name.to_string(),
-                    filename: Some(self.name.to_string()),
-                    content_type: Some(content_type),
-                    data: file.bytes,
-                });
-                Ok(())
-            }
             scalar => {
                 out.push(self.part(text(scalar).into_bytes(), declared.map(str::to_string)));
                 Ok(())
             }
         }
+    }
+
+    /// The file parts of a file property: one, or one per item of an array.
+    fn files(&self, file: &FilePart, value: &Value, out: &mut Vec<Part>) -> Result<(), String> {
+        let items: Vec<&Value> = match value {
+            Value::Null => return Ok(()),
+            Value::Array(items) => items.iter().filter(|v| !v.is_null()).collect(),
+            single => vec![single],
+        };
+        for (index, item) in items.into_iter().enumerate() {
+            let Value::String(content) = item else {
+                return Err(match file.content {
+                    FileContent::Base64 => {
+                        "file content must be a base64 string or a data: URI".to_string()
+                    }
+                    FileContent::Text => "file content must be a string of text".to_string(),
+                });
+            };
+            let (data, given_type) = match file.content {
+                FileContent::Base64 => {
+                    let decoded = decode_file(content)?;
+                    (decoded.bytes, decoded.media_type)
+                }
+                FileContent::Text => (content.clone().into_bytes(), None),
+            };
+            let content_type = part_media_type(file, given_type);
+            let filename = self
+                .filenames
+                .get(index)
+                .cloned()
+                .flatten()
+                .and_then(|name| clean_filename(&name))
+                .unwrap_or_else(|| default_filename(self.name, &content_type));
+            out.push(Part {
+                name: self.name.to_string(),
+                filename: Some(filename),
+                content_type: Some(content_type),
+                data,
+            });
+        }
+        Ok(())
     }
 
     fn part(&self, data: Vec<u8>, content_type: Option<String>) -> Part {
@@ -987,6 +1116,55 @@ impl PartSpec<'_> {
             data,
         }
     }
+}
+
+/// A file part's `Content-Type`: the description's one type; else, where it allows
+/// several or a range, the `data:` URI's type when it is one of them; else the first type
+/// it names; else `text/plain` for text and `application/octet-stream` for bytes.
+fn part_media_type(file: &FilePart, given: Option<String>) -> String {
+    let allowed: Vec<&str> = file
+        .media_types
+        .as_deref()
+        .map(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|t| media::is_sendable(t))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let [single] = allowed.as_slice()
+        && !media::is_range(single)
+    {
+        return single.to_string();
+    }
+    if let Some(given) = given
+        && (allowed.is_empty() || allowed.iter().any(|range| media::within(&given, range)))
+    {
+        return given;
+    }
+    if let Some(first) = allowed.iter().find(|t| !media::is_range(t)) {
+        return first.to_string();
+    }
+    match file.content {
+        FileContent::Text => "text/plain".to_string(),
+        FileContent::Base64 => "application/octet-stream".to_string(),
+    }
+}
+
+/// A file name the model gave, made safe to send: only its last path segment (after any
+/// `/` or `\`), no control characters, at most 255 bytes. `None` when nothing usable is
+/// left (empty, `.`, `..`). Quoting for the header happens in [`quote_disposition`].
+fn clean_filename(name: &str) -> Option<String> {
+    let last = name.rsplit(['/', '\\']).next().unwrap_or("");
+    let mut clean = String::new();
+    for c in last.chars().filter(|c| !c.is_control()) {
+        if clean.len() + c.len_utf8() > 255 {
+            break;
+        }
+        clean.push(c);
+    }
+    let clean = clean.trim().to_string();
+    (!clean.is_empty() && clean != "." && clean != "..").then_some(clean)
 }
 
 /// The first media type of an encoding's `contentType` list, unless it is a wildcard.

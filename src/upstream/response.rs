@@ -575,7 +575,7 @@ fn resource_uri(api: &str) -> String {
 }
 
 /// `512 B`, `1.5 KiB`, `1.2 MiB`, `3.0 GiB`.
-fn human_size(bytes: u64) -> String {
+pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
         return format!("{bytes} B");

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Interop test: restmcp against the official MCP Python SDK (mcp 2.3.0).
+# Interop test: restmcp against the official MCP Python SDK (mcp 2.3.0): python_client.py
+# (every transport and check), then python_sizes.py (message sizes the SDK accepts).
 #
 #   RESTMCP_BIN=path/to/restmcp bash tests/interop/run-python.sh
 #
@@ -15,7 +16,8 @@ bin="${RESTMCP_BIN:-$root/target/debug/restmcp}"
 cd "$root"
 
 sdk_version="2.3.0"
-spec="tests/fixtures/interop-api.yaml"
+spec="tests/fixtures/interop-api.yaml"      # python_client.py
+sizes_spec="tests/fixtures/echo-api.yaml"  # python_sizes.py (getItem and getFile)
 venv="target/interop/python-venv"
 python="${PYTHON:-python3}"
 
@@ -31,4 +33,10 @@ fi
 # A no-op (and no download) when the venv already has this version.
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "mcp==$sdk_version"
 
-exec "$venv/bin/python" tests/interop/python_client.py --bin "$bin" --spec "$spec"
+status=0
+"$venv/bin/python" tests/interop/python_client.py --bin "$bin" --spec "$spec" || status=1
+# Message sizes (python_sizes.py): GitHub's whole tools/list over legacy SSE, and results of
+# several MiB. The spec lives in ../shared beside the repository (skipped when absent, unless CI).
+"$venv/bin/python" tests/interop/python_sizes.py --bin "$bin" --spec "$sizes_spec" \
+    --github "$root/../shared/specs/real/github.json" || status=1
+exit "$status"

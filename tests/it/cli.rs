@@ -241,6 +241,65 @@ fn check_reports_renames_and_dropped_keywords() {
     );
 }
 
+/// Issue #20, defect 7: `check` and `explain` say what a path key's `#` suffix became.
+#[test]
+fn check_and_explain_show_what_a_path_suffix_became() {
+    let spec = fixture("aws-path-suffixes.yaml");
+    let spec = spec.to_str().expect("utf-8");
+    let base = ["--spec", spec, "--base-url", "https://elb.example.test"];
+    let output = restmcp(&[&["check"], &base[..]].concat(), Path::new("."), &[]);
+    assert!(output.status.success(), "{}", stdout(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "path suffix \"#tagKeys\" is not part of the request path (requests go to /tags/{resourceArn}): it only names the operation"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "path suffix \"#Action=DescribeRegions&Version=2016-11-15\" is not part of the request path (requests go to /): Action=DescribeRegions is sent as a fixed query parameter"
+        ),
+        "{text}"
+    );
+
+    let output = restmcp(
+        &[&["explain", "DescribeRegions"], &base[..]].concat(),
+        Path::new("."),
+        &[],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("GET /#Action=DescribeRegions&Version=2016-11-15"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "upstream     GET https://elb.example.test/?Action=DescribeRegions&Version=2016-11-15"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "the path suffix \"#Action=DescribeRegions&Version=2016-11-15\" is not requested"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("query  hidden, fixed"), "{text}");
+
+    let output = restmcp(
+        &[&["explain", "GET_AddTags"], &base[..]].concat(),
+        Path::new("."),
+        &[],
+    );
+    let text = stdout(&output);
+    assert!(
+        text.contains("its default is from the path suffix \"#Action=AddTags\""),
+        "{text}"
+    );
+}
+
 #[test]
 fn broken_documents_name_the_file_and_the_position() {
     let spec = fixture("broken/bad-yaml.yaml");

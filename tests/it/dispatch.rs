@@ -173,12 +173,12 @@ async fn multipart_bodies_carry_files_as_raw_bytes() {
     let body = base64::engine::general_purpose::STANDARD
         .decode(seen["body_base64"].as_str().expect("body"))
         .expect("base64");
-    let parts = multipart_parts(content_type, &body);
+    let parts = multipart_parts(content_type, &body).await;
     assert_eq!(parts.len(), 2, "{parts:?}");
     assert_eq!(parts[0].0, "note");
     assert_eq!(parts[0].3, b"hello");
     assert_eq!(parts[1].0, "file");
-    assert_eq!(parts[1].1.as_deref(), Some("file"));
+    assert_eq!(parts[1].1.as_deref(), Some("file.png"));
     assert_eq!(parts[1].2.as_deref(), Some("image/png"));
     assert_eq!(parts[1].3, PNG);
 }
@@ -211,6 +211,7 @@ async fn swagger_2_form_data_and_collection_formats_arrive_faithfully() {
         .decode(seen["body_base64"].as_str().expect("body"))
         .expect("base64");
     let parts: Vec<(String, Vec<u8>)> = multipart_parts(content_type, &body)
+        .await
         .into_iter()
         .map(|(name, _, _, bytes)| (name, bytes))
         .collect();
@@ -734,4 +735,127 @@ async fn secrets_reach_the_upstream_and_never_appear_in_any_output() {
         );
     }
     assert!(!catalog.list_json().contains(upstream::SECRET_TOKEN));
+}
+
+/// Issue #20, defect 7: the part of a path key from `#` on names the operation and is never
+/// requested; its `name=value` pairs go out as query parameters, as the declared parameters
+/// they match (filled in when the model leaves them out) or as fixed ones.
+#[tokio::test]
+async fn path_suffixes_are_not_requested_and_their_query_pairs_are_sent() {
+    let upstream = upstream::start().await;
+    let dispatcher = dispatcher_for(
+        fixture("aws-path-suffixes.yaml"),
+        &upstream.url(),
+        UpstreamSettings::default(),
+    )
+    .await;
+    let call = |tool: &'static str, arguments: Value| {
+        let dispatcher = &dispatcher;
+        async move {
+            let result = dispatcher
+                .call(tool, args(arguments), &CallContext::default())
+                .await
+                .expect("known tool");
+            let seen = received(&result);
+            (
+                seen["method"].as_str().unwrap_or_default().to_string(),
+                seen["path"].as_str().unwrap_or_default().to_string(),
+                seen["query"].as_str().map(str::to_string),
+            )
+        }
+    };
+    // A bare name: only the path before it is requested.
+    assert_eq!(
+        call(
+            "UntagResource",
+            json!({"resourceArn": "arn:aws:s3:::bucket", "tagKeys": ["team", "cost center"]})
+        )
+        .await,
+        (
+            "DELETE".to_string(),
+            "/tags/arn%3Aaws%3As3%3A%3A%3Abucket".to_string(),
+            Some("tagKeys=team&tagKeys=cost%20center".to_string())
+        )
+    );
+    // Declared single-value parameters are filled in when the model leaves them out.
+    assert_eq!(
+        call("GET_DescribeLoadBalancers", json!({"PageSize": 5})).await,
+        (
+            "GET".to_string(),
+            "/".to_string(),
+            Some("PageSize=5&Action=DescribeLoadBalancers&Version=2015-12-01".to_string())
+        )
+    );
+    // `Action` is a plain string parameter here: the suffix's value is its default.
+    assert_eq!(
+        call("GET_AddTags", json!({"LoadBalancerName": "web"})).await,
+        (
+            "GET".to_string(),
+            "/".to_string(),
+            Some("LoadBalancerName=web&Action=AddTags&Version=2012-06-01".to_string())
+        )
+    );
+    // Pairs no parameter declares are sent with every call, first.
+    assert_eq!(
+        call("DescribeRegions", json!({"RegionName": "eu-west-1"})).await,
+        (
+            "GET".to_string(),
+            "/".to_string(),
+            Some("Action=DescribeRegions&Version=2016-11-15&RegionName=eu-west-1".to_string())
+        )
+    );
+    assert_eq!(
+        call("post_things_id_archive", json!({"id": 7})).await,
+        ("POST".to_string(), "/things/7".to_string(), None)
+    );
+
+    // The model may still give a declared value, but only one the description allows, and
+    // it cannot pass (or override) a fixed one.
+    let refused = dispatcher
+        .call(
+            "GET_DescribeLoadBalancers",
+            args(json!({"Action": "DeleteLoadBalancer"})),
+            &CallContext::default(),
+        )
+        .await
+        .expect("known tool");
+    assert!(refused.is_error, "{}", refused.joined_text());
+    let refused = dispatcher
+        .call(
+            "DescribeRegions",
+            args(json!({"Action": "DeleteVpc"})),
+            &CallContext::default(),
+        )
+        .await
+        .expect("known tool");
+    assert!(refused.is_error, "{}", refused.joined_text());
+    assert!(
+        refused.joined_text().contains("Action"),
+        "{}",
+        refused.joined_text()
+    );
+}
+
+/// Issue #20, defect 7, in a real description: Box keys its shared-link operations as
+/// `/files/{file_id}#get_shared_link`.
+#[tokio::test]
+async fn box_shared_link_operations_request_the_path_without_the_suffix() {
+    let Some(path) = shared_spec("real/box.json") else {
+        return;
+    };
+    let upstream = upstream::start().await;
+    let dispatcher = dispatcher_for(path, &upstream.url(), UpstreamSettings::default()).await;
+    let seen = received(
+        &dispatcher
+            .call(
+                "get_files_id_get_shared_link",
+                args(json!({"file_id": "12345", "fields": "shared_link"})),
+                &CallContext::default(),
+            )
+            .await
+            .expect("known tool"),
+    );
+    assert_eq!(seen["method"], "GET");
+    assert_eq!(seen["path"], "/files/12345");
+    assert_eq!(seen["query"], "fields=shared_link");
 }

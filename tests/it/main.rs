@@ -1,6 +1,7 @@
 //! Integration tests: one binary, a module per feature (see DEVELOPERS.md).
 
 mod bad_input;
+mod bodies;
 mod cli;
 mod deploy;
 mod dialects;
@@ -18,6 +19,7 @@ mod remote;
 mod security;
 mod selftest;
 mod sidecar;
+mod sizes;
 mod snapshots;
 mod support;
 mod upstream;

@@ -38,14 +38,22 @@ impl Server {
 }
 
 pub async fn start(upstream_url: &str, settings: ServerSettings) -> Server {
-    restmcp::http_client::install_crypto_provider();
     let dispatcher = dispatcher_for(
         fixture("echo-api.yaml"),
         upstream_url,
         UpstreamSettings::default(),
     )
     .await;
-    let shared = Shared::new(Snapshot::new(dispatcher), settings.page_size);
+    start_with(dispatcher, settings).await
+}
+
+/// [`start`] serving `dispatcher`'s tools.
+pub async fn start_with(
+    dispatcher: restmcp::upstream::Dispatcher,
+    settings: ServerSettings,
+) -> Server {
+    restmcp::http_client::install_crypto_provider();
+    let shared = Shared::with_settings(Snapshot::new(dispatcher), &settings);
     let shutdown = CancellationToken::new();
     let control = restmcp::http::Control::new(&settings).expect("control");
     control.readiness.set_loaded();

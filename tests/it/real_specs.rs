@@ -1,7 +1,9 @@
 //! Every shipped fixture and every real-world spec in ../shared/specs maps completely to
 //! valid tools (issue #2).
 
-use crate::support::{assert_spec_maps_completely, fixture, shared_spec};
+use serde_json::{Value, json};
+
+use crate::support::{assert_spec_maps_completely, build, fixture, load_docs, shared_spec};
 
 #[test]
 fn petstore_swagger_2_json() {
@@ -93,7 +95,23 @@ fn shared_github() {
     let Some(path) = shared_spec("real/github.json") else {
         return;
     };
-    assert_eq!(assert_spec_maps_completely(&path).len(), 1223);
+    let catalog = assert_spec_maps_completely(&path);
+    assert_eq!(catalog.len(), 1223);
+    // Issue #20, defect 8: GitHub writes a schema's `example` as a `$ref` to an Example
+    // object; the tool carries that example's value (assert_spec_maps_completely checked
+    // that no `$ref` is left in any value of any tool).
+    let rules = catalog
+        .get("repos_get-all-deployment-protection-rules")
+        .expect("tool");
+    let output = rules.output_schema.as_ref().expect("output").to_value();
+    // (GitHub's example value is an array of the object's two halves; it is published as
+    // GitHub wrote it: examples are annotations, not checked.)
+    let example = &output["examples"][0];
+    assert_eq!(example[0], json!({"total_count": 2}), "{example}");
+    assert_eq!(
+        example[1]["custom_deployment_protection_rules"][0]["app"]["slug"], "a-custom-app",
+        "{example}"
+    );
 }
 
 #[test]
@@ -126,4 +144,102 @@ fn shared_box() {
         return;
     };
     assert_eq!(assert_spec_maps_completely(&path).len(), 260);
+}
+
+/// Issue #20, defect 8: examples, defaults and enum members written as `$ref`s become the
+/// Example objects' values or are left out (and `check` says so); no `$ref` leaves a tool.
+#[test]
+fn refs_in_examples_defaults_and_enums_never_leave_a_tool() {
+    let path = fixture("refs-in-values.yaml");
+    let catalog = assert_spec_maps_completely(&path);
+    let list = catalog.get("listRules").expect("tool");
+    let input = list.input_schema.to_value();
+    assert_eq!(input["properties"]["owner"]["examples"], json!(["octocat"]));
+    assert_eq!(input["properties"]["repo"], json!({"type": "string"}));
+    assert_eq!(
+        input["properties"]["filter"],
+        json!({"type": "object", "examples": [{"enabled": true}]})
+    );
+    assert_eq!(input["properties"]["kind"], json!({}));
+    let output = list.output_schema.as_ref().expect("output").to_value();
+    assert_eq!(
+        output["examples"],
+        json!([{"total_count": 1, "rules": [{"id": 3, "enabled": true}]}])
+    );
+    let create = catalog.get("createRule").expect("tool");
+    assert_eq!(
+        create.input_schema.to_value()["properties"]["template"],
+        json!({"type": "object", "examples": [{"id": 3, "enabled": true}]})
+    );
+    let text = |tool: &restmcp::catalog::Tool| {
+        format!(
+            "{}{}",
+            tool.input_schema.to_value(),
+            tool.output_schema
+                .as_ref()
+                .map(|s| s.to_value())
+                .unwrap_or(Value::Null)
+        )
+    };
+    for tool in catalog.tools() {
+        assert!(
+            !text(tool).contains("$ref"),
+            "{}: {}",
+            tool.name,
+            text(tool)
+        );
+    }
+    let (_, report) = build(&load_docs(&path));
+    let notes: Vec<&String> = report.apis[0]
+        .operations
+        .iter()
+        .flat_map(|o| &o.notes)
+        .collect();
+    for says in [
+        "parameter example left out: $ref \"#/components/schemas/Rule\"",
+        "default removed: $ref \"#/components/examples/missing\"",
+        "enum removed",
+        "const removed",
+    ] {
+        assert!(
+            notes.iter().any(|n| n.contains(says)),
+            "{says:?}: {notes:?}"
+        );
+    }
+}
+
+/// Issue #20, defect 10: a summary or description made only of markup (BlazeMeter's icon
+/// and no-break space) gives no title and the `METHOD /path` description; argument and
+/// property descriptions that clean to nothing are left out.
+#[test]
+fn text_that_cleans_to_nothing_falls_back_or_is_left_out() {
+    let catalog = assert_spec_maps_completely(&fixture("markup-only-text.yaml"));
+    let sessions = catalog.get("active_sessions").expect("tool");
+    assert_eq!(sessions.title, None);
+    assert_eq!(sessions.description, "GET /user/active/sessions");
+
+    let tests = catalog.get("retrieveTests").expect("tool");
+    assert_eq!(tests.title.as_deref(), Some("List user private tests"));
+    assert_eq!(tests.description, "List user private tests");
+    let input = tests.input_schema.to_value();
+    assert_eq!(input["properties"]["skip"], json!({"type": "string"}));
+    assert_eq!(
+        input["properties"]["limit"]["description"],
+        "At most this many"
+    );
+
+    let terminate = catalog.get("panic_terminate").expect("tool");
+    assert_eq!(terminate.title, None);
+    assert_eq!(
+        terminate.description,
+        "[DEPRECATED] POST /user/active/terminate"
+    );
+    assert_eq!(
+        terminate.input_schema.to_value()["properties"]["session_ids"],
+        json!({"type": "array", "items": {"type": "string"}})
+    );
+    assert_eq!(
+        terminate.output_schema.as_ref().expect("output").to_value()["properties"]["result"],
+        json!({"type": "string"})
+    );
 }

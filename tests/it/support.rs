@@ -71,8 +71,9 @@ pub fn count_operations(docs: &DocumentSet) -> usize {
         .unwrap_or(0)
 }
 
-/// Everything a client relies on: valid unique names, and schemas that are valid JSON
-/// Schema 2020-12, self-contained, free of OpenAPI-only keywords, and compilable.
+/// Everything a client relies on: valid unique names, text that says something, and
+/// schemas that are valid JSON Schema 2020-12, self-contained (no `$ref` leaves them, not
+/// even from inside a value), free of OpenAPI-only keywords, and compilable.
 pub fn assert_tools_are_valid(catalog: &Catalog) {
     let mut names = HashSet::new();
     for tool in catalog.tools() {
@@ -94,6 +95,11 @@ pub fn assert_tools_are_valid(catalog: &Catalog) {
         assert!(
             !tool.description.trim().is_empty(),
             "{}: empty description",
+            tool.name
+        );
+        assert!(
+            tool.title.as_ref().is_none_or(|t| !t.trim().is_empty()),
+            "{}: empty title",
             tool.name
         );
         let input = tool.input_schema.to_value();
@@ -142,6 +148,25 @@ fn check_schema(tool: &Tool, which: &str, schema: &Value) {
                 tool.name
             );
         }
+        for key in ["description", "title"] {
+            if let Some(text) = node.get(key).and_then(Value::as_str) {
+                assert!(
+                    !text.trim().is_empty(),
+                    "{} {which}: an empty {key}",
+                    tool.name
+                );
+            }
+        }
+        // Values are data, but a `$ref` in one is still a `$ref` leaving the tool.
+        for key in ["default", "const", "enum", "examples"] {
+            if let Some(value) = node.get(key) {
+                assert!(
+                    !holds_ref(value),
+                    "{} {which}: a $ref is left in {key}: {value}",
+                    tool.name
+                );
+            }
+        }
         for key in node.as_object().into_iter().flat_map(|m| m.keys()) {
             let openapi_only = matches!(
                 key.as_str(),
@@ -159,6 +184,15 @@ fn check_schema(tool: &Tool, which: &str, schema: &Value) {
             }
         }
     });
+}
+
+/// True when `value` has an object with a `$ref` key anywhere in it.
+pub fn holds_ref(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.contains_key("$ref") || map.values().any(holds_ref),
+        Value::Array(items) => items.iter().any(holds_ref),
+        _ => false,
+    }
 }
 
 /// Visits every schema object in schema positions (not inside `properties` names,

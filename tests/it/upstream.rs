@@ -184,57 +184,20 @@ pub async fn start_silent() -> (SocketAddr, tokio::sync::oneshot::Receiver<()>) 
     (addr, closed_rx)
 }
 
-/// Parses a multipart/form-data body into its parts — independently of restmcp's own
-/// serializer.
-pub fn multipart_parts(content_type: &str, body: &[u8]) -> Vec<Part> {
-    let boundary = content_type
-        .split("boundary=")
-        .nth(1)
-        .expect("boundary")
-        .trim_matches('"');
-    let delimiter = format!("--{boundary}");
-    let text = body.to_vec();
+/// Parses a multipart/form-data body into its parts with multer, the parser behind axum's
+/// `Multipart` (independent of restmcp's own serializer): name, filename, content type,
+/// bytes. Panics on a body multer refuses.
+pub async fn multipart_parts(content_type: &str, body: &[u8]) -> Vec<Part> {
+    let boundary = multer::parse_boundary(content_type).expect("a multipart boundary");
+    let chunk: Result<Vec<u8>, std::io::Error> = Ok(body.to_vec());
+    let mut multipart = multer::Multipart::new(futures_util::stream::iter([chunk]), boundary);
     let mut parts = Vec::new();
-    let positions: Vec<usize> = find_all(&text, delimiter.as_bytes());
-    for window in positions.windows(2) {
-        let start = window[0] + delimiter.len() + 2; // CRLF after the delimiter
-        let end = window[1] - 2; // CRLF before the next delimiter
-        let part = &text[start..end];
-        let split = find_all(part, b"\r\n\r\n")[0];
-        let head = String::from_utf8_lossy(&part[..split]).to_string();
-        let content = part[split + 4..].to_vec();
-        let disposition = head
-            .lines()
-            .find(|l| l.to_ascii_lowercase().starts_with("content-disposition"))
-            .unwrap_or("")
-            .to_string();
-        let field = |key: &str| {
-            disposition
-                .split(';')
-                .map(str::trim)
-                .find_map(|p| p.strip_prefix(&format!("{key}=")))
-                .map(|v| v.trim_matches('"').to_string())
-        };
-        let part_type = head
-            .lines()
-            .find(|l| l.to_ascii_lowercase().starts_with("content-type"))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string());
-        parts.push((
-            field("name").unwrap_or_default(),
-            field("filename"),
-            part_type,
-            content,
-        ));
+    while let Some(field) = multipart.next_field().await.expect("well-formed multipart") {
+        let name = field.name().unwrap_or_default().to_string();
+        let filename = field.file_name().map(str::to_string);
+        let part_type = field.content_type().map(ToString::to_string);
+        let bytes = field.bytes().await.expect("part content");
+        parts.push((name, filename, part_type, bytes.to_vec()));
     }
     parts
-}
-
-fn find_all(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
-    haystack
-        .windows(needle.len())
-        .enumerate()
-        .filter(|(_, w)| *w == needle)
-        .map(|(i, _)| i)
-        .collect()
 }

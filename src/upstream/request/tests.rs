@@ -4,7 +4,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::catalog::{ArgumentMap, BaseUrl, Binding, BodyPlan, Location, Route};
+use crate::catalog::{
+    ArgumentMap, BaseUrl, Binding, BodyPlan, FileContent, FilePart, Location, Route,
+};
 use crate::spec::{Encoding, Method, Style};
 
 const BASE: &str = "https://api.example.com/v1";
@@ -68,7 +70,26 @@ fn plan(media_type: &str, flattened: bool) -> BodyPlan {
         required: false,
         flattened,
         encoding: BTreeMap::new(),
+        files: BTreeMap::new(),
     }
+}
+
+fn file(content: FileContent, media_types: Option<&str>) -> FilePart {
+    FilePart {
+        content,
+        media_types: media_types.map(str::to_string),
+        many: false,
+    }
+}
+
+/// A multipart plan whose `files` are sent as file parts.
+fn multipart_plan(files: Vec<(&str, FilePart)>) -> BodyPlan {
+    let mut plan = plan("multipart/form-data", true);
+    plan.files = files
+        .into_iter()
+        .map(|(name, file)| (name.to_string(), file))
+        .collect();
+    plan
 }
 
 fn args(value: Value) -> Map<String, Value> {
@@ -1006,26 +1027,28 @@ fn parse_multipart(request: &HttpRequest) -> Vec<ParsedPart> {
 fn multipart_text_files_and_json() {
     let png: Vec<u8> = vec![0x89, b'P', b'N', b'G', 0, 13, 10, 255];
     let pdf: Vec<u8> = b"%PDF-1.7\r\n--not-a-boundary\r\n".to_vec();
-    let mut avatar = field("avatar");
-    avatar.binary = true;
     let mut doc = field("document");
-    doc.binary = true;
     doc.content_type = Some("application/pdf".to_string());
-    let mut raw = field("raw");
-    raw.binary = true;
     let r = route(
         "/upload",
         vec![
             field("title"),
-            avatar,
+            field("avatar"),
             doc,
-            raw,
+            field("raw"),
             field("meta"),
             field("tags"),
             field("count"),
             field("skipped"),
         ],
-        Some(plan("multipart/form-data", true)),
+        Some(multipart_plan(vec![
+            ("avatar", file(FileContent::Base64, None)),
+            (
+                "document",
+                file(FileContent::Base64, Some("application/pdf")),
+            ),
+            ("raw", file(FileContent::Base64, None)),
+        ])),
     );
     let b64 = base64::engine::general_purpose::STANDARD;
     let request = ok(
@@ -1050,9 +1073,9 @@ fn multipart_text_files_and_json() {
         dispositions,
         vec![
             r#"form-data; name="title""#,
-            r#"form-data; name="avatar"; filename="avatar""#,
-            r#"form-data; name="document"; filename="document""#,
-            r#"form-data; name="raw"; filename="raw""#,
+            r#"form-data; name="avatar"; filename="avatar.png""#,
+            r#"form-data; name="document"; filename="document.pdf""#,
+            r#"form-data; name="raw"; filename="raw.bin""#,
             r#"form-data; name="meta""#,
             r#"form-data; name="tags""#,
             r#"form-data; name="tags""#,
@@ -1075,6 +1098,128 @@ fn multipart_text_files_and_json() {
     assert_eq!(parts[5].data, b"x");
     assert_eq!(parts[6].data, b"y");
     assert_eq!(parts[7].data, b"3");
+}
+
+#[test]
+fn file_parts_are_named_by_the_model_or_after_their_media_type() {
+    let mut name = param("photo_filename", Location::FileName, Style::Form, true);
+    name.wire_name = "photo".to_string();
+    let mut names = param("scans_filename", Location::FileName, Style::Form, true);
+    names.wire_name = "scans".to_string();
+    let mut scans = file(FileContent::Base64, Some("image/png, image/jpeg"));
+    scans.many = true;
+    let r = route(
+        "/upload",
+        vec![field("photo"), name, field("notes"), field("scans"), names],
+        Some(multipart_plan(vec![
+            ("photo", file(FileContent::Base64, Some("image/*"))),
+            ("notes", file(FileContent::Text, Some("text/csv"))),
+            ("scans", scans),
+        ])),
+    );
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let request = ok(
+        &r,
+        json!({
+            "photo": format!("data:image/gif;base64,{}", b64.encode(b"GIF89a")),
+            "photo_filename": "../../etc/pass\"wd\r\nX-Evil: 1.gif",
+            "notes": "a,b\n1,2\n",
+            "scans": [
+                format!("data:image/jpeg;base64,{}", b64.encode(b"JPEG")),
+                b64.encode(b"PNG"),
+                format!("data:text/html;base64,{}", b64.encode(b"<p>")),
+            ],
+            "scans_filename": ["C:\\scans\\one.jpg", null],
+        }),
+    );
+    let parts = parse_multipart(&request);
+    let seen: Vec<(Option<&str>, Option<&str>, &[u8])> = parts
+        .iter()
+        .map(|p| {
+            (
+                p.header("Content-Disposition"),
+                p.header("Content-Type"),
+                p.data.as_slice(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            // A path is cut to its last segment, control characters go, `"` is escaped:
+            // the header stays one line with one filename.
+            (
+                Some(r#"form-data; name="photo"; filename="pass%22wdX-Evil: 1.gif""#),
+                Some("image/gif"),
+                b"GIF89a".as_slice()
+            ),
+            (
+                Some(r#"form-data; name="notes"; filename="notes.csv""#),
+                Some("text/csv"),
+                b"a,b\n1,2\n".as_slice()
+            ),
+            (
+                Some(r#"form-data; name="scans"; filename="one.jpg""#),
+                Some("image/jpeg"),
+                b"JPEG".as_slice()
+            ),
+            (
+                Some(r#"form-data; name="scans"; filename="scans.png""#),
+                Some("image/png"),
+                b"PNG".as_slice()
+            ),
+            // A data: URI's type outside what the description allows does not win.
+            (
+                Some(r#"form-data; name="scans"; filename="scans.png""#),
+                Some("image/png"),
+                b"<p>".as_slice()
+            ),
+        ]
+    );
+    // Names that are nothing once cleaned fall back to the derived one.
+    for useless in ["", "..", "dir/", "\r\n"] {
+        let request = ok(
+            &r,
+            json!({"photo": b64.encode(b"x"), "photo_filename": useless}),
+        );
+        assert_eq!(
+            parse_multipart(&request)[0].header("Content-Disposition"),
+            Some(r#"form-data; name="photo"; filename="photo.bin""#),
+            "{useless:?}"
+        );
+    }
+    // A text file is sent as given, even when it looks like a data: URI.
+    let request = ok(&r, json!({"notes": "data:,x"}));
+    assert_eq!(parse_multipart(&request)[0].data, b"data:,x");
+    assert!(matches!(
+        err(&r, json!({"notes": 5})),
+        RequestError::Argument { argument, .. } if argument == "notes"
+    ));
+    assert!(matches!(
+        err(&r, json!({"photo": "eA==", "photo_filename": 5})),
+        RequestError::Argument { argument, .. } if argument == "photo_filename"
+    ));
+}
+
+#[test]
+fn a_whole_multipart_body_sends_its_declared_files_as_files() {
+    let mut whole = whole("multipart/form-data", false);
+    whole.required = true;
+    let mut plan = multipart_plan(vec![("file", file(FileContent::Base64, Some("image/png")))]);
+    plan.flattened = false;
+    let r = route("/upload", vec![whole], Some(plan));
+    let request = ok(&r, json!({"body": {"file": "iVBO", "note": "n"}}));
+    let parts = parse_multipart(&request);
+    assert_eq!(
+        parts[0].header("Content-Disposition"),
+        Some(r#"form-data; name="file"; filename="file.png""#)
+    );
+    assert_eq!(parts[0].header("Content-Type"), Some("image/png"));
+    assert_eq!(parts[0].data, [0x89, 0x50, 0x4e]);
+    assert_eq!(
+        parts[1].header("Content-Disposition"),
+        Some(r#"form-data; name="note""#)
+    );
 }
 
 #[test]
@@ -1118,12 +1263,13 @@ fn multipart_names_are_quoted_safely() {
 
 #[test]
 fn invalid_base64_is_refused() {
-    let mut file = field("file");
-    file.binary = true;
     let r = route(
         "/upload",
-        vec![file],
-        Some(plan("multipart/form-data", true)),
+        vec![field("file")],
+        Some(multipart_plan(vec![(
+            "file",
+            file(FileContent::Base64, None),
+        )])),
     );
     for value in [
         json!("not base64!!"),
@@ -1131,6 +1277,7 @@ fn invalid_base64_is_refused() {
         json!("data:image/png;base64"),
         json!(12),
         json!({"a": 1}),
+        json!([["nested"]]),
     ] {
         match err(&r, json!({ "file": value.clone() })) {
             RequestError::Argument { argument, .. } => assert_eq!(argument, "file"),
@@ -1172,6 +1319,118 @@ fn binary_whole_body() {
     let request = ok(&r, json!({"body": "data:image/gif;base64,R0lG"}));
     assert_eq!(request.body, Some(b"GIF".to_vec()));
     assert_eq!(header(&request, "Content-Type"), Some("image/gif"));
+}
+
+#[test]
+fn a_binary_body_is_never_sent_as_a_type_outside_its_range() {
+    let r = route(
+        "/img",
+        vec![whole("image/*", true)],
+        Some(plan("image/*", false)),
+    );
+    // Bare base64 names no type, and application/octet-stream is not an image/* type.
+    assert!(matches!(
+        err(&r, json!({"body": "R0lG"})),
+        RequestError::Argument { problem, .. } if problem.contains("data: URI")
+    ));
+    assert!(matches!(
+        err(&r, json!({"body": "data:text/plain;base64,R0lG"})),
+        RequestError::Argument { problem, .. } if problem.contains("text/plain")
+    ));
+    // `*/*` takes anything, bytes without a type as application/octet-stream.
+    let r = route("/any", vec![whole("*/*", true)], Some(plan("*/*", false)));
+    let request = ok(&r, json!({"body": "R0lG"}));
+    assert_eq!(
+        header(&request, "Content-Type"),
+        Some("application/octet-stream")
+    );
+    // A text range is sent as its plain member.
+    let r = route(
+        "/text",
+        vec![whole("text/*", false)],
+        Some(plan("text/*", false)),
+    );
+    assert_eq!(
+        header(&ok(&r, json!({"body": "hi"})), "Content-Type"),
+        Some("text/plain")
+    );
+}
+
+#[test]
+fn body_fields_are_never_sent_as_json_under_another_type() {
+    let r = route(
+        "/xml",
+        vec![field("name")],
+        Some(plan("application/xml", true)),
+    );
+    assert_eq!(
+        err(&r, json!({"name": "x"})),
+        RequestError::Body {
+            media_type: "application/xml".to_string()
+        }
+    );
+}
+
+#[test]
+fn content_type_and_accept_arguments_win() {
+    let mut content_type = param("Content-Type", Location::Header, Style::Simple, false);
+    content_type.argument = "content_type".to_string();
+    let accept = param("Accept", Location::Header, Style::Simple, false);
+    let r = route(
+        "/pets",
+        vec![content_type.clone(), accept, field("name")],
+        Some(plan("application/json", true)),
+    );
+    let request = ok(
+        &r,
+        json!({"content_type": "application/json; charset=utf-8", "Accept": "application/xml", "name": "Rex"}),
+    );
+    assert_eq!(
+        request.headers,
+        vec![
+            (
+                "Content-Type".to_string(),
+                "application/json; charset=utf-8".to_string()
+            ),
+            ("Accept".to_string(), "application/xml".to_string()),
+        ]
+    );
+    assert_eq!(body_text(&request), r#"{"name":"Rex"}"#);
+    // Without the argument, restmcp's own.
+    let request = ok(&r, json!({"name": "Rex"}));
+    assert_eq!(header(&request, "Content-Type"), Some("application/json"));
+    let mut defaults = request.headers.clone();
+    set_default_header(&mut defaults, "accept", "application/json".to_string());
+    set_default_header(&mut defaults, "content-type", "text/plain".to_string());
+    assert_eq!(header_in(&defaults, "Accept"), Some("application/json"));
+    assert_eq!(
+        header_in(&defaults, "Content-Type"),
+        Some("application/json")
+    );
+
+    // A multipart type given as an argument gets the boundary the body was built with.
+    let r = route(
+        "/upload",
+        vec![content_type, field("note")],
+        Some(plan("multipart/form-data", true)),
+    );
+    let request = ok(
+        &r,
+        json!({"content_type": "multipart/form-data", "note": "n"}),
+    );
+    let sent = header(&request, "Content-Type").expect("content type");
+    assert!(
+        sent.starts_with("multipart/form-data; boundary=restmcp-"),
+        "{sent}"
+    );
+    assert_eq!(parse_multipart(&request)[0].data, b"n");
+}
+
+fn header_in<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 #[test]
