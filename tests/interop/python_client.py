@@ -34,8 +34,10 @@ rejects a result is restmcp's bug):
   large body                      a 6.3 MiB JSON array, over the cap: isError, no
                                   structuredContent, a prefix of the data and a truncation
                                   marker; then a call still works
-  ..., progress                   both again over Streamable HTTP with a progress callback,
-                                  which makes restmcp answer with an SSE stream
+  ..., progress                   both again over Streamable HTTP with a progress callback, so
+                                  restmcp may answer with an SSE stream (initialize sessions do;
+                                  2026-07-28 answers plain JSON unless a notification had to go
+                                  first): the 1.3 MiB body must then be whole or cut as above
 
 How the SDK is made to speak each revision: 2026-07-28 is its default mode ("auto":
 server/discover first), 2025-11-25 is mode="legacy" (its initialize offers
@@ -556,12 +558,9 @@ def text_blocks(result: Any) -> list[str]:
     return [block.text for block in result.content if getattr(block, "type", "") == "text"]
 
 
-async def call_for_value(
-    client: Any, tool: str, arguments: dict[str, Any], value: Any, revision: str
-) -> tuple[bool, str]:
-    """A successful call whose structuredContent is `value` shaped for `revision` and whose
-    one text content is exactly that structured value, serialized."""
-    r = await client.call_tool(tool, arguments)
+def judge_value(r: Any, value: Any, revision: str) -> tuple[bool, str]:
+    """A success whose structuredContent is `value` shaped for `revision` and whose one text
+    content is exactly that structured value, serialized."""
     expected = shaped(value, revision)
     blocks = text_blocks(r)
     text_value = parse_json(blocks[0]) if len(blocks) == 1 else None
@@ -578,33 +577,10 @@ async def call_for_value(
     return ok, detail
 
 
-async def on_progress(_progress: float, _total: float | None, _message: str | None) -> None:
-    pass
-
-
-async def call_medium(client: Any, revision: str, sse_framed: bool, progress: bool) -> tuple[bool, str]:
-    """listRecords(count=MEDIUM_COUNT) answers 1.3 MiB of JSON, under the 4 MiB cap: the whole
-    array where the answer is plain JSON (stdio, Streamable HTTP); where it travels as one SSE
-    event (legacy SSE; Streamable HTTP with progress), which the SDK refuses over 1 MiB,
-    cut down to fit like a truncated body."""
-    if not sse_framed:
-        return await call_for_value(client, "listRecords", {"count": MEDIUM_COUNT}, records(MEDIUM_COUNT), revision)
-    return await call_truncated(client, MEDIUM_COUNT, revision, progress)
-
-
-async def call_large(client: Any, revision: str, progress: bool) -> tuple[bool, str]:
-    """listRecords answers ~6.3 MiB, over the 4 MiB cap (and far over the 1 MiB the SDK takes
-    in one SSE event): a truncated result with a marker, and as the tool has an outputSchema
-    and the truncated JSON cannot be checked against it, isError with no structuredContent."""
-    return await call_truncated(client, RECORD_COUNT, revision, progress)
-
-
-async def call_truncated(client: Any, count: int, revision: str, progress: bool) -> tuple[bool, str]:
+def judge_truncated(r: Any, count: int, revision: str) -> tuple[bool, str]:
     """isError, no structuredContent, a text that is a prefix of the data (of the body as the
     upstream sent it, or of the text a complete result would have had: the structured value
     serialized) and a text with the truncation marker."""
-    arguments = {} if count == RECORD_COUNT else {"count": count}
-    r = await client.call_tool("listRecords", arguments, progress_callback=on_progress if progress else None)
     wholes = [records_text(count), json.dumps(shaped(records(count), revision), separators=(",", ":"))]
 
     def is_data(text: str) -> bool:
@@ -623,6 +599,43 @@ async def call_truncated(client: Any, count: int, revision: str, progress: bool)
     if not ok:
         detail += f"; first text {short(blocks[0] if blocks else '', 200)}"
     return ok, detail
+
+
+async def call_for_value(
+    client: Any, tool: str, arguments: dict[str, Any], value: Any, revision: str
+) -> tuple[bool, str]:
+    return judge_value(await client.call_tool(tool, arguments), value, revision)
+
+
+async def on_progress(_progress: float, _total: float | None, _message: str | None) -> None:
+    pass
+
+
+async def call_medium(client: Any, revision: str, framing: str) -> tuple[bool, str]:
+    """listRecords(count=MEDIUM_COUNT) answers 1.3 MiB of JSON, under the 4 MiB cap. framing
+    "json" (stdio, Streamable HTTP): the whole array. "sse" (legacy SSE, where every answer
+    is an SSE event, which the SDK refuses over 1 MiB): cut down to fit like a truncated body.
+    "progress" (Streamable HTTP, asking for progress: the answer is an SSE stream if restmcp
+    had to send a notification first, else plain JSON): either, and the detail says which."""
+    arguments = {"count": MEDIUM_COUNT}
+    if framing == "json":
+        return await call_for_value(client, "listRecords", arguments, records(MEDIUM_COUNT), revision)
+    r = await client.call_tool(
+        "listRecords", arguments, progress_callback=on_progress if framing == "progress" else None
+    )
+    if framing == "progress" and r.is_error is False:
+        ok, detail = judge_value(r, records(MEDIUM_COUNT), revision)
+        return ok, f"whole: {detail}"
+    ok, detail = judge_truncated(r, MEDIUM_COUNT, revision)
+    return ok, f"cut: {detail}" if framing == "progress" else detail
+
+
+async def call_large(client: Any, revision: str, progress: bool) -> tuple[bool, str]:
+    """listRecords answers ~6.3 MiB, over the 4 MiB cap (and far over the 1 MiB the SDK takes
+    in one SSE event): a truncated result with a marker, and as the tool has an outputSchema
+    and the truncated JSON cannot be checked against it, isError with no structuredContent."""
+    r = await client.call_tool("listRecords", {}, progress_callback=on_progress if progress else None)
+    return judge_truncated(r, RECORD_COUNT, revision)
 
 
 async def call_still_works(client: Any, item: str) -> tuple[bool, str]:
@@ -696,11 +709,11 @@ async def exercise_results(
             return ok, f"Accept {accept!r} got {answered}; {detail}"
 
         await step("xml-or-json", xml_or_json)
-        await step("1.3 MiB body", lambda: call_medium(client, version, sse_framed=sse, progress=False))
+        await step("1.3 MiB body", lambda: call_medium(client, version, "sse" if sse else "json"))
         await step("large body", lambda: call_large(client, version, progress=False))
         await step("after large body", lambda: call_still_works(client, "after"))
         if progress:
-            await step("1.3 MiB body, progress", lambda: call_medium(client, version, sse_framed=True, progress=True))
+            await step("1.3 MiB body, progress", lambda: call_medium(client, version, "progress"))
             await step("large body, progress", lambda: call_large(client, version, progress=True))
             await step("after large body, progress", lambda: call_still_works(client, "after-progress"))
 

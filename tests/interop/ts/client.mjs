@@ -33,8 +33,10 @@
 // marker, after which another call still works; a 1.3 MiB body (under the cap)
 // whole where answers are plain JSON and cut down the same way where they are
 // SSE events (legacy SSE), as the Python SDK refuses an event over 1 MiB. Over
-// Streamable HTTP both bodies again with a progress callback, which makes
-// restmcp answer with an SSE stream.
+// Streamable HTTP both bodies again with a progress callback, so restmcp may
+// answer with an SSE stream (initialize sessions do; 2026-07-28 answers plain
+// JSON unless a notification had to go first): the 1.3 MiB body must then be
+// whole or cut.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -597,10 +599,9 @@ function parseJson(text) {
   }
 }
 
-// A successful call whose structuredContent is `value` shaped for `revision`,
-// and whose one text content is exactly that structured value, serialized.
-async function callForValue(sdk, client, tool, args, value, revision) {
-  const r = await sdk.callTool(client, tool, args, reqOpts);
+// A success whose structuredContent is `value` shaped for `revision`, and
+// whose one text content is exactly that structured value, serialized.
+function judgeValue(r, value, revision) {
   const expected = shaped(value, revision);
   const blocks = textBlocks(r);
   const text = blocks.length === 1 ? parseJson(blocks[0]) : undefined;
@@ -614,32 +615,10 @@ async function callForValue(sdk, client, tool, args, value, revision) {
   return [ok, detail];
 }
 
-// listRecords(count=MEDIUM_COUNT) answers 1.3 MiB of JSON, under the 4 MiB
-// cap: the whole array where the answer is plain JSON (stdio, Streamable HTTP);
-// where it travels as one SSE event (legacy SSE; Streamable HTTP with
-// progress), which the Python SDK refuses over 1 MiB (restmcp cuts by
-// transport, whatever the client), cut down to fit like a truncated body.
-async function callMedium(sdk, client, revision, sseFramed, progress) {
-  if (!sseFramed) {
-    return callForValue(sdk, client, 'listRecords', { count: MEDIUM_COUNT }, records(MEDIUM_COUNT), revision);
-  }
-  return callTruncated(sdk, client, MEDIUM_COUNT, revision, progress);
-}
-
-// listRecords answers 6.3 MiB, over the 4 MiB cap: a truncated result with a
-// marker; the tool has an outputSchema the truncated JSON cannot be checked
-// against, so isError and no structuredContent.
-async function callLarge(sdk, client, revision, progress) {
-  return callTruncated(sdk, client, RECORD_COUNT, revision, progress);
-}
-
 // isError, no structuredContent, a text that is a prefix of the data (of the
 // body as the upstream sent it, or of the text a complete result would have
 // had: the structured value serialized) and a text with the truncation marker.
-async function callTruncated(sdk, client, count, revision, progress) {
-  const opts = progress ? { ...reqOpts, onprogress: () => {} } : reqOpts;
-  const args = count === RECORD_COUNT ? {} : { count };
-  const r = await sdk.callTool(client, 'listRecords', args, opts);
+function judgeTruncated(r, count, revision) {
   const wholes = [recordsText(count), JSON.stringify(shaped(records(count), revision))];
   const isData = (t) => wholes.some((whole) => whole.startsWith(t));
   const blocks = textBlocks(r);
@@ -652,6 +631,39 @@ async function callTruncated(sdk, client, count, revision, progress) {
     ` data prefix ${data.length ? 'yes' : 'NO'}; marker ${markers.length ? short(markers[0], 160) : 'NONE'}`;
   if (!ok) detail += `; first text ${short(blocks[0] ?? '', 200)}`;
   return [ok, detail];
+}
+
+async function callForValue(sdk, client, tool, args, value, revision) {
+  return judgeValue(await sdk.callTool(client, tool, args, reqOpts), value, revision);
+}
+
+const withProgress = { ...reqOpts, onprogress: () => {} };
+
+// listRecords(count=MEDIUM_COUNT) answers 1.3 MiB of JSON, under the 4 MiB
+// cap. framing 'json' (stdio, Streamable HTTP): the whole array. 'sse' (legacy
+// SSE, where every answer is an SSE event, which the Python SDK refuses over
+// 1 MiB; restmcp cuts by transport, whatever the client): cut down to fit like
+// a truncated body. 'progress' (Streamable HTTP, asking for progress: an SSE
+// stream if restmcp had to send a notification first, else plain JSON):
+// either, and the detail says which.
+async function callMedium(sdk, client, revision, framing) {
+  const args = { count: MEDIUM_COUNT };
+  if (framing === 'json') return callForValue(sdk, client, 'listRecords', args, records(MEDIUM_COUNT), revision);
+  const r = await sdk.callTool(client, 'listRecords', args, framing === 'progress' ? withProgress : reqOpts);
+  if (framing === 'progress' && r.isError !== true) {
+    const [ok, detail] = judgeValue(r, records(MEDIUM_COUNT), revision);
+    return [ok, `whole: ${detail}`];
+  }
+  const [ok, detail] = judgeTruncated(r, MEDIUM_COUNT, revision);
+  return [ok, framing === 'progress' ? `cut: ${detail}` : detail];
+}
+
+// listRecords answers 6.3 MiB, over the 4 MiB cap: a truncated result with a
+// marker; the tool has an outputSchema the truncated JSON cannot be checked
+// against, so isError and no structuredContent.
+async function callLarge(sdk, client, revision, progress) {
+  const r = await sdk.callTool(client, 'listRecords', {}, progress ? withProgress : reqOpts);
+  return judgeTruncated(r, RECORD_COUNT, revision);
 }
 
 // The session outlived what came before: an ordinary call (an object result,
@@ -729,11 +741,11 @@ async function runResults(label, sdk, revision, upstream, makeTransport, progres
       const [accept, answered] = seen ? [seen[1], seen[2]] : [undefined, 'no request'];
       return [ok && answered === 'application/json', `Accept ${JSON.stringify(accept)} got ${answered}; ${detail}`];
     });
-    await step('1.3 MiB body', () => callMedium(sdk, client, revision, sse, false));
+    await step('1.3 MiB body', () => callMedium(sdk, client, revision, sse ? 'sse' : 'json'));
     await step('large body', () => callLarge(sdk, client, revision, false));
     await step('after large body', () => callStillWorks(sdk, client, 'after'));
     if (progress) {
-      await step('1.3 MiB body, progress', () => callMedium(sdk, client, revision, true, true));
+      await step('1.3 MiB body, progress', () => callMedium(sdk, client, revision, 'progress'));
       await step('large body, progress', () => callLarge(sdk, client, revision, true));
       await step('after large body, progress', () => callStillWorks(sdk, client, 'after-progress'));
     }
