@@ -92,6 +92,7 @@ fn hot_path(c: &mut Criterion) {
     let shape = Shape {
         output: add_pet.route.output.as_ref(),
         fields: &[],
+        bare: false,
     };
     let check = |value: &Value| compiled.check_output(value);
     c.bench_function("map_response/addPet_json", |b| {

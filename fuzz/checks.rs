@@ -275,6 +275,8 @@ pub fn response_mapping(data: &[u8]) {
     let shape = Shape {
         output: tool.route.output.as_ref(),
         fields: &tool.route.response_fields,
+        // The 2026-07-28 revision, where structured content may be any JSON value.
+        bare: *cut & 4 != 0,
     };
     let result = response::to_result("fuzz", &answer, &shape, &|value| {
         compiled.check_output(value)

@@ -530,6 +530,14 @@ pub struct ApiConfig {
     /// Retries of an idempotent call after a connection failure, 429 or 503.
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
+    /// The `Accept` header of every request to this API, replacing the one built from each
+    /// operation's documented response media types (an overlay's `accept` still wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<String>,
+    /// Ask for compressed responses (`Accept-Encoding: gzip, deflate, br`). Off, nothing is
+    /// asked for; a compressed answer is decoded either way.
+    #[serde(default = "default_compression")]
+    pub compression: bool,
     /// Origins (`https://cdn.example.com`) this API's redirects may lead to. Redirects
     /// within the API's own origin are always followed; to any other origin only when
     /// listed here, since the request (and its credentials) would go there.
@@ -963,6 +971,60 @@ fn default_max_retries() -> u32 {
     2
 }
 
+fn default_compression() -> bool {
+    true
+}
+
+/// Checks an `Accept` header value given by the operator (`apis.NAME.accept`) or an
+/// overlay: comma-separated media ranges (`type/subtype`, `type/*` or `*/*`) with optional
+/// `;name=value` parameters, visible ASCII, at most 1024 bytes.
+pub fn check_accept(value: &str) -> Result<(), String> {
+    if value.len() > 1024 {
+        return Err("is longer than 1024 bytes".to_string());
+    }
+    if let Some(c) = value
+        .chars()
+        .find(|&c| !(c == ' ' || c == '\t' || c.is_ascii_graphic()))
+    {
+        return Err(format!(
+            "holds {c:?}, which an HTTP header value cannot (visible ASCII only)"
+        ));
+    }
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    for range in value.split(',') {
+        let mut parts = range.split(';');
+        let essence = parts.next().unwrap_or_default().trim();
+        let shaped = essence
+            .split_once('/')
+            .is_some_and(|(t, s)| token(t) && token(s) && !(t == "*" && s != "*"));
+        if !shaped {
+            return Err(format!(
+                "\"{}\" is not a media range (type/subtype, type/* or */*)",
+                range.trim()
+            ));
+        }
+        for parameter in parts {
+            let ok = parameter.split_once('=').is_some_and(|(name, value)| {
+                let value = value.trim();
+                token(name.trim())
+                    && (token(value)
+                        || (value.len() >= 2 && value.starts_with('"') && value.ends_with('"')))
+            });
+            if !ok {
+                return Err(format!(
+                    "\"{}\" is not a media type parameter (name=value)",
+                    parameter.trim()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl ApiConfig {
     /// Where to load the spec from; `None` for an API of hand-written tools only.
     pub fn source(&self) -> Option<Result<SpecSource, crate::spec::SpecError>> {
@@ -1361,6 +1423,15 @@ impl Config {
                         "must be a number of calls per second above 0",
                     ));
                 }
+            }
+            if let Some(accept) = &api.accept
+                && let Err(problem) = check_accept(accept)
+            {
+                return Err(invalid(
+                    format!("apis.{name}.accept"),
+                    accept.clone(),
+                    &problem,
+                ));
             }
             if let Some(path) = &api.probe_path
                 && !path.starts_with('/')

@@ -148,6 +148,17 @@ pub fn render(tool: &Tool, config: &Config) -> String {
         format!("{} {base}{}{query}", tool.route.method, tool.route.path),
         upstream_source,
     );
+    line(
+        "accept",
+        tool.route.accept.clone(),
+        source_of("accept").unwrap_or_else(|| match &hand_written {
+            Some(_) => "default (application/json with an output_schema, else */*)".into(),
+            None if tool.route.accept == "*/*" => {
+                "default (the spec documents no response media type)".into()
+            }
+            None => "spec (the 2xx and default responses' media types, JSON first)".into(),
+        }),
+    );
     if let Some(answer) = &tool.route.mock {
         line(
             "mock answer",

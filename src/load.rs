@@ -138,6 +138,7 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
                 pinned: &api.pinned,
                 max_description_length: api.max_description_length,
                 max_parameter_description_length: api.max_parameter_description_length,
+                accept: api.accept.as_deref(),
             }
         })
         .collect();

@@ -233,6 +233,8 @@ timeout_seconds = 0.5
 tool_timeouts = { findPetsByStatus = 3600, addPet = 12.5 }
 max_response_bytes = 0
 max_retries = 10
+accept = "application/json, application/xml;q=0.5, text/*; charset=\"utf-8\""
+compression = false
 follow_redirects = ["https://cdn.example.com", "http://127.0.0.1:8081"]
 forward_headers = ["X-Tenant", { from = "X-Upstream-Token", to = "Authorization" }]
 probe_path = "/health"
@@ -417,6 +419,11 @@ include = []
         "rate_limit = { burst = 5 }\n",
         "tool_rate_limits = { addPet = 10 }\n",
         "probe_path = \"health\"\n",
+        "accept = \"json\"\n",
+        "accept = \"*/json\"\n",
+        "accept = \"application/json,\"\n",
+        "accept = \"application/json;q\"\n",
+        "compression = \"gzip\"\n",
         "discovery = \"some\"\n",
         "dialect = \"openai\"\n",
         "[tools]\nclients = [{ name = \"x\", max_name_length = 8 }]\n",
@@ -466,6 +473,7 @@ include = []
             base_url: Some("http://127.0.0.1:1"),
             mock: false,
             max_name_length: 128,
+            accept: None,
         };
         for (name, tool) in &file.add.0 {
             let source = PatchSource {
@@ -496,6 +504,7 @@ tools:
     hidden: false
     annotations: {readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false}
     timeout_seconds: 0.25
+    accept: application/vnd.github+json
     response: {fields: [id, name, owner.login], max_bytes: 1}
     arguments:
       petId: {name: id, description: The pet's id, required: true, default: 1}
@@ -527,6 +536,7 @@ add:
     output_schema: {type: object, properties: {ok: {type: boolean}}}
     annotations: {idempotentHint: true}
     timeout_seconds: 3600
+    accept: "application/json, */*;q=0.1"
     response: {fields: [ok], max_bytes: 1024}
 "#,
         "{}\n",
@@ -569,6 +579,8 @@ add:
             "add:\n  x: {method: GET, path: /x, description: X, timeout_seconds: 0}\n",
             "add:\n  x: {method: GET, path: /x, description: X, response: {max_bytes: 0}}\n",
             "add:\n  x: {method: GET, path: /x, description: X, output_schema: 3}\n",
+            "add:\n  x: {method: GET, path: /x, description: X, accept: json}\n",
+            "add:\n  x: {method: GET, path: /x, description: X, accept: \"a/b\\r\\nX: y\"}\n",
         ] {
             assert!(
                 !schema_violations_of_overlay(yaml).is_empty(),
@@ -588,6 +600,7 @@ add:
             "tools:\n  x:\n    name: \"get pet\"\n",
             "tools:\n  x:\n    timeout_seconds: 4000\n",
             "tools:\n  x:\n    response: {fields: [owner..login]}\n",
+            "tools:\n  x:\n    accept: \"*/json\"\n",
         ] {
             assert!(
                 !schema_violations_of_overlay(yaml).is_empty(),

@@ -20,6 +20,8 @@ pub struct ApiContext<'a> {
     pub base_url: Option<&'a str>,
     pub mock: bool,
     pub max_name_length: usize,
+    /// The config's `apis.NAME.accept`.
+    pub accept: Option<&'a str>,
 }
 
 /// Builds tool `name` as written at `source`.
@@ -224,6 +226,11 @@ pub fn build(
             path: spec.path.clone(),
             base_url: cx.base_url.map(|u| BaseUrl::new(u.trim_end_matches('/'))),
             arguments: ArgumentMap { bindings },
+            accept: match (cx.accept, &spec.output_schema) {
+                (Some(accept), _) => accept.to_string(),
+                (None, Some(_)) => "application/json".to_string(),
+                (None, None) => "*/*".to_string(),
+            },
             body,
             output,
             security: Vec::new(),
@@ -249,6 +256,12 @@ pub fn build(
             seconds,
             source.at(&["timeout_seconds"]),
         )?));
+    }
+    if let Some(accept) = &spec.accept {
+        tool.route.accept = overlay::checked_accept(accept, source)?;
+        tool.note("accept", source.describe(&["accept"]));
+    } else if cx.accept.is_some() {
+        tool.note("accept", format!("config apis.{}.accept", cx.api));
     }
     if let Some(response) = &spec.response {
         overlay::apply_response(&mut tool, response, source)?;
@@ -323,6 +336,7 @@ mod tests {
             base_url: Some("http://127.0.0.1:9/"),
             mock: false,
             max_name_length: 64,
+            accept: None,
         };
         build(&cx, name, spec, &source)
     }

@@ -69,6 +69,10 @@ pub struct Route {
     pub arguments: ArgumentMap,
     pub body: Option<BodyPlan>,
     pub output: Option<OutputPlan>,
+    /// The `Accept` header sent with every request, ready to use: built from the media
+    /// types the operation documents for its answers (JSON first), else `apis.NAME.accept`
+    /// or an overlay's `accept`. An `Accept` argument or forwarded header replaces it.
+    pub accept: String,
     /// The operation's effective security requirements: alternatives, any one of which
     /// suffices (an empty one means anonymous access). Empty when none is required.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -418,6 +422,9 @@ pub struct ApiInput<'a> {
     pub max_description_length: Option<usize>,
     /// Longest argument description; 0 or `None` = no limit.
     pub max_parameter_description_length: Option<usize>,
+    /// `apis.NAME.accept`: the `Accept` header of every tool of the API, instead of the one
+    /// built from the spec (an overlay's `accept` still wins).
+    pub accept: Option<&'a str>,
 }
 
 impl<'a> ApiInput<'a> {
@@ -436,6 +443,7 @@ impl<'a> ApiInput<'a> {
             pinned: &[],
             max_description_length: None,
             max_parameter_description_length: None,
+            accept: None,
         }
     }
 }
@@ -632,6 +640,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         let names = naming::assign(&requests, input.prefix, settings.max_name_length);
         let limits = PatchLimits {
             max_name_length: settings.max_name_length,
+            config_accept: input.accept.is_some(),
         };
         for ((mut draft, op, op_patches), named) in drafts.into_iter().zip(names) {
             let undeclared: std::collections::BTreeSet<&String> = op
@@ -663,6 +672,10 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                 },
                 provenance: std::mem::take(&mut draft.provenance),
             };
+            if let Some(accept) = input.accept {
+                tool.route.accept = accept.trim().to_string();
+                tool.note("accept", format!("config apis.{}.accept", input.name));
+            }
             for (patch_source, patch) in &op_patches {
                 overlay::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;
             }
@@ -693,6 +706,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         base_url: input.base_url.or(input.mock.then_some(MOCK_BASE_URL)),
         mock: input.mock,
         max_name_length: settings.max_name_length,
+        accept: input.accept,
     };
     for (file, overlay) in input.overlays {
         for (name, new_tool) in &overlay.add.0 {

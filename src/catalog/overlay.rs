@@ -104,6 +104,8 @@ pub struct ToolPatch {
     pub hidden: Option<bool>,
     pub annotations: Option<AnnotationsPatch>,
     pub timeout_seconds: Option<f64>,
+    /// The `Accept` header of the tool's requests (`application/vnd.github+json`).
+    pub accept: Option<String>,
     pub response: Option<ResponsePatch>,
     #[serde(default)]
     pub arguments: Ordered<ArgumentPatch>,
@@ -178,6 +180,9 @@ pub struct NewTool {
     pub output_schema: Option<Value>,
     pub annotations: Option<AnnotationsPatch>,
     pub timeout_seconds: Option<f64>,
+    /// The `Accept` header of the tool's requests; by default `application/json` when it
+    /// has an `output_schema`, else `*/*`.
+    pub accept: Option<String>,
     pub response: Option<ResponsePatch>,
 }
 
@@ -233,7 +238,7 @@ impl PatchSource {
         location
     }
 
-    fn describe(&self, path: &[&str]) -> String {
+    pub(super) fn describe(&self, path: &[&str]) -> String {
         format!("{} {}", self.kind, self.at(path))
     }
 
@@ -281,6 +286,8 @@ fn deserialize_value<T: DeserializeOwned>(value: &Value) -> Result<T, String> {
 /// Settings a patch may need.
 pub struct PatchLimits {
     pub max_name_length: usize,
+    /// The config sets the API's `accept`, which a spec's `x-mcp` does not override.
+    pub config_accept: bool,
 }
 
 /// Applies `patch` to `tool`, recording what it changed in the tool's provenance.
@@ -331,6 +338,12 @@ pub fn apply(
         tool.route.timeout = Some(source.limit(seconds));
         tool.note("timeout", source.describe_limit(&["timeout_seconds"]));
     }
+    if let Some(accept) = &patch.accept
+        && !(source.is_spec() && limits.config_accept)
+    {
+        tool.route.accept = checked_accept(accept, source)?;
+        tool.note("accept", source.describe(&["accept"]));
+    }
     if let Some(response) = &patch.response {
         apply_response(tool, response, source)?;
     }
@@ -338,6 +351,13 @@ pub fn apply(
         apply_argument(tool, argument, change, source)?;
     }
     Ok(())
+}
+
+/// An `accept` value as the header to send, or why it cannot be one.
+pub(super) fn checked_accept(accept: &str, source: &PatchSource) -> Result<String, PatchError> {
+    crate::config::check_accept(accept)
+        .map(|()| accept.trim().to_string())
+        .map_err(|problem| PatchError::new(source.at(&["accept"]), problem))
 }
 
 pub(super) fn timeout(seconds: f64, location: String) -> Result<Duration, PatchError> {

@@ -17,8 +17,7 @@ use super::{Annotations, MockAnswer, OutputPlan, Route, SchemaText};
 use crate::schema::{Direction, Limit, Notes, RefGraph, Session};
 use crate::spec::{
     Encoding, Method, Operation, ParamLocation, Parameter, RequestBody, SchemaRef, SpecVersion,
-    Style, media,
-    model::is_success,
+    Style, media, model::is_success,
 };
 
 /// A tool before naming.
@@ -121,6 +120,7 @@ pub(super) fn synthesize<'d>(
             arguments,
             body,
             output,
+            accept: accept(op),
             security: op.security.clone(),
             timeout: None,
             max_response_bytes: None,
@@ -1073,8 +1073,8 @@ fn output<'d>(
 /// outputSchema to follow (see [`mock_answer`]).
 const MOCK_SCHEMA_DEPTH: usize = 8;
 
-/// What the mock upstream answers: the first documented 2xx response (else the first
-/// response), with the spec's example, or a value generated from the response schema as
+/// What the mock upstream answers: the 2xx response the outputSchema comes from (else the
+/// first documented 2xx response, else `default`), with the spec's example, or a value generated from the response schema as
 /// the spec states it (strict, unlike the lenient outputSchema).
 ///
 /// The response schema is relaxed below the same depth as the outputSchema (`relaxed_below`),
@@ -1086,12 +1086,15 @@ fn mock_answer<'d>(
     op: &Operation<'_>,
     relaxed_below: Option<usize>,
 ) -> MockAnswer {
-    // No success documented: `default` describes the usual answer; error responses are not
-    // what a mock should give a well-formed request.
+    // The success the outputSchema describes (a mock answer in another media type would be
+    // an error result for such a tool), else the first success. No success documented:
+    // `default` describes the usual answer; error responses are not what a mock should
+    // give a well-formed request.
     let response = op
         .responses
         .iter()
-        .find(|r| is_success(&r.status))
+        .find(|r| is_success(&r.status) && r.json.as_ref().is_some_and(|(_, s)| s.is_some()))
+        .or_else(|| op.responses.iter().find(|r| is_success(&r.status)))
         .or_else(|| {
             op.responses
                 .iter()
@@ -1173,6 +1176,18 @@ fn mock_answer<'d>(
             source: "empty",
         },
     }
+}
+
+/// The `Accept` header of the tool's requests, from the media types the operation documents
+/// for its answers: its 2xx and `default` responses' (in that order), and Swagger 2.0's
+/// `produces` (see [`media::accept`]).
+fn accept(op: &Operation<'_>) -> String {
+    let answers = op
+        .responses
+        .iter()
+        .filter(|r| is_success(&r.status) || r.status.eq_ignore_ascii_case("default"))
+        .flat_map(|r| r.media_types.iter());
+    media::accept(answers.chain(op.produces.iter()).map(String::as_str))
 }
 
 /// MCP tool annotations, every hint explicit. Safe methods only read; DELETE, PUT and PATCH

@@ -1267,3 +1267,143 @@ fn markup_only_summaries_and_descriptions_fall_back_to_method_and_path() {
         "[DEPRECATED] GET /user/gone"
     );
 }
+
+// ---- content negotiation ----
+
+fn accept_of(catalog: &Catalog, name: &str) -> String {
+    catalog.get(name).expect("tool").route.accept.clone()
+}
+
+#[test]
+fn accept_comes_from_the_2xx_and_default_responses_json_first() {
+    let json_schema = json!({"schema": {"type": "object"}});
+    let (catalog, _) = build_one(openapi(json!({
+        "/pets/{id}": {"get": {
+            "operationId": "getPet",
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {
+                "200": {"description": "ok", "content": {
+                    "application/xml": json_schema, "application/json": json_schema
+                }},
+                "404": {"description": "missing", "content": {"text/html": {}}},
+                "default": {"description": "error", "content": {"application/problem+json": {}}}
+            }
+        }},
+        "/report": {"get": {
+            "operationId": "report",
+            "responses": {"200": {"description": "ok", "content": {"text/csv": {}, "application/pdf": {}}}}
+        }},
+        "/ping": {"get": {
+            "operationId": "ping",
+            "responses": {"204": {"description": "no body"}}
+        }}
+    })));
+    assert_eq!(
+        accept_of(&catalog, "getPet"),
+        "application/json, application/problem+json, application/xml;q=0.5"
+    );
+    assert_eq!(accept_of(&catalog, "report"), "text/csv, application/pdf");
+    assert_eq!(accept_of(&catalog, "ping"), "*/*");
+}
+
+#[test]
+fn swagger_2_produces_counts_operation_first_then_global() {
+    let (catalog, _) = build_one(json!({
+        "swagger": "2.0",
+        "info": {"title": "T", "version": "1"},
+        "host": "api.example.test",
+        "produces": ["application/xml", "application/json"],
+        "paths": {
+            "/pets": {"get": {
+                "operationId": "listPets",
+                "responses": {"200": {"description": "ok", "schema": {"type": "array", "items": {"type": "string"}}}}
+            }},
+            "/pets/{id}": {"delete": {
+                "operationId": "deletePet",
+                "parameters": [{"name": "id", "in": "path", "required": true, "type": "string"}],
+                "responses": {"204": {"description": "gone"}}
+            }},
+            "/pets/{id}/photo": {"get": {
+                "operationId": "photo",
+                "produces": ["image/png"],
+                "parameters": [{"name": "id", "in": "path", "required": true, "type": "string"}],
+                "responses": {"200": {"description": "ok", "schema": {"type": "file"}}}
+            }}
+        }
+    }));
+    assert_eq!(
+        accept_of(&catalog, "listPets"),
+        "application/json, application/xml;q=0.5"
+    );
+    // No response schema: `produces` still says what the operation answers in.
+    assert_eq!(
+        accept_of(&catalog, "deletePet"),
+        "application/json, application/xml;q=0.5"
+    );
+    assert_eq!(accept_of(&catalog, "photo"), "image/png");
+}
+
+#[test]
+fn accept_from_config_overlay_and_x_mcp() {
+    let spec = openapi(json!({
+        "/a": {"get": {"operationId": "a", "responses": {"200": {"description": "ok",
+            "content": {"application/json": {}}}}}},
+        "/b": {"get": {"operationId": "b", "x-mcp": {"accept": "text/plain"},
+            "responses": {"200": {"description": "ok"}}}},
+        "/c": {"get": {"operationId": "c", "responses": {"200": {"description": "ok"}}}}
+    }));
+    let docs = DocumentSet::single(
+        Url::parse("file:///specs/api.json").expect("url"),
+        "api.json".into(),
+        spec,
+    );
+    let overlay = overlay::parse_file(
+        "o.yaml",
+        b"tools:\n  c: {accept: application/vnd.github+json}\n",
+    )
+    .expect("overlay");
+    let overlays = [("o.yaml".to_string(), overlay)];
+    // Without the config's accept: the spec, x-mcp, the overlay.
+    let input = ApiInput {
+        overlays: &overlays,
+        ..ApiInput::new("t", Some(&docs))
+    };
+    let (catalog, _) = build(&[input], &ToolSettings::default()).expect("builds");
+    assert_eq!(accept_of(&catalog, "a"), "application/json");
+    assert_eq!(accept_of(&catalog, "b"), "text/plain");
+    assert_eq!(accept_of(&catalog, "c"), "application/vnd.github+json");
+    // The config's accept beats the spec and its x-mcp, not the operator's overlay.
+    let input = ApiInput {
+        overlays: &overlays,
+        accept: Some("application/hal+json"),
+        ..ApiInput::new("t", Some(&docs))
+    };
+    let (catalog, _) = build(&[input], &ToolSettings::default()).expect("builds");
+    assert_eq!(accept_of(&catalog, "a"), "application/hal+json");
+    assert_eq!(accept_of(&catalog, "b"), "application/hal+json");
+    assert_eq!(accept_of(&catalog, "c"), "application/vnd.github+json");
+    let c = catalog.get("c").expect("c");
+    assert!(
+        c.provenance
+            .iter()
+            .any(|(what, from)| what == "accept" && from.contains("o.yaml#/tools/c/accept")),
+        "{:?}",
+        c.provenance
+    );
+}
+
+#[test]
+fn an_accept_that_is_not_a_header_value_is_refused() {
+    let spec = openapi(json!({
+        "/a": {"get": {"operationId": "a", "x-mcp": {"accept": "text/plain\r\nX-Evil: 1"},
+            "responses": {"200": {"description": "ok"}}}}
+    }));
+    let docs = DocumentSet::single(
+        Url::parse("file:///specs/api.json").expect("url"),
+        "api.json".into(),
+        spec,
+    );
+    let error =
+        build(&[ApiInput::new("t", Some(&docs))], &ToolSettings::default()).expect_err("refused");
+    assert!(error.to_string().contains("x-mcp/accept"), "{error}");
+}

@@ -452,9 +452,12 @@ impl Shared {
             mut arguments,
             client,
             version,
-            incoming,
+            mut incoming,
             budget: _,
         } = request;
+        // 2026-07-28 allows any JSON value as structured content: the body as the API
+        // returned it, and a text that is exactly that value.
+        incoming.bare_structured = version == Some(&ProtocolVersion::V_2026_07_28);
         let view = snapshot.view(client, version);
         let mut name = view.catalog_name(name).to_string();
         if snapshot.discovery.handles(&name) {
@@ -541,20 +544,12 @@ impl Shared {
                     &request_id,
                     trace_id.as_deref(),
                 );
-                let mut result = called.result;
-                let wrapped = snapshot
-                    .catalog()
-                    .get(&name)
-                    .and_then(|tool| tool.route.output.as_ref())
-                    .is_some_and(|output| output.wrapped);
-                // 2026-07-28 allows any JSON value: the body as the API returned it.
-                if wrapped && version == Some(&ProtocolVersion::V_2026_07_28) {
-                    result.structured = result
-                        .structured
-                        .and_then(|mut s| s.get_mut("result").map(serde_json::Value::take));
-                }
                 let progressed = progress.is_some() && waited > 0.0;
-                Ok((to_call_result(result, version), name.clone(), progressed))
+                Ok((
+                    to_call_result(called.result, version),
+                    name.clone(),
+                    progressed,
+                ))
             }
             // MCP: an unknown tool is a protocol error with code -32602.
             Err(unknown) => {

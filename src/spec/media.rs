@@ -1,7 +1,8 @@
 //! Media-type classification: which request body restmcp sends when an operation offers
-//! several, which responses count as JSON, which media types are text (a model gives them
-//! as a string, sent as it is) rather than bytes (given as base64), how a media range such
-//! as `image/*` matches a type, and the file-name extension a type suggests.
+//! several, which responses count as JSON, the `Accept` header a tool's requests carry,
+//! which media types are text (a model gives them as a string, sent as it is) rather than
+//! bytes (given as base64), how a media range such as `image/*` matches a type, and the
+//! file-name extension a type suggests.
 
 /// What restmcp can do with a media type, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -188,9 +189,122 @@ pub fn choose<'a>(media_types: impl IntoIterator<Item = &'a str>) -> Option<usiz
         .map(|(i, _)| i)
 }
 
+/// Longest `Accept` header built from a description (media types past it are left out,
+/// and `*/*;q=0.1` stands for them).
+pub const MAX_ACCEPT_LEN: usize = 1024;
+
+/// The `Accept` header for an operation that documents `media_types` for its answers (its
+/// 2xx and `default` responses' media types, in order): JSON types first, every other type
+/// at `q=0.5` (`application/json, application/xml;q=0.5`), each once, parameters dropped.
+/// Without a JSON type the others are listed as they are; with nothing usable documented,
+/// `*/*`. Entries that are not media ranges (spec data is untrusted: no commas, quotes or
+/// line breaks get through) are skipped, and the header stays within [`MAX_ACCEPT_LEN`].
+pub fn accept<'a>(media_types: impl IntoIterator<Item = &'a str>) -> String {
+    let mut json: Vec<String> = Vec::new();
+    let mut other: Vec<String> = Vec::new();
+    for media_type in media_types {
+        let essence = essence(media_type);
+        if !is_media_range(&essence) || json.contains(&essence) || other.contains(&essence) {
+            continue;
+        }
+        if is_json_essence(&essence) {
+            json.push(essence);
+        } else {
+            other.push(essence);
+        }
+    }
+    let q = if json.is_empty() { "" } else { ";q=0.5" };
+    let mut header = String::new();
+    let mut left_out = false;
+    let entries = json
+        .iter()
+        .map(|t| (t.as_str(), ""))
+        .chain(other.iter().map(|t| (t.as_str(), q)));
+    for (media_type, q) in entries {
+        // Room is kept for the `, */*;q=0.1` that stands for what is left out.
+        if header.len() + media_type.len() + q.len() + 2 > MAX_ACCEPT_LEN - 12 {
+            left_out = true;
+            break;
+        }
+        if !header.is_empty() {
+            header.push_str(", ");
+        }
+        header.push_str(media_type);
+        header.push_str(q);
+    }
+    if header.is_empty() {
+        return "*/*".to_string();
+    }
+    if left_out {
+        header.push_str(", */*;q=0.1");
+    }
+    header
+}
+
+/// `type/subtype` (either may be `*`, but not `*/subtype`) made of RFC 9110 token
+/// characters.
+pub fn is_media_range(essence: &str) -> bool {
+    let Some((kind, subtype)) = essence.split_once('/') else {
+        return false;
+    };
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    token(kind) && token(subtype) && !(kind == "*" && subtype != "*")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn accept_puts_json_first_and_weighs_the_rest() {
+        // Petstore: XML documented first.
+        assert_eq!(
+            accept(["application/xml", "application/json"]),
+            "application/json, application/xml;q=0.5"
+        );
+        assert_eq!(
+            accept([
+                "Application/JSON; charset=utf-8",
+                "application/problem+json",
+                "text/plain",
+                "application/json",
+                "*/*",
+            ]),
+            "application/json, application/problem+json, text/plain;q=0.5, */*;q=0.5"
+        );
+        // Without JSON, the documented types as they are.
+        assert_eq!(accept(["image/png", "image/jpeg"]), "image/png, image/jpeg");
+        assert_eq!(
+            accept(["application/vnd.github+json"]),
+            "application/vnd.github+json"
+        );
+        // Nothing (usable) documented.
+        assert_eq!(accept([]), "*/*");
+        assert_eq!(
+            accept(["", "json", "*/json", "a b/c", "text/plain\r\nX: 1"]),
+            "*/*"
+        );
+        assert_eq!(
+            accept(["text/html, evil/x", "application/json"]),
+            "application/json"
+        );
+    }
+
+    #[test]
+    fn accept_stays_within_its_length() {
+        let many: Vec<String> = (0..200)
+            .map(|i| format!("application/x-type-{i}"))
+            .collect();
+        let header =
+            accept(std::iter::once("application/json").chain(many.iter().map(String::as_str)));
+        assert!(header.len() <= MAX_ACCEPT_LEN, "{}", header.len());
+        assert!(header.starts_with("application/json, application/x-type-0;q=0.5, "));
+        assert!(header.ends_with(", */*;q=0.1"), "{header}");
+    }
 
     #[test]
     fn json_wins_then_form_then_multipart() {

@@ -267,6 +267,10 @@ pub struct Operation<'a> {
     pub request_body: Option<RequestBody<'a>>,
     /// Sorted: numeric codes ascending, then ranges (`2XX`), then `default`.
     pub responses: Vec<Response<'a>>,
+    /// Swagger 2.0's `produces` (the operation's, else the document's): the media types the
+    /// operation answers in, whether or not a response has a schema. Empty for OpenAPI 3.x,
+    /// where each response lists its own.
+    pub produces: Vec<String>,
     /// Candidate base URLs, most specific level first (operation, path item, document).
     pub servers: Vec<String>,
     /// The effective security requirements: the operation's own `security`, else the

@@ -61,6 +61,7 @@ fn translate<'a>(
         parameters,
         request_body,
         responses,
+        produces: Vec::new(),
         servers,
         notes,
     })

@@ -38,6 +38,8 @@ pub(super) struct OperationParts<'a> {
     pub parameters: Vec<Parameter<'a>>,
     pub request_body: Option<RequestBody<'a>>,
     pub responses: Vec<Response<'a>>,
+    /// Swagger 2.0 `produces`; empty for OpenAPI 3.x.
+    pub produces: Vec<String>,
     pub servers: Vec<String>,
     pub notes: Vec<String>,
 }
@@ -168,6 +170,7 @@ fn assemble<'a>(
         parameters: parts.parameters,
         request_body: parts.request_body,
         responses: parts.responses,
+        produces: parts.produces,
         servers: parts.servers,
         security,
         x_mcp: value.get("x-mcp").cloned(),

@@ -147,6 +147,7 @@ fn translate<'a>(
         parameters,
         request_body,
         responses: responses(docs, raw, &produces, &mut notes),
+        produces,
         servers: base_url.iter().cloned().collect(),
         notes,
     })

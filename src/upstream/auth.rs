@@ -99,6 +99,10 @@ pub struct CallContext {
     /// The caller's W3C trace context (HTTP `traceparent` header or the request's
     /// `_meta`), continued on the upstream request.
     pub trace: Option<crate::telemetry::trace::TraceContext>,
+    /// The client takes any JSON value as structured content (MCP 2026-07-28): a scalar or
+    /// array body is given as it is, not as `{"result": …}`, and without an outputSchema
+    /// too.
+    pub bare_structured: bool,
 }
 
 impl CallContext {
@@ -115,6 +119,7 @@ impl CallContext {
                     Some((name.as_str().to_string(), value.to_str().ok()?.to_string()))
                 })
                 .collect(),
+            bare_structured: false,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! One tool call end to end: validate the arguments, build the request, send it with the
-//! API's timeout and retry rules, read the response up to the size cap, map it to a result.
-//! Every failure on the way is a [`ToolResult`] with `is_error`, worded for the model.
+//! API's timeout and retry rules (and the tool's `Accept`, and `Accept-Encoding`), read the
+//! response up to the size cap (decoding a compressed body, see [`super::decode`]), map it
+//! to a result. Every failure on the way is a [`ToolResult`] with `is_error`, worded for the
+//! model.
 //!
 //! The call future can be dropped at any point (a cancelled MCP request): reqwest then
 //! drops the connection, and nothing else is left running.
@@ -12,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::auth::{Authenticator, CallContext};
+use super::decode::{self, Coding, DecodeError, Decoder};
 use super::request::{self, HttpRequest};
 use super::response::{self, HttpResponse};
 use super::validate::Validators;
@@ -33,6 +36,8 @@ pub struct UpstreamSettings {
     /// Origins besides the API's own that redirects may lead to, as
     /// [`crate::config::parse_origin`] writes them.
     pub follow_redirects: Vec<String>,
+    /// Send `Accept-Encoding: gzip, deflate, br`.
+    pub compression: bool,
 }
 
 impl Default for UpstreamSettings {
@@ -45,6 +50,7 @@ impl Default for UpstreamSettings {
             rate_limit: None,
             tool_rate_limits: HashMap::new(),
             follow_redirects: Vec::new(),
+            compression: true,
         }
     }
 }
@@ -204,6 +210,7 @@ impl Dispatcher {
                         .iter()
                         .filter_map(|origin| crate::config::parse_origin(origin).ok())
                         .collect(),
+                    compression: api.compression,
                 };
                 (name.clone(), settings)
             })
@@ -382,6 +389,7 @@ impl Dispatcher {
             let shape = response::Shape {
                 output: tool.route.output.as_ref(),
                 fields: &tool.route.response_fields,
+                bare: context.bare_structured,
             };
             let mut stats = CallStats::new(api, Outcome::of_status(mocked.status));
             stats.status = Some(mocked.status);
@@ -437,23 +445,28 @@ impl Dispatcher {
                     "Cannot authenticate tool \"{name}\"; no request was sent: {problem}"
                 ))
             }
-            Ok(Ok(Ok(received))) if received.encoding.is_some() => {
+            Ok(Ok(Ok(received))) if received.undecodable.is_some() => {
                 stats.outcome = Outcome::of_status(received.status);
                 stats.status = Some(received.status);
-                ToolResult::error(format!(
-                    "upstream API \"{api}\" answered {} {} with {} {} and Content-Encoding \"{}\", \
-                     which restmcp does not decode (it asks for no encoding); the body was not read",
-                    tool.route.method,
-                    tool.route.path,
-                    received.status,
-                    received.reason,
-                    received.encoding.as_deref().unwrap_or_default(),
-                ))
+                stats.bytes_received = received.wire;
+                let answered = format!(
+                    "upstream API \"{api}\" answered {} {} with {} {}",
+                    tool.route.method, tool.route.path, received.status, received.reason,
+                );
+                ToolResult::error(match &received.undecodable {
+                    Some(Undecodable::Unknown(encoding)) => format!(
+                        "{answered} and Content-Encoding \"{encoding}\", which restmcp cannot \
+                         decode (it asks for {}); the body was not read.",
+                        decode::ACCEPT_ENCODING
+                    ),
+                    Some(Undecodable::Failed(error)) => format!("{answered}, but {error}."),
+                    None => answered,
+                })
             }
             Ok(Ok(Ok(received))) => {
                 stats.outcome = Outcome::of_status(received.status);
                 stats.status = Some(received.status);
-                stats.bytes_received = received.body.len() as u64 + received.omitted;
+                stats.bytes_received = received.wire;
                 let http = HttpResponse {
                     status: received.status,
                     reason: &received.reason,
@@ -464,6 +477,7 @@ impl Dispatcher {
                 let shape = response::Shape {
                     output: tool.route.output.as_ref(),
                     fields: &tool.route.response_fields,
+                    bare: context.bare_structured,
                 };
                 let mut result =
                     response::to_result(api, &http, &shape, &|value| compiled.check_output(value));
@@ -516,7 +530,7 @@ impl Dispatcher {
                 wire.started.get_or_insert(started);
                 wire.attempts += 1;
             }
-            let outcome = self.send(request).await;
+            let outcome = self.send(tool, request, settings.compression).await;
             let wait = match &outcome {
                 // A wait longer than MAX_RETRY_WAIT is not shortened: the error quotes it.
                 Ok(response) if retryable && matches!(response.status().as_u16(), 429 | 503) => {
@@ -548,12 +562,32 @@ impl Dispatcher {
         }
     }
 
-    async fn send(&self, request: &HttpRequest) -> Result<reqwest::Response, reqwest::Error> {
+    /// Sends `request` with the tool's `Accept` and, when `compression` is on,
+    /// `Accept-Encoding`, unless the request already names them (an argument, a forwarded
+    /// header).
+    async fn send(
+        &self,
+        tool: &Tool,
+        request: &HttpRequest,
+        compression: bool,
+    ) -> Result<reqwest::Response, reqwest::Error> {
         let method = reqwest::Method::from_bytes(request.method.as_str().as_bytes())
             .unwrap_or(reqwest::Method::GET);
         let mut builder = self.client.request(method, &request.url);
+        let (mut accept, mut accept_encoding) = (false, false);
         for (name, value) in &request.headers {
+            accept |= name.eq_ignore_ascii_case("accept");
+            accept_encoding |= name.eq_ignore_ascii_case("accept-encoding");
             builder = builder.header(name, value);
+        }
+        if !accept {
+            builder = builder.header(reqwest::header::ACCEPT, tool.route.accept.as_str());
+        }
+        if compression && !accept_encoding {
+            builder = builder.header(
+                reqwest::header::ACCEPT_ENCODING,
+                reqwest::header::HeaderValue::from_static(decode::ACCEPT_ENCODING),
+            );
         }
         if let Some(body) = &request.body {
             builder = builder.body(body.clone());
@@ -576,8 +610,12 @@ struct Received {
     content_type: Option<String>,
     body: Vec<u8>,
     omitted: u64,
-    /// A `Content-Encoding` other than `identity`: the body was not read.
-    encoding: Option<String>,
+    /// The body's size on the wire (its encoded size when compressed): the bytes read, or
+    /// the `Content-Length` when reading stopped early.
+    wire: u64,
+    /// Why the body cannot be given (an encoding restmcp does not know, a corrupt or
+    /// bomb-like compressed body); `body` is then empty.
+    undecodable: Option<Undecodable>,
     /// Where a redirect that was not followed leads, resolved against the request URL.
     location: Option<url::Url>,
     /// The origin the request went to last.
@@ -607,6 +645,13 @@ impl Received {
     }
 }
 
+/// A compressed body that cannot be given.
+enum Undecodable {
+    /// The `Content-Encoding`, as sent: restmcp does not decode it (the body was not read).
+    Unknown(String),
+    Failed(DecodeError),
+}
+
 /// Adds a sentence to the first text of an error result.
 fn append_note(result: &mut ToolResult, note: String) {
     if let Some(Content::Text { text }) = result.content.first_mut() {
@@ -615,8 +660,9 @@ fn append_note(result: &mut ToolResult, note: String) {
     }
 }
 
-/// Reads at most `cap` bytes. Past the cap the rest is drained only to count it, and only
-/// up to 16 times the cap: beyond that the count is a lower bound and reading stops.
+/// Reads at most `cap` bytes (decoded bytes, for a compressed body). Past the cap the rest
+/// is drained only to count it, and only up to 16 times the cap: beyond that the count is
+/// a lower bound and reading stops.
 async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, String> {
     let status = response.status();
     let header = |name: reqwest::header::HeaderName| {
@@ -626,8 +672,7 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     };
     let content_type = header(reqwest::header::CONTENT_TYPE);
-    let encoding = header(reqwest::header::CONTENT_ENCODING)
-        .filter(|e| !e.trim().is_empty() && !e.trim().eq_ignore_ascii_case("identity"));
+    let coding = header(reqwest::header::CONTENT_ENCODING).map_or(Ok(None), |e| Coding::parse(&e));
     let location = status
         .is_redirection()
         .then(|| header(reqwest::header::LOCATION))
@@ -644,17 +689,26 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         content_type,
         body: Vec::new(),
         omitted: 0,
-        encoding,
+        wire: 0,
+        undecodable: None,
         location,
         origin,
         retry_after,
     };
-    // An encoded body is not read at all: restmcp would return it undecoded, and a
-    // compressed "bomb" would be read up to the cap for nothing.
-    if received.encoding.is_some() {
-        return Ok(received);
-    }
     let declared = response.content_length();
+    let coding = match coding {
+        Ok(None) => None,
+        Ok(Some(coding)) => Some(coding),
+        // Not read at all: it could not be given anyway.
+        Err(unknown) => {
+            received.undecodable = Some(Undecodable::Unknown(unknown));
+            received.wire = declared.unwrap_or(0);
+            return Ok(received);
+        }
+    };
+    if let Some(coding) = coding {
+        return read_encoded(response, received, coding, cap, declared).await;
+    }
     let mut body = Vec::new();
     let mut omitted: u64 = 0;
     while let Some(chunk) = response
@@ -676,8 +730,57 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
             }
         }
     }
+    received.wire = body.len() as u64 + omitted;
     received.body = body;
     received.omitted = omitted;
+    Ok(received)
+}
+
+/// [`read`] for a compressed body: decoded as it arrives, the cap and the counting limit
+/// applying to the decoded bytes (`Content-Length` gives only the encoded size), and the
+/// decoder's ratio limit stopping a bomb at once.
+async fn read_encoded(
+    mut response: reqwest::Response,
+    mut received: Received,
+    coding: Coding,
+    cap: u64,
+    declared: Option<u64>,
+) -> Result<Received, String> {
+    let mut decoder = Decoder::new(coding, cap);
+    let mut wire: u64 = 0;
+    let mut complete = true;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| http_client::describe_error(&e))?
+    {
+        wire += chunk.len() as u64;
+        match decoder.feed(&chunk) {
+            Ok(true) => {}
+            Ok(false) => {
+                complete = false;
+                break;
+            }
+            Err(error) => {
+                received.wire = wire.max(declared.unwrap_or(0));
+                received.undecodable = Some(Undecodable::Failed(error));
+                return Ok(received);
+            }
+        }
+    }
+    received.wire = wire.max(declared.unwrap_or(0));
+    let decoded = if complete {
+        decoder.finish()
+    } else {
+        Ok(decoder.partial())
+    };
+    match decoded {
+        Ok(decoded) => {
+            received.body = decoded.body;
+            received.omitted = decoded.omitted;
+        }
+        Err(error) => received.undecodable = Some(Undecodable::Failed(error)),
+    }
     Ok(received)
 }
 
@@ -698,8 +801,8 @@ fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(100 * 2u64.pow(attempt.min(6)))
 }
 
-/// The upstream client: pooled, keep-alive, no automatic decompression (it asks for no
-/// encoding, and an encoded body is not read), and redirects followed only within the same
+/// The upstream client: pooled, keep-alive, no automatic decompression (restmcp decodes
+/// itself, within its limits: [`super::decode`]), and redirects followed only within the same
 /// origin or to the origins an API lists (`allowed`, keyed by the API's own origin), so an
 /// upstream cannot send a call (and its credentials) to another host.
 fn upstream_client(allowed: HashMap<String, Vec<String>>) -> Result<reqwest::Client, String> {

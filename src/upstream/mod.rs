@@ -2,11 +2,13 @@
 //! description defines → a [`ToolResult`] an LLM can act on.
 //!
 //! [`request`] builds the request from a tool's argument map (pure, no I/O), [`auth`] adds
-//! the credentials and forwarded headers and redacts secrets from results, [`response`]
-//! maps the HTTP response to a result (pure). This module knows nothing of MCP: it returns
+//! the credentials and forwarded headers and redacts secrets from results, [`decode`]
+//! decodes compressed bodies within their limits, [`response`] maps the HTTP response to a
+//! result (pure). This module knows nothing of MCP: it returns
 //! restmcp's own result type and the MCP layer converts it.
 
 pub mod auth;
+pub mod decode;
 mod dispatch;
 pub mod request;
 pub mod response;

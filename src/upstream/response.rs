@@ -5,12 +5,15 @@
 //! `outputSchema`. The mapping:
 //!
 //! * **2xx, JSON media type** (`application/json`, `text/json`, `*/*+json`; parameters and
-//!   case ignored), complete body that parses: `structured` is the body (as `{"result": …}`
-//!   when the output plan wraps it; without an outputSchema only an object body is given as
-//!   structured content, as MCP requires an object), plus one text with the same JSON,
-//!   compact. With an outputSchema the structured value is checked first; a mismatch (or a
-//!   non-object root the schema does not wrap) gives `is_error` with the explanation and the
-//!   data as text, and no structured content.
+//!   case ignored), complete body that parses: `structured` is the body, plus one text that
+//!   is exactly the structured value, compact. Up to MCP 2025-11-25 structured content is
+//!   an object: a scalar or array body is `{"result": …}` when the output plan wraps it,
+//!   and is not structured at all without an outputSchema (the text carries it). On
+//!   2026-07-28 ([`Shape::bare`]) any JSON value may be structured content: the body is
+//!   given as it is, with or without an outputSchema. With an outputSchema the structured
+//!   value is checked first (in the published, wrapped form); a mismatch (or a non-object
+//!   root the schema does not wrap) gives `is_error` with the explanation and the data as
+//!   text, and no structured content.
 //! * **2xx, JSON media type, body that does not parse**: `is_error`, saying the upstream sent
 //!   invalid JSON, with an excerpt of the body.
 //! * **2xx with no body** (204, or an empty body): success with a short text.
@@ -20,25 +23,35 @@
 //!   [`Content::Resource`] for other binary types. A missing or malformed Content-Type, or
 //!   one that is neither known textual nor known binary, is sniffed: UTF-8 without control
 //!   characters is text, anything else an `application/octet-stream` resource.
-//! * **2xx over the size cap** (`omitted > 0`): a truncated body cannot be parsed, so JSON is
-//!   returned as text like any textual body, followed by a marker text saying how much was
-//!   left out. A truncated binary body is not returned at all (a partial image or archive is
-//!   corrupt, and a client passing a corrupt image to a model can fail the whole turn): one
-//!   text says what it was and how large. These are still successes: the call succeeded.
+//! * **2xx over the size cap** (`omitted > 0`, counted in decoded bytes for a compressed
+//!   body): a truncated body cannot be parsed, so JSON is returned as text like any textual
+//!   body, followed by a marker text saying how much was left out. A truncated binary body
+//!   is not returned at all (a partial image or archive is corrupt, and a client passing a
+//!   corrupt image to a model can fail the whole turn): one text says what it was and how
+//!   large. Without an outputSchema these are successes: the call succeeded.
 //! * **Anything else** (1xx, 3xx, 4xx, 5xx, and nonsense like 0 or 999): `is_error`, no
 //!   structured content, one text `upstream API "petstore" answered 404 Not Found: {body}`
 //!   with the body shown up to [`ERROR_EXCERPT`] bytes (JSON compacted, binary described as
 //!   `<N bytes of image/png>`), then a one-line hint for the common statuses.
 //!
-//! **Successful non-JSON results of a tool with an outputSchema.** MCP says a tool with an
-//! outputSchema must return structured content that conforms to it, and clients (the
-//! official SDKs among them) reject a successful result without one. When the upstream
-//! returns no JSON (an empty body, text, an image, a truncated body) the data lives in
-//! `content`, and `structured` is the placeholder `{}`: restmcp's outputSchemas are lenient
-//! (no `required`, the wrapper has no required `result`), so an empty object conforms and
+//! **2xx answers of a tool with an outputSchema that are not its JSON.** MCP says a tool with
+//! an outputSchema must return structured content that conforms to it, and clients (the
+//! official SDKs among them) reject a successful result without one. restmcp asks for JSON
+//! first (the route's `Accept`), but when the answer is still text, XML, an image, another
+//! binary type, or JSON cut by the size cap, there is no structured data to give, and a
+//! placeholder would tell a client that prefers `structuredContent` nothing at all. Such a
+//! result is `is_error` with no structured content: its first text says what happened
+//! (`upstream API "petstore" answered 200 OK with application/xml, not the JSON the tool's
+//! outputSchema describes; the request itself succeeded and the response follows`, or, for
+//! a truncated body, its size, the cap, and a hint to narrow the request), followed by the
+//! body as content exactly as without an outputSchema. The official SDKs skip outputSchema
+//! validation for error results, and the flag tells the client to read the content.
+//!
+//! **An empty 2xx body** (204) is a success all the same: with an outputSchema
+//! `structured` is the placeholder `{}`, since restmcp's outputSchemas are lenient (no
+//! `required`, the wrapper has no required `result`) and an empty object conforms and
 //! claims nothing. The placeholder is still passed to `check_output`; should a schema refuse
-//! it, the result becomes `is_error` with the data as content and a note that the request
-//! itself succeeded, rather than a result clients would reject.
+//! it, the result becomes `is_error` with a note that the request itself succeeded.
 //!
 //! **Resource URIs.** Binary bodies are embedded as `restmcp://{api}/response` (the API name
 //! percent-encoded). The URI only labels the blob, which is carried in full in the result:
@@ -85,6 +98,9 @@ pub struct Shape<'a> {
     pub output: Option<&'a OutputPlan>,
     /// Only these fields of a JSON response are kept (an overlay's `response.fields`).
     pub fields: &'a [String],
+    /// The client's protocol revision (2026-07-28) takes any JSON value as structured
+    /// content: scalar and array bodies are not wrapped.
+    pub bare: bool,
 }
 
 pub fn to_result(
@@ -103,7 +119,7 @@ pub fn to_result(
             "{}: the request succeeded and returned no body.",
             r.status_line()
         );
-        return success(&r, vec![text_content(text)], output, check_output);
+        return no_body(&r, vec![text_content(text)], output, check_output);
     }
     if r.kind == Kind::Json && !r.truncated() {
         return json_success(&r, shape, check_output);
@@ -139,7 +155,14 @@ pub fn to_result(
             blob: STANDARD.encode(r.body),
         }],
     };
-    success(&r, content, output, check_output)
+    match output {
+        None => ToolResult {
+            content,
+            structured: None,
+            is_error: false,
+        },
+        Some(_) => not_structured(&r, content),
+    }
 }
 
 /// How a body is returned, from its media type (or from the bytes when there is none).
@@ -223,9 +246,41 @@ impl<'r> Reading<'r> {
     }
 }
 
-/// A successful result; with an outputSchema, `{}` stands for the data in `content` (see
-/// the module documentation).
-fn success(
+/// A 2xx answer of a tool with an outputSchema that is not its JSON (see the module
+/// documentation): an error result saying so, then `content`.
+fn not_structured(r: &Reading<'_>, mut content: Vec<Content>) -> ToolResult {
+    let note = if r.truncated() {
+        format!(
+            "upstream API \"{}\" answered {} with {}, but the body ({}) is larger than the \
+             response size cap ({} read), so it cannot be the structured data the tool's \
+             outputSchema describes; the request itself succeeded and what was read follows. \
+             To get all of it, narrow the request (filters, fewer fields, a smaller page).",
+            r.api,
+            r.status_line(),
+            r.mime,
+            human_size(r.total()),
+            human_size(r.body.len() as u64),
+        )
+    } else {
+        format!(
+            "upstream API \"{}\" answered {} with {}, not the JSON the tool's outputSchema \
+             describes; the request itself succeeded and the response follows.",
+            r.api,
+            r.status_line(),
+            r.mime,
+        )
+    };
+    content.insert(0, text_content(note));
+    ToolResult {
+        content,
+        structured: None,
+        is_error: true,
+    }
+}
+
+/// A successful result without a body; with an outputSchema, `{}` stands for the data it
+/// does not have (see the module documentation).
+fn no_body(
     r: &Reading<'_>,
     mut content: Vec<Content>,
     output: Option<&OutputPlan>,
@@ -247,12 +302,10 @@ fn success(
         },
         Err(violations) => {
             let note = format!(
-                "upstream API \"{}\" answered {} and the request succeeded, but its {} \
-                 response cannot be given as structured content matching the tool's \
-                 outputSchema ({}). The response follows.",
+                "upstream API \"{}\" answered {} and the request succeeded, but with no \
+                 body there is no structured content matching the tool's outputSchema ({}).",
                 r.api,
                 r.status_line(),
-                r.mime,
                 excerpt(&violations).0
             );
             content.insert(0, text_content(note));
@@ -297,7 +350,7 @@ fn json_success(
     };
     let Some(plan) = output else {
         let text = body.to_string();
-        let structured = body.is_object().then_some(body);
+        let structured = (body.is_object() || shape.bare).then_some(body);
         return ToolResult {
             content: vec![text_content(text)],
             structured,
@@ -320,11 +373,19 @@ fn json_success(
         ))
     };
     match verdict {
-        Ok(()) => ToolResult {
-            content: vec![text_content(structured.to_string())],
-            structured: Some(structured),
-            is_error: false,
-        },
+        Ok(()) => {
+            let structured = match structured {
+                Value::Object(mut map) if plan.wrapped && shape.bare => {
+                    map.remove("result").unwrap_or(Value::Null)
+                }
+                other => other,
+            };
+            ToolResult {
+                content: vec![text_content(structured.to_string())],
+                structured: Some(structured),
+                is_error: false,
+            }
+        }
         Err(violations) => {
             let data = if plan.wrapped {
                 structured.get("result").map(Value::to_string)

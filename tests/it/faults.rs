@@ -378,25 +378,34 @@ async fn a_wrong_content_type_is_returned_as_text_not_as_structured_data() {
     let upstream = Faulty::start(None).await;
     let dispatcher = faults_dispatcher(&upstream, settings()).await;
     let (result, _) = call_with_bystanders(&dispatcher, &upstream, "wrongType").await;
-    assert!(!result.is_error, "{}", result.joined_text());
-    assert_eq!(result.structured, Some(json!({})));
+    // The tool has an outputSchema: no structured data is claimed, and the flag says so.
+    assert!(result.is_error);
+    assert_eq!(result.structured, None);
     assert_eq!(
         result.joined_text(),
-        "<html><body>maintenance</body></html>"
+        "upstream API \"echo\" answered 200 OK with text/html, not the JSON the tool's \
+         outputSchema describes; the request itself succeeded and the response follows.\n\
+         <html><body>maintenance</body></html>"
     );
 }
 
 #[tokio::test]
-async fn a_compressed_body_is_not_read_let_alone_inflated() {
+async fn a_compressed_body_is_decoded_only_as_far_as_the_cap_needs() {
     let upstream = Faulty::start(None).await;
     let dispatcher = faults_dispatcher(&upstream, settings()).await;
-    let (result, _) = call_with_bystanders(&dispatcher, &upstream, "gzipBomb").await;
-    assert!(result.is_error);
-    assert_eq!(
-        result.joined_text(),
-        "upstream API \"echo\" answered GET /gzip with 200 OK and Content-Encoding \"gzip\", \
-         which restmcp does not decode (it asks for no encoding); the body was not read"
+    // 20 MiB of JSON in 20 KiB: decoding stops 16 caps past the cap, long before the end.
+    let (result, elapsed) = call_with_bystanders(&dispatcher, &upstream, "gzipBomb").await;
+    assert!(elapsed < TIMEOUT, "{elapsed:?}");
+    assert!(result.is_error, "too large for its outputSchema");
+    let text = result.joined_text();
+    assert!(
+        text.starts_with(
+            "upstream API \"echo\" answered 200 OK with application/json, but the body ("
+        ),
+        "{text}"
     );
+    assert!(text.contains("\n[0,0,0,0"), "{text}");
+    assert!(text.contains("[response truncated: 1000 B of "), "{text}");
 }
 
 #[tokio::test]
@@ -404,8 +413,24 @@ async fn a_body_ten_times_the_cap_is_cut_and_counted() {
     let upstream = Faulty::start(None).await;
     let dispatcher = faults_dispatcher(&upstream, settings()).await;
     let (result, _) = call_with_bystanders(&dispatcher, &upstream, "big").await;
-    assert!(!result.is_error, "{}", result.joined_text());
-    let text = result.joined_text();
+    // Too large to be the structured data the tool's outputSchema describes.
+    assert!(result.is_error, "{}", result.joined_text());
+    assert_eq!(result.structured, None);
+    let text = result.content[1..]
+        .iter()
+        .map(|c| match c {
+            restmcp::upstream::Content::Text { text } => text.as_str(),
+            _ => "",
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        result
+            .joined_text()
+            .contains("the body (9.8 KiB) is larger than the response size cap (1000 B read)"),
+        "{}",
+        result.joined_text()
+    );
     assert!(
         text.starts_with(&"x".repeat(CAP as usize)),
         "{}",

@@ -11,6 +11,7 @@ mod faults;
 mod fuzz;
 mod mcp;
 mod mock;
+mod negotiation;
 mod overlays;
 mod properties;
 mod real_specs;

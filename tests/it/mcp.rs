@@ -138,7 +138,7 @@ impl ClientHandler for Counting {
 }
 
 /// A raw POST to /mcp; the JSON-RPC message from a JSON or SSE answer.
-async fn post(
+pub async fn post(
     url: &str,
     session: Option<&str>,
     version: Option<&str>,
@@ -155,7 +155,7 @@ async fn post(
 }
 
 /// [`post`] with any headers, e.g. a 2026-07-28 request's.
-async fn post_with(
+pub async fn post_with(
     url: &str,
     headers: &[(&str, &str)],
     body: Value,
@@ -184,7 +184,7 @@ async fn post_with(
 }
 
 /// Initializes a session with `version`; returns the session id and the result.
-async fn initialize(url: &str, version: &str) -> (String, Value) {
+pub async fn initialize(url: &str, version: &str) -> (String, Value) {
     let (status, headers, message) = post(
         url,
         None,

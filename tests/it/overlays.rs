@@ -372,6 +372,8 @@ fn explain_says_where_each_piece_of_a_tool_came_from() {
         "X-Trace                  header  hidden, fixed",
         "← hidden, value fixed by overlay specs/echo.overlay.yaml#/tools/getItem/arguments/X-Trace/value",
         "← spec (parameter)",
+        "accept       application/json\n",
+        "← spec (the 2xx and default responses' media types, JSON first)",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }

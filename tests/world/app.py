@@ -166,9 +166,14 @@ def bomb(encoding: str) -> Response:
 @app.get("/large")
 def large(kib: Annotated[int, Query(ge=1, le=16384)] = 3072) -> Response:
     """A JSON object of about `kib` KiB: {"items": [{"id", "text"}...]}."""
-    text = "x" * 1000
+    # Text that compresses as real data does (a few-fold), not 1000-fold like "xxx…":
+    # restmcp refuses a body past its size cap that inflates more than 200-fold.
     count = max(1, kib * 1024 // 1024)
-    body = json.dumps({"items": [{"id": i, "text": text} for i in range(count)]}).encode()
+    items = []
+    for i in range(count):
+        digest = hashlib.sha256(str(i).encode()).hexdigest()
+        items.append({"id": i, "text": (digest * 16)[:1000]})
+    body = json.dumps({"items": items}).encode()
     return Response(body, media_type="application/json")
 
 

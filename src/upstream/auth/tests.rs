@@ -612,6 +612,7 @@ fn an_oauth2_scheme_without_client_credentials_needs_a_token_url() {
 fn context(headers: &[(&str, &str)]) -> CallContext {
     CallContext {
         trace: None,
+        bare_structured: false,
         headers: headers
             .iter()
             .map(|(n, v)| (n.to_string(), v.to_string()))

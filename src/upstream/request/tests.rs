@@ -56,6 +56,7 @@ fn route(path: &str, bindings: Vec<Binding>, body: Option<BodyPlan>) -> Route {
         arguments: ArgumentMap { bindings },
         body,
         output: None,
+        accept: "*/*".to_string(),
         security: Vec::new(),
         timeout: None,
         max_response_bytes: None,

@@ -37,6 +37,7 @@ fn map(r: &HttpResponse<'_>, output: Option<&OutputPlan>) -> ToolResult {
         &Shape {
             output,
             fields: &[],
+            bare: false,
         },
         &ok,
     )
@@ -99,6 +100,7 @@ fn json_object_with_output_is_checked_and_returned() {
         &Shape {
             output: Some(&plan(false)),
             fields: &[],
+            bare: false,
         },
         &check,
     );
@@ -132,6 +134,7 @@ fn json_array_is_wrapped_when_the_plan_wraps() {
         &Shape {
             output: Some(&plan(true)),
             fields: &[],
+            bare: false,
         },
         &check,
     );
@@ -235,6 +238,7 @@ fn output_check_failure_is_an_error_without_structured_content() {
         &Shape {
             output: Some(&plan(false)),
             fields: &[],
+            bare: false,
         },
         &check,
     );
@@ -268,6 +272,7 @@ fn output_check_failure_of_a_wrapped_value_shows_the_body_itself() {
         &Shape {
             output: Some(&plan(true)),
             fields: &[],
+            bare: false,
         },
         &check,
     );
@@ -355,13 +360,14 @@ fn a_placeholder_the_schema_refuses_makes_an_error_that_keeps_the_data() {
         assert_eq!(v, &json!({}));
         Err("\"id\" is a required property".to_owned())
     };
-    let r = response(200, "OK", Some("text/plain"), b"pong");
+    let r = response(204, "No Content", None, b"");
     let result = to_result(
         "petstore",
         &r,
         &Shape {
             output: Some(&plan(false)),
             fields: &[],
+            bare: false,
         },
         &check,
     );
@@ -370,12 +376,11 @@ fn a_placeholder_the_schema_refuses_makes_an_error_that_keeps_the_data() {
         ToolResult {
             content: vec![
                 text(
-                    "upstream API \"petstore\" answered 200 OK and the request succeeded, but \
-                     its text/plain response cannot be given as structured content matching \
-                     the tool's outputSchema (\"id\" is a required property). The response \
-                     follows."
+                    "upstream API \"petstore\" answered 204 No Content and the request \
+                     succeeded, but with no body there is no structured content matching the \
+                     tool's outputSchema (\"id\" is a required property)."
                 ),
-                text("pong"),
+                text("204 No Content: the request succeeded and returned no body."),
             ],
             structured: None,
             is_error: true,
@@ -400,7 +405,7 @@ fn plain_text() {
 }
 
 #[test]
-fn text_with_output_gets_the_placeholder() {
+fn text_with_output_is_an_error_that_keeps_the_data() {
     let result = map(
         &response(200, "OK", Some("text/csv"), b"a,b\n1,2\n"),
         Some(&plan(false)),
@@ -408,10 +413,43 @@ fn text_with_output_gets_the_placeholder() {
     assert_eq!(
         result,
         ToolResult {
-            content: vec![text("a,b\n1,2\n")],
-            structured: Some(json!({})),
-            is_error: false,
+            content: vec![
+                text(
+                    "upstream API \"petstore\" answered 200 OK with text/csv, not the JSON the \
+                     tool's outputSchema describes; the request itself succeeded and the \
+                     response follows."
+                ),
+                text("a,b\n1,2\n")
+            ],
+            structured: None,
+            is_error: true,
         }
+    );
+}
+
+#[test]
+fn xml_with_output_is_an_error_naming_the_media_type() {
+    let result = map(
+        &response(200, "OK", Some("application/xml"), b"<Pet><id>1</id></Pet>"),
+        Some(&plan(false)),
+    );
+    assert!(result.is_error);
+    assert_eq!(result.structured, None);
+    assert_eq!(
+        result.content,
+        vec![
+            text(
+                "upstream API \"petstore\" answered 200 OK with application/xml, not the JSON \
+                 the tool's outputSchema describes; the request itself succeeded and the \
+                 response follows."
+            ),
+            text("<Pet><id>1</id></Pet>"),
+        ]
+    );
+    // Without an outputSchema nothing is claimed, so XML is a plain success.
+    assert_eq!(
+        map(&response(200, "OK", Some("application/xml"), b"<a/>"), None),
+        ToolResult::text("<a/>")
     );
 }
 
@@ -458,7 +496,7 @@ fn png_is_an_image() {
 }
 
 #[test]
-fn image_with_output_gets_the_placeholder() {
+fn image_with_output_is_an_error_followed_by_the_image() {
     let result = map(
         &response(200, "OK", Some("image/jpeg"), b"\xff\xd8\xff"),
         Some(&plan(true)),
@@ -466,12 +504,19 @@ fn image_with_output_gets_the_placeholder() {
     assert_eq!(
         result,
         ToolResult {
-            content: vec![Content::Image {
-                data: "/9j/".into(),
-                mime_type: "image/jpeg".into(),
-            }],
-            structured: Some(json!({})),
-            is_error: false,
+            content: vec![
+                text(
+                    "upstream API \"petstore\" answered 200 OK with image/jpeg, not the JSON the \
+                     tool's outputSchema describes; the request itself succeeded and the \
+                     response follows."
+                ),
+                Content::Image {
+                    data: "/9j/".into(),
+                    mime_type: "image/jpeg".into(),
+                }
+            ],
+            structured: None,
+            is_error: true,
         }
     );
 }
@@ -611,7 +656,7 @@ fn truncated_json_is_text_with_an_exact_marker() {
 }
 
 #[test]
-fn truncated_json_with_output_gets_the_placeholder() {
+fn truncated_json_with_output_is_an_error_with_a_hint_to_narrow() {
     let mut r = response(200, "OK", Some("application/json"), br#"[{"id":1},{"i"#);
     r.omitted = 100;
     let result = map(&r, Some(&plan(true)));
@@ -619,13 +664,90 @@ fn truncated_json_with_output_gets_the_placeholder() {
         result,
         ToolResult {
             content: vec![
+                text(
+                    "upstream API \"petstore\" answered 200 OK with application/json, but the \
+                     body (113 B) is larger than the response size cap (13 B read), so it \
+                     cannot be the structured data the tool's outputSchema describes; the \
+                     request itself succeeded and what was read follows. To get all of it, \
+                     narrow the request (filters, fewer fields, a smaller page)."
+                ),
                 text(r#"[{"id":1},{"i"#),
                 text("[response truncated: 13 B of 113 B shown; 100 bytes omitted]"),
             ],
-            structured: Some(json!({})),
-            is_error: false,
+            structured: None,
+            is_error: true,
         }
     );
+}
+
+// ---- scalar and array bodies, by protocol revision ----
+
+fn map_bare(r: &HttpResponse<'_>, output: Option<&OutputPlan>, bare: bool) -> ToolResult {
+    to_result(
+        "petstore",
+        r,
+        &Shape {
+            output,
+            fields: &[],
+            bare,
+        },
+        &ok,
+    )
+}
+
+#[test]
+fn scalars_and_arrays_are_wrapped_before_2026_and_bare_on_it() {
+    for (body, value) in [
+        (&b"[1, 2]"[..], json!([1, 2])),
+        (b"\"sold\"", json!("sold")),
+        (b"42", json!(42)),
+        (b"true", json!(true)),
+        (b"null", json!(null)),
+    ] {
+        let r = response(200, "OK", Some("application/json"), body);
+        // With a wrapping outputSchema: {"result": …}, then the value itself.
+        let wrapped = json!({"result": value.clone()});
+        assert_eq!(
+            map_bare(&r, Some(&plan(true)), false),
+            ToolResult {
+                content: vec![text(&wrapped.to_string())],
+                structured: Some(wrapped),
+                is_error: false,
+            }
+        );
+        assert_eq!(
+            map_bare(&r, Some(&plan(true)), true),
+            ToolResult {
+                content: vec![text(&value.to_string())],
+                structured: Some(value.clone()),
+                is_error: false,
+            }
+        );
+        // Without one: text only, then structured too.
+        assert_eq!(
+            map_bare(&r, None, false),
+            ToolResult::text(value.to_string())
+        );
+        assert_eq!(
+            map_bare(&r, None, true),
+            ToolResult {
+                content: vec![text(&value.to_string())],
+                structured: Some(value),
+                is_error: false,
+            }
+        );
+    }
+}
+
+#[test]
+fn objects_are_the_same_on_every_revision() {
+    let r = response(200, "OK", Some("application/json"), br#"{"id": 1}"#);
+    for output in [None, Some(plan(false))] {
+        assert_eq!(
+            map_bare(&r, output.as_ref(), true),
+            map_bare(&r, output.as_ref(), false)
+        );
+    }
 }
 
 #[test]
@@ -937,6 +1059,7 @@ fn never_panics() {
                             &Shape {
                                 output: output.as_ref(),
                                 fields: &[],
+                                bare: false,
                             },
                             &ok,
                         );
@@ -946,13 +1069,24 @@ fn never_panics() {
                             &Shape {
                                 output: output.as_ref(),
                                 fields: &[],
+                                bare: false,
                             },
                             &check_err,
                         );
-                        for result in [a, b] {
+                        let c = to_result(
+                            "x",
+                            &r,
+                            &Shape {
+                                output: output.as_ref(),
+                                fields: &[],
+                                bare: true,
+                            },
+                            &ok,
+                        );
+                        for (result, bare) in [(a, false), (b, false), (c, true)] {
                             assert!(!result.content.is_empty());
                             if let Some(s) = &result.structured {
-                                assert!(s.is_object());
+                                assert!(s.is_object() || bare);
                                 assert!(!result.is_error);
                             }
                             if output.is_some() && !result.is_error {
