@@ -16,7 +16,8 @@ bin="${RESTMCP_BIN:-$root/target/debug/restmcp}"
 cd "$root"
 
 sdk_version="2.3.0"
-spec="tests/fixtures/echo-api.yaml"
+spec="tests/fixtures/interop-api.yaml"      # python_client.py
+sizes_spec="tests/fixtures/echo-api.yaml"  # python_sizes.py (getItem and getFile)
 venv="target/interop/python-venv"
 python="${PYTHON:-python3}"
 
@@ -36,6 +37,6 @@ status=0
 "$venv/bin/python" tests/interop/python_client.py --bin "$bin" --spec "$spec" || status=1
 # Message sizes (python_sizes.py): GitHub's whole tools/list over legacy SSE, and results of
 # several MiB. The spec lives in ../shared beside the repository (skipped when absent, unless CI).
-"$venv/bin/python" tests/interop/python_sizes.py --bin "$bin" --spec "$spec" \
+"$venv/bin/python" tests/interop/python_sizes.py --bin "$bin" --spec "$sizes_spec" \
     --github "$root/../shared/specs/real/github.json" || status=1
 exit "$status"

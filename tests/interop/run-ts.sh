@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Interoperability test of restmcp with the official MCP TypeScript SDK
-# (@modelcontextprotocol/sdk, pinned in tests/interop/ts/package-lock.json).
+# Interoperability test of restmcp with the official MCP TypeScript SDK: the 1.x
+# @modelcontextprotocol/sdk and, for the revisions 1.x cannot speak (2025-06-18,
+# 2026-07-28), the 2.x @modelcontextprotocol/client, both pinned in
+# tests/interop/ts/package-lock.json. What is checked: tests/interop/ts/client.mjs.
 #
 #   RESTMCP_BIN=path/to/restmcp bash tests/interop/run-ts.sh
 #
@@ -15,7 +17,7 @@ ts="$here/ts"
 
 bin="${RESTMCP_BIN:-target/debug/restmcp}"
 case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
-spec="${RESTMCP_SPEC:-$root/tests/fixtures/echo-api.yaml}"
+spec="${RESTMCP_SPEC:-$root/tests/fixtures/interop-api.yaml}"
 
 if [[ ! -x "$bin" ]]; then
   echo "run-ts.sh: restmcp binary not found or not executable: $bin (set RESTMCP_BIN or run cargo build)" >&2

@@ -1,13 +1,42 @@
 // Interoperability test: restmcp against the official MCP TypeScript SDK.
 //
-// Usage: node client.mjs --bin PATH/TO/restmcp --spec PATH/TO/echo-api.yaml
+// Usage: node client.mjs --bin PATH/TO/restmcp --spec PATH/TO/interop-api.yaml
 //        (or RESTMCP_BIN / RESTMCP_SPEC in the environment)
 //
-// Starts a tiny echo upstream on 127.0.0.1 (random port), then drives restmcp
-// through the SDK's Client over (1) stdio and (2) Streamable HTTP. Prints one
-// line per check and a final line `interop-typescript: N passed, M failed`;
-// exits 0 only if every check passed. Nothing here talks to anything but
-// 127.0.0.1, and every step has a timeout so the run can never hang.
+// Starts a tiny upstream on 127.0.0.1 (random port; the API of
+// tests/fixtures/interop-api.yaml), then drives restmcp through the SDK's
+// Client over (1) stdio and (2) Streamable HTTP. Prints one line per check and
+// a final line `interop-typescript: N passed, M failed`; exits 0 only if every
+// check passed. Nothing here talks to anything but 127.0.0.1, and every step
+// has a timeout so the run can never hang.
+//
+// (3) The results matrix: tools whose results are a JSON array, string, number
+// and boolean, a body that is XML or JSON by the request's Accept, and a 6.3 MiB
+// body over the 4 MiB response cap, called over stdio, Streamable HTTP and the
+// legacy SSE transport on every revision restmcp serves, by two official SDKs:
+//
+//   @modelcontextprotocol/sdk 1.32.2 (v1, what most TypeScript clients run):
+//     2025-11-25 only. Its initialize always offers LATEST_PROTOCOL_VERSION
+//     (2025-11-25) with no option to offer another, and it predates 2026-07-28,
+//     so it cannot drive 2025-06-18 or 2026-07-28.
+//   @modelcontextprotocol/client 2.4.0 (v2, the stable line for 2026-07-28):
+//     2025-06-18 (supportedProtocolVersions: ['2025-06-18'], which its
+//     initialize offers), 2025-11-25 (the default legacy handshake) and
+//     2026-07-28 (versionNegotiation mode 'auto': server/discover first).
+//
+// What a user gets is checked after the SDK's own processing (both validate
+// structuredContent against the outputSchema; an SDK that rejects a result is
+// restmcp's bug): arrays and scalars as {"result": value} up to 2025-11-25 and
+// the bare value on 2026-07-28, with the one text content that same structured
+// value serialized; the XML-or-JSON tool as its JSON object; the large body as
+// isError with no structuredContent, a prefix of the data and a truncation
+// marker, after which another call still works; a 1.3 MiB body (under the cap)
+// whole where answers are plain JSON and cut down the same way where they are
+// SSE events (legacy SSE), as the Python SDK refuses an event over 1 MiB. Over
+// Streamable HTTP both bodies again with a progress callback, so restmcp may
+// answer with an SSE stream (initialize sessions do; 2026-07-28 answers plain
+// JSON unless a notification had to go first): the 1.3 MiB body must then be
+// whole or cut.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,13 +45,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
+import {
+  Client as ClientV2,
+  SSEClientTransport as SSEClientTransportV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 
 const STEP_TIMEOUT_MS = 20_000; // any single MCP request, start-up or shutdown
-const WATCHDOG_MS = 180_000; // the whole run
+const WATCHDOG_MS = 300_000; // the whole run
 
 // ---------------------------------------------------------------- arguments
 
@@ -31,7 +67,7 @@ function argValue(name) {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 const BIN = path.resolve(argValue('--bin') ?? process.env.RESTMCP_BIN ?? 'target/debug/restmcp');
-const SPEC = path.resolve(argValue('--spec') ?? process.env.RESTMCP_SPEC ?? 'tests/fixtures/echo-api.yaml');
+const SPEC = path.resolve(argValue('--spec') ?? process.env.RESTMCP_SPEC ?? 'tests/fixtures/interop-api.yaml');
 
 // ---------------------------------------------------------------- bookkeeping
 
@@ -111,11 +147,99 @@ function childEnv(extra = {}) {
 
 // ---------------------------------------------------------------- upstream
 
+// What the /results operations return (tests/interop/python_client.py returns the same).
+const PET = { id: 7, name: 'Rex', status: 'available', tags: ['dog', 'good'] };
+const PET_XML =
+  '<?xml version="1.0" encoding="UTF-8"?>' +
+  '<Pet><id>7</id><name>Rex</name><status>available</status>' +
+  '<tags><tag>dog</tag><tag>good</tag></tags></Pet>';
+const PETS = [PET, { id: 8, name: 'Tom', status: 'sold', tags: [] }];
+const GREETING = 'Hello, "world" \u2014 gr\u00fc\u00dfe \u2603';
+const TEMPERATURE = -12.5;
+const FLAG = false;
+const RECORD_COUNT = 60_000; // listRecords' default, 6.3 MiB: over restmcp's default 4 MiB max_response_bytes
+const MEDIUM_COUNT = 12_000; // 1.3 MiB: under that cap, over the 1 MiB the Python SDK takes in one SSE event
+function records(count) {
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    out.push({ id: i, name: `record-${String(i).padStart(6, '0')}`, note: 'n'.repeat(64) });
+  }
+  return out;
+}
+const recordsTextCache = new Map();
+// The listRecords body for `count`, built once: a compact JSON array.
+function recordsText(count = RECORD_COUNT) {
+  if (!recordsTextCache.has(count)) recordsTextCache.set(count, JSON.stringify(records(count)));
+  return recordsTextCache.get(count);
+}
+
+// Petstore's choice between its two media types: JSON only when Accept gives
+// application/json a higher q than application/xml (the most specific range
+// wins, RFC 9110 12.5.1); XML when Accept is missing, */*, or a tie.
+function acceptPrefersJson(accept) {
+  if (!accept) return false;
+  const ranges = [];
+  for (const part of accept.split(',')) {
+    const [media, ...params] = part.split(';').map((f) => f.trim());
+    if (!media) continue;
+    let q = 1;
+    for (const param of params) {
+      const eq = param.indexOf('=');
+      if (eq > 0 && param.slice(0, eq).trim().toLowerCase() === 'q') {
+        const value = Number(param.slice(eq + 1).trim());
+        q = Number.isFinite(value) ? value : 0;
+      }
+    }
+    ranges.push([media.toLowerCase(), q]);
+  }
+  const quality = (media) => {
+    for (const candidate of [media, `${media.split('/')[0]}/*`, '*/*']) {
+      const qs = ranges.filter(([m]) => m === candidate).map(([, q]) => q);
+      if (qs.length) return Math.max(...qs);
+    }
+    return 0;
+  };
+  return quality('application/json') > quality('application/xml');
+}
+
+// Status, Content-Type and body of a /results request; `petRequests` gets
+// [path, Accept as received, media type answered] of each /results/pets/{id}.
+function resultsBody(rawPath, rawQuery, accept, petRequests) {
+  const json = 'application/json';
+  switch (rawPath) {
+    case '/results/pets':
+      return [200, json, JSON.stringify(PETS)];
+    case '/results/greeting':
+      return [200, json, JSON.stringify(GREETING)];
+    case '/results/temperature':
+      return [200, json, JSON.stringify(TEMPERATURE)];
+    case '/results/flag':
+      return [200, json, JSON.stringify(FLAG)];
+    case '/results/records': {
+      const count = Number(new URLSearchParams(rawQuery ?? '').get('count') ?? RECORD_COUNT);
+      const valid = Number.isInteger(count) ? Math.min(Math.max(count, 1), RECORD_COUNT) : RECORD_COUNT;
+      return [200, json, recordsText(valid)];
+    }
+    default:
+      if (rawPath.startsWith('/results/pets/')) {
+        if (acceptPrefersJson(accept)) {
+          petRequests.push([rawPath, accept, json]);
+          return [200, json, JSON.stringify(PET)];
+        }
+        petRequests.push([rawPath, accept, 'application/xml']);
+        return [200, 'application/xml', PET_XML];
+      }
+      return [404, json, JSON.stringify({ error: 'no such results path' })];
+  }
+}
+
 // /_/status/<code> → that status with {"error":"requested status"}
 // /_/list          → [1,2,3]
+// /results/...     → see resultsBody
 // anything else    → {"method", "path" (raw), "query" (raw or null)}
 function startUpstream() {
   const requests = [];
+  const petRequests = [];
   const server = http.createServer((req, res) => {
     const raw = req.url ?? '/';
     const q = raw.indexOf('?');
@@ -135,6 +259,11 @@ function startUpstream() {
       const m = /^\/_\/status\/(\d{3})$/.exec(rawPath);
       if (m) return send(Number(m[1]), { error: 'requested status' });
       if (rawPath === '/_/list') return send(200, [1, 2, 3]);
+      if (rawPath.startsWith('/results/')) {
+        const [status, type, text] = resultsBody(rawPath, rawQuery, req.headers.accept, petRequests);
+        res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
+        return res.end(text);
+      }
       return send(200, { method: req.method, path: rawPath, query: rawQuery });
     });
   });
@@ -142,7 +271,7 @@ function startUpstream() {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
-      resolve({ server, url: `http://127.0.0.1:${port}`, requests });
+      resolve({ server, url: `http://127.0.0.1:${port}`, requests, petRequests });
     });
   });
 }
@@ -404,6 +533,301 @@ async function runSuite(label, upstream, makeTransport, extraChecks) {
   }
 }
 
+// ---------------------------------------------------------------- results matrix
+
+const REVISIONS = ['2025-06-18', '2025-11-25', '2026-07-28'];
+
+// The two SDKs behind one interface: which revisions each can speak, its
+// transports, and how to make a client that speaks a given revision.
+const SDKS = [
+  {
+    tag: 'v1',
+    revisions: ['2025-11-25'],
+    stdio: (params) => new StdioClientTransport(params),
+    http: (url) => new StreamableHTTPClientTransport(new URL(url)),
+    sse: (url) => new SSEClientTransport(new URL(url)),
+    client: () => new Client({ name: 'restmcp-interop-ts', version: '1.0.0' }),
+    connect: (client, transport) => client.connect(transport, reqOpts),
+    // v1 keeps the negotiated version to itself: read it off the wire.
+    negotiated: (_client, wire) => {
+      const init = wire.find((w) => w.dir === 'sdk->restmcp' && w.message.method === 'initialize');
+      const resp = init && wire.find((w) => w.dir === 'restmcp->sdk' && w.message.id === init.message.id);
+      return resp?.message.result?.protocolVersion;
+    },
+    callTool: (client, name, args, opts) => client.callTool({ name, arguments: args }, undefined, opts),
+  },
+  {
+    tag: 'v2',
+    revisions: REVISIONS,
+    stdio: (params) => new StdioClientTransportV2(params),
+    http: (url) => new StreamableHTTPClientTransportV2(new URL(url)),
+    sse: (url) => new SSEClientTransportV2(new URL(url)),
+    client: (revision) =>
+      new ClientV2(
+        { name: 'restmcp-interop-ts', version: '1.0.0' },
+        revision === '2025-06-18'
+          ? { supportedProtocolVersions: ['2025-06-18'] }
+          : revision === '2026-07-28'
+            ? { versionNegotiation: { mode: 'auto' } }
+            : {},
+      ),
+    connect: (client, transport) => client.connect(transport),
+    negotiated: (client) => client.getNegotiatedProtocolVersion(),
+    callTool: (client, name, args, opts) => client.callTool({ name, arguments: args }, opts),
+  },
+];
+
+function isObject(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// The structuredContent a JSON body must arrive as: objects as they are,
+// anything else wrapped as {"result": …} up to 2025-11-25, bare on 2026-07-28.
+function shaped(value, revision) {
+  return isObject(value) || revision === '2026-07-28' ? value : { result: value };
+}
+
+function textBlocks(result) {
+  return (result.content ?? []).filter((b) => b.type === 'text').map((b) => b.text);
+}
+
+function parseJson(text) {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+// A success whose structuredContent is `value` shaped for `revision`, and
+// whose one text content is exactly that structured value, serialized.
+function judgeValue(r, value, revision) {
+  const expected = shaped(value, revision);
+  const blocks = textBlocks(r);
+  const text = blocks.length === 1 ? parseJson(blocks[0]) : undefined;
+  const ok =
+    r.isError !== true &&
+    isDeepStrictEqual(r.structuredContent, expected) &&
+    text !== undefined &&
+    isDeepStrictEqual(text.value, expected);
+  let detail = `isError=${r.isError} structuredContent=${short(r.structuredContent, 200)} text=${short(blocks, 200)}`;
+  if (!ok) detail += ` (expected both to be ${short(expected, 200)})`;
+  return [ok, detail];
+}
+
+// isError, no structuredContent, a text that is a prefix of the data (of the
+// body as the upstream sent it, or of the text a complete result would have
+// had: the structured value serialized) and a text with the truncation marker.
+function judgeTruncated(r, count, revision) {
+  const wholes = [recordsText(count), JSON.stringify(shaped(records(count), revision))];
+  const isData = (t) => wholes.some((whole) => whole.startsWith(t));
+  const blocks = textBlocks(r);
+  const data = blocks.filter((t) => t.length >= 1024 && isData(t));
+  const markers = blocks.filter((t) => /truncated/i.test(t) && !isData(t));
+  const ok = r.isError === true && r.structuredContent === undefined && data.length > 0 && markers.length > 0;
+  let detail =
+    `isError=${r.isError} structuredContent=${short(r.structuredContent, 80)}` +
+    ` text blocks of ${blocks.map((t) => t.length).join(', ') || 'none'} chars;` +
+    ` data prefix ${data.length ? 'yes' : 'NO'}; marker ${markers.length ? short(markers[0], 160) : 'NONE'}`;
+  if (!ok) detail += `; first text ${short(blocks[0] ?? '', 200)}`;
+  return [ok, detail];
+}
+
+async function callForValue(sdk, client, tool, args, value, revision) {
+  return judgeValue(await sdk.callTool(client, tool, args, reqOpts), value, revision);
+}
+
+const withProgress = { ...reqOpts, onprogress: () => {} };
+
+// listRecords(count=MEDIUM_COUNT) answers 1.3 MiB of JSON, under the 4 MiB
+// cap. framing 'json' (stdio, Streamable HTTP): the whole array. 'sse' (legacy
+// SSE, where every answer is an SSE event, which the Python SDK refuses over
+// 1 MiB; restmcp cuts by transport, whatever the client): cut down to fit like
+// a truncated body. 'progress' (Streamable HTTP, asking for progress: an SSE
+// stream if restmcp had to send a notification first, else plain JSON):
+// either, and the detail says which.
+async function callMedium(sdk, client, revision, framing) {
+  const args = { count: MEDIUM_COUNT };
+  if (framing === 'json') return callForValue(sdk, client, 'listRecords', args, records(MEDIUM_COUNT), revision);
+  const r = await sdk.callTool(client, 'listRecords', args, framing === 'progress' ? withProgress : reqOpts);
+  if (framing === 'progress' && r.isError !== true) {
+    const [ok, detail] = judgeValue(r, records(MEDIUM_COUNT), revision);
+    return [ok, `whole: ${detail}`];
+  }
+  const [ok, detail] = judgeTruncated(r, MEDIUM_COUNT, revision);
+  return [ok, framing === 'progress' ? `cut: ${detail}` : detail];
+}
+
+// listRecords answers 6.3 MiB, over the 4 MiB cap: a truncated result with a
+// marker; the tool has an outputSchema the truncated JSON cannot be checked
+// against, so isError and no structuredContent.
+async function callLarge(sdk, client, revision, progress) {
+  const r = await sdk.callTool(client, 'listRecords', {}, progress ? withProgress : reqOpts);
+  return judgeTruncated(r, RECORD_COUNT, revision);
+}
+
+// The session outlived what came before: an ordinary call (an object result,
+// the same on every revision) answers.
+async function callStillWorks(sdk, client, item) {
+  const r = await sdk.callTool(client, 'getItem', { id: item }, reqOpts);
+  const sc = r.structuredContent;
+  const ok = r.isError !== true && sc?.path === `/echo/items/${item}`;
+  return [ok, `isError=${r.isError} structuredContent=${short(sc, 200)}`];
+}
+
+// One SDK client speaking `revision` calls the /results tools. `sse`: the
+// transport carries every answer as an SSE event (legacy SSE); `progress`: also
+// make the calls that ask for progress (Streamable HTTP answers those with an
+// SSE stream).
+async function runResults(label, sdk, revision, upstream, makeTransport, progress, sse) {
+  const wire = [];
+  const transportErrors = [];
+  const c = (name) => `${label}: ${name}`;
+  const step = async (name, body, method = 'tools/call') => {
+    const started = Date.now();
+    const took = () => `[${((Date.now() - started) / 1000).toFixed(1)} s]`;
+    try {
+      const [ok, detail] = await withTimeout(body(), STEP_TIMEOUT_MS, name);
+      if (ok) pass(c(name), `${took()} ${detail}`);
+      else fail(c(name), `${took()} ${detail}`);
+    } catch (e) {
+      fail(c(name), `${took()} ${errText(e)}; ${exchangeFor(wire, method)}`);
+    }
+  };
+
+  let transport;
+  try {
+    transport = await makeTransport();
+  } catch (e) {
+    fail(c('start'), errText(e));
+    return;
+  }
+  tapTransport(transport, wire);
+  transport.onerror = (e) => transportErrors.push(errText(e));
+  const client = sdk.client(revision);
+  client.onerror = () => {}; // recorded via transport.onerror
+
+  try {
+    try {
+      await withTimeout(sdk.connect(client, transport), STEP_TIMEOUT_MS, 'connect');
+      if (transport.pid) children.add(transport.pid);
+    } catch (e) {
+      if (transport.pid) children.add(transport.pid);
+      fail(c('connect'), `${errText(e)}; ${exchangeFor(wire, 'initialize')}`);
+      return;
+    }
+    const negotiated = sdk.negotiated(client, wire);
+    if (negotiated === revision) pass(c('connect'), `protocol ${negotiated}`);
+    else fail(c('connect'), `protocol ${negotiated}, expected ${revision}`);
+
+    await step('tools/list', async () => {
+      const { tools } = await client.listTools(undefined, reqOpts);
+      const wanted = ['listPets', 'getGreeting', 'getTemperature', 'getFlag', 'getPet', 'listRecords'];
+      const missing = wanted.filter((n) => !tools.some((t) => t.name === n));
+      const noSchema = wanted.filter((n) => tools.some((t) => t.name === n && !t.outputSchema));
+      let detail = `${tools.length} tools`;
+      if (missing.length) detail += `, missing ${missing}`;
+      if (noSchema.length) detail += `, no outputSchema: ${noSchema}`;
+      return [!missing.length && !noSchema.length, detail];
+    }, 'tools/list');
+    await step('array', () => callForValue(sdk, client, 'listPets', {}, PETS, revision));
+    await step('string', () => callForValue(sdk, client, 'getGreeting', {}, GREETING, revision));
+    await step('number', () => callForValue(sdk, client, 'getTemperature', {}, TEMPERATURE, revision));
+    await step('boolean', () => callForValue(sdk, client, 'getFlag', {}, FLAG, revision));
+    await step('xml-or-json', async () => {
+      const before = upstream.petRequests.length;
+      const [ok, detail] = await callForValue(sdk, client, 'getPet', { petId: 7 }, PET, revision);
+      const seen = upstream.petRequests.slice(before).at(-1);
+      const [accept, answered] = seen ? [seen[1], seen[2]] : [undefined, 'no request'];
+      return [ok && answered === 'application/json', `Accept ${JSON.stringify(accept)} got ${answered}; ${detail}`];
+    });
+    await step('1.3 MiB body', () => callMedium(sdk, client, revision, sse ? 'sse' : 'json'));
+    await step('large body', () => callLarge(sdk, client, revision, false));
+    await step('after large body', () => callStillWorks(sdk, client, 'after'));
+    if (progress) {
+      await step('1.3 MiB body, progress', () => callMedium(sdk, client, revision, 'progress'));
+      await step('large body, progress', () => callLarge(sdk, client, revision, true));
+      await step('after large body, progress', () => callStillWorks(sdk, client, 'after-progress'));
+    }
+    if (transportErrors.length) fail(c('no transport errors'), short(transportErrors.join(' | ')));
+    else pass(c('no transport errors'));
+  } finally {
+    const pid = transport?.pid;
+    let closed = true;
+    await withTimeout(client.close(), STEP_TIMEOUT_MS, 'client.close').catch((e) => {
+      closed = false;
+      fail(c('close'), errText(e));
+    });
+    if (pid) {
+      if (!closed) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+      children.delete(pid);
+    }
+  }
+}
+
+// Every SDK × the revisions it speaks × stdio, Streamable HTTP and legacy SSE,
+// each on its own restmcp process.
+async function resultsMatrix(upstream) {
+  recordsText(RECORD_COUNT); // built before any call's clock starts
+  recordsText(MEDIUM_COUNT);
+  for (const sdk of SDKS) {
+    for (const revision of sdk.revisions) {
+      const stdioStderr = [];
+      const failedBefore = failed;
+      await runResults(`results ${sdk.tag} stdio ${revision}`, sdk, revision, upstream, async () => {
+        const t = sdk.stdio({
+          command: BIN,
+          args: ['stdio', '--spec', SPEC, '--base-url', upstream.url],
+          env: childEnv(),
+          cwd: workDir,
+          stderr: 'pipe',
+        });
+        t.stderr?.setEncoding('utf8');
+        t.stderr?.on('data', (d) => stdioStderr.push(d));
+        return t;
+      }, false, false);
+      if (failed > failedBefore) console.log(`--- restmcp stdio stderr (tail):\n    ${stderrTail(stdioStderr)}`);
+
+      for (const [transport, progress] of [
+        ['http', true],
+        ['sse', false],
+      ]) {
+        const label = `results ${sdk.tag} ${transport} ${revision}`;
+        const serveStderr = [];
+        let server;
+        const failedBefore = failed;
+        await runResults(
+          label,
+          sdk,
+          revision,
+          upstream,
+          async () => {
+            server = await startHttpServer(upstream.url, serveStderr);
+            return transport === 'http' ? sdk.http(server.url) : sdk.sse(server.url.replace(/\/mcp$/, '/sse'));
+          },
+          progress,
+          transport === 'sse',
+        );
+        if (server) await stopChild(server.child);
+        if (failed > failedBefore) {
+          const tail = stderrTail(serveStderr.map((l) => `${l}\n`));
+          console.log(`--- restmcp serve stderr (${label}, tail):\n    ${tail}`);
+        }
+      }
+    }
+  }
+}
+
+function stderrTail(chunks) {
+  return chunks.join('').split('\n').filter(Boolean).slice(-15).join('\n    ');
+}
+
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -476,13 +900,16 @@ async function main() {
     else fail('http: restmcp stops on SIGTERM', `exit code ${server.child.exitCode}, signal ${server.child.signalCode}`);
   }
 
+  // (3) the results matrix
+  await resultsMatrix(upstream);
+
   for (const close of closers.reverse()) await withTimeout(close(), 5_000, 'cleanup').catch(() => {});
 
   if (failed > 0) {
     const tail = (lines) => lines.join('').split('\n').filter(Boolean).slice(-15).join('\n    ');
     console.log(`--- restmcp stdio stderr (tail):\n    ${tail(stdioStderr)}`);
     console.log(`--- restmcp serve stderr (tail):\n    ${tail(httpStderr.map((l) => `${l}\n`))}`);
-    console.log(`--- upstream requests: ${upstream.requests.join(', ') || '(none)'}`);
+    console.log(`--- upstream requests (last 40): ${upstream.requests.slice(-40).join(', ') || '(none)'}`);
   }
   console.log(`time: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
