@@ -179,10 +179,7 @@ fn a_gigabyte_of_zeros_is_stopped_by_the_ratio_just_past_the_cap() {
         else {
             panic!("{coding:?}: {error}");
         };
-        assert!(
-            decoded > cap && decoded < cap + (256 << 10),
-            "{decoded}"
-        );
+        assert!(decoded > cap && decoded < cap + (256 << 10), "{decoded}");
         assert!(encoded <= 32 * 1024, "{encoded}");
         assert!(
             started.elapsed() < Duration::from_secs(1),
