@@ -445,22 +445,27 @@ impl Dispatcher {
                     "Cannot authenticate tool \"{name}\"; no request was sent: {problem}"
                 ))
             }
-            Ok(Ok(Ok(received))) if received.undecodable.is_some() => {
-                stats.outcome = Outcome::of_status(received.status);
-                stats.status = Some(received.status);
-                stats.bytes_received = received.wire;
+            Ok(Ok(Ok(Received {
+                status,
+                reason,
+                wire,
+                undecodable: Some(why),
+                ..
+            }))) => {
+                stats.outcome = Outcome::of_status(status);
+                stats.status = Some(status);
+                stats.bytes_received = wire;
                 let answered = format!(
-                    "upstream API \"{api}\" answered {} {} with {} {}",
-                    tool.route.method, tool.route.path, received.status, received.reason,
+                    "upstream API \"{api}\" answered {} {} with {status} {reason}",
+                    tool.route.method, tool.route.path,
                 );
-                ToolResult::error(match &received.undecodable {
-                    Some(Undecodable::Unknown(encoding)) => format!(
+                ToolResult::error(match why {
+                    Undecodable::Unknown(encoding) => format!(
                         "{answered} and Content-Encoding \"{encoding}\", which restmcp cannot \
                          decode (it asks for {}); the body was not read.",
                         decode::ACCEPT_ENCODING
                     ),
-                    Some(Undecodable::Failed(error)) => format!("{answered}, but {error}."),
-                    None => answered,
+                    Undecodable::Failed(error) => format!("{answered}, but {error}."),
                 })
             }
             Ok(Ok(Ok(received))) => {
