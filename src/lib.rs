@@ -36,6 +36,7 @@ pub mod discovery;
 pub mod explain;
 pub mod http;
 pub mod http_client;
+pub mod json;
 pub mod load;
 pub mod mcp;
 pub mod mock;

@@ -712,7 +712,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         for (name, new_tool) in &overlay.add.0 {
             let source = PatchSource {
                 kind: "overlay",
-                location: format!("{file}#/add/{}", spec::document::escape_segment(name)),
+                location: format!("{file}#/add/{}", crate::json::escape_token(name)),
             };
             let tool = handwritten::build(&cx, name, new_tool, &source).map_err(patch_error)?;
             let candidate = Candidate {
@@ -778,10 +778,7 @@ fn patches_by_operation<'p>(
     }
     for (overlay_file, overlay) in overlays {
         for (key, patch) in &overlay.tools.0 {
-            let location = format!(
-                "{overlay_file}#/tools/{}",
-                spec::document::escape_segment(key)
-            );
+            let location = format!("{overlay_file}#/tools/{}", crate::json::escape_token(key));
             let found = api.operations.iter().position(|op| {
                 op.operation_id.as_deref() == Some(key.as_str())
                     || select::same_label(key, &op.label())

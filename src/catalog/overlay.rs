@@ -34,7 +34,7 @@ use serde_json::{Map, Value, json};
 use super::arguments::Location;
 use super::naming::is_valid_tool_name;
 use super::{Annotations, SchemaText, Tool, ToolLimit};
-use crate::spec::document::escape_segment;
+use crate::json::escape_token as escape_segment;
 
 /// A map that keeps the order entries were written in (tools/list follows it).
 #[derive(Debug, Clone, PartialEq)]

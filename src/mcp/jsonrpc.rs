@@ -32,7 +32,7 @@ pub(super) fn check_message(message: &Value) -> Result<(), Problem> {
         return invalid(
             &format!(
                 "the id must be a string or an integer (MCP allows no null id), not {}",
-                crate::spec::parse::json_kind(id.unwrap_or(&Value::Null))
+                crate::json::kind(id.unwrap_or(&Value::Null))
             ),
             None,
         );

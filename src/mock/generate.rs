@@ -1564,35 +1564,7 @@ fn type_matches(value: &Value, types: &Value) -> bool {
     }
 }
 
-/// JSON equality with numbers compared by value (`1` equals `1.0`).
-fn json_eq(a: &Value, b: &Value) -> bool {
-    json_eq_within(a, b, 0)
-}
-
-fn json_eq_within(a: &Value, b: &Value, depth: usize) -> bool {
-    if depth > CHECK_DEPTH {
-        return false;
-    }
-    let eq = |a: &Value, b: &Value| json_eq_within(a, b, depth + 1);
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(x), Some(y)) = (x.as_i64(), y.as_i64()) {
-                x == y
-            } else if let (Some(x), Some(y)) = (x.as_u64(), y.as_u64()) {
-                x == y
-            } else {
-                x.as_f64() == y.as_f64()
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| eq(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| eq(v, w)))
-        }
-        _ => a == b,
-    }
-}
+use crate::json::equal as json_eq;
 
 /// `multipleOf` as `jsonschema` reads it: exact in the decimals both numbers print as.
 fn is_multiple(x: f64, m: f64) -> bool {

@@ -141,7 +141,7 @@ fn is_object(tool: &Tool, argument: &str) -> bool {
         .to_value()
         .pointer(&format!(
             "/properties/{}/type",
-            argument.replace('~', "~0").replace('/', "~1")
+            crate::json::escape_token(argument)
         ))
         .and_then(Value::as_str)
         == Some("object")

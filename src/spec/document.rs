@@ -371,7 +371,7 @@ fn ref_pointer(doc: &Document, target: &Url) -> Option<String> {
                     } else if !(key == "example" || key == "examples" || key.starts_with("x-")) {
                         let len = at.len();
                         at.push('/');
-                        at.push_str(&escape_segment(key));
+                        at.push_str(&crate::json::escape_token(key));
                         if walk(child, doc, target, at) {
                             return true;
                         }
@@ -426,11 +426,6 @@ fn decode_fragment(fragment: &str) -> String {
     percent_encoding::percent_decode_str(fragment)
         .decode_utf8_lossy()
         .into_owned()
-}
-
-/// Escapes one JSON-pointer segment (RFC 6901 §3).
-pub fn escape_segment(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]

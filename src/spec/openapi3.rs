@@ -8,13 +8,14 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::document::{DocId, DocumentSet, escape_segment};
+use super::document::{DocId, DocumentSet};
 use super::media::{self, MediaKind};
 use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
 };
 use super::paths::{self, OperationParts, RawOperation, RawParameter, ref_problem};
 use super::{SpecError, flag, security, text, values};
+use crate::json::escape_token as escape_segment;
 
 pub(super) fn normalize(docs: &DocumentSet, version: SpecVersion) -> Result<Api<'_>, SpecError> {
     let root = &docs.root().root;

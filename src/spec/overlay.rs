@@ -58,7 +58,7 @@ use std::rc::Rc;
 use regex::Regex;
 use serde_json::{Map, Number, Value};
 
-use super::parse::json_kind as kind;
+use crate::json::{equal as json_equal, escape_token, kind, number_cmp, type_name as bare_kind};
 
 /// What applying an overlay did, besides changing the document.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -403,18 +403,6 @@ fn wrong_type(pointer: &str, expected: &'static str, found: &Value) -> OverlayEr
     }
 }
 
-/// The same as [`kind`] without the article, for "the string at …".
-fn bare_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 fn is_container(value: &Value) -> bool {
     matches!(value, Value::Object(_) | Value::Array(_))
 }
@@ -729,14 +717,6 @@ fn owned_locations(document: &Value, query: &Query) -> Vec<Vec<OwnedStep>> {
                 .collect()
         })
         .collect()
-}
-
-fn escape_token(token: &str) -> Cow<'_, str> {
-    if token.contains(['~', '/']) {
-        Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
-    } else {
-        Cow::Borrowed(token)
-    }
 }
 
 /// RFC 6901 pointer of a location; the root is the empty string.
@@ -2087,44 +2067,6 @@ fn compare(left: Option<&Value>, op: CmpOp, right: Option<&Value>) -> bool {
         CmpOp::Gt => less(right, left),
         CmpOp::Ge => less(right, left) || equal(),
     }
-}
-
-fn number_cmp(x: &Number, y: &Number) -> Option<std::cmp::Ordering> {
-    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
-        return Some(a.cmp(&b));
-    }
-    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
-        return Some(a.cmp(&b));
-    }
-    x.as_f64()?.partial_cmp(&y.as_f64()?)
-}
-
-/// §2.3.5.2.2 equality: numbers by value (`1 == 1.0`), arrays item by item, objects member
-/// by member regardless of order. Iterative, so deep values cannot exhaust the stack.
-fn json_equal(a: &Value, b: &Value) -> bool {
-    let mut pending = vec![(a, b)];
-    while let Some(pair) = pending.pop() {
-        match pair {
-            (Value::Null, Value::Null) => {}
-            (Value::Bool(x), Value::Bool(y)) if x == y => {}
-            (Value::Number(x), Value::Number(y))
-                if number_cmp(x, y) == Some(std::cmp::Ordering::Equal) => {}
-            (Value::String(x), Value::String(y)) if x == y => {}
-            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-                pending.extend(x.iter().zip(y));
-            }
-            (Value::Object(x), Value::Object(y)) if x.len() == y.len() => {
-                for (key, value) in x {
-                    match y.get(key) {
-                        Some(other) => pending.push((value, other)),
-                        None => return false,
-                    }
-                }
-            }
-            _ => return false,
-        }
-    }
-    true
 }
 
 #[cfg(test)]

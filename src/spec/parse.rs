@@ -383,18 +383,6 @@ fn parse_yaml_counted(
     Ok(value)
 }
 
-/// A JSON value's type, as messages name it: `a string`, `an object`…
-pub fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn first_line(message: &str) -> String {
     without_quoted_content(message.lines().next().unwrap_or(message).trim())
 }

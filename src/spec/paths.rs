@@ -7,12 +7,13 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::document::{DocId, DocumentSet, RefError, escape_segment};
+use super::document::{DocId, DocumentSet, RefError};
 use super::model::{
     Method, Operation, ParamLocation, Parameter, PathSuffix, RequestBody, Response, SchemaRef,
     SecurityRequirement, Skipped, Style, split_path_key, status_order,
 };
 use super::{SpecError, flag, security, text};
+use crate::json::escape_token as escape_segment;
 
 /// One operation before dialect-specific translation.
 pub(super) struct RawOperation<'a> {

@@ -66,7 +66,7 @@ use serde_json::{Map, Value};
 
 use super::{Content, ToolResult};
 use crate::catalog::OutputPlan;
-use crate::spec::parse::json_kind as json_type;
+use crate::json::kind as json_type;
 
 #[cfg(test)]
 mod tests;

@@ -429,7 +429,7 @@ impl<'a> Converter<'a> {
         }
         self.define(&name, target, at)?;
         self.referenced.insert(name.clone());
-        let escaped = name.replace('~', "~0").replace('/', "~1");
+        let escaped = crate::json::escape_token(&name);
         Ok(json!({ "$ref": format!("#/$defs/{escaped}") }))
     }
 

@@ -139,9 +139,7 @@ fn remove_property(node: &mut Map<String, Value>, name: &str) {
     }
 }
 
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
+use crate::json::escape_token as escape;
 
 /// Walks every schema of the document (root and `$defs`, each once).
 fn collect(

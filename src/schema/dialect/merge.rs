@@ -310,10 +310,4 @@ fn intersect_types(ours: &Value, theirs: &Value) -> Result<Value, String> {
     }
 }
 
-/// JSON equality with numbers compared by value (`1` and `1.0` are the same instance).
-pub(super) fn same_value(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        _ => a == b,
-    }
-}
+pub(super) use crate::json::equal as same_value;

@@ -1,0 +1,108 @@
+//! Small helpers on `serde_json::Value` that every floor needs and that were once written
+//! three ways: a value's kind as messages name it, JSON equality with numbers compared by
+//! value, and the escaping of one JSON-pointer segment (RFC 6901). Cross-cutting: any
+//! module may use this one, and it uses none of them.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+use serde_json::{Number, Value};
+
+/// A value's type with its article, as sentences name it: `a string`, `an object`, `null`.
+pub fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A value's type as JSON Schema names it, without an article: `string`, `object`.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Orders two numbers by value: exactly for integers, by `f64` otherwise.
+pub fn number_cmp(x: &Number, y: &Number) -> Option<Ordering> {
+    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
+        return Some(a.cmp(&b));
+    }
+    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
+        return Some(a.cmp(&b));
+    }
+    x.as_f64()?.partial_cmp(&y.as_f64()?)
+}
+
+/// JSON equality as JSON Schema (`enum`, `const`, `uniqueItems`) and RFC 9535 define it:
+/// numbers by value (`1` equals `1.0`), arrays item by item, objects member by member in any
+/// order. Iterative, so a deep value cannot exhaust the stack.
+pub fn equal(a: &Value, b: &Value) -> bool {
+    let mut pending = vec![(a, b)];
+    while let Some(pair) = pending.pop() {
+        match pair {
+            (Value::Null, Value::Null) => {}
+            (Value::Bool(x), Value::Bool(y)) if x == y => {}
+            (Value::Number(x), Value::Number(y)) if number_cmp(x, y) == Some(Ordering::Equal) => {}
+            (Value::String(x), Value::String(y)) if x == y => {}
+            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+                pending.extend(x.iter().zip(y));
+            }
+            (Value::Object(x), Value::Object(y)) if x.len() == y.len() => {
+                for (key, value) in x {
+                    match y.get(key) {
+                        Some(other) => pending.push((value, other)),
+                        None => return false,
+                    }
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Escapes one JSON-pointer segment (RFC 6901 §3): `~` as `~0`, `/` as `~1`. Borrows when
+/// there is nothing to escape.
+pub fn escape_token(token: &str) -> Cow<'_, str> {
+    if token.contains(['~', '/']) {
+        Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
+    } else {
+        Cow::Borrowed(token)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_are_equal_by_value_at_any_depth() {
+        assert!(equal(&json!(1), &json!(1.0)));
+        assert!(equal(
+            &json!({"a": [1, {"b": 2.0}]}),
+            &json!({"a": [1.0, {"b": 2}]})
+        ));
+        assert!(!equal(&json!([1, 2]), &json!([2, 1])));
+        assert!(!equal(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
+        assert!(!equal(&json!(u64::MAX), &json!(-1)));
+    }
+
+    #[test]
+    fn pointer_tokens_escape_tilde_before_slash() {
+        assert_eq!(escape_token("a/b~c"), "a~1b~0c");
+        assert!(matches!(escape_token("plain"), Cow::Borrowed("plain")));
+        assert_eq!(kind(&json!([])), "an array");
+        assert_eq!(type_name(&json!({})), "object");
+    }
+}
