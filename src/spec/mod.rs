@@ -5,10 +5,13 @@
 //! files and URLs a spec may reach and how much of them is read ([`place`]),
 //! media-type preferences ([`media`]), and the translation of OpenAPI 3.x ([`openapi3`])
 //! and Swagger 2.0 ([`swagger2`]) into restmcp's own small model ([`model`]), including
-//! the `$ref`s descriptions leave inside example and default values ([`values`]). It knows
-//! nothing of MCP: the catalog turns this model into tools.
+//! the `$ref`s descriptions leave inside example and default values ([`values`]). OpenAPI
+//! Overlay documents ([`overlay`]) edit a description before it is read, selecting their
+//! targets with the RFC 9535 JSONPath engine ([`jsonpath`]). It knows nothing of MCP: the
+//! catalog turns this model into tools.
 
 pub mod document;
+pub mod jsonpath;
 pub mod media;
 pub mod model;
 mod openapi3;
