@@ -1,0 +1,268 @@
+//! `[apis.NAME]`: one upstream API: its spec and overlays, which operations become tools
+//! (`include`/`exclude` filters), how calls reach it (base URL, timeouts, retries, rate
+//! limits, redirects) and how its tools are offered (`discovery`). Its credentials are
+//! [`super::auth`], its forwarded headers [`super::headers`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use figment::value::magic::RelativePathBuf;
+use serde::{Deserialize, Serialize};
+
+use super::{AuthConfig, Dialect, ForwardHeader};
+use crate::spec::SpecSource;
+
+/// One upstream API.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiConfig {
+    /// A file path (relative to the file that set it) or an http(s) URL. An API without
+    /// one has only the hand-written tools of its overlays.
+    #[serde(default)]
+    pub spec: Option<RelativePathBuf>,
+    /// restmcp overlays or OpenAPI Overlay 1.0 documents, applied in order. A file
+    /// `NAME.overlay.yaml` (or `.yml`, `.json`) beside a spec `NAME.yaml` is applied first
+    /// without being listed.
+    #[serde(default)]
+    pub overlays: Vec<RelativePathBuf>,
+    /// Keep only operations with safe methods (GET, HEAD, OPTIONS, TRACE).
+    #[serde(default)]
+    pub read_only: bool,
+    /// Answer calls from the spec (its examples, or values generated from its schemas)
+    /// instead of calling the upstream; requests are built and checked all the same.
+    #[serde(default)]
+    pub mock: bool,
+    /// When given, only operations matching it become tools.
+    #[serde(default)]
+    pub include: Option<Filters>,
+    /// Operations matching it do not become tools.
+    #[serde(default)]
+    pub exclude: Option<Filters>,
+    /// Replaces the spec's `servers` / `host` as the base of every request.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Prepended to every tool name of this API.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// Seconds before a call to this API is abandoned (connection, retries and body).
+    #[serde(default = "default_timeout_seconds")]
+    pub timeout_seconds: f64,
+    /// Per-tool overrides of `timeout_seconds`, keyed by tool name.
+    #[serde(default)]
+    pub tool_timeouts: BTreeMap<String, f64>,
+    /// Response bodies are read up to this many bytes; the rest is left out and the
+    /// result says how much.
+    #[serde(default = "default_max_response_bytes")]
+    pub max_response_bytes: u64,
+    /// Retries of an idempotent call after a connection failure, 429 or 503.
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+    /// The `Accept` header of every request to this API, replacing the one built from each
+    /// operation's documented response media types (an overlay's `accept` still wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<String>,
+    /// Ask for compressed responses (`Accept-Encoding: gzip, deflate, br`). Off, nothing is
+    /// asked for; a compressed answer is decoded either way.
+    #[serde(default = "default_compression")]
+    pub compression: bool,
+    /// Origins (`https://cdn.example.com`) this API's redirects may lead to. Redirects
+    /// within the API's own origin are always followed; to any other origin only when
+    /// listed here, since the request (and its credentials) would go there.
+    #[serde(default)]
+    pub follow_redirects: Vec<String>,
+    /// Origins besides the `base_url`'s own that may receive this API's credentials (a
+    /// redirect target in `follow_redirects` that must get the API key header, say).
+    /// Credentials never go where only the spec says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credential_origins: Vec<String>,
+    /// Credentials per security scheme, keyed by the spec's scheme name (or a name of the
+    /// config's own, with an explicit `type`).
+    #[serde(default)]
+    pub auth: BTreeMap<String, AuthConfig>,
+    /// Headers of the incoming MCP request passed on to this API (case-insensitive names).
+    #[serde(default)]
+    pub forward_headers: Vec<ForwardHeader>,
+    /// Path (below the base URL) that `server.readiness.probe_upstreams` GETs; default the
+    /// base URL itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_path: Option<String>,
+    /// Calls per second allowed to each tool of this API; more get an error result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<RateLimit>,
+    /// Per-tool overrides of `rate_limit`, keyed by tool name.
+    #[serde(default)]
+    pub tool_rate_limits: BTreeMap<String, RateLimit>,
+    /// How the API's tools reach the model: all listed, or found through search or meta
+    /// tools (for APIs too large to list).
+    #[serde(default)]
+    pub discovery: Discovery,
+    /// Tools listed even when `discovery` hides the others.
+    #[serde(default)]
+    pub pinned: Vec<String>,
+    /// Overrides `tools.max_description_length` for this API's tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_description_length: Option<usize>,
+    /// Longest description of one argument (and of each property inside it); 0 = no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parameter_description_length: Option<usize>,
+    /// Overrides `tools.dialect` for this API's tools (a client rule's dialect wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<Dialect>,
+}
+
+/// How an API's tools are offered in `tools/list`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Discovery {
+    /// Every tool is listed.
+    #[default]
+    All,
+    /// `search_tools` (ranked keyword search returning full definitions) and `call_tool`.
+    Search,
+    /// `list_operations`, `describe_operation` and `call_operation`.
+    Meta,
+}
+
+impl Discovery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Discovery::All => "all",
+            Discovery::Search => "search",
+            Discovery::Meta => "meta",
+        }
+    }
+}
+
+/// Operations to keep or drop. Every criterion given must match (an empty one matches
+/// anything); lists within a criterion are alternatives.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Filter {
+    /// Any of these tags.
+    pub tags: Vec<String>,
+    /// Any of these operationIds or `METHOD /path` labels.
+    pub operations: Vec<String>,
+    /// Any of these path globs: `*` stays within a segment, `**` crosses segments.
+    pub paths: Vec<String>,
+    /// Any of these HTTP methods (case-insensitive).
+    pub methods: Vec<String>,
+}
+
+/// One filter table or an array of them (an operation matches when any matches).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(from = "OneOrMany")]
+pub struct Filters(pub Vec<Filter>);
+
+/// `Many` first: serde would also read `[]` as a `Filter` written positionally, which
+/// would turn `include = []` (nothing) into "everything".
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    Many(Vec<Filter>),
+    One(Filter),
+}
+
+impl From<OneOrMany> for Filters {
+    fn from(value: OneOrMany) -> Self {
+        match value {
+            OneOrMany::One(filter) => Filters(vec![filter]),
+            OneOrMany::Many(filters) => Filters(filters),
+        }
+    }
+}
+
+/// A token bucket: `per_second` calls on average, `burst` at once.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    pub per_second: f64,
+    /// Calls allowed at once after a quiet spell; default `per_second` rounded up (at least 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+}
+
+impl RateLimit {
+    pub fn burst(&self) -> u32 {
+        self.burst
+            .unwrap_or_else(|| self.per_second.ceil().clamp(1.0, u32::MAX as f64) as u32)
+            .max(1)
+    }
+}
+
+fn default_timeout_seconds() -> f64 {
+    30.0
+}
+
+fn default_max_response_bytes() -> u64 {
+    4 * 1024 * 1024
+}
+
+fn default_max_retries() -> u32 {
+    2
+}
+
+fn default_compression() -> bool {
+    true
+}
+
+impl ApiConfig {
+    /// Where to load the spec from; `None` for an API of hand-written tools only.
+    pub fn source(&self) -> Option<Result<SpecSource, crate::spec::SpecError>> {
+        let spec = self.spec.as_ref()?;
+        let original = spec.original().to_string_lossy();
+        Some(
+            if original.starts_with("http://") || original.starts_with("https://") {
+                SpecSource::parse(&original)
+            } else {
+                Ok(SpecSource::File(spec.relative()))
+            },
+        )
+    }
+
+    /// The overlay files to apply, in order: the conventional one beside the spec (when it
+    /// exists and is not listed), then those listed.
+    pub fn overlay_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = self.overlays.iter().map(|o| o.relative()).collect();
+        if let Some(conventional) = self.conventional_overlay()
+            && conventional.is_file()
+            && !files.contains(&conventional)
+        {
+            files.insert(0, conventional);
+        }
+        files
+    }
+
+    /// Candidates for `NAME.overlay.yaml` beside a file spec: the first that exists, else the
+    /// `.yaml` one (so a watcher can notice it being created).
+    pub fn conventional_overlay(&self) -> Option<PathBuf> {
+        let Some(Ok(SpecSource::File(spec))) = self.source() else {
+            return None;
+        };
+        conventional_overlay(&spec)
+    }
+}
+
+/// `specs/petstore.yaml` → the first existing of `specs/petstore.overlay.{yaml,yml,json}`,
+/// else `specs/petstore.overlay.yaml`.
+pub fn conventional_overlay(spec: &Path) -> Option<PathBuf> {
+    let stem = spec.file_stem()?.to_str()?;
+    let dir = spec.parent().unwrap_or(Path::new(""));
+    let candidates: Vec<PathBuf> = ["yaml", "yml", "json"]
+        .iter()
+        .map(|ext| dir.join(format!("{stem}.overlay.{ext}")))
+        .collect();
+    candidates
+        .iter()
+        .find(|c| c.is_file())
+        .cloned()
+        .or_else(|| candidates.into_iter().next())
+}
+
+/// True for file names restmcp reads as overlays rather than specs.
+pub fn is_overlay_file(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        [".overlay.yaml", ".overlay.yml", ".overlay.json"]
+            .iter()
+            .any(|suffix| n.ends_with(suffix))
+    })
+}

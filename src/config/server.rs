@@ -1,0 +1,190 @@
+//! `[server]`: the MCP endpoint (listen address, Host/Origin checks, sessions, message and
+//! connection limits, timeouts), with its inbound `auth`, `tls` and `readiness` tables.
+
+use figment::value::magic::RelativePathBuf;
+use serde::{Deserialize, Serialize};
+
+/// The MCP endpoint.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSettings {
+    /// Address `restmcp serve` listens on. Loopback unless told otherwise.
+    pub listen: String,
+    /// `Host` header values accepted (DNS-rebinding protection); empty accepts any.
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` header values accepted when present; empty accepts any.
+    pub allowed_origins: Vec<String>,
+    /// Keep sessions (`Mcp-Session-Id`) for initialize-based clients; off = stateless.
+    pub sessions: bool,
+    /// Answer POSTs with plain JSON rather than an SSE stream where the protocol allows.
+    pub json_response: bool,
+    /// Largest request body accepted, in bytes.
+    pub max_request_bytes: usize,
+    /// Tools per `tools/list` page (a page also stops before 512 KiB).
+    pub page_size: usize,
+    /// Largest JSON-RPC message sent as one SSE event (legacy `/sse`, and Streamable HTTP
+    /// answers that are an SSE stream), in bytes; 0 = no limit. The official Python SDK
+    /// refuses an event over 1 MiB and, on the legacy transport, loses the session with it,
+    /// so a larger tool result is cut to fit (see `mcp::sizes`).
+    pub max_message_bytes: usize,
+    /// Largest JSON-RPC message (one line) sent over stdio, in bytes; 0 = no limit. The
+    /// official TypeScript SDK closes a stdio connection whose buffer passes 10 MiB.
+    pub max_stdio_message_bytes: usize,
+    /// Also serve the deprecated HTTP+SSE transport (2024-11-05) at `/sse` and `/message`.
+    pub legacy_sse: bool,
+    /// Refuse (406) a request whose `Accept` lacks what the transport specification asks for;
+    /// off, such a request is served as if it had asked for both JSON and SSE.
+    pub require_accept: bool,
+    /// Browser origins answered with CORS headers; empty (the default) sends none. These
+    /// origins are also accepted by the `Origin` check.
+    pub cors_origins: Vec<String>,
+    /// Seconds that requests in flight get to finish after SIGTERM or SIGINT.
+    pub shutdown_grace_seconds: u64,
+    /// MCP requests one client (token, session or address) may have in flight; more are
+    /// refused with 429. 0 = no limit.
+    pub max_in_flight_per_client: usize,
+    /// Serve Prometheus metrics at `/metrics`.
+    pub metrics: bool,
+    /// Threads that serve HTTP connections, each running calls start to end on its own
+    /// single-threaded runtime; 0 serves them on the main runtime with the rest.
+    pub threads: usize,
+    /// Require a bearer token or API key on the MCP endpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<InboundAuth>,
+    /// Serve HTTPS with this certificate and key (PEM files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSettings>,
+    /// What `/readyz` checks beyond a loaded tool set.
+    pub readiness: ReadinessSettings,
+    /// Seconds a client gets to send a request's complete headers, counted from its first
+    /// byte. 30 is hyper's own default (and what the TLS listener used before): a real
+    /// client sends its headers in one packet, a slowloris client holds a connection for
+    /// at most this long. nginx's `client_header_timeout` is 60.
+    pub header_read_timeout_seconds: u64,
+    /// Seconds a client gets to send a whole request body, counted from the end of its
+    /// headers; later the request gets 408 and the connection is closed. 60 lets the
+    /// largest body (`max_request_bytes`, 4 MiB) arrive at 70 KB/s, while a body trickled a
+    /// byte at a time cannot hold a request open for long. nginx's `client_body_timeout`
+    /// (60) counts between reads instead, which a trickle defeats.
+    pub body_read_timeout_seconds: u64,
+    /// Seconds a connection may stay open with no request on it (before its first, or
+    /// between keep-alive requests) before it is closed. 75 is nginx's `keepalive_timeout`,
+    /// above the 60 s for which nginx and most client pools keep idle connections, so the
+    /// client, not the server, is the one to close a pooled connection.
+    pub idle_timeout_seconds: u64,
+    /// Connections open at once. At the cap, the connection idle the longest is closed to
+    /// make room; with none idle, the new one is closed at once. Lowered at start (with a
+    /// warning) to what the process's open-file limit leaves room for. An idle connection
+    /// costs about 13 KB (measured with 5,000), so 10,000 are about 130 MB at most, and the
+    /// idle timeout closes them within 75 s.
+    pub max_connections: usize,
+    /// Streamable HTTP sessions open at once. At the cap, a new `initialize` closes the
+    /// session idle the longest (no request in flight and no open stream); with none idle,
+    /// it gets 503. A session costs about 85 KB (measured: 4,000 sessions of a debug build
+    /// added 334 MB of RSS), so 1,000 sessions are about 85 MB, which fits the shipped
+    /// Kubernetes example's 256 MiB limit beside a spec; since idle sessions make room, a
+    /// full table refuses no one until 1,000 clients are busy at once.
+    pub max_sessions: usize,
+    /// Seconds a session may go without a request (and with no open stream) before it is
+    /// closed; its client then gets 404 and starts a new one, as the transport specifies.
+    pub session_idle_seconds: u64,
+    /// Long-lived event streams open at once: Streamable HTTP GET streams,
+    /// `subscriptions/listen` and legacy `/sse` sessions; more get 503. Half of
+    /// `max_connections`, so streams (which no idle timeout closes) never hold every
+    /// connection.
+    pub max_sse_streams: usize,
+}
+
+/// Tokens a client must present on the MCP endpoint, as `Authorization: Bearer TOKEN` or in
+/// `api_key_header`. Tokens are never written in the config itself.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct InboundAuth {
+    /// Names of environment variables that each hold one accepted token.
+    pub tokens_env: Vec<String>,
+    /// A file with one accepted token per line (`#` starts a comment), e.g. a mounted Secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_file: Option<RelativePathBuf>,
+    /// A header that may carry the token instead of `Authorization`, e.g. `X-API-Key`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_header: Option<String>,
+    /// Require the token for `/metrics` too (health endpoints are always open).
+    pub protect_metrics: bool,
+}
+
+/// PEM files for HTTPS.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSettings {
+    /// The certificate chain, leaf first.
+    pub cert: RelativePathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: RelativePathBuf,
+}
+
+/// `/readyz`: optionally also each API's upstream, probed in the background.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReadinessSettings {
+    /// Ready only while every API not in mock mode answers its probe (`apis.NAME.probe_path`,
+    /// default its base URL) with a status below 500.
+    pub probe_upstreams: bool,
+    /// Seconds between probes.
+    pub interval_seconds: f64,
+    /// Seconds a probe may take.
+    pub timeout_seconds: f64,
+}
+
+impl Default for ReadinessSettings {
+    fn default() -> Self {
+        ReadinessSettings {
+            probe_upstreams: false,
+            interval_seconds: 10.0,
+            timeout_seconds: 2.0,
+        }
+    }
+}
+
+/// `server.max_message_bytes`: 1 MiB (the Python SDK's SSE event limit) less 4 KiB for the
+/// event's framing (`event:`, `data:`, `id:` lines count towards that limit).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1024 * 1024 - 4 * 1024;
+
+/// `server.max_stdio_message_bytes`: 10 MiB (the TypeScript SDK's stdio read buffer) less
+/// 128 KiB, since the buffer may also hold the start of the next message when a line ends.
+pub const DEFAULT_MAX_STDIO_MESSAGE_BYTES: usize = 10 * 1024 * 1024 - 128 * 1024;
+
+/// The smallest message budget that is not 0 (no limit): room for a useful truncated result.
+pub const MIN_MESSAGE_BYTES: usize = 64 * 1024;
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            listen: "127.0.0.1:8080".into(),
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: Vec::new(),
+            sessions: true,
+            json_response: true,
+            max_request_bytes: 4 * 1024 * 1024,
+            page_size: 500,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_stdio_message_bytes: DEFAULT_MAX_STDIO_MESSAGE_BYTES,
+            legacy_sse: true,
+            require_accept: true,
+            cors_origins: Vec::new(),
+            shutdown_grace_seconds: 30,
+            max_in_flight_per_client: 64,
+            metrics: true,
+            threads: 1,
+            auth: None,
+            tls: None,
+            readiness: ReadinessSettings::default(),
+            header_read_timeout_seconds: 30,
+            body_read_timeout_seconds: 60,
+            idle_timeout_seconds: 75,
+            max_connections: 10_000,
+            max_sessions: 1_000,
+            session_idle_seconds: 1800,
+            max_sse_streams: 5_000,
+        }
+    }
+}

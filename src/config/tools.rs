@@ -1,0 +1,79 @@
+//! `[tools]`: how tools are named, described and published, and the per-client rules
+//! (`[[tools.clients]]`) matched on `clientInfo.name`.
+
+use serde::{Deserialize, Serialize};
+
+use super::Dialect;
+
+/// How tools are named and described.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolSettings {
+    /// Longest tool name produced (16–128). 64 is what Claude and OpenAI accept.
+    pub max_name_length: usize,
+    /// Longest tool description in characters; 0 means no limit.
+    pub max_description_length: usize,
+    /// Size above which an outputSchema is relaxed (deep levels accept anything) until it
+    /// fits; 0 means no limit. Input schemas are never cut.
+    pub max_output_schema_bytes: usize,
+    /// The schema dialect tools are published in, unless an API or a client rule says
+    /// otherwise.
+    pub dialect: Dialect,
+    /// Rules for clients recognized by the `clientInfo.name` they send; the first match wins.
+    pub clients: Vec<ClientRule>,
+}
+
+/// Settings for the clients whose `clientInfo.name` matches `name`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ClientRule {
+    /// A case-insensitive glob (`*` matches anything) on `clientInfo.name`, e.g. `"gemini*"`.
+    pub name: String,
+    /// The dialect these clients get, whatever the API's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<Dialect>,
+    /// Longest tool name these clients accept, e.g. 64 minus the `mcp__server__` prefix a
+    /// client adds; longer names are shortened for them (calls use either name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_name_length: Option<usize>,
+}
+
+impl ClientRule {
+    /// True when `client` (a `clientInfo.name`) matches this rule's glob.
+    pub fn matches(&self, client: &str) -> bool {
+        glob_matches(&self.name.to_lowercase(), &client.to_lowercase())
+    }
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+pub(super) fn glob_matches(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let [first, middle @ .., last] = parts.as_slice() else {
+        return pattern == text;
+    };
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        ToolSettings {
+            max_name_length: 64,
+            max_description_length: 1024,
+            max_output_schema_bytes: 16 * 1024,
+            dialect: Dialect::Full,
+            clients: Vec::new(),
+        }
+    }
+}

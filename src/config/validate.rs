@@ -1,0 +1,426 @@
+//! The validated [`Config`]: every check a configuration passes after it is read (ranges,
+//! names, URLs and origins, credentials, forwarded headers), each error naming the key.
+
+use super::headers::UNFORWARDABLE;
+use super::reload::MAX_RELOAD_TIMEOUT_SECONDS;
+use super::syntax::is_http_url;
+use super::{
+    ApiConfig, Config, ConfigError, MIN_MESSAGE_BYTES, check_accept, is_token, parse_origin,
+};
+
+impl Config {
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, value: String, problem: &str| ConfigError::Invalid {
+            key,
+            value,
+            problem: problem.to_string(),
+        };
+        if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
+            return Err(invalid(
+                "server.listen".into(),
+                self.server.listen.clone(),
+                "must be an IP address and port, e.g. 127.0.0.1:8080",
+            ));
+        }
+        if self.server.page_size == 0 {
+            return Err(invalid(
+                "server.page_size".into(),
+                "0".into(),
+                "must be at least 1",
+            ));
+        }
+        self.validate_server()?;
+        let n = self.tools.max_name_length;
+        if !(16..=128).contains(&n) {
+            return Err(invalid(
+                "tools.max_name_length".into(),
+                n.to_string(),
+                "must be between 16 and 128",
+            ));
+        }
+        for (i, rule) in self.tools.clients.iter().enumerate() {
+            if rule.name.trim().is_empty() {
+                return Err(invalid(
+                    format!("tools.clients[{i}].name"),
+                    String::new(),
+                    "must be a clientInfo.name or a glob such as \"gemini*\"",
+                ));
+            }
+            if let Some(max) = rule.max_name_length
+                && !(16..=128).contains(&max)
+            {
+                return Err(invalid(
+                    format!("tools.clients[{i}].max_name_length"),
+                    max.to_string(),
+                    "must be between 16 and 128",
+                ));
+            }
+        }
+        if self.apis.is_empty() && self.specs_dir.is_none() {
+            return Err(invalid(
+                "apis".into(),
+                "{}".into(),
+                "no API configured: add an [apis.NAME] table with a `spec`, or a `specs_dir`",
+            ));
+        }
+        if self.reload.interval_ms < 50 || self.reload.url_interval_seconds == 0 {
+            return Err(ConfigError::Key {
+                key: "reload".into(),
+                problem: "interval_ms must be at least 50 and url_interval_seconds at least 1"
+                    .into(),
+            });
+        }
+        self.validate_loading()?;
+        if !(1..=MAX_RELOAD_TIMEOUT_SECONDS).contains(&self.reload.timeout_seconds) {
+            return Err(invalid(
+                "reload.timeout_seconds".into(),
+                self.reload.timeout_seconds.to_string(),
+                "must be between 1 and 86400 (one day)",
+            ));
+        }
+        for (name, api) in &self.apis {
+            let valid_name = !name.is_empty()
+                && name.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'
+                });
+            if !valid_name {
+                return Err(invalid(
+                    format!("apis.{name}"),
+                    String::new(),
+                    "API names use a-z, 0-9, _ and - (environment variables can only address lower-case keys)",
+                ));
+            }
+            if api.spec.is_none() && api.overlays.is_empty() {
+                return Err(ConfigError::Key {
+                    key: format!("apis.{name}"),
+                    problem: "needs a `spec`, or `overlays` with hand-written tools".into(),
+                });
+            }
+            if api.spec.is_none() && api.base_url.is_none() {
+                return Err(ConfigError::Key {
+                    key: format!("apis.{name}.base_url"),
+                    problem: "is required for an API without a spec".into(),
+                });
+            }
+            for (key, filters) in [("include", &api.include), ("exclude", &api.exclude)] {
+                for filter in filters.iter().flat_map(|f| &f.0) {
+                    if let Some(method) = filter.methods.iter().find(|m| {
+                        !crate::spec::Method::ALL
+                            .iter()
+                            .any(|known| known.as_str().eq_ignore_ascii_case(m))
+                    }) {
+                        return Err(invalid(
+                            format!("apis.{name}.{key}.methods"),
+                            method.clone(),
+                            "is not an HTTP method OpenAPI describes",
+                        ));
+                    }
+                }
+            }
+            if let Some(base_url) = &api.base_url
+                && !is_http_url(base_url)
+            {
+                return Err(invalid(
+                    format!("apis.{name}.base_url"),
+                    base_url.clone(),
+                    "must be an absolute http:// or https:// URL",
+                ));
+            }
+            let timeouts =
+                std::iter::once((format!("apis.{name}.timeout_seconds"), api.timeout_seconds))
+                    .chain(
+                        api.tool_timeouts
+                            .iter()
+                            .map(|(tool, t)| (format!("apis.{name}.tool_timeouts.{tool}"), *t)),
+                    );
+            for (key, seconds) in timeouts {
+                if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+                    return Err(invalid(
+                        key,
+                        seconds.to_string(),
+                        "must be between 0 and 3600 seconds",
+                    ));
+                }
+            }
+            let origins = [
+                ("follow_redirects", &api.follow_redirects),
+                ("credential_origins", &api.credential_origins),
+            ];
+            for (key, list) in origins {
+                for (index, origin) in list.iter().enumerate() {
+                    if let Err(problem) = parse_origin(origin) {
+                        return Err(invalid(
+                            format!("apis.{name}.{key}[{index}]"),
+                            origin.clone(),
+                            &problem,
+                        ));
+                    }
+                }
+            }
+            if api.max_retries > 10 {
+                return Err(invalid(
+                    format!("apis.{name}.max_retries"),
+                    api.max_retries.to_string(),
+                    "must be at most 10",
+                ));
+            }
+            if let Some(prefix) = &api.prefix {
+                let ok = prefix
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                if !ok || prefix.len() > n / 2 {
+                    return Err(invalid(
+                        format!("apis.{name}.prefix"),
+                        prefix.clone(),
+                        "must use A-Z, a-z, 0-9, _ and - and be at most half of tools.max_name_length",
+                    ));
+                }
+            }
+            validate_auth(name, api)?;
+            let limits = api
+                .rate_limit
+                .iter()
+                .map(|l| (format!("apis.{name}.rate_limit"), l));
+            let tool_limits = api
+                .tool_rate_limits
+                .iter()
+                .map(|(tool, l)| (format!("apis.{name}.tool_rate_limits.{tool}"), l));
+            for (key, limit) in limits.chain(tool_limits) {
+                if !(limit.per_second.is_finite() && limit.per_second > 0.0) {
+                    return Err(invalid(
+                        format!("{key}.per_second"),
+                        limit.per_second.to_string(),
+                        "must be a number of calls per second above 0",
+                    ));
+                }
+            }
+            if let Some(accept) = &api.accept
+                && let Err(problem) = check_accept(accept)
+            {
+                return Err(invalid(
+                    format!("apis.{name}.accept"),
+                    accept.clone(),
+                    &problem,
+                ));
+            }
+            if let Some(path) = &api.probe_path
+                && !path.starts_with('/')
+            {
+                return Err(invalid(
+                    format!("apis.{name}.probe_path"),
+                    path.clone(),
+                    "must start with /",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `[server]` keys beyond `listen` and `page_size`, and `[log]`.
+    fn validate_loading(&self) -> Result<(), ConfigError> {
+        let loading = &self.loading;
+        for (key, value) in [
+            ("max_document_bytes", loading.max_document_bytes),
+            ("max_api_bytes", loading.max_api_bytes),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid {
+                    key: format!("loading.{key}"),
+                    value: "0".into(),
+                    problem: "must be at least 1".into(),
+                });
+            }
+        }
+        for (index, origin) in loading.ref_origins.iter().enumerate() {
+            if let Err(problem) = parse_origin(origin) {
+                return Err(ConfigError::Invalid {
+                    key: format!("loading.ref_origins[{index}]"),
+                    value: origin.clone(),
+                    problem,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_server(&self) -> Result<(), ConfigError> {
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
+            return Err(ConfigError::Invalid {
+                key: "log.level".into(),
+                value: self.log.level.clone(),
+                problem: format!(
+                    "is not a log filter such as \"info\" or \"restmcp=debug,info\": {e}"
+                ),
+            });
+        }
+        let server = &self.server;
+        let readiness = &server.readiness;
+        for (key, seconds) in [
+            (
+                "server.readiness.interval_seconds",
+                readiness.interval_seconds,
+            ),
+            (
+                "server.readiness.timeout_seconds",
+                readiness.timeout_seconds,
+            ),
+        ] {
+            if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    value: seconds.to_string(),
+                    problem: "must be between 0 and 3600 seconds".into(),
+                });
+            }
+        }
+        for (key, value) in [
+            (
+                "server.header_read_timeout_seconds",
+                server.header_read_timeout_seconds,
+            ),
+            (
+                "server.body_read_timeout_seconds",
+                server.body_read_timeout_seconds,
+            ),
+            ("server.idle_timeout_seconds", server.idle_timeout_seconds),
+            ("server.session_idle_seconds", server.session_idle_seconds),
+        ] {
+            if !(1..=86_400).contains(&value) {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    value: value.to_string(),
+                    problem: "must be between 1 and 86400 seconds".into(),
+                });
+            }
+        }
+        for (key, value) in [
+            ("server.max_connections", server.max_connections),
+            ("server.max_sessions", server.max_sessions),
+            ("server.max_sse_streams", server.max_sse_streams),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    value: value.to_string(),
+                    problem: "must be at least 1".into(),
+                });
+            }
+        }
+        for (key, value) in [
+            ("server.max_message_bytes", server.max_message_bytes),
+            (
+                "server.max_stdio_message_bytes",
+                server.max_stdio_message_bytes,
+            ),
+        ] {
+            if value != 0 && value < MIN_MESSAGE_BYTES {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    value: value.to_string(),
+                    problem: format!("must be 0 (no limit) or at least {MIN_MESSAGE_BYTES} bytes"),
+                });
+            }
+        }
+        for (i, origin) in server.cors_origins.iter().enumerate() {
+            let valid = origin == "*"
+                || url::Url::parse(origin).is_ok_and(|url| {
+                    matches!(url.scheme(), "http" | "https")
+                        && url.host().is_some()
+                        && url.path() == "/"
+                        && !origin.ends_with('/')
+                });
+            if !valid {
+                return Err(ConfigError::Invalid {
+                    key: format!("server.cors_origins[{i}]"),
+                    value: origin.clone(),
+                    problem: "must be an origin such as https://app.example.com (scheme, host, optional port; no path) or \"*\"".into(),
+                });
+            }
+        }
+        if let Some(auth) = &server.auth {
+            if auth.tokens_env.is_empty() && auth.tokens_file.is_none() {
+                return Err(ConfigError::Key {
+                    key: "server.auth".into(),
+                    problem: "names no tokens: set tokens_env (variable names) or tokens_file"
+                        .into(),
+                });
+            }
+            if let Some((i, name)) = auth
+                .tokens_env
+                .iter()
+                .enumerate()
+                .find(|(_, name)| name.is_empty() || name.contains('='))
+            {
+                return Err(ConfigError::Invalid {
+                    key: format!("server.auth.tokens_env[{i}]"),
+                    value: name.clone(),
+                    problem: "must be the name of an environment variable".into(),
+                });
+            }
+            if let Some(header) = &auth.api_key_header
+                && !is_token(header)
+            {
+                return Err(ConfigError::Invalid {
+                    key: "server.auth.api_key_header".into(),
+                    value: header.clone(),
+                    problem: "must be an HTTP header name".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `auth` tables and `forward_headers` of one API.
+fn validate_auth(api_name: &str, api: &ApiConfig) -> Result<(), ConfigError> {
+    for (scheme, auth) in &api.auth {
+        if let Err((key, problem)) = auth.checked_kind() {
+            let mut full = format!("apis.{api_name}.auth.{scheme}");
+            if !key.is_empty() {
+                full.push('.');
+                full.push_str(&key);
+            }
+            return Err(ConfigError::Key { key: full, problem });
+        }
+    }
+    // The spec's `servers` are data from elsewhere: credentials go only where the operator
+    // pointed them. An API in mock mode is never called, so it sends nothing anywhere.
+    if !api.auth.is_empty() && api.base_url.is_none() && !api.mock {
+        return Err(ConfigError::Key {
+            key: format!("apis.{api_name}.base_url"),
+            problem: "is required when `auth` is set: credentials are sent only to the origin \
+                      of the configured base URL, never to one the spec names"
+                .into(),
+        });
+    }
+    let mut targets: Vec<String> = Vec::new();
+    for (i, header) in api.forward_headers.iter().enumerate() {
+        let key = format!("apis.{api_name}.forward_headers[{i}]");
+        for name in [header.from(), header.to()] {
+            if !is_token(name) {
+                return Err(ConfigError::Key {
+                    key,
+                    problem: format!("\"{name}\" is not a valid header name"),
+                });
+            }
+        }
+        let to = header.to().to_ascii_lowercase();
+        if UNFORWARDABLE.contains(&to.as_str()) {
+            return Err(ConfigError::Key {
+                key,
+                problem: format!(
+                    "\"{}\" describes the connection, which restmcp's HTTP client sets itself",
+                    header.to()
+                ),
+            });
+        }
+        if targets.contains(&to) {
+            return Err(ConfigError::Key {
+                key,
+                problem: format!("header \"{}\" is forwarded twice", header.to()),
+            });
+        }
+        targets.push(to);
+    }
+    Ok(())
+}
