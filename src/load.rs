@@ -55,10 +55,12 @@ struct LoadedApi {
 pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
     let mut tasks = tokio::task::JoinSet::new();
     for (index, (name, api)) in config.apis.iter().enumerate() {
-        let source = api.source().transpose().map_err(|error| LoadError::Spec {
-            api: name.clone(),
-            error,
-        })?;
+        let source = SpecSource::of_api(api)
+            .transpose()
+            .map_err(|error| LoadError::Spec {
+                api: name.clone(),
+                error,
+            })?;
         let overlay_files = api.overlay_files();
         let mut watched: Vec<PathBuf> = overlay_files.clone();
         if let Some(conventional) = api.conventional_overlay()
@@ -66,7 +68,7 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
         {
             watched.push(conventional);
         }
-        let policy = config.loading.policy();
+        let policy = spec::LoadPolicy::from_settings(&config.loading);
         tasks.spawn(async move {
             let result = load_api(source, &policy, overlay_files, watched).await;
             (index, result)
@@ -169,7 +171,7 @@ pub fn planned_inputs(config: &Config) -> Inputs {
         inputs.dirs.push(dir.relative());
     }
     for api in config.apis.values() {
-        match api.source() {
+        match SpecSource::of_api(api) {
             Some(Ok(SpecSource::File(path))) => inputs.files.push(path),
             Some(Ok(SpecSource::Url(url))) => inputs.urls.push(url.to_string()),
             _ => {}

@@ -10,7 +10,6 @@ use figment::value::magic::RelativePathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{AuthConfig, Dialect, ForwardHeader};
-use crate::spec::SpecSource;
 
 /// One upstream API.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -148,6 +147,13 @@ pub struct Filter {
     pub methods: Vec<String>,
 }
 
+/// The HTTP methods OpenAPI describes operations for, as a filter's `methods` may name
+/// them (case-insensitive). Spec loading's own list (`spec::Method::ALL`) is checked
+/// against this one by a test.
+pub const HTTP_METHODS: [&str; 8] = [
+    "GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE",
+];
+
 /// One filter table or an array of them (an operation matches when any matches).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(from = "OneOrMany")]
@@ -206,17 +212,17 @@ fn default_compression() -> bool {
 }
 
 impl ApiConfig {
-    /// Where to load the spec from; `None` for an API of hand-written tools only.
-    pub fn source(&self) -> Option<Result<SpecSource, crate::spec::SpecError>> {
+    /// The spec's path when it is a file rather than an http(s) URL; `None` for a URL and
+    /// for an API of hand-written tools only. Where to load the spec from is
+    /// `spec::SpecSource::of_api`.
+    pub fn spec_file(&self) -> Option<PathBuf> {
         let spec = self.spec.as_ref()?;
         let original = spec.original().to_string_lossy();
-        Some(
-            if original.starts_with("http://") || original.starts_with("https://") {
-                SpecSource::parse(&original)
-            } else {
-                Ok(SpecSource::File(spec.relative()))
-            },
-        )
+        if original.starts_with("http://") || original.starts_with("https://") {
+            None
+        } else {
+            Some(spec.relative())
+        }
     }
 
     /// The overlay files to apply, in order: the conventional one beside the spec (when it
@@ -235,9 +241,7 @@ impl ApiConfig {
     /// Candidates for `NAME.overlay.yaml` beside a file spec: the first that exists, else the
     /// `.yaml` one (so a watcher can notice it being created).
     pub fn conventional_overlay(&self) -> Option<PathBuf> {
-        let Some(Ok(SpecSource::File(spec))) = self.source() else {
-            return None;
-        };
+        let spec = self.spec_file()?;
         conventional_overlay(&spec)
     }
 }

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use super::is_token;
 use super::syntax::{is_http_url, is_scope_token};
-use crate::spec::ApiKeyLocation;
 
 /// The kind of credential an [`AuthConfig`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -241,5 +240,33 @@ impl AuthConfig {
             ));
         }
         Ok(kind)
+    }
+}
+
+/// Where an API key travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApiKeyLocation {
+    Header,
+    Query,
+    Cookie,
+}
+
+impl ApiKeyLocation {
+    pub fn parse(text: &str) -> Option<ApiKeyLocation> {
+        match text {
+            "header" => Some(ApiKeyLocation::Header),
+            "query" => Some(ApiKeyLocation::Query),
+            "cookie" => Some(ApiKeyLocation::Cookie),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiKeyLocation::Header => "header",
+            ApiKeyLocation::Query => "query",
+            ApiKeyLocation::Cookie => "cookie",
+        }
     }
 }

@@ -1,10 +1,9 @@
 //! `[loading]`: what a spec and the documents it references may reach, and how much of them
-//! is read (issue #19).
+//! is read (issue #19), with its defaults. Spec loading turns it into its own policy
+//! (`spec::LoadPolicy::from_settings`).
 
 use figment::value::magic::RelativePathBuf;
 use serde::{Deserialize, Serialize};
-
-use super::parse_origin;
 
 /// What a spec and the documents it references may reach, and how much is read (issue #19).
 /// The spec the operator names is trusted as a location; what it references is not.
@@ -29,38 +28,22 @@ pub struct LoadingSettings {
     pub ref_dirs: Vec<RelativePathBuf>,
 }
 
+/// Default of `loading.max_document_bytes`: 64 MiB.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+/// Default of `loading.max_api_bytes`: 256 MiB.
+pub const DEFAULT_MAX_API_BYTES: u64 = 256 << 20;
+/// Default of `loading.max_yaml_alias_values`.
+pub const DEFAULT_MAX_YAML_ALIAS_VALUES: u64 = 1_000_000;
+
 impl Default for LoadingSettings {
     fn default() -> Self {
-        let policy = crate::spec::LoadPolicy::default();
         LoadingSettings {
-            max_document_bytes: policy.max_document_bytes,
-            max_api_bytes: policy.max_api_bytes,
-            max_yaml_alias_values: policy.max_yaml_alias_values,
+            max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
+            max_api_bytes: DEFAULT_MAX_API_BYTES,
+            max_yaml_alias_values: DEFAULT_MAX_YAML_ALIAS_VALUES,
             ref_origins: Vec::new(),
             allow_private_addresses: false,
             ref_dirs: Vec::new(),
-        }
-    }
-}
-
-impl LoadingSettings {
-    /// The policy spec loading applies (origins normalized, directories resolved).
-    pub fn policy(&self) -> crate::spec::LoadPolicy {
-        crate::spec::LoadPolicy {
-            max_document_bytes: self.max_document_bytes,
-            max_api_bytes: self.max_api_bytes,
-            max_yaml_alias_values: self.max_yaml_alias_values,
-            ref_origins: self
-                .ref_origins
-                .iter()
-                .filter_map(|o| parse_origin(o).ok())
-                .collect(),
-            allow_private_addresses: self.allow_private_addresses,
-            ref_dirs: self
-                .ref_dirs
-                .iter()
-                .map(RelativePathBuf::relative)
-                .collect(),
         }
     }
 }

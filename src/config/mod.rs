@@ -39,8 +39,6 @@ use std::collections::BTreeMap;
 use figment::value::magic::RelativePathBuf;
 use serde::{Deserialize, Serialize};
 
-pub use crate::schema::dialect::Dialect;
-
 mod api;
 mod auth;
 mod error;
@@ -58,13 +56,17 @@ mod tools;
 mod validate;
 
 pub use api::{
-    ApiConfig, Discovery, Filter, Filters, RateLimit, conventional_overlay, is_overlay_file,
+    ApiConfig, Discovery, Filter, Filters, HTTP_METHODS, RateLimit, conventional_overlay,
+    is_overlay_file,
 };
-pub use auth::{AuthConfig, AuthKind};
+pub use auth::{ApiKeyLocation, AuthConfig, AuthKind};
 pub use error::ConfigError;
 pub use headers::{ForwardHeader, HeaderRename};
 pub use layering::Overrides;
-pub use loading::LoadingSettings;
+pub use loading::{
+    DEFAULT_MAX_API_BYTES, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_YAML_ALIAS_VALUES,
+    LoadingSettings,
+};
 pub use log::{LogFormat, LogSettings};
 pub use reload::ReloadSettings;
 pub use server::{
@@ -74,7 +76,7 @@ pub use server::{
 pub use specs_dir::discover;
 pub(crate) use syntax::is_token;
 pub use syntax::{check_accept, parse_origin};
-pub use tools::{ClientRule, ToolSettings};
+pub use tools::{ClientRule, Dialect, ToolSettings};
 
 /// The validated configuration.
 #[derive(Debug, Clone, Deserialize, Serialize)]

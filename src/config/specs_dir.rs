@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{ApiConfig, ConfigError, is_overlay_file};
-use crate::spec::SpecSource;
 
 /// The OpenAPI and Swagger files directly in `dir` that no configured API uses, named after
 /// the file. Overlay files (`*.overlay.yaml`) and files that are not API descriptions (shared
@@ -20,10 +19,7 @@ pub fn discover(
     })?;
     let used: Vec<PathBuf> = configured
         .values()
-        .filter_map(|api| match api.source() {
-            Some(Ok(SpecSource::File(path))) => Some(canonical(&path)),
-            _ => None,
-        })
+        .filter_map(|api| api.spec_file().map(|path| canonical(&path)))
         .collect();
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)

@@ -1,6 +1,5 @@
 use super::specs_dir::api_name_from_spec;
 use super::*;
-use crate::spec::ApiKeyLocation;
 
 #[test]
 fn a_syntax_error_says_where_without_quoting_the_line() {

@@ -1,9 +1,8 @@
-//! `[tools]`: how tools are named, described and published, and the per-client rules
-//! (`[[tools.clients]]`) matched on `clientInfo.name`.
+//! `[tools]`: how tools are named, described and published, the per-client rules
+//! (`[[tools.clients]]`) matched on `clientInfo.name`, and the schema [`Dialect`] names
+//! they choose (what each dialect means is `schema::dialect`'s business).
 
 use serde::{Deserialize, Serialize};
-
-use super::Dialect;
 
 /// How tools are named and described.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
@@ -75,5 +74,39 @@ impl Default for ToolSettings {
             dialect: Dialect::Full,
             clients: Vec::new(),
         }
+    }
+}
+
+/// The schema subset a client's model API accepts.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Deserialize, serde::Serialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dialect {
+    /// JSON Schema 2020-12, as restmcp publishes it.
+    #[default]
+    Full,
+    /// OpenAI function calling with `strict: true` (Structured Outputs).
+    OpenaiStrict,
+    /// Gemini API function declarations (OpenAPI 3.0 subset `Schema`).
+    Gemini,
+}
+
+impl Dialect {
+    pub const ALL: [Dialect; 3] = [Dialect::Full, Dialect::OpenaiStrict, Dialect::Gemini];
+
+    /// The configuration name (`full`, `openai-strict`, `gemini`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Full => "full",
+            Dialect::OpenaiStrict => "openai-strict",
+            Dialect::Gemini => "gemini",
+        }
+    }
+}
+
+impl std::fmt::Display for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }

@@ -5,7 +5,8 @@ use super::headers::UNFORWARDABLE;
 use super::reload::MAX_RELOAD_TIMEOUT_SECONDS;
 use super::syntax::is_http_url;
 use super::{
-    ApiConfig, Config, ConfigError, MIN_MESSAGE_BYTES, check_accept, is_token, parse_origin,
+    ApiConfig, Config, ConfigError, HTTP_METHODS, MIN_MESSAGE_BYTES, check_accept, is_token,
+    parse_origin,
 };
 
 impl Config {
@@ -105,9 +106,9 @@ impl Config {
             for (key, filters) in [("include", &api.include), ("exclude", &api.exclude)] {
                 for filter in filters.iter().flat_map(|f| &f.0) {
                     if let Some(method) = filter.methods.iter().find(|m| {
-                        !crate::spec::Method::ALL
+                        !HTTP_METHODS
                             .iter()
-                            .any(|known| known.as_str().eq_ignore_ascii_case(m))
+                            .any(|known| known.eq_ignore_ascii_case(m))
                     }) {
                         return Err(invalid(
                             format!("apis.{name}.{key}.methods"),
@@ -216,7 +217,7 @@ impl Config {
         Ok(())
     }
 
-    /// The `[server]` keys beyond `listen` and `page_size`, and `[log]`.
+    /// The `[loading]` limits and origins.
     fn validate_loading(&self) -> Result<(), ConfigError> {
         let loading = &self.loading;
         for (key, value) in [
@@ -243,6 +244,7 @@ impl Config {
         Ok(())
     }
 
+    /// The `[server]` keys beyond `listen` and `page_size`, and `[log]`.
     fn validate_server(&self) -> Result<(), ConfigError> {
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
             return Err(ConfigError::Invalid {

@@ -96,44 +96,12 @@ mod rules;
 
 use serde_json::{Map, Value};
 
+use crate::config::Dialect;
+
 /// How many times a `$ref` may repeat along one path when Gemini schemas are inlined: a
 /// recursive structure keeps this many levels of itself, then the recursive property is
 /// left out with a note.
 pub const GEMINI_RECURSION: usize = 2;
-
-/// The schema subset a client's model API accepts.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Deserialize, serde::Serialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Dialect {
-    /// JSON Schema 2020-12, as restmcp publishes it.
-    #[default]
-    Full,
-    /// OpenAI function calling with `strict: true` (Structured Outputs).
-    OpenaiStrict,
-    /// Gemini API function declarations (OpenAPI 3.0 subset `Schema`).
-    Gemini,
-}
-
-impl Dialect {
-    pub const ALL: [Dialect; 3] = [Dialect::Full, Dialect::OpenaiStrict, Dialect::Gemini];
-
-    /// The configuration name (`full`, `openai-strict`, `gemini`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dialect::Full => "full",
-            Dialect::OpenaiStrict => "openai-strict",
-            Dialect::Gemini => "gemini",
-        }
-    }
-}
-
-impl std::fmt::Display for Dialect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The same input schema made acceptable to the dialect, plus a human note for each thing
 /// that had to be dropped or changed in a way the model can notice, with its path (e.g.

@@ -17,6 +17,7 @@ use url::Url;
 use super::SpecError;
 use super::parse::{Allowance, parse_document_within};
 use super::place::{LoadPolicy, Place};
+use crate::config::ApiConfig;
 
 /// Index of a document inside its [`DocumentSet`].
 pub type DocId = usize;
@@ -67,6 +68,15 @@ impl SpecSource {
         } else {
             Ok(SpecSource::File(text.into()))
         }
+    }
+
+    /// Where to load an API's spec from; `None` for an API of hand-written tools only.
+    pub fn of_api(api: &ApiConfig) -> Option<Result<SpecSource, SpecError>> {
+        let spec = api.spec.as_ref()?;
+        Some(match api.spec_file() {
+            Some(path) => Ok(SpecSource::File(path)),
+            None => SpecSource::parse(&spec.original().to_string_lossy()),
+        })
     }
 
     pub fn display_name(&self) -> String {

@@ -147,4 +147,21 @@ mod tests {
         assert!(detect_version(&json!({"openapi": 3.0})).is_err());
         assert!(detect_version(&json!({"info": {}})).is_err());
     }
+
+    #[test]
+    fn the_config_names_the_methods_the_model_knows() {
+        assert_eq!(
+            Method::ALL.map(Method::as_str),
+            crate::config::HTTP_METHODS,
+            "config::HTTP_METHODS (filter validation) and Method::ALL must list the same methods"
+        );
+    }
+
+    #[test]
+    fn the_default_policy_is_the_default_loading_settings() {
+        assert_eq!(
+            LoadPolicy::default(),
+            LoadPolicy::from_settings(&crate::config::LoadingSettings::default())
+        );
+    }
 }

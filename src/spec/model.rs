@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::document::DocId;
@@ -366,33 +366,9 @@ pub struct Api<'a> {
 /// must be satisfied together. Empty means anonymous access.
 pub type SecurityRequirement = BTreeMap<String, Vec<String>>;
 
-/// Where an API key travels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ApiKeyLocation {
-    Header,
-    Query,
-    Cookie,
-}
-
-impl ApiKeyLocation {
-    pub fn parse(text: &str) -> Option<ApiKeyLocation> {
-        match text {
-            "header" => Some(ApiKeyLocation::Header),
-            "query" => Some(ApiKeyLocation::Query),
-            "cookie" => Some(ApiKeyLocation::Cookie),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApiKeyLocation::Header => "header",
-            ApiKeyLocation::Query => "query",
-            ApiKeyLocation::Cookie => "cookie",
-        }
-    }
-}
+/// Where an API key travels. The config's own type, since `apis.NAME.auth.SCHEME.in`
+/// names it too; part of this model through [`SecurityScheme`].
+pub use crate::config::ApiKeyLocation;
 
 /// The HTTP authentication schemes restmcp can send (RFC 9110 §11; names are
 /// case-insensitive).

@@ -45,7 +45,7 @@ pub struct Allowance {
 }
 
 /// The default of `loading.max_yaml_alias_values`.
-pub const DEFAULT_ALIAS_VALUES: u64 = 1_000_000;
+pub const DEFAULT_ALIAS_VALUES: u64 = crate::config::DEFAULT_MAX_YAML_ALIAS_VALUES;
 
 impl Default for Allowance {
     fn default() -> Self {

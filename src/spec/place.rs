@@ -16,7 +16,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use figment::value::magic::RelativePathBuf;
 use url::Url;
+
+use crate::config::{
+    DEFAULT_MAX_API_BYTES, DEFAULT_MAX_DOCUMENT_BYTES, LoadingSettings, parse_origin,
+};
 
 use super::parse::DEFAULT_ALIAS_VALUES;
 
@@ -37,11 +42,6 @@ pub struct LoadPolicy {
     pub ref_dirs: Vec<PathBuf>,
 }
 
-/// Default of `loading.max_document_bytes`: 64 MiB.
-pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 64 << 20;
-/// Default of `loading.max_api_bytes`: 256 MiB.
-pub const DEFAULT_MAX_API_BYTES: u64 = 256 << 20;
-
 impl Default for LoadPolicy {
     fn default() -> Self {
         LoadPolicy {
@@ -51,6 +51,28 @@ impl Default for LoadPolicy {
             ref_origins: Vec::new(),
             allow_private_addresses: false,
             ref_dirs: Vec::new(),
+        }
+    }
+}
+
+impl LoadPolicy {
+    /// The policy the `[loading]` settings ask for (origins normalized, directories resolved).
+    pub fn from_settings(settings: &LoadingSettings) -> LoadPolicy {
+        LoadPolicy {
+            max_document_bytes: settings.max_document_bytes,
+            max_api_bytes: settings.max_api_bytes,
+            max_yaml_alias_values: settings.max_yaml_alias_values,
+            ref_origins: settings
+                .ref_origins
+                .iter()
+                .filter_map(|o| parse_origin(o).ok())
+                .collect(),
+            allow_private_addresses: settings.allow_private_addresses,
+            ref_dirs: settings
+                .ref_dirs
+                .iter()
+                .map(RelativePathBuf::relative)
+                .collect(),
         }
     }
 }

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use restmcp::catalog::Tool;
+use restmcp::config::Dialect;
 use restmcp::mock::generate;
-use restmcp::schema::dialect::{self, Adapted, Dialect};
+use restmcp::schema::dialect::{self, Adapted};
 use serde_json::Value;
 
 use crate::support::{build, load_docs, shared_spec};

@@ -236,7 +236,8 @@ async fn connect_as(
 
 #[tokio::test]
 async fn each_client_gets_its_dialect_and_name_budget() {
-    use restmcp::schema::dialect::{Dialect, violations};
+    use restmcp::config::Dialect;
+    use restmcp::schema::dialect::violations;
     let upstream = upstream::start().await;
     let config = format!(
         "[server]\nlisten = \"127.0.0.1:0\"\n[reload]\nenabled = false\n\
@@ -345,7 +346,8 @@ async fn each_client_gets_its_dialect_and_name_budget() {
 
 #[tokio::test]
 async fn a_strict_client_searches_and_calls_with_arguments_as_json_text() {
-    use restmcp::schema::dialect::{Dialect, violations};
+    use restmcp::config::Dialect;
+    use restmcp::schema::dialect::violations;
     let upstream = upstream::start().await;
     let config = format!(
         "[server]\nlisten = \"127.0.0.1:0\"\n[reload]\nenabled = false\n\
