@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use super::parse::{Query, Segment, Selector};
+use super::syntax::{Query, Segment, Selector};
 
 /// One step of a normalized path (§2.7), borrowing member names from the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -8,41 +8,8 @@ use std::borrow::Cow;
 use serde_json::{Number, Value};
 
 use super::eval::Eval;
-use super::function::Function;
-use super::parse::{Parser, PathError, Query};
+use super::syntax::{CmpOp, Comparable, Logical, Parser, PathError, Query};
 use crate::json::{equal as json_equal, number_cmp};
-
-/// §2.3.5.1 logical expressions.
-#[derive(Debug)]
-pub(super) enum Logical {
-    Or(Vec<Logical>),
-    And(Vec<Logical>),
-    Not(Box<Logical>),
-    /// §2.3.5.2.1 existence test.
-    Exists(Query),
-    /// A function returning LogicalType (`match()`, `search()`).
-    Test(Function),
-    Compare(Box<Comparable>, CmpOp, Box<Comparable>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum CmpOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-/// §2.3.5.1 comparable: a literal, a singular query or a ValueType function. While parsing
-/// it also holds any query or function, checked when its use is known.
-#[derive(Debug)]
-pub(super) enum Comparable {
-    Literal(Value),
-    Query(Query),
-    Function(Function),
-}
 
 /// Filter expressions (§2.3.5.1), read after the `?` of a filter selector.
 impl Parser<'_> {

@@ -9,50 +9,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::eval::Eval;
-use super::filter::Comparable;
-use super::parse::{Parser, PathError, Query};
-
-/// §2.4 function extensions.
-#[derive(Debug)]
-pub(super) enum Function {
-    /// §2.4.4 `length(ValueType) -> ValueType`.
-    Length(Box<Comparable>),
-    /// §2.4.5 `count(NodesType) -> ValueType`.
-    Count(Query),
-    /// §2.4.6 `match()` (`whole`) and §2.4.7 `search()`: `(ValueType, ValueType) ->
-    /// LogicalType`.
-    Regex {
-        whole: bool,
-        subject: Box<Comparable>,
-        pattern: Pattern,
-    },
-    /// §2.4.8 `value(NodesType) -> ValueType`.
-    Value(Query),
-}
-
-impl Function {
-    pub(super) fn name(&self) -> &'static str {
-        match self {
-            Function::Length(_) => "length",
-            Function::Count(_) => "count",
-            Function::Regex { whole: true, .. } => "match",
-            Function::Regex { whole: false, .. } => "search",
-            Function::Value(_) => "value",
-        }
-    }
-
-    pub(super) fn returns_logical(&self) -> bool {
-        matches!(self, Function::Regex { .. })
-    }
-}
-
-#[derive(Debug)]
-pub(super) enum Pattern {
-    /// A string literal compiled once; `None` when it is not a valid pattern, which makes
-    /// the function false for every node (§2.4.6).
-    Fixed(Option<Regex>),
-    Dynamic(Box<Comparable>),
-}
+use super::syntax::{Comparable, Function, Parser, PathError, Pattern, Query};
 
 /// Function calls (§2.4), read where an operand starts with a function name.
 impl Parser<'_> {

@@ -9,12 +9,15 @@
 //!
 //! Submodules, one concept each:
 //!
+//! * [`syntax`]: the query tree (queries, segments, selectors, filter expressions,
+//!   function calls), the parse error and the parser's reading position: the leaf the
+//!   other files build on;
 //! * [`parse`]: the query grammar (§2.1–§2.3, §2.5): segments, selectors, string and
-//!   integer literals, and the parser's limits;
+//!   integer literals;
 //! * [`eval`]: selection (§2.3, §2.5–§2.7): segments and selectors applied to a document,
 //!   and the nodes' locations in document order;
 //! * [`filter`]: filter expressions (§2.3.5): `||`, `&&`, `!`, existence tests and
-//!   comparisons, parsed and evaluated;
+//!   comparisons, parsed and evaluated (it extends the parser and the evaluator);
 //! * [`function`]: the function extensions (§2.4) `length()`, `count()`, `match()`,
 //!   `search()` and `value()`, their well-typedness, and I-Regexp patterns (RFC 9485).
 //!
@@ -41,11 +44,13 @@ mod eval;
 mod filter;
 mod function;
 mod parse;
+mod syntax;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use eval::{Step, select};
-pub use parse::{PathError, Query, parse_query};
+pub use parse::parse_query;
+pub use syntax::{PathError, Query};
 
 /// JSON pointers (RFC 6901) of the nodes `path` selects in `document`, in document order
 /// and without duplicates. The error reads `invalid JSONPath at character N: problem`.

@@ -1,97 +1,13 @@
 //! The JSONPath query grammar (RFC 9535 §2.1–§2.3, §2.5): a query is `$` followed by
-//! segments, a segment holds selectors (names, `*`, indices, slices, filters), and the
-//! [`Parser`] reads them with string and integer literals, within the limits below. Filter
-//! expressions are read by [`super::filter`], function calls by [`super::function`].
+//! segments, a segment holds selectors (names, `*`, indices, slices, filters), read with
+//! their string and integer literals. Filter expressions are read by [`super::filter`],
+//! function calls by [`super::function`]; the tree they build is [`super::syntax`].
 
-use super::filter::Logical;
-
-/// A query: `$` or `@` followed by segments (§2.1.1).
-#[derive(Debug)]
-pub struct Query {
-    pub(super) absolute: bool,
-    pub(super) segments: Vec<Segment>,
-}
-
-impl Query {
-    /// True when the nodelist is in document order and free of duplicates by construction:
-    /// no descendant segment, no bracket with several selectors, no backwards slice.
-    pub(super) fn keeps_document_order(&self) -> bool {
-        self.segments.iter().all(|segment| {
-            !segment.descendant
-                && match segment.selectors.as_slice() {
-                    [Selector::Slice { step, .. }] => step.is_none_or(|step| step >= 0),
-                    [_] => true,
-                    _ => false,
-                }
-        })
-    }
-
-    /// §2.3.5.1: a singular query has only child segments of one name or index selector.
-    pub(super) fn is_singular(&self) -> bool {
-        self.segments.iter().all(|segment| {
-            !segment.descendant
-                && matches!(
-                    segment.selectors.as_slice(),
-                    [Selector::Name(_) | Selector::Index(_)]
-                )
-        })
-    }
-}
-
-/// §2.5: a child segment (`.name`, `[…]`) or a descendant segment (`..name`, `..[…]`).
-#[derive(Debug)]
-pub(super) struct Segment {
-    pub(super) descendant: bool,
-    pub(super) selectors: Vec<Selector>,
-}
-
-/// §2.3 selectors.
-#[derive(Debug)]
-pub(super) enum Selector {
-    Name(String),
-    Wildcard,
-    Index(i64),
-    Slice {
-        start: Option<i64>,
-        end: Option<i64>,
-        step: Option<i64>,
-    },
-    Filter(Box<Logical>),
-}
-
-/// A syntax error at a byte offset of the query.
-#[derive(Debug)]
-pub struct PathError {
-    pub(super) byte: usize,
-    pub(super) message: String,
-}
-
-impl PathError {
-    /// The character at fault, counted from 1.
-    pub fn position(&self, source: &str) -> usize {
-        source.get(..self.byte).map_or(0, |s| s.chars().count()) + 1
-    }
-
-    /// `invalid JSONPath at character N: problem`.
-    pub fn describe(&self, source: &str) -> String {
-        format!(
-            "invalid JSONPath at character {}: {}",
-            self.position(source),
-            self.message
-        )
-    }
-    /// The problem, without its position.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-}
+use super::syntax::{Parser, PathError, Query, Segment, Selector};
 
 /// Largest magnitude of an index or slice bound: the I-JSON range of §2.1 ("integers MUST be
 /// within the range [-(2^53)+1, (2^53)-1]").
 const MAX_INT: i64 = (1 << 53) - 1;
-
-/// Deepest nesting of parentheses, filters and function calls accepted.
-const MAX_NESTING: usize = 64;
 
 pub fn parse_query(source: &str) -> Result<Query, PathError> {
     let mut parser = Parser {
@@ -120,110 +36,17 @@ pub fn parse_query(source: &str) -> Result<Query, PathError> {
     })
 }
 
-/// RFC 9535 §2.1.1 `B`: the blank characters.
-pub(super) fn is_blank(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r')
-}
-
 /// §2.5.1.1 `name-first`, extended with `$` (see the module documentation).
-pub(super) fn is_name_first(c: char) -> bool {
+fn is_name_first(c: char) -> bool {
     c.is_ascii_alphabetic() || c == '_' || c == '$' || !c.is_ascii()
 }
 
 /// §2.5.1.1 `name-char`, extended with `-` (see the module documentation).
-pub(super) fn is_name_char(c: char) -> bool {
+fn is_name_char(c: char) -> bool {
     is_name_first(c) || c.is_ascii_digit() || c == '-'
 }
 
-pub(super) struct Parser<'s> {
-    pub(super) source: &'s str,
-    /// Byte offset, always on a character boundary.
-    pub(super) pos: usize,
-    pub(super) depth: usize,
-}
-
 impl Parser<'_> {
-    pub(super) fn rest(&self) -> &str {
-        self.source.get(self.pos..).unwrap_or("")
-    }
-
-    pub(super) fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
-    }
-
-    pub(super) fn peek_second(&self) -> Option<char> {
-        self.rest().chars().nth(1)
-    }
-
-    pub(super) fn bump(&mut self) -> Option<char> {
-        let c = self.peek()?;
-        self.pos += c.len_utf8();
-        Some(c)
-    }
-
-    pub(super) fn eat(&mut self, c: char) -> bool {
-        if self.peek() == Some(c) {
-            self.pos += c.len_utf8();
-            true
-        } else {
-            false
-        }
-    }
-
-    pub(super) fn eat_str(&mut self, s: &str) -> bool {
-        if self.rest().starts_with(s) {
-            self.pos += s.len();
-            true
-        } else {
-            false
-        }
-    }
-
-    pub(super) fn skip_blank(&mut self) {
-        while self.peek().is_some_and(is_blank) {
-            self.pos += 1;
-        }
-    }
-
-    pub(super) fn error_here(&self, message: impl Into<String>) -> PathError {
-        PathError {
-            byte: self.pos,
-            message: message.into(),
-        }
-    }
-
-    pub(super) fn expected_message(&self, what: &str) -> String {
-        match self.peek() {
-            None => format!("expected {what}"),
-            Some(c) => format!("expected {what}, found '{c}'"),
-        }
-    }
-
-    pub(super) fn expected(&self, what: &str) -> PathError {
-        self.error_here(self.expected_message(what))
-    }
-
-    pub(super) fn expect(&mut self, c: char) -> Result<(), PathError> {
-        if self.eat(c) {
-            Ok(())
-        } else {
-            Err(self.expected(&format!("'{c}'")))
-        }
-    }
-
-    pub(super) fn enter(&mut self) -> Result<(), PathError> {
-        self.depth += 1;
-        if self.depth > MAX_NESTING {
-            Err(self.error_here(format!("nested deeper than {MAX_NESTING} levels")))
-        } else {
-            Ok(())
-        }
-    }
-
-    pub(super) fn leave(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
-    }
-
     /// §2.1.1 `segments = *(S segment)`. Blanks before something that is not a segment are
     /// left unconsumed, for the caller to read.
     pub(super) fn segments(&mut self) -> Result<Vec<Segment>, PathError> {
