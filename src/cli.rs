@@ -481,7 +481,7 @@ impl ApiSummary {
                     .map(|url| format!("→ {url}"))
                     .unwrap_or_default()
             };
-            if api.discovery != crate::config::Discovery::All {
+            if api.discovery != crate::config::DiscoveryMode::All {
                 target.push_str(&format!(" (discovery: {})", api.discovery.as_str()));
             }
             apis.push((name.clone(), tools.len(), target));

@@ -29,7 +29,7 @@ pub use naming::NameChange;
 pub use report::{ApiReport, OperationReport, Outcome, Report};
 pub use schema_text::SchemaText;
 
-use crate::config::{Discovery, ToolSettings};
+use crate::config::{DiscoveryMode, ToolSettings};
 use crate::schema::RefGraph;
 use crate::spec::{self, DocumentSet, Method, SecurityRequirement, SecurityScheme, SpecError};
 use overlay::{OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
@@ -366,7 +366,7 @@ impl Catalog {
     /// pinned); else it is reached through the discovery tools.
     pub fn is_listed(&self, tool: &Tool) -> bool {
         self.listings.get(&tool.route.api).is_none_or(|listing| {
-            listing.discovery == Discovery::All || listing.pinned.contains(&tool.name)
+            listing.discovery == DiscoveryMode::All || listing.pinned.contains(&tool.name)
         })
     }
 
@@ -416,7 +416,7 @@ pub struct ApiInput<'a> {
     /// Answer calls from the spec instead of calling the upstream.
     pub mock: bool,
     /// How the tools are offered, and the ones listed whatever the mode.
-    pub discovery: Discovery,
+    pub discovery: DiscoveryMode,
     pub pinned: &'a [String],
     /// Overrides `tools.max_description_length`.
     pub max_description_length: Option<usize>,
@@ -439,7 +439,7 @@ impl<'a> ApiInput<'a> {
             selection: Selection::default(),
             overlays: &[],
             mock: false,
-            discovery: Discovery::All,
+            discovery: DiscoveryMode::All,
             pinned: &[],
             max_description_length: None,
             max_parameter_description_length: None,
@@ -448,10 +448,10 @@ impl<'a> ApiInput<'a> {
     }
 }
 
-/// How one API's tools are offered (see [`Discovery`]).
+/// How one API's tools are offered (see [`DiscoveryMode`]).
 #[derive(Debug, Clone, Default)]
 pub struct Listing {
-    pub discovery: Discovery,
+    pub discovery: DiscoveryMode,
     pub pinned: std::collections::BTreeSet<String>,
     /// The API's title (from its description), for the meta tools' descriptions.
     pub title: String,

@@ -94,7 +94,7 @@ pub struct ApiConfig {
     /// How the API's tools reach the model: all listed, or found through search or meta
     /// tools (for APIs too large to list).
     #[serde(default)]
-    pub discovery: Discovery,
+    pub discovery: DiscoveryMode,
     /// Tools listed even when `discovery` hides the others.
     #[serde(default)]
     pub pinned: Vec<String>,
@@ -109,10 +109,11 @@ pub struct ApiConfig {
     pub dialect: Option<Dialect>,
 }
 
-/// How an API's tools are offered in `tools/list`.
+/// How an API's tools are offered in `tools/list` (`apis.NAME.discovery`); the `discovery`
+/// module serves the search and meta modes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Discovery {
+pub enum DiscoveryMode {
     /// Every tool is listed.
     #[default]
     All,
@@ -122,12 +123,12 @@ pub enum Discovery {
     Meta,
 }
 
-impl Discovery {
+impl DiscoveryMode {
     pub fn as_str(self) -> &'static str {
         match self {
-            Discovery::All => "all",
-            Discovery::Search => "search",
-            Discovery::Meta => "meta",
+            DiscoveryMode::All => "all",
+            DiscoveryMode::Search => "search",
+            DiscoveryMode::Meta => "meta",
         }
     }
 }

@@ -56,7 +56,7 @@ mod tools;
 mod validate;
 
 pub use api::{
-    ApiConfig, Discovery, Filter, Filters, HTTP_METHODS, RateLimit, conventional_overlay,
+    ApiConfig, DiscoveryMode, Filter, Filters, HTTP_METHODS, RateLimit, conventional_overlay,
     is_overlay_file,
 };
 pub use auth::{ApiKeyLocation, AuthConfig, AuthKind};

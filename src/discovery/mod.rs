@@ -15,7 +15,7 @@ pub mod search;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, Tool, json_len, naming};
-use crate::config::Discovery as Mode;
+use crate::config::DiscoveryMode as Mode;
 use crate::upstream::{Content, ToolResult};
 use search::SearchIndex;
 
