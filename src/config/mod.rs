@@ -33,6 +33,11 @@
 //!   rules), [`api`] (one upstream API), [`auth`] (its credentials), [`headers`] (its
 //!   forwarded headers), [`loading`] (what specs may reach), [`reload`] and [`log`];
 //! * [`syntax`]: the shapes of values settings hold (header names, origins, `Accept`).
+//!
+//! `config` is the lowest floor: it owns its own types ([`Dialect`], [`ApiKeyLocation`],
+//! [`DiscoveryMode`], the [`HTTP_METHODS`] a filter may name, the `[loading]` defaults) and
+//! imports nothing else of the crate. Stages above build their own values from it
+//! (`spec::LoadPolicy::from_settings`, `spec::SpecSource::of_api`).
 
 use std::collections::BTreeMap;
 
