@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{MARK_ENUM, MARK_OPTIONAL};
+use super::marks::{MARK_ENUM, MARK_OPTIONAL};
 use super::merge::same_value;
 
 /// `$ref` hops followed at one position before giving up (an alias cycle).
