@@ -21,6 +21,7 @@
 //! `oneOf` becomes `anyOf`.
 
 pub mod dialect;
+pub mod example;
 mod graph;
 
 use std::collections::{BTreeMap, VecDeque};

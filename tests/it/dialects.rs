@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use restmcp::catalog::Tool;
-use restmcp::mock::generate;
+use restmcp::schema::example;
 use restmcp::schema::dialect::{self, Adapted, Dialect};
 use serde_json::Value;
 
@@ -88,7 +88,7 @@ fn check_round_trip(
     validator: &jsonschema::Validator,
     tally: &mut Tally,
 ) {
-    let Some(generated) = generate::example(&adapted.schema) else {
+    let Some(generated) = example::example(&adapted.schema) else {
         tally.no_value += 1;
         return;
     };
