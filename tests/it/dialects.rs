@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use restmcp::catalog::Tool;
-use restmcp::schema::example;
 use restmcp::schema::dialect::{self, Adapted, Dialect};
+use restmcp::schema::example;
 use serde_json::Value;
 
 use crate::support::{build, load_docs, shared_spec};
