@@ -17,8 +17,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Number, Value, json};
 
 use super::marks::{MARK_ENUM, MARK_OPTIONAL};
-use super::merge::{Source, flatten, is_annotation, merge, same_value};
+use super::merge::{Source, flatten, is_annotation, merge};
 use super::{Dialect, GEMINI_RECURSION, limits};
+use crate::json;
 
 /// Object nesting openai-strict accepts ("up to 10 levels of nesting").
 pub(super) const STRICT_MAX_DEPTH: usize = 10;
@@ -748,7 +749,7 @@ impl<'a> Converter<'a> {
         if let Some(values) = listed {
             let mut fitting: Vec<Value> = Vec::new();
             for v in values {
-                if fits(&v, t) && !fitting.iter().any(|f| same_value(f, &v)) {
+                if fits(&v, t) && !fitting.iter().any(|f| json::equal(f, &v)) {
                     fitting.push(v);
                 }
             }
@@ -1106,7 +1107,7 @@ impl<'a> Converter<'a> {
             } else {
                 match enum_originals.and_then(Value::as_array) {
                     Some(originals) => {
-                        if originals.iter().any(|o| same_value(o, default)) {
+                        if originals.iter().any(|o| json::equal(o, default)) {
                             out.insert("default".into(), json!(default.to_string()));
                         }
                     }
