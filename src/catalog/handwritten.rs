@@ -272,7 +272,7 @@ pub fn build(
 /// A hand-written tool's mock answer: a value of its output schema, else an empty JSON
 /// object (or no body for DELETE).
 fn mock_answer(method: Method, output_schema: Option<&Value>) -> MockAnswer {
-    let value = output_schema.and_then(crate::mock::generate::example);
+    let value = output_schema.and_then(crate::schema::example::example);
     match value {
         Some(value) => MockAnswer {
             status: 200,

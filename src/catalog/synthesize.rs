@@ -1137,7 +1137,7 @@ fn mock_answer<'d>(
                 if let Value::Object(map) = &mut root {
                     map.insert("examples".into(), json!([example]));
                 }
-                let value = crate::mock::generate::example(&root);
+                let value = crate::schema::example::example(&root);
                 let source = if value.as_ref() == Some(example) {
                     "example"
                 } else {
@@ -1145,7 +1145,7 @@ fn mock_answer<'d>(
                 };
                 (value, source)
             }
-            (Some(root), None) => (crate::mock::generate::example(&root), "generated"),
+            (Some(root), None) => (crate::schema::example::example(&root), "generated"),
             (None, Some(example)) => (Some(example.clone()), "example"),
             (None, None) => (None, "generated"),
         };

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use restmcp::catalog::Tool;
-use restmcp::mock::generate;
 use restmcp::schema::dialect::{self, Adapted, Dialect};
+use restmcp::schema::example;
 use serde_json::Value;
 
 use crate::support::{build, load_docs, shared_spec};
@@ -88,7 +88,7 @@ fn check_round_trip(
     validator: &jsonschema::Validator,
     tally: &mut Tally,
 ) {
-    let Some(generated) = generate::example(&adapted.schema) else {
+    let Some(generated) = example::example(&adapted.schema) else {
         tally.no_value += 1;
         return;
     };
