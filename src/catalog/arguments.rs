@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::overlay::FixedValue;
+use super::patch::FixedValue;
 use crate::spec::{Encoding, ParamLocation, Style};
 
 /// Where an argument travels.

@@ -11,7 +11,7 @@
 pub mod arguments;
 pub mod handwritten;
 pub mod naming;
-pub mod overlay;
+pub mod patch;
 pub mod report;
 mod schema_text;
 pub mod select;
@@ -32,7 +32,7 @@ pub use schema_text::SchemaText;
 use crate::config::{Discovery, ToolSettings};
 use crate::schema::RefGraph;
 use crate::spec::{self, DocumentSet, Method, SecurityRequirement, SecurityScheme, SpecError};
-use overlay::{OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
+use patch::{OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
 use select::Candidate;
 pub use select::Selection;
 use synthesize::{Context, Draft};
@@ -677,7 +677,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                 tool.note("accept", format!("config apis.{}.accept", input.name));
             }
             for (patch_source, patch) in &op_patches {
-                overlay::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;
+                patch::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;
             }
             let changes = if tool.name == named.name {
                 named.changes
@@ -766,10 +766,10 @@ fn patches_by_operation<'p>(
     for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
         if let Some(extension) = &op.x_mcp {
             let location = format!("{file}#{}/x-mcp", op.pointer);
-            let patch = overlay::parse_extension(extension, &location)?;
+            let patch = patch::parse_extension(extension, &location)?;
             op_patches.push((
                 PatchSource {
-                    kind: overlay::SPEC_EXTENSION,
+                    kind: patch::SPEC_EXTENSION,
                     location,
                 },
                 std::borrow::Cow::Owned(patch),

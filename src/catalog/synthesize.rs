@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
 use super::naming::{ArgumentNames, NameRequest, argument_name};
-use super::overlay::FixedValue;
+use super::patch::FixedValue;
 
 use super::text::{clean, tidy_schema};
 use super::{Annotations, MockAnswer, OutputPlan, Route, SchemaText};

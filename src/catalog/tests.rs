@@ -1357,7 +1357,7 @@ fn accept_from_config_overlay_and_x_mcp() {
         "api.json".into(),
         spec,
     );
-    let overlay = overlay::parse_file(
+    let overlay = patch::parse_file(
         "o.yaml",
         b"tools:\n  c: {accept: application/vnd.github+json}\n",
     )
