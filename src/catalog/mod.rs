@@ -35,8 +35,9 @@ use crate::spec::{self, DocumentSet, Method, SecurityRequirement, SecurityScheme
 use patch::{OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
 use select::Candidate;
 pub use select::Selection;
+pub use synthesize::default_filename;
 use synthesize::{Context, Draft};
-pub use synthesize::{default_filename, truncate_text};
+pub use text::truncate_text;
 
 /// MCP tool annotations (all hints explicit, as clients otherwise assume the worst).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -31,7 +31,7 @@ use serde::de::{DeserializeOwned, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
 
-use super::arguments::Location;
+use super::arguments::{FixedValue, Location};
 use super::naming::is_valid_tool_name;
 use super::{Annotations, SchemaText, Tool, ToolLimit};
 use crate::json::escape_token as escape_segment;
@@ -607,53 +607,6 @@ fn apply_argument_to(
         source.describe(&["arguments", argument]),
     );
     Ok(())
-}
-
-/// A value the server sends for a hidden argument: an overlay's `value` or `value_env`,
-/// or a fixed query parameter of a path suffix (`#Action=DescribeRegions`).
-#[derive(Clone, PartialEq, Eq)]
-pub enum FixedValue {
-    Literal(Value),
-    /// Read from the environment when the tool set was loaded; never shown.
-    Env {
-        name: String,
-        value: String,
-    },
-}
-
-impl FixedValue {
-    pub fn value(&self) -> Value {
-        match self {
-            FixedValue::Literal(value) => value.clone(),
-            FixedValue::Env { value, .. } => Value::String(value.clone()),
-        }
-    }
-
-    /// The secret text to redact from results, if the value came from the environment.
-    pub fn secret(&self) -> Option<&str> {
-        match self {
-            FixedValue::Env { value, .. } => Some(value),
-            FixedValue::Literal(_) => None,
-        }
-    }
-}
-
-impl fmt::Debug for FixedValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FixedValue::Literal(value) => write!(f, "Literal({value})"),
-            FixedValue::Env { name, .. } => write!(f, "Env(${name}, redacted)"),
-        }
-    }
-}
-
-impl serde::Serialize for FixedValue {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            FixedValue::Literal(value) => value.serialize(serializer),
-            FixedValue::Env { name, .. } => serializer.serialize_str(&format!("${name}")),
-        }
-    }
 }
 
 fn properties_mut(schema: &mut Value) -> &mut Map<String, Value> {
