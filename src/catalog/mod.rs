@@ -12,6 +12,7 @@ pub mod arguments;
 pub mod handwritten;
 pub mod naming;
 pub mod patch;
+pub mod projection;
 pub mod report;
 mod schema_text;
 pub mod select;
