@@ -27,7 +27,7 @@ use serde_json::Value;
 
 pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
 pub use naming::NameChange;
-pub use report::{ApiReport, OperationReport, Outcome, Report};
+pub use report::{ApiReport, OperationOutcome, OperationReport, Report};
 pub use schema_text::SchemaText;
 
 use crate::config::{Discovery, ToolSettings};
@@ -596,7 +596,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                     op.index,
                     op.label(),
                     location,
-                    Outcome::Excluded { reason },
+                    OperationOutcome::Excluded { reason },
                 ));
                 continue;
             }
@@ -611,7 +611,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                     op.index,
                     op.label(),
                     location,
-                    Outcome::Hidden { by },
+                    OperationOutcome::Hidden { by },
                 ));
                 continue;
             }
@@ -729,7 +729,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                     index,
                     tool.origin.operation.clone(),
                     source.location,
-                    Outcome::Excluded { reason },
+                    OperationOutcome::Excluded { reason },
                 ));
                 continue;
             }

@@ -665,7 +665,7 @@ fn an_operation_with_a_broken_ref_is_skipped_with_both_ends_named() {
         .find(|o| o.is_skipped())
         .expect("skipped");
     assert_eq!(skipped.operation, "POST /bad");
-    let Outcome::Skipped { reason } = &skipped.outcome else {
+    let OperationOutcome::Skipped { reason } = &skipped.outcome else {
         unreachable!()
     };
     assert!(
