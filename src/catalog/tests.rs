@@ -3,7 +3,7 @@ use url::Url;
 
 use super::*;
 use crate::config::ToolSettings;
-use crate::spec::{DocumentSet, Style};
+use crate::spec::{self, DocumentSet, Style};
 
 fn build_one(spec: Value) -> (Catalog, Report) {
     build_with(spec, ToolSettings::default())
