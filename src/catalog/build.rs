@@ -303,6 +303,41 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         report.title = api.title.clone();
         schemes = api.security_schemes;
     }
+    add_hand_written(
+        input,
+        settings,
+        &mut tools,
+        &mut operations,
+        &mut report.source,
+    )
+    .map_err(patch_error)?;
+    let mut seen: HashMap<&str, &Tool> = HashMap::new();
+    for tool in &tools {
+        if let Some(first) = seen.insert(&tool.name, tool) {
+            return Err(CatalogError::DuplicateName {
+                name: tool.name.clone(),
+                first: format!(
+                    "API \"{}\" {} ({})",
+                    input.name, first.origin.operation, first.origin.location
+                ),
+                second: format!("{} ({})", tool.origin.operation, tool.origin.location),
+            });
+        }
+    }
+    report.operations = operations;
+    Ok((tools, report, schemes))
+}
+
+/// Adds the tools the API's overlay files write by hand (`add`), file by file after the
+/// synthesized ones; the API's selection applies to them as to operations. An API made only
+/// of hand-written tools takes its first overlay file as its source (`api_source`).
+fn add_hand_written(
+    input: &ApiInput<'_>,
+    settings: &ToolSettings,
+    tools: &mut Vec<Tool>,
+    operations: &mut Vec<OperationReport>,
+    api_source: &mut String,
+) -> Result<(), PatchError> {
     let cx = handwritten::ApiContext {
         api: input.name,
         base_url: input.base_url.or(input.mock.then_some(MOCK_BASE_URL)),
@@ -316,7 +351,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                 kind: "overlay",
                 location: format!("{file}#/add/{}", crate::json::escape_token(name)),
             };
-            let tool = handwritten::build(&cx, name, new_tool, &source).map_err(patch_error)?;
+            let tool = handwritten::build(&cx, name, new_tool, &source)?;
             let candidate = Candidate {
                 method: tool.route.method,
                 path: &tool.route.path,
@@ -336,25 +371,11 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
             operations.push(OperationReport::hand_written(index, &tool));
             tools.push(tool);
         }
-        if report.source.is_empty() {
-            report.source = file.clone();
+        if api_source.is_empty() {
+            *api_source = file.clone();
         }
     }
-    let mut seen: HashMap<&str, &Tool> = HashMap::new();
-    for tool in &tools {
-        if let Some(first) = seen.insert(&tool.name, tool) {
-            return Err(CatalogError::DuplicateName {
-                name: tool.name.clone(),
-                first: format!(
-                    "API \"{}\" {} ({})",
-                    input.name, first.origin.operation, first.origin.location
-                ),
-                second: format!("{} ({})", tool.origin.operation, tool.origin.location),
-            });
-        }
-    }
-    report.operations = operations;
-    Ok((tools, report, schemes))
+    Ok(())
 }
 
 /// Matches every overlay entry (and `x-mcp` extension) to its operation; an entry that
