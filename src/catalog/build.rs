@@ -146,6 +146,8 @@ pub const MOCK_BASE_URL: &str = "http://mock.restmcp.invalid";
 /// The patches that apply to one operation, in order: its `x-mcp`, then the overlays.
 type Patches<'p> = Vec<(PatchSource, std::borrow::Cow<'p, ToolPatch>)>;
 
+/// One API's tools (synthesized from its description, patched, then its hand-written ones),
+/// its report, and the security schemes it declares.
 fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, CatalogError> {
     let patch_error = |error: PatchError| CatalogError::Patch {
         api: input.name.to_string(),
