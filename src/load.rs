@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::catalog::overlay::{self, OverlayFile};
+use crate::catalog::patch::{self, OverlayFile};
 use crate::catalog::{self, ApiInput, Catalog, CatalogError, Report, Selection};
 use crate::config::Config;
 use crate::spec::{self, DocumentSet, SpecError, SpecSource};
@@ -217,7 +217,7 @@ async fn load_api(
         if spec::overlay::is_openapi_overlay(&value) {
             openapi_overlays.push((name, value));
         } else {
-            overlays.push((name.clone(), overlay::parse_file(&name, &bytes)?));
+            overlays.push((name.clone(), patch::parse_file(&name, &bytes)?));
         }
     }
     let mut notes = Vec::new();

@@ -4,7 +4,7 @@
 //!
 //! This module owns those schema files and hands them out by name. They describe, and must
 //! agree with, the serde types that stay authoritative: [`crate::config::Config`] (with the
-//! checks of its `validate`) and [`crate::catalog::overlay::OverlayFile`]. The tests below
+//! checks of its `validate`) and [`crate::catalog::patch::OverlayFile`]. The tests below
 //! hold both sides to the same documents. Rules a schema cannot state (a prefix at most half
 //! of `tools.max_name_length`, a header forwarded twice, an argument named in the path
 //! template) are left to the code.
@@ -33,7 +33,7 @@ mod tests {
 
     use super::*;
     use crate::catalog::handwritten::{self, ApiContext};
-    use crate::catalog::overlay::{self, PatchSource};
+    use crate::catalog::patch::{self, PatchSource};
     use crate::config::{Config, Overrides};
 
     fn schema(text: &str) -> Value {
@@ -467,7 +467,7 @@ include = []
     /// Parses an overlay as the code does and builds its hand-written tools.
     fn code_accepts_overlay(yaml: &str) -> Result<(), String> {
         let file =
-            overlay::parse_file("test.overlay.yaml", yaml.as_bytes()).map_err(|e| e.to_string())?;
+            patch::parse_file("test.overlay.yaml", yaml.as_bytes()).map_err(|e| e.to_string())?;
         let cx = ApiContext {
             api: "api",
             base_url: Some("http://127.0.0.1:1"),

@@ -7,7 +7,7 @@
 //! this process (on a loopback port of its own) and over stdio by a child `restmcp stdio
 //! --mock` (`restmcp stdio` when live), each driven by the official SDK's client. Both
 //! `tools/list` results must be the same; then every tool is called on both with arguments
-//! generated from its inputSchema ([`crate::mock::generate::example`]). The mock upstream
+//! generated from its inputSchema ([`crate::schema::example::example`]). The mock upstream
 //! checks each request against its operation and answers 400 with the reasons when it does
 //! not match, so a tool whose request comes out wrong fails here instead of in front of a
 //! model; a live upstream that validates requests (Prism answers 422 with its violations)
@@ -742,7 +742,7 @@ fn output_validator(tool: &Tool) -> OutputCheck {
 /// Arguments for the tool from its inputSchema, or the outcome when there are none.
 fn arguments(tool: &Tool) -> Result<Map<String, Value>, Outcome> {
     let schema = Value::Object(tool.input_schema.as_ref().clone());
-    match crate::mock::generate::example(&schema) {
+    match crate::schema::example::example(&schema) {
         Some(Value::Object(arguments)) => Ok(arguments),
         Some(other) => Err(Outcome::Failed(format!(
             "the arguments generated from the inputSchema are not an object: {}",

@@ -2,13 +2,15 @@
 //!
 //! It is exact and reversible: each argument of the input schema has one binding, each
 //! binding one argument, and no two bindings share a location and wire name. The
-//! dispatcher builds requests from it; it never appears in a tool schema.
+//! dispatcher builds requests from it; it never appears in a tool schema. A binding hidden
+//! from the model carries the [`FixedValue`] the server sends in its place.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::Serialize;
+use serde_json::Value;
 
-use super::overlay::FixedValue;
 use crate::spec::{Encoding, ParamLocation, Style};
 
 /// Where an argument travels.
@@ -135,5 +137,52 @@ impl ArgumentMap {
         self.bindings.iter().filter(|b| {
             !matches!(b.location, Location::Body | Location::FileName) && b.argument != b.wire_name
         })
+    }
+}
+
+/// A value the server sends for a hidden argument: an overlay's `value` or `value_env`,
+/// or a fixed query parameter of a path suffix (`#Action=DescribeRegions`).
+#[derive(Clone, PartialEq, Eq)]
+pub enum FixedValue {
+    Literal(Value),
+    /// Read from the environment when the tool set was loaded; never shown.
+    Env {
+        name: String,
+        value: String,
+    },
+}
+
+impl FixedValue {
+    pub fn value(&self) -> Value {
+        match self {
+            FixedValue::Literal(value) => value.clone(),
+            FixedValue::Env { value, .. } => Value::String(value.clone()),
+        }
+    }
+
+    /// The secret text to redact from results, if the value came from the environment.
+    pub fn secret(&self) -> Option<&str> {
+        match self {
+            FixedValue::Env { value, .. } => Some(value),
+            FixedValue::Literal(_) => None,
+        }
+    }
+}
+
+impl fmt::Debug for FixedValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FixedValue::Literal(value) => write!(f, "Literal({value})"),
+            FixedValue::Env { name, .. } => write!(f, "Env(${name}, redacted)"),
+        }
+    }
+}
+
+impl serde::Serialize for FixedValue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FixedValue::Literal(value) => value.serialize(serializer),
+            FixedValue::Env { name, .. } => serializer.serialize_str(&format!("${name}")),
+        }
     }
 }

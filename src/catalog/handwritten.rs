@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
 use super::naming::{is_valid_argument_name, is_valid_tool_name};
-use super::overlay::{self, NewTool, PatchError, PatchSource};
+use super::patch::{self, NewTool, PatchError, PatchSource};
 use super::{
     Annotations, BaseUrl, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool, ToolLimit,
 };
@@ -252,19 +252,19 @@ pub fn build(
     };
     tool.note("tool", format!("hand-written in {}", source.location));
     if let Some(seconds) = spec.timeout_seconds {
-        tool.route.timeout = Some(ToolLimit::Replace(overlay::timeout(
+        tool.route.timeout = Some(ToolLimit::Replace(patch::timeout(
             seconds,
             source.at(&["timeout_seconds"]),
         )?));
     }
     if let Some(accept) = &spec.accept {
-        tool.route.accept = overlay::checked_accept(accept, source)?;
+        tool.route.accept = patch::checked_accept(accept, source)?;
         tool.note("accept", source.describe(&["accept"]));
     } else if cx.accept.is_some() {
         tool.note("accept", format!("config apis.{}.accept", cx.api));
     }
     if let Some(response) = &spec.response {
-        overlay::apply_response(&mut tool, response, source)?;
+        patch::apply_response(&mut tool, response, source)?;
     }
     Ok(tool)
 }
@@ -272,7 +272,7 @@ pub fn build(
 /// A hand-written tool's mock answer: a value of its output schema, else an empty JSON
 /// object (or no body for DELETE).
 fn mock_answer(method: Method, output_schema: Option<&Value>) -> MockAnswer {
-    let value = output_schema.and_then(crate::mock::generate::example);
+    let value = output_schema.and_then(crate::schema::example::example);
     match value {
         Some(value) => MockAnswer {
             status: 200,
@@ -325,7 +325,7 @@ mod tests {
     use super::*;
 
     fn tool(yaml: &str) -> Result<Tool, PatchError> {
-        let file = overlay::parse_file("t.yaml", yaml.as_bytes()).expect("parses");
+        let file = patch::parse_file("t.yaml", yaml.as_bytes()).expect("parses");
         let (name, spec) = &file.add.0[0];
         let source = PatchSource {
             kind: "overlay",

@@ -72,9 +72,11 @@ impl Budget {
     }
 }
 
+/// What synthesis made of one operation (or an overlay's hand-written tool): a tool, or
+/// why there is none. Serialized as the `outcome` of its [`OperationReport`].
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Outcome {
+pub enum OperationOutcome {
     Mapped {
         tool: String,
         #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -109,7 +111,7 @@ pub struct OperationReport {
     /// `file#/paths/~1pets/get`
     pub location: String,
     #[serde(flatten)]
-    pub outcome: Outcome,
+    pub outcome: OperationOutcome,
     /// Keywords removed from its schemas, with counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped_keywords: Vec<(String, usize)>,
@@ -128,7 +130,7 @@ impl OperationReport {
             index,
             operation,
             location,
-            outcome: Outcome::Skipped { reason },
+            outcome: OperationOutcome::Skipped { reason },
             dropped_keywords: Vec::new(),
             notes: Vec::new(),
         }
@@ -138,7 +140,7 @@ impl OperationReport {
         index: usize,
         operation: String,
         location: String,
-        outcome: Outcome,
+        outcome: OperationOutcome,
     ) -> OperationReport {
         OperationReport {
             index,
@@ -155,7 +157,7 @@ impl OperationReport {
             index,
             operation: tool.origin.operation.clone(),
             location: tool.origin.location.clone(),
-            outcome: Outcome::HandWritten {
+            outcome: OperationOutcome::HandWritten {
                 tool: tool.name.clone(),
             },
             dropped_keywords: Vec::new(),
@@ -178,7 +180,7 @@ impl OperationReport {
             index,
             operation,
             location,
-            outcome: Outcome::Mapped {
+            outcome: OperationOutcome::Mapped {
                 tool,
                 renamed,
                 source,
@@ -194,14 +196,14 @@ impl OperationReport {
     }
 
     pub fn is_skipped(&self) -> bool {
-        matches!(self.outcome, Outcome::Skipped { .. })
+        matches!(self.outcome, OperationOutcome::Skipped { .. })
     }
 
     /// True when the entry became a tool.
     pub fn is_tool(&self) -> bool {
         matches!(
             self.outcome,
-            Outcome::Mapped { .. } | Outcome::HandWritten { .. }
+            OperationOutcome::Mapped { .. } | OperationOutcome::HandWritten { .. }
         )
     }
 }
@@ -230,12 +232,12 @@ impl Report {
             let mapped = api
                 .operations
                 .iter()
-                .filter(|o| matches!(o.outcome, Outcome::Mapped { .. }))
+                .filter(|o| matches!(o.outcome, OperationOutcome::Mapped { .. }))
                 .count();
             let hand_written = api
                 .operations
                 .iter()
-                .filter(|o| matches!(o.outcome, Outcome::HandWritten { .. }))
+                .filter(|o| matches!(o.outcome, OperationOutcome::HandWritten { .. }))
                 .count();
             let operations = api.operations.len() - hand_written;
             let extra = if hand_written > 0 {
@@ -291,7 +293,7 @@ impl Report {
             }
             for op in &api.operations {
                 match &op.outcome {
-                    Outcome::Mapped {
+                    OperationOutcome::Mapped {
                         tool,
                         renamed,
                         source,
@@ -306,17 +308,17 @@ impl Report {
                             );
                         }
                     }
-                    Outcome::Skipped { reason } => {
+                    OperationOutcome::Skipped { reason } => {
                         let _ = writeln!(out, "  SKIPPED  {:<40} {}", op.operation, op.location);
                         let _ = writeln!(out, "           {reason}");
                     }
-                    Outcome::Excluded { reason } => {
+                    OperationOutcome::Excluded { reason } => {
                         let _ = writeln!(out, "  excluded {:<40} {reason}", op.operation);
                     }
-                    Outcome::Hidden { by } => {
+                    OperationOutcome::Hidden { by } => {
                         let _ = writeln!(out, "  hidden   {:<40} by {by}", op.operation);
                     }
-                    Outcome::HandWritten { tool } => {
+                    OperationOutcome::HandWritten { tool } => {
                         let _ = writeln!(
                             out,
                             "  ok       {:<40} → {tool} (hand-written, {})",
@@ -343,17 +345,17 @@ impl Report {
                 }
             }
         }
-        let count = |f: fn(&Outcome) -> bool| {
+        let count = |f: fn(&OperationOutcome) -> bool| {
             self.apis
                 .iter()
                 .flat_map(|a| &a.operations)
                 .filter(|o| f(&o.outcome))
                 .count()
         };
-        let mapped = count(|o| matches!(o, Outcome::Mapped { .. }));
-        let hand_written = count(|o| matches!(o, Outcome::HandWritten { .. }));
-        let excluded = count(|o| matches!(o, Outcome::Excluded { .. }));
-        let hidden = count(|o| matches!(o, Outcome::Hidden { .. }));
+        let mapped = count(|o| matches!(o, OperationOutcome::Mapped { .. }));
+        let hand_written = count(|o| matches!(o, OperationOutcome::HandWritten { .. }));
+        let excluded = count(|o| matches!(o, OperationOutcome::Excluded { .. }));
+        let hidden = count(|o| matches!(o, OperationOutcome::Hidden { .. }));
         let skipped = self.skipped();
         let mut parts = vec![format!("{mapped} mapped")];
         if excluded > 0 {

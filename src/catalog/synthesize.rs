@@ -8,11 +8,12 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
+use super::arguments::{
+    ArgumentMap, Binding, BodyPlan, FileContent, FilePart, FixedValue, Location,
+};
 use super::naming::{ArgumentNames, NameRequest, argument_name};
-use super::overlay::FixedValue;
 
-use super::text::{clean, tidy_schema};
+use super::text::{clean, tidy_schema, truncate_text};
 use super::{Annotations, MockAnswer, OutputPlan, Route, SchemaText};
 use crate::schema::{Direction, Limit, Notes, RefGraph, Session};
 use crate::spec::{
@@ -1137,7 +1138,7 @@ fn mock_answer<'d>(
                 if let Value::Object(map) = &mut root {
                     map.insert("examples".into(), json!([example]));
                 }
-                let value = crate::mock::generate::example(&root);
+                let value = crate::schema::example::example(&root);
                 let source = if value.as_ref() == Some(example) {
                     "example"
                 } else {
@@ -1145,7 +1146,7 @@ fn mock_answer<'d>(
                 };
                 (value, source)
             }
-            (Some(root), None) => (crate::mock::generate::example(&root), "generated"),
+            (Some(root), None) => (crate::schema::example::example(&root), "generated"),
             (None, Some(example)) => (Some(example.clone()), "example"),
             (None, None) => (None, "generated"),
         };
@@ -1235,18 +1236,4 @@ fn description(op: &Operation<'_>, max_len: usize) -> String {
         text = format!("[DEPRECATED] {text}");
     }
     truncate_text(&text, max_len)
-}
-
-/// Cuts `text` to at most `max` characters at a word boundary, marking the cut with `…`.
-pub fn truncate_text(text: &str, max: usize) -> String {
-    if max == 0 || text.chars().count() <= max {
-        return text.to_string();
-    }
-    let limit = max.saturating_sub(1);
-    let cut: String = text.chars().take(limit).collect();
-    let at_word = match cut.rfind(char::is_whitespace) {
-        Some(i) if i > limit / 2 => &cut[..i],
-        _ => cut.as_str(),
-    };
-    format!("{}…", at_word.trim_end())
 }

@@ -3,7 +3,7 @@ use url::Url;
 
 use super::*;
 use crate::config::ToolSettings;
-use crate::spec::{DocumentSet, Style};
+use crate::spec::{self, DocumentSet, Style};
 
 fn build_one(spec: Value) -> (Catalog, Report) {
     build_with(spec, ToolSettings::default())
@@ -665,7 +665,7 @@ fn an_operation_with_a_broken_ref_is_skipped_with_both_ends_named() {
         .find(|o| o.is_skipped())
         .expect("skipped");
     assert_eq!(skipped.operation, "POST /bad");
-    let Outcome::Skipped { reason } = &skipped.outcome else {
+    let OperationOutcome::Skipped { reason } = &skipped.outcome else {
         unreachable!()
     };
     assert!(
@@ -1357,7 +1357,7 @@ fn accept_from_config_overlay_and_x_mcp() {
         "api.json".into(),
         spec,
     );
-    let overlay = overlay::parse_file(
+    let overlay = patch::parse_file(
         "o.yaml",
         b"tools:\n  c: {accept: application/vnd.github+json}\n",
     )

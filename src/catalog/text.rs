@@ -8,8 +8,6 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
-use super::synthesize::truncate_text;
-
 /// HTML elements seen in API descriptions. Only these are taken as tags, so `List<String>`
 /// or `<owner>` placeholders survive.
 const TAGS: &str = "a|abbr|b|blockquote|br|center|code|dd|del|details|div|dl|dt|em|font|h[1-6]|hr|i|img|ins|kbd|li|ol|p|pre|s|section|small|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr|tt|u|ul";
@@ -114,6 +112,20 @@ pub fn tidy_schema(schema: &mut Value, max: usize) {
         }
         _ => {}
     }
+}
+
+/// Cuts `text` to at most `max` characters at a word boundary, marking the cut with `…`.
+pub fn truncate_text(text: &str, max: usize) -> String {
+    if max == 0 || text.chars().count() <= max {
+        return text.to_string();
+    }
+    let limit = max.saturating_sub(1);
+    let cut: String = text.chars().take(limit).collect();
+    let at_word = match cut.rfind(char::is_whitespace) {
+        Some(i) if i > limit / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{}…", at_word.trim_end())
 }
 
 #[cfg(test)]

@@ -87,9 +87,21 @@
 //! [`violations`] states each dialect's rules once more, as a checker written apart from
 //! the conversion: the tests hold [`adapt_input`]'s output to it for every tool of the
 //! shared real-world specs.
+//!
+//! Submodules, in the order a schema meets them:
+//! * `merge`: one position brought to one flat schema (`$ref` read through, `allOf`
+//!   merged);
+//! * `convert`: the rewrite into a dialect, position by position, with the markers the way
+//!   back needs;
+//! * `limits`: openai-strict's size limits, enforced on a converted schema as a whole;
+//! * `marks`: those private markers (`x-restmcp-*`), and their removal for publication;
+//! * `restore`: arguments sent for the adapted schema → the original's;
+//! * `rules`: each dialect's rules stated once more, as the checker behind [`violations`];
+//! * `tests`: each rule on a small schema, and round trips.
 
 mod convert;
 mod limits;
+mod marks;
 mod merge;
 mod restore;
 mod rules;
@@ -123,7 +135,7 @@ pub fn adapt_input(dialect: Dialect, input_schema: &Value) -> Adapted {
     }
     let converted = convert::convert(dialect, input_schema);
     Adapted {
-        schema: convert::strip_markers(converted.schema),
+        schema: marks::strip_markers(converted.schema),
         dropped: converted.notes,
     }
 }
@@ -174,7 +186,7 @@ pub fn adapt_for_calls(dialect: Dialect, input_schema: &Value) -> (Adapted, Opti
         marked: converted.schema.clone(),
     };
     let adapted = Adapted {
-        schema: convert::strip_markers(converted.schema),
+        schema: marks::strip_markers(converted.schema),
         dropped: converted.notes,
     };
     (adapted, Some(restorer))

@@ -19,8 +19,20 @@
 //! specs do not quite promise, and a client that sees `structuredContent` contradict the
 //! `outputSchema` rejects the result. So validation-only keywords are dropped there and
 //! `oneOf` becomes `anyOf`.
+//!
+//! The translation lives in this file; its submodules:
+//! * [`graph`]: the `$ref` graph of one API description, built lazily and shared by every
+//!   tool's translation (which targets are recursive, computed once);
+//! * [`dialect`]: the published input schema rewritten for client model APIs that take
+//!   only a subset of JSON Schema (openai-strict, Gemini), and their arguments restored;
+//! * [`example`]: deterministic example values generated from a published schema (the
+//!   mock upstream's answers, `restmcp selftest`'s arguments), with the validator that
+//!   checks them;
+//! * `tests`: the translation of each OpenAPI construct, every result checked against
+//!   the 2020-12 meta-schema and a stock validator.
 
 pub mod dialect;
+pub mod example;
 mod graph;
 
 use std::collections::{BTreeMap, VecDeque};

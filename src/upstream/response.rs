@@ -346,7 +346,7 @@ fn json_success(
     let body = if shape.fields.is_empty() {
         body
     } else {
-        crate::catalog::overlay::FieldTree::new(shape.fields).project(body)
+        crate::catalog::projection::FieldTree::new(shape.fields).project(body)
     };
     let Some(plan) = output else {
         let text = body.to_string();

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use restmcp::catalog::Tool;
 use restmcp::config::Dialect;
-use restmcp::mock::generate;
 use restmcp::schema::dialect::{self, Adapted};
+use restmcp::schema::example;
 use serde_json::Value;
 
 use crate::support::{build, load_docs, shared_spec};
@@ -89,7 +89,7 @@ fn check_round_trip(
     validator: &jsonschema::Validator,
     tally: &mut Tally,
 ) {
-    let Some(generated) = generate::example(&adapted.schema) else {
+    let Some(generated) = example::example(&adapted.schema) else {
         tally.no_value += 1;
         return;
     };

@@ -1,4 +1,4 @@
-//! Integration tests: one binary, a module per feature (see DEVELOPERS.md).
+//! Integration tests: one binary, a module per feature (README, "Development"); `support` holds what they share.
 
 mod bad_input;
 mod bodies;
@@ -9,6 +9,7 @@ mod discovery;
 mod dispatch;
 mod faults;
 mod fuzz;
+mod layers;
 mod mcp;
 mod mock;
 mod negotiation;

@@ -144,7 +144,7 @@ paths:
         .get("orgs_create-artifact-storage-record")
         .expect("tool");
     let schema = tool.input_schema.to_value();
-    let arguments = restmcp::mock::generate::example(&schema).expect("arguments");
+    let arguments = restmcp::schema::example::example(&schema).expect("arguments");
     let strict = jsonschema::options()
         .should_validate_formats(true)
         .build(&schema)

@@ -6,17 +6,20 @@
 //! place that can lose it — a property, an `anyOf` alternative — is left out and noted;
 //! nothing else of the schema changes for it.
 //!
-//! The output carries private markers (`x-restmcp-*`) that say what [`super::restore`]
-//! must undo; [`strip_markers`] removes them for publication. Keeping the undo plan inside
-//! the one conversion means adapting and restoring can never disagree.
+//! The output carries private markers ([`super::marks`]: `x-restmcp-*`) that say what
+//! [`super::restore`] must undo; [`super::marks::strip_markers`] removes them for
+//! publication. Keeping the undo plan inside the one conversion means adapting and
+//! restoring can never disagree.
 
 use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Number, Value, json};
 
-use super::merge::{Source, flatten, is_annotation, merge, same_value};
+use super::marks::{MARK_ENUM, MARK_OPTIONAL};
+use super::merge::{Source, flatten, is_annotation, merge};
 use super::{Dialect, GEMINI_RECURSION, limits};
+use crate::json;
 
 /// Object nesting openai-strict accepts ("up to 10 levels of nesting").
 pub(super) const STRICT_MAX_DEPTH: usize = 10;
@@ -32,12 +35,6 @@ const MAX_NESTING: usize = 40;
 const MAX_STEPS: usize = 500_000;
 /// Steps spent measuring definition depths before assuming the worst.
 const MAX_DEPTH_STEPS: usize = 200_000;
-
-/// On an openai-strict object: the properties that were optional, whose `null` means
-/// "absent".
-pub(super) const MARK_OPTIONAL: &str = "x-restmcp-optional";
-/// On a Gemini enum converted to text: the original values, in the order of `enum`.
-pub(super) const MARK_ENUM: &str = "x-restmcp-enum";
 
 /// String formats each dialect names as supported.
 const STRICT_FORMATS: [&str; 9] = [
@@ -88,27 +85,6 @@ pub(super) fn convert(dialect: Dialect, original: &Value) -> Converted {
             limits::enforce(&mut schema, &mut notes);
         }
         return Converted { schema, notes };
-    }
-}
-
-/// The adapted schema without the private markers.
-pub(super) fn strip_markers(mut schema: Value) -> Value {
-    strip(&mut schema);
-    schema
-}
-
-fn strip(schema: &mut Value) {
-    let Value::Object(map) = schema else { return };
-    map.retain(|k, _| !k.starts_with("x-restmcp-"));
-    for (key, value) in map.iter_mut() {
-        match (key.as_str(), value) {
-            ("properties" | "$defs", Value::Object(children)) => {
-                children.values_mut().for_each(strip)
-            }
-            ("anyOf", Value::Array(members)) => members.iter_mut().for_each(strip),
-            ("items", child) => strip(child),
-            _ => {}
-        }
     }
 }
 
@@ -773,7 +749,7 @@ impl<'a> Converter<'a> {
         if let Some(values) = listed {
             let mut fitting: Vec<Value> = Vec::new();
             for v in values {
-                if fits(&v, t) && !fitting.iter().any(|f| same_value(f, &v)) {
+                if fits(&v, t) && !fitting.iter().any(|f| json::equal(f, &v)) {
                     fitting.push(v);
                 }
             }
@@ -1131,7 +1107,7 @@ impl<'a> Converter<'a> {
             } else {
                 match enum_originals.and_then(Value::as_array) {
                     Some(originals) => {
-                        if originals.iter().any(|o| same_value(o, default)) {
+                        if originals.iter().any(|o| json::equal(o, default)) {
                             out.insert("default".into(), json!(default.to_string()));
                         }
                     }

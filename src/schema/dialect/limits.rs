@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::MARK_OPTIONAL;
+use super::marks::MARK_OPTIONAL;
 
 const MAX_ENUM_VALUES: usize = 1_000;
 const LARGE_ENUM: usize = 250;

@@ -11,6 +11,8 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use crate::json;
+
 /// Depth of `allOf`/`$ref` nesting read through before giving up (a cycle through `allOf`
 /// has no finite merge).
 const MAX_NESTING: usize = 32;
@@ -159,7 +161,7 @@ pub(super) fn merge(
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .filter(|v| theirs.iter().any(|t| same_value(t, v)))
+                    .filter(|v| theirs.iter().any(|t| json::equal(t, v)))
                     .cloned()
                     .collect();
                 if kept.is_empty() {
@@ -185,7 +187,7 @@ pub(super) fn merge(
         out.insert(key.clone(), merged);
     }
     if let (Some(x), Some(y)) = (a.get("const"), b.get("const"))
-        && !same_value(x, y)
+        && !json::equal(x, y)
     {
         return Err("its allOf members require different constants".into());
     }
@@ -309,5 +311,3 @@ fn intersect_types(ours: &Value, theirs: &Value) -> Result<Value, String> {
         _ => Ok(Value::Array(out.into_iter().map(Value::String).collect())),
     }
 }
-
-pub(super) use crate::json::equal as same_value;

@@ -10,8 +10,8 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{MARK_ENUM, MARK_OPTIONAL};
-use super::merge::same_value;
+use super::marks::{MARK_ENUM, MARK_OPTIONAL};
+use crate::json;
 
 /// `$ref` hops followed at one position before giving up (an alias cycle).
 const MAX_HOPS: usize = 64;
@@ -126,12 +126,12 @@ fn fits(root: &Value, schema: &Value, v: &Value, nesting: usize) -> bool {
         }
     }
     if let Some(Value::Array(values)) = map.get("enum")
-        && !values.iter().any(|e| same_value(e, v))
+        && !values.iter().any(|e| json::equal(e, v))
     {
         return false;
     }
     if let Some(c) = map.get("const")
-        && !same_value(c, v)
+        && !json::equal(c, v)
     {
         return false;
     }

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::mock::generate;
+use crate::schema::example;
 
 fn strict(schema: Value) -> Adapted {
     checked(Dialect::OpenaiStrict, schema)
@@ -1100,7 +1100,7 @@ fn generated_arguments_round_trip_in_every_dialect() {
     let original = kitchen_sink();
     for dialect in [Dialect::OpenaiStrict, Dialect::Gemini] {
         let adapted = checked(dialect, original.clone());
-        let generated = generate::example(&adapted.schema).expect("a value");
+        let generated = example::example(&adapted.schema).expect("a value");
         let mut nulled = generated.clone();
         nulls_where_allowed(&adapted.schema, &adapted.schema, &mut nulled);
         for sent in [generated, nulled] {

@@ -1,0 +1,480 @@
+//! Building the catalog: each configured API's description normalized, its operations
+//! selected, synthesized (in parallel), named, and patched by `x-mcp` and the operator's
+//! overlay files; then the overlays' hand-written tools added, and the names checked to be
+//! unique across all APIs. [`build()`] returns the [`Catalog`] with its [`Report`].
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::patch::{self, OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
+use super::report::{ApiReport, OperationOutcome, OperationReport, Report};
+use super::select::{self, Candidate, Selection};
+use super::synthesize::{self, Context, Draft};
+use super::{Catalog, Listing, McpToolList, Origin, Tool, handwritten, json_len, naming};
+use crate::config::{DiscoveryMode, ToolSettings};
+use crate::schema::RefGraph;
+use crate::spec::{self, DocumentSet, SecurityScheme, SpecError};
+
+/// One API's loaded description and its settings.
+pub struct ApiInput<'a> {
+    pub name: &'a str,
+    /// `None` for an API made only of hand-written tools.
+    pub docs: Option<&'a DocumentSet>,
+    pub base_url: Option<&'a str>,
+    pub prefix: &'a str,
+    pub selection: Selection<'a>,
+    /// restmcp overlays in the order they apply: (file name, contents).
+    pub overlays: &'a [(String, OverlayFile)],
+    /// Answer calls from the spec instead of calling the upstream.
+    pub mock: bool,
+    /// How the tools are offered, and the ones listed whatever the mode.
+    pub discovery: DiscoveryMode,
+    pub pinned: &'a [String],
+    /// Overrides `tools.max_description_length`.
+    pub max_description_length: Option<usize>,
+    /// Longest argument description; 0 or `None` = no limit.
+    pub max_parameter_description_length: Option<usize>,
+    /// `apis.NAME.accept`: the `Accept` header of every tool of the API, instead of the one
+    /// built from the spec (an overlay's `accept` still wins).
+    pub accept: Option<&'a str>,
+}
+
+impl<'a> ApiInput<'a> {
+    /// An API with every setting at its default: all operations, no base URL override,
+    /// no prefix, no overlays, listed in full.
+    pub fn new(name: &'a str, docs: Option<&'a DocumentSet>) -> ApiInput<'a> {
+        ApiInput {
+            name,
+            docs,
+            base_url: None,
+            prefix: "",
+            selection: Selection::default(),
+            overlays: &[],
+            mock: false,
+            discovery: DiscoveryMode::All,
+            pinned: &[],
+            max_description_length: None,
+            max_parameter_description_length: None,
+            accept: None,
+        }
+    }
+}
+
+/// Problems that make a catalog impossible (problems with single operations are reported,
+/// not raised).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CatalogError {
+    #[error("API \"{api}\": {error}")]
+    Spec { api: String, error: SpecError },
+    #[error(
+        "tool name \"{name}\" is produced by both {first} and {second}; rename one (overlay `name`) or give one of the APIs a `prefix`"
+    )]
+    DuplicateName {
+        name: String,
+        first: String,
+        second: String,
+    },
+    #[error("API \"{api}\": {error}")]
+    Patch { api: String, error: PatchError },
+    #[error("apis.{api}.pinned: no tool is named \"{name}\"{}", suggestion.as_ref().map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default())]
+    UnknownPinned {
+        api: String,
+        name: String,
+        suggestion: Option<String>,
+    },
+}
+
+/// Synthesizes the tools of every API.
+pub fn build(
+    apis: &[ApiInput<'_>],
+    settings: &ToolSettings,
+) -> Result<(Catalog, Report), CatalogError> {
+    let mut catalog = Catalog::default();
+    let mut report = Report::default();
+    let mut owners: HashMap<String, String> = HashMap::new();
+    for input in apis {
+        let (tools, api_report, schemes) = build_api(input, settings)?;
+        catalog
+            .security_schemes
+            .insert(input.name.to_string(), schemes);
+        for pinned in input.pinned {
+            if !tools.iter().any(|tool| &tool.name == pinned) {
+                let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                return Err(CatalogError::UnknownPinned {
+                    api: input.name.to_string(),
+                    name: pinned.clone(),
+                    suggestion: naming::closest(pinned, &known).map(str::to_string),
+                });
+            }
+        }
+        catalog.listings.insert(
+            input.name.to_string(),
+            Listing {
+                discovery: input.discovery,
+                pinned: input.pinned.iter().cloned().collect(),
+                title: api_report.title.clone(),
+            },
+        );
+        for tool in tools {
+            let owner = format!("API \"{}\" {}", input.name, tool.origin.operation);
+            if let Some(first) = owners.get(&tool.name) {
+                return Err(CatalogError::DuplicateName {
+                    name: tool.name.clone(),
+                    first: first.clone(),
+                    second: owner,
+                });
+            }
+            owners.insert(tool.name.clone(), owner);
+            catalog
+                .by_name
+                .insert(tool.name.clone(), catalog.tools.len());
+            catalog.tools.push(tool);
+        }
+        report.apis.push(api_report);
+    }
+    report.list_bytes = json_len(&McpToolList {
+        tools: catalog.tools.iter().map(Tool::mcp).collect(),
+    });
+    Ok((catalog, report))
+}
+
+type BuiltApi = (Vec<Tool>, ApiReport, BTreeMap<String, SecurityScheme>);
+
+/// The base URL of an API in mock mode that has none: requests are built as usual and
+/// answered in-process, so this host is never contacted.
+pub const MOCK_BASE_URL: &str = "http://mock.restmcp.invalid";
+
+/// The patches that apply to one operation, in order: its `x-mcp`, then the overlays.
+type Patches<'p> = Vec<(PatchSource, std::borrow::Cow<'p, ToolPatch>)>;
+
+/// One API's tools (synthesized from its description, patched, then its hand-written ones),
+/// its report, and the security schemes it declares.
+fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, CatalogError> {
+    let patch_error = |error: PatchError| CatalogError::Patch {
+        api: input.name.to_string(),
+        error,
+    };
+    let mut tools = Vec::new();
+    let mut operations = Vec::new();
+    let mut report = ApiReport {
+        name: input.name.to_string(),
+        source: String::new(),
+        version: None,
+        title: String::new(),
+        operations: Vec::new(),
+        notes: Vec::new(),
+        budget: None,
+        dialects: Vec::new(),
+    };
+    let mut schemes = BTreeMap::new();
+    if let Some(docs) = input.docs {
+        let api = spec::normalize(docs).map_err(|error| CatalogError::Spec {
+            api: input.name.to_string(),
+            error,
+        })?;
+        let file = &docs.root().name;
+        let mut patches = patches_by_operation(&api, file, input.overlays).map_err(patch_error)?;
+        let cx = Context {
+            api: input.name,
+            version: api.version,
+            base_url: input.base_url,
+            max_description_length: input
+                .max_description_length
+                .unwrap_or(settings.max_description_length),
+            max_output_schema_bytes: settings.max_output_schema_bytes,
+            max_parameter_description_length: input.max_parameter_description_length.unwrap_or(0),
+            mock: input.mock,
+        };
+        let mut kept: Vec<(&spec::Operation<'_>, Patches<'_>)> = Vec::new();
+        for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
+            let location = format!("{file}#{}", op.pointer);
+            let candidate = Candidate {
+                method: op.method,
+                path: &op.path,
+                operation_id: op.operation_id.as_deref(),
+                tags: &op.tags,
+            };
+            if let Some(reason) = input.selection.exclusion(&candidate) {
+                operations.push(OperationReport::left_out(
+                    op.index,
+                    op.label(),
+                    location,
+                    OperationOutcome::Excluded { reason },
+                ));
+                continue;
+            }
+            let hidden_by = op_patches
+                .iter()
+                .rev()
+                .find_map(|(source, patch)| patch.hidden.map(|h| (h, source)))
+                .filter(|(hidden, _)| *hidden)
+                .map(|(_, source)| format!("{} {}", source.kind, source.at(&["hidden"])));
+            if let Some(by) = hidden_by {
+                operations.push(OperationReport::left_out(
+                    op.index,
+                    op.label(),
+                    location,
+                    OperationOutcome::Hidden { by },
+                ));
+                continue;
+            }
+            kept.push((op, std::mem::take(op_patches)));
+        }
+        let ops: Vec<&spec::Operation<'_>> = kept.iter().map(|(op, _)| *op).collect();
+        let mut drafts: Vec<(Draft, &spec::Operation<'_>, Patches<'_>)> = Vec::new();
+        for ((op, op_patches), result) in kept.into_iter().zip(synthesize_all(&cx, docs, &ops)) {
+            match result {
+                Ok(draft) => drafts.push((draft, op, op_patches)),
+                Err(reason) => operations.push(OperationReport::skipped(
+                    op.index,
+                    op.label(),
+                    format!("{file}#{}", op.pointer),
+                    reason,
+                )),
+            }
+        }
+        for skipped in &api.skipped {
+            operations.push(OperationReport::skipped(
+                skipped.index,
+                skipped.operation.clone(),
+                format!("{file}#{}", skipped.pointer),
+                skipped.reason.clone(),
+            ));
+        }
+        let requests: Vec<_> = drafts.iter().map(|(d, _, _)| d.naming.clone()).collect();
+        let names = naming::assign(&requests, input.prefix, settings.max_name_length);
+        let limits = PatchLimits {
+            max_name_length: settings.max_name_length,
+            config_accept: input.accept.is_some(),
+        };
+        for ((mut draft, op, op_patches), named) in drafts.into_iter().zip(names) {
+            let undeclared: std::collections::BTreeSet<&String> = op
+                .security
+                .iter()
+                .flat_map(|alternative| alternative.keys())
+                .filter(|scheme| !api.security_schemes.contains_key(*scheme))
+                .collect();
+            for scheme in undeclared {
+                draft.notes.push(format!(
+                    "security requirement names scheme \"{scheme}\", which the description does not declare"
+                ));
+            }
+            let source = op.operation_id.clone().unwrap_or_else(|| op.label());
+            let mut tool = Tool {
+                name: named.name.clone(),
+                title: draft.title.take(),
+                description: std::mem::take(&mut draft.description),
+                input_schema: draft.input_schema.clone(),
+                output_schema: draft.output_schema.clone(),
+                annotations: draft.annotations,
+                route: draft.route.clone(),
+                origin: Origin {
+                    api: input.name.to_string(),
+                    operation_id: op.operation_id.clone(),
+                    operation: op.label(),
+                    location: format!("{file}#{}", op.pointer),
+                    tags: op.tags.clone(),
+                },
+                provenance: std::mem::take(&mut draft.provenance),
+            };
+            if let Some(accept) = input.accept {
+                tool.route.accept = accept.trim().to_string();
+                tool.note("accept", format!("config apis.{}.accept", input.name));
+            }
+            for (patch_source, patch) in &op_patches {
+                patch::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;
+            }
+            let changes = if tool.name == named.name {
+                named.changes
+            } else {
+                Vec::new()
+            };
+            operations.push(OperationReport::mapped(
+                op.index,
+                op.label(),
+                format!("{file}#{}", op.pointer),
+                tool.name.clone(),
+                source,
+                changes,
+                &draft,
+            ));
+            tools.push(tool);
+        }
+        operations.sort_by_key(|o| o.index);
+        report.source = file.clone();
+        report.version = Some(api.version);
+        report.title = api.title.clone();
+        schemes = api.security_schemes;
+    }
+    add_hand_written(
+        input,
+        settings,
+        &mut tools,
+        &mut operations,
+        &mut report.source,
+    )
+    .map_err(patch_error)?;
+    let mut seen: HashMap<&str, &Tool> = HashMap::new();
+    for tool in &tools {
+        if let Some(first) = seen.insert(&tool.name, tool) {
+            return Err(CatalogError::DuplicateName {
+                name: tool.name.clone(),
+                first: format!(
+                    "API \"{}\" {} ({})",
+                    input.name, first.origin.operation, first.origin.location
+                ),
+                second: format!("{} ({})", tool.origin.operation, tool.origin.location),
+            });
+        }
+    }
+    report.operations = operations;
+    Ok((tools, report, schemes))
+}
+
+/// Adds the tools the API's overlay files write by hand (`add`), file by file after the
+/// synthesized ones; the API's selection applies to them as to operations. An API made only
+/// of hand-written tools takes its first overlay file as its source (`api_source`).
+fn add_hand_written(
+    input: &ApiInput<'_>,
+    settings: &ToolSettings,
+    tools: &mut Vec<Tool>,
+    operations: &mut Vec<OperationReport>,
+    api_source: &mut String,
+) -> Result<(), PatchError> {
+    let cx = handwritten::ApiContext {
+        api: input.name,
+        base_url: input.base_url.or(input.mock.then_some(MOCK_BASE_URL)),
+        mock: input.mock,
+        max_name_length: settings.max_name_length,
+        accept: input.accept,
+    };
+    for (file, overlay) in input.overlays {
+        for (name, new_tool) in &overlay.add.0 {
+            let source = PatchSource {
+                kind: "overlay",
+                location: format!("{file}#/add/{}", crate::json::escape_token(name)),
+            };
+            let tool = handwritten::build(&cx, name, new_tool, &source)?;
+            let candidate = Candidate {
+                method: tool.route.method,
+                path: &tool.route.path,
+                operation_id: Some(name),
+                tags: &[],
+            };
+            let index = operations.len();
+            if let Some(reason) = input.selection.exclusion(&candidate) {
+                operations.push(OperationReport::left_out(
+                    index,
+                    tool.origin.operation.clone(),
+                    source.location,
+                    OperationOutcome::Excluded { reason },
+                ));
+                continue;
+            }
+            operations.push(OperationReport::hand_written(index, &tool));
+            tools.push(tool);
+        }
+        if api_source.is_empty() {
+            *api_source = file.clone();
+        }
+    }
+    Ok(())
+}
+
+/// Matches every overlay entry (and `x-mcp` extension) to its operation; an entry that
+/// matches none is an error, since it most likely has a typo.
+fn patches_by_operation<'p>(
+    api: &spec::Api<'_>,
+    file: &str,
+    overlays: &'p [(String, OverlayFile)],
+) -> Result<Vec<Patches<'p>>, PatchError> {
+    let mut patches: Vec<Patches<'p>> = api.operations.iter().map(|_| Vec::new()).collect();
+    for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
+        if let Some(extension) = &op.x_mcp {
+            let location = format!("{file}#{}/x-mcp", op.pointer);
+            let patch = patch::parse_extension(extension, &location)?;
+            op_patches.push((
+                PatchSource {
+                    kind: patch::SPEC_EXTENSION,
+                    location,
+                },
+                std::borrow::Cow::Owned(patch),
+            ));
+        }
+    }
+    for (overlay_file, overlay) in overlays {
+        for (key, patch) in &overlay.tools.0 {
+            let location = format!("{overlay_file}#/tools/{}", crate::json::escape_token(key));
+            let found = api.operations.iter().position(|op| {
+                op.operation_id.as_deref() == Some(key.as_str())
+                    || select::same_label(key, &op.label())
+            });
+            match found {
+                Some(i) => patches[i].push((
+                    PatchSource {
+                        kind: "overlay",
+                        location,
+                    },
+                    std::borrow::Cow::Borrowed(patch),
+                )),
+                None if api
+                    .skipped
+                    .iter()
+                    .any(|s| select::same_label(key, &s.operation)) => {}
+                None => {
+                    let known: Vec<String> = api
+                        .operations
+                        .iter()
+                        .map(|op| op.operation_id.clone().unwrap_or_else(|| op.label()))
+                        .collect();
+                    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                    let hint = naming::closest(key, &known)
+                        .map(|c| format!("; did you mean \"{c}\"?"))
+                        .unwrap_or_default();
+                    return Err(PatchError::new(
+                        location,
+                        format!("no operation has operationId or label \"{key}\"{hint}"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(patches)
+}
+
+/// Synthesizes operations on all available cores, results in operation order. Each
+/// thread builds its own `$ref` graph: a tool's result never depends on the graph's state,
+/// so the output is the same however the work is split.
+fn synthesize_all(
+    cx: &Context<'_>,
+    docs: &DocumentSet,
+    operations: &[&spec::Operation<'_>],
+) -> Vec<Result<Draft, String>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    let run = |chunk: &[&spec::Operation<'_>]| {
+        let mut graph = RefGraph::new(docs);
+        chunk
+            .iter()
+            .map(|op| synthesize::synthesize(cx, &mut graph, op))
+            .collect::<Vec<_>>()
+    };
+    if threads <= 1 || operations.len() < 64 {
+        return run(operations);
+    }
+    let chunk_size = operations.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = operations
+            .chunks(chunk_size)
+            .map(|chunk| scope.spawn(move || run(chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| match handle.join() {
+                Ok(results) => results,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
+}
