@@ -10,12 +10,17 @@
 pub mod auth;
 pub mod decode;
 mod dispatch;
+pub mod exchange;
+mod http;
 pub mod request;
 pub mod response;
+mod settings;
 pub mod validate;
 
 pub use auth::{Authenticator, CallContext};
-pub use dispatch::{CallStats, Called, Dispatcher, Outcome, UnknownTool, UpstreamSettings};
+pub use dispatch::{CallOutcome, CallStats, Called, Dispatcher, UnknownTool};
+pub use exchange::Exchange;
+pub use settings::UpstreamSettings;
 
 use serde::Serialize;
 use serde_json::Value;
