@@ -1,6 +1,6 @@
 //! The seam between the dispatcher and an upstream: the dispatcher hands a built request to
 //! an [`Exchange`] and maps what comes back to a result. Two sides implement it: the HTTP
-//! client ([`super::http::HttpExchange`]: credentials, retries, redirects, decoding, the size
+//! client (`http::HttpExchange`: credentials, retries, redirects, decoding, the size
 //! cap) and the mock upstream (`crate::mock`, which sits above this module and is plugged in
 //! with [`super::Dispatcher::with_exchange`] for APIs in mock mode).
 
