@@ -238,8 +238,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
             };
             warn_skipped(&loaded);
-            let dispatcher =
-                Dispatcher::new(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
+            let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), &config)
+                .map(crate::mock::plug)
+                .map_err(anyhow::Error::msg)?;
             let result =
                 runtime.block_on(dispatcher.call(&tool, arguments, &CallContext::default()))?;
             let mut printed = serde_json::json!({
@@ -312,8 +313,9 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
     warn_skipped(&loaded);
     let summary = ApiSummary::of(&loaded, &config);
     let inputs = loaded.inputs;
-    let dispatcher =
-        Dispatcher::new(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
+    let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), &config)
+        .map(crate::mock::plug)
+        .map_err(anyhow::Error::msg)?;
     let snapshot = Snapshot::new(dispatcher)
         .with_presentation(crate::mcp::view::Presentation::from_config(&config));
     let shared = Shared::with_settings(snapshot, &config.server);
@@ -376,8 +378,9 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     warn_skipped(&loaded);
     let summary = ApiSummary::of(&loaded, &config);
     let inputs = loaded.inputs;
-    let dispatcher =
-        Dispatcher::new(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
+    let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), &config)
+        .map(crate::mock::plug)
+        .map_err(anyhow::Error::msg)?;
     shared.swap(
         Snapshot::new(dispatcher)
             .with_presentation(crate::mcp::view::Presentation::from_config(&config)),

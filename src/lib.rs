@@ -43,6 +43,7 @@ pub mod mock;
 pub mod reload;
 pub mod schema;
 pub mod schemas;
+pub mod secret;
 pub mod selftest;
 pub mod spec;
 pub mod telemetry;

@@ -419,8 +419,9 @@ struct HttpLeg {
 impl HttpLeg {
     async fn start(config: &Config) -> Result<HttpLeg, SelftestError> {
         let loaded = load::load(config).await?;
-        let dispatcher =
-            Dispatcher::new(Arc::new(loaded.catalog), config).map_err(SelftestError::Dispatcher)?;
+        let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), config)
+            .map(crate::mock::plug)
+            .map_err(SelftestError::Dispatcher)?;
         let shared = Shared::with_settings(Snapshot::new(dispatcher), &config.server);
         let mut settings = config.server.clone();
         // Only this process's own client reaches the port; Host and Origin rules are for

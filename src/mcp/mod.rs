@@ -42,7 +42,7 @@ use crate::catalog::{Catalog, SchemaText};
 use crate::discovery::{Action, Discovery};
 use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
-use crate::upstream::{CallContext, CallStats, Content, Dispatcher, Outcome, ToolResult};
+use crate::upstream::{CallContext, CallOutcome, CallStats, Content, Dispatcher, ToolResult};
 use listed::{ListedTool, Page};
 use sizes::{Budget, Framing, Limits, Transport};
 
@@ -883,7 +883,7 @@ fn record_call(
         };
     }
     match stats.outcome {
-        Outcome::Upstream5xx | Outcome::Timeout | Outcome::Unreachable => line!(warn),
+        CallOutcome::Upstream5xx | CallOutcome::Timeout | CallOutcome::Unreachable => line!(warn),
         _ => line!(info),
     }
 }
