@@ -10,10 +10,10 @@
 //! template) are left to the code.
 
 /// The schema of `config.toml`.
-pub const CONFIG: &str = include_str!("../schemas/config.schema.json");
+pub const CONFIG: &str = include_str!("../../schemas/config.schema.json");
 
 /// The schema of restmcp overlay files (not of OpenAPI Overlay 1.0 documents).
-pub const OVERLAY: &str = include_str!("../schemas/overlay.schema.json");
+pub const OVERLAY: &str = include_str!("../../schemas/overlay.schema.json");
 
 /// The schema called `name`: `config` or `overlay`.
 pub fn by_name(name: &str) -> Option<&'static str> {

@@ -17,6 +17,10 @@ use tokio_util::sync::CancellationToken;
 use crate::mcp::{self, Shared, Snapshot};
 use crate::upstream::{CallContext, Dispatcher};
 
+pub mod editor_schema;
+pub mod explain;
+pub mod selftest;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "restmcp",
@@ -121,7 +125,7 @@ pub enum Command {
         #[arg(long, value_parser = ["http", "stdio"])]
         transport: Option<String>,
         /// Calls in flight at once; lower it for an upstream that answers slowly.
-        #[arg(long, default_value_t = crate::selftest::CONCURRENCY as u16,
+        #[arg(long, default_value_t = selftest::CONCURRENCY as u16,
               value_parser = clap::value_parser!(u16).range(1..=256))]
         concurrency: u16,
     },
@@ -154,7 +158,7 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(Command::Schema { which }) = &cli.command {
         let schema =
-            crate::schemas::by_name(which).with_context(|| format!("no schema named {which}"))?;
+            editor_schema::by_name(which).with_context(|| format!("no schema named {which}"))?;
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(schema.as_bytes())?;
         if !schema.ends_with('\n') {
@@ -170,13 +174,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         concurrency,
     }) = &cli.command
     {
-        let options = crate::selftest::Options {
+        let options = selftest::Options {
             config: cli.global.config.clone(),
             overrides: cli.global.overrides(),
             live: *live,
-            only: transport
-                .as_deref()
-                .and_then(crate::selftest::Transport::from_key),
+            only: transport.as_deref().and_then(selftest::Transport::from_key),
             concurrency: usize::from(*concurrency),
             executable: std::env::current_exe()
                 .context("finding the restmcp executable to start for the stdio test")?,
@@ -227,7 +229,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 serde_json::to_writer_pretty(&mut stdout, &explained)?;
                 writeln!(stdout)?;
             } else {
-                write!(stdout, "{}", crate::explain::render(found, &config))?;
+                write!(stdout, "{}", explain::render(found, &config))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -507,7 +509,7 @@ impl ApiSummary {
 }
 
 /// Runs `restmcp selftest`; exit code 1 when any call failed.
-fn selftest(json: bool, options: crate::selftest::Options) -> anyhow::Result<ExitCode> {
+fn selftest(json: bool, options: selftest::Options) -> anyhow::Result<ExitCode> {
     if options.live {
         eprintln!(
             "selftest --live: calling every operation of the configured upstreams with \
@@ -522,7 +524,7 @@ fn selftest(json: bool, options: crate::selftest::Options) -> anyhow::Result<Exi
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let summary = runtime.block_on(crate::selftest::run(&options))?;
+    let summary = runtime.block_on(selftest::run(&options))?;
     let mut stdout = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut stdout, &summary.to_json())?;
