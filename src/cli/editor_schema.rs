@@ -2,11 +2,12 @@
 //! so editors can complete and check them: `config.toml` (`#:schema` directive for Taplo /
 //! Even Better TOML) and restmcp overlay files (`$schema:` key, or an editor association).
 //!
-//! This module owns those schema files and hands them out by name. They describe, and must
-//! agree with, the serde types that stay authoritative: [`crate::config::Config`] (with the
-//! checks of its `validate`) and [`crate::catalog::overlay::OverlayFile`]. The tests below
-//! hold both sides to the same documents. Rules a schema cannot state (a prefix at most half
-//! of `tools.max_name_length`, a header forwarded twice, an argument named in the path
+//! This module owns those schema files and hands them out by name (`restmcp schema config`,
+//! `restmcp schema overlay`). They describe, and must agree with, the serde types that stay
+//! authoritative: [`crate::config::Config`] (with the checks of its `validate`) and
+//! [`crate::catalog::overlay::OverlayFile`]. The tests below hold both sides to the same
+//! documents. Rules a schema cannot state (a prefix at most half of
+//! `tools.max_name_length`, a header forwarded twice, an argument named in the path
 //! template) are left to the code.
 
 /// The schema of `config.toml`.

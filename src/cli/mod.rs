@@ -89,35 +89,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             unreachable!("handled above")
         }
         Command::Explain { tool, json } => {
-            let Some(found) = loaded.catalog.get(&tool) else {
-                let names: Vec<&str> = loaded
-                    .catalog
-                    .tools()
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .collect();
-                let hint = crate::catalog::naming::closest(&tool, &names)
-                    .map(|c| format!("; did you mean \"{c}\"?"))
-                    .unwrap_or_default();
-                anyhow::bail!("no tool named \"{tool}\"{hint} (`restmcp tools` lists them)");
-            };
-            if json {
-                let provenance: serde_json::Map<String, serde_json::Value> = found
-                    .provenance
-                    .iter()
-                    .map(|(what, source)| (what.clone(), serde_json::json!(source)))
-                    .collect();
-                let explained = serde_json::json!({
-                    "tool": found.to_mcp(),
-                    "route": found.route,
-                    "origin": found.origin,
-                    "provenance": provenance,
-                });
-                serde_json::to_writer_pretty(&mut stdout, &explained)?;
-                writeln!(stdout)?;
-            } else {
-                write!(stdout, "{}", explain::render(found, &config))?;
-            }
+            explain::print(&loaded, &tool, json, &config, &mut stdout)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Call { tool, args } => {
