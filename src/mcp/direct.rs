@@ -31,8 +31,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::Shared;
+use super::call::CallRequest;
 use super::jsonrpc;
-use super::{CallRequest, Shared};
 use crate::telemetry::trace::TraceContext;
 use crate::upstream::CallContext;
 
@@ -328,7 +329,7 @@ impl Direct {
         match outcome {
             Ok((result, _)) => answer(
                 id,
-                super::finish(ServerResult::CallToolResult(result), &caller.version),
+                super::revision::finish(ServerResult::CallToolResult(result), &caller.version),
             ),
             // A cancelled call too: the POST still needs an answer, and "request
             // cancelled" says what happened.
