@@ -54,7 +54,7 @@ use super::McpServer;
 use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
 use super::jsonrpc::{self, check_message, failure_message};
-use super::sessions::{Activity, Reservation, SessionTable, Streams};
+use super::session::{Activity, Reservation, SessionTable, Streams};
 use super::sizes::Framing;
 use crate::telemetry::metrics::Metrics;
 

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::admission::Admission;
 use super::direct::Direct;
-use super::sessions::{SessionTable, Streams};
+use super::session::{SessionTable, Streams};
 use super::sizes::Transport;
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;

@@ -15,7 +15,7 @@
 //! - transports: [`stdio`], [`http`] (Streamable HTTP, with `front` in front of the SDK's
 //!   service and `direct`, the fast path for `tools/call` and `tools/list`), [`sse`] (the
 //!   legacy HTTP+SSE transport);
-//! - bounds: [`sessions`] caps Streamable HTTP sessions (evicting the one idle the longest)
+//! - bounds: [`session`] caps Streamable HTTP sessions (evicting the one idle the longest)
 //!   and expires idle ones itself, since rmcp's idle timer never sees the calls answered
 //!   directly, and caps long-lived event streams; [`admission`] caps requests in flight
 //!   per client; [`sizes`] keeps every message within what the clients on each transport
@@ -31,7 +31,7 @@ mod jsonrpc;
 mod listed;
 mod revision;
 mod server;
-pub mod sessions;
+pub mod session;
 pub mod sizes;
 mod snapshot;
 pub mod sse;

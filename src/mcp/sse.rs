@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::admission::{Admission, ClientId, Ticket};
 use super::jsonrpc;
-use super::sessions::Streams;
+use super::session::Streams;
 use super::sizes::{Guarded, Transport, guard_line};
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
