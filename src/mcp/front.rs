@@ -54,8 +54,9 @@ use super::McpServer;
 use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
 use super::jsonrpc::{self, check_message, failure_message};
-use super::session::{Activity, Reservation, SessionTable, Streams};
+use super::session::{Activity, Reservation, SessionTable};
 use super::sizes::Framing;
+use super::streams::Streams;
 use crate::telemetry::metrics::Metrics;
 
 /// rmcp's Streamable HTTP service, which the front wraps.
@@ -335,9 +336,6 @@ impl Steps {
         session: Option<&str>,
         _activity: Option<Activity>,
     ) -> Response<Body> {
-        if let (Some(direct), Some(session)) = (&self.direct, session) {
-            direct.closed(session);
-        }
         if let (Some(table), Some(session)) = (&self.sessions, session) {
             table.closed(session);
         }
@@ -734,7 +732,7 @@ async fn opened(direct: &Direct, request: &Value, response: Response<Body>) -> R
     let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
         return Response::from_parts(parts, Body::empty());
     };
-    direct.opened(&session, request, &body).await;
+    direct.opened(&session, request, &body);
     Response::from_parts(parts, Body::from(body))
 }
 

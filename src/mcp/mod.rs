@@ -36,6 +36,7 @@ pub mod sizes;
 mod snapshot;
 pub mod sse;
 pub mod stdio;
+pub mod streams;
 pub mod view;
 
 pub use server::McpServer;
