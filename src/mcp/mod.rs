@@ -15,12 +15,70 @@
 //! - transports: [`stdio`], [`http`] (Streamable HTTP, with `front` in front of the SDK's
 //!   service and `direct`, the fast path for `tools/call` and `tools/list`), [`sse`] (the
 //!   legacy HTTP+SSE transport);
-//! - bounds: [`session`] caps Streamable HTTP sessions (evicting the one idle the longest)
-//!   and expires idle ones itself, since rmcp's idle timer never sees the calls answered
-//!   directly, and caps long-lived event streams; [`admission`] caps requests in flight
-//!   per client; [`sizes`] keeps every message within what the clients on each transport
-//!   accept (`tools/list` pages by bytes, large results cut to fit); `jsonrpc` is what
-//!   a well-formed message is, checked before the SDK sees it.
+//! - the session model and bounds: [`session`] holds what each session's handshake settled
+//!   (client, agreed revision) and the calls running outside the SDK, for stdio and
+//!   Streamable HTTP alike, and caps Streamable HTTP sessions (evicting the one idle the
+//!   longest) and expires idle ones itself, since rmcp's idle timer never sees the calls
+//!   answered directly; [`streams`] caps long-lived event streams; [`admission`] caps
+//!   requests in flight per client; [`sizes`] keeps every message within what the clients
+//!   on each transport accept (`tools/list` pages by bytes, large results cut to fit);
+//!   `jsonrpc` is what a well-formed message is, checked before the SDK sees it.
+//!
+//! # What restmcp adds over rmcp, and why
+//!
+//! The checklist for an rmcp upgrade: for each item, see whether the SDK now does it (then
+//! drop ours) or changed what it works around.
+//! 1. **JSON-RPC batches** (`front`, [`stdio`]): accepted from clients of 2025-03-26, the one
+//!    revision that allows them, and answered member by member; rmcp refuses them over
+//!    HTTP and drops them silently on stdio.
+//! 2. **Plain JSON answers in session mode** (`front`): rmcp answers every POST of a
+//!    session with an SSE stream; a request that will not stream progress gets
+//!    `application/json` (no SSE event limit, nothing to read back).
+//! 3. **The direct path** (`direct`): `tools/call` and `tools/list` that want plain JSON
+//!    are answered in the connection's task, built from the SDK's own types, instead of
+//!    crossing the session worker's channel, a spawned handler and an SSE stream. Proof
+//!    that it answers exactly as the SDK: `direct_answers_are_the_answers_the_sdk_gives`
+//!    (tests/it/mcp.rs); `a_direct_call_is_cancelled_by_its_notification` for cancelling.
+//! 4. **Session bounds** (`session`, [`http`]): rmcp's session map has no cap and its idle
+//!    timer never sees direct calls, so its keep-alive is off and the table caps sessions
+//!    (`server.max_sessions`, evicting the longest idle) and expires idle ones
+//!    (`server.session_idle_seconds`); [`streams`] caps long-lived streams
+//!    (`server.max_sse_streams`).
+//! 5. **Admission** ([`admission`]): at most `server.max_in_flight_per_client` requests in
+//!    flight per client (429), and graceful shutdown waits until none is in flight.
+//! 6. **Message checks before the SDK** (`jsonrpc`, `front`, [`stdio`]): a body or line
+//!    that is not a JSON-RPC message as MCP defines one gets -32700, -32600 or -32602 with
+//!    its id (rmcp says 415 in plain text over HTTP, and an error without an id on stdio);
+//!    a stdio line over `server.max_request_bytes` is refused without being held.
+//! 7. **HTTP details** (`front`): a session DELETE is answered 200, not 202 (the Python SDK
+//!    wants 200 or 204); with `server.require_accept` off a request lacking the `Accept`
+//!    types is served; a body must arrive within `server.body_read_timeout_seconds` (408).
+//! 8. **Legacy HTTP+SSE** ([`sse`]): rmcp removed it in 0.11; older clients still speak
+//!    it, so it is written here over the SDK's stdio-style pipe.
+//! 9. **Message sizes** ([`sizes`]): pages end by bytes as well as count, results are cut
+//!    to the transport's budget, and an answer still too large becomes a JSON-RPC error on
+//!    stdio and legacy SSE (the Python SDK ends a session on an SSE event over 1 MiB, the
+//!    TypeScript SDK closes stdio past 10 MiB).
+//! 10. **Listings from shared schema text** (`listed`, `snapshot`, [`stdio`]): the SDK's
+//!     `Tool` holds a copy of every schema (about 35 MB per copy of GitHub's catalog) and
+//!     rebuilds a page each time; restmcp writes pages from the catalog's text once per
+//!     view and cursor, and answers stdio's `tools/list` from them too. Proof that an entry
+//!     is what the SDK reads: `listed_tools_are_the_catalogs_mcp_json` (listed.rs) and
+//!     `stdio_tools_list_pages_are_the_pages_http_serves` (tests/it/mcp.rs).
+//! 11. **Revision shaping** (`revision`, `snapshot`, `call`): 2024-11-05 listings have no
+//!     annotations, 2025-03-26 no `title` and no `outputSchema`; `structuredContent` only
+//!     from 2025-06-18; 2026-07-28 results carry `resultType` and cache hints, older ones
+//!     neither.
+//! 12. **2026-07-28 stateless requests** (`direct`, `call`): a request whose headers and
+//!     `_meta` agree on the revision, `clientInfo` and capabilities is answered without a
+//!     session; its structured results may be any JSON value, so a wrapped `outputSchema`
+//!     is listed unwrapped and the body passed as the API returned it.
+//! 13. **Unknown methods** (`server`): rmcp answers `prompts/list`, `resources/list`,
+//!     `resources/templates/list` and `completion/complete` with empty lists even when
+//!     the capability is not declared; restmcp answers -32601.
+//! 14. **Subscriptions** (`server`): a 2026-07-28 `subscriptions/listen` is acknowledged
+//!     with the part of its filter restmcp honours (tool-list changes), and its stream
+//!     takes no admission ticket.
 
 pub mod admission;
 mod call;
