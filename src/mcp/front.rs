@@ -246,6 +246,9 @@ fn lenient_accept(request: &mut Request<Body>) {
 
 type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
+/// The answer to a request refused before it reaches the SDK (boxed: a response is large).
+type Refused = Box<Response<Body>>;
+
 impl Service<Request<Body>> for Front {
     type Response = Response<Body>;
     type Error = Infallible;
@@ -412,7 +415,7 @@ impl Steps {
     ) -> Response<Body> {
         let mut message = match self.read_single(&parts, &bytes) {
             Ok(message) => message,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         };
         let header_version = header_text(&parts.headers, "mcp-protocol-version");
         let mut ticket: Option<Ticket> = None;
@@ -420,7 +423,7 @@ impl Steps {
             count_message(&self.metrics, message, header_version);
             ticket = match self.admit(message, client) {
                 Ok(ticket) => ticket,
-                Err(refused) => return refused,
+                Err(refused) => return *refused,
             };
         }
         let method = method_of(message.as_ref()).to_string();
@@ -446,7 +449,7 @@ impl Steps {
             .await
         {
             Ok(reservation) => reservation,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         };
         if let Some(answer) = self
             .direct_path(
@@ -492,7 +495,7 @@ impl Steps {
     /// The message of a single POST: parsed and checked when it says it is JSON (a
     /// failure is answered here); else read only to count it, since the SDK refuses it
     /// (415) without a JSON Content-Type.
-    fn read_single(&self, parts: &Parts, bytes: &[u8]) -> Result<Option<Value>, Response<Body>> {
+    fn read_single(&self, parts: &Parts, bytes: &[u8]) -> Result<Option<Value>, Refused> {
         let is_json = header_text(&parts.headers, header::CONTENT_TYPE.as_str())
             .is_some_and(|v| v.trim_start().starts_with("application/json"));
         if !is_json {
@@ -502,21 +505,25 @@ impl Steps {
             Ok(message) => message,
             Err(e) => {
                 self.metrics.record_refusal("malformed");
-                return Err(rpc_failure(-32700, &format!("Parse error: {e}"), None));
+                return Err(Box::new(rpc_failure(
+                    -32700,
+                    &format!("Parse error: {e}"),
+                    None,
+                )));
             }
         };
         if let Err((code, problem, id)) = check_message(&parsed) {
             if code != -32602 {
                 self.metrics.record_refusal("malformed");
             }
-            return Err(rpc_failure(code, &problem, id));
+            return Err(Box::new(rpc_failure(code, &problem, id)));
         }
         Ok(Some(parsed))
     }
 
     /// The admission ticket a request holds until its answer is sent (none for other
     /// messages); 429 past the client's limit.
-    fn admit(&self, message: &Value, client: ClientId) -> Result<Option<Ticket>, Response<Body>> {
+    fn admit(&self, message: &Value, client: ClientId) -> Result<Option<Ticket>, Refused> {
         if !takes_ticket(message) {
             return Ok(None);
         }
@@ -524,7 +531,10 @@ impl Steps {
             Some(ticket) => Ok(Some(ticket)),
             None => {
                 self.metrics.record_refusal("too_many_in_flight");
-                Err(too_many(message.get("id"), self.admission.limit()))
+                Err(Box::new(too_many(
+                    message.get("id"),
+                    self.admission.limit(),
+                )))
             }
         }
     }
@@ -536,11 +546,13 @@ impl Steps {
         session: Option<&str>,
         method: &str,
         message: Option<&Value>,
-    ) -> Result<Option<Reservation>, Response<Body>> {
+    ) -> Result<Option<Reservation>, Refused> {
         match (&self.sessions, session) {
             (Some(table), None) if method == "initialize" => match table.reserve().await {
                 Ok(room) => Ok(Some(room)),
-                Err(_full) => Err(too_many_sessions(message.and_then(|m| m.get("id")))),
+                Err(_full) => Err(Box::new(too_many_sessions(
+                    message.and_then(|m| m.get("id")),
+                ))),
             },
             _ => Ok(None),
         }
