@@ -155,7 +155,9 @@ fn calls() -> &'static Calls {
         restmcp::http_client::install_crypto_provider();
         let catalog = Arc::new(shipped_catalog(true));
         Calls {
-            dispatcher: Dispatcher::with_settings(catalog, Default::default()).expect("dispatcher"),
+            dispatcher: restmcp::mock::plug(
+                Dispatcher::with_settings(catalog, Default::default()).expect("dispatcher"),
+            ),
             plain: shipped_catalog(false),
         }
     })
@@ -332,7 +334,9 @@ pub fn mcp() -> &'static Mcp {
     MCP.get_or_init(|| {
         restmcp::http_client::install_crypto_provider();
         let catalog = Arc::new(shipped_catalog(true));
-        let dispatcher = Dispatcher::with_settings(catalog, Default::default()).expect("dispatcher");
+        let dispatcher = restmcp::mock::plug(
+            Dispatcher::with_settings(catalog, Default::default()).expect("dispatcher"),
+        );
         let settings = ServerSettings::default();
         let shared = restmcp::mcp::Shared::new(restmcp::mcp::Snapshot::new(dispatcher), settings.page_size);
         let control = restmcp::http::Control::new(&settings).expect("control");

@@ -261,7 +261,6 @@ async fn load_api(
 /// tools (for `restmcp check`; serving adapts lazily, per client).
 pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
     use crate::config::Dialect;
-    let presentation = crate::mcp::view::Presentation::from_config(config);
     for api_report in &mut loaded.report.apis {
         let api = api_report.name.as_str();
         let tools: Vec<&crate::catalog::Tool> = loaded
@@ -283,9 +282,25 @@ pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
                 .dialects
                 .push(crate::catalog::report::DialectReport {
                     dialect: dialect.as_str().to_string(),
-                    configured: presentation.uses(dialect, api),
+                    configured: dialect_configured(config, dialect, api),
                     tools: dropped,
                 });
         }
     }
+}
+
+/// True when some client may get API `api`'s tools in `dialect`: it is the API's dialect
+/// (else `tools.dialect`), or a client rule's.
+fn dialect_configured(config: &Config, dialect: crate::config::Dialect, api: &str) -> bool {
+    let of_api = config
+        .apis
+        .get(api)
+        .and_then(|api| api.dialect)
+        .unwrap_or(config.tools.dialect);
+    of_api == dialect
+        || config
+            .tools
+            .clients
+            .iter()
+            .any(|rule| rule.dialect == Some(dialect))
 }

@@ -20,8 +20,8 @@ use subtle::ConstantTimeEq as _;
 use super::health::Readiness;
 use crate::config::{InboundAuth, ServerSettings};
 use crate::mcp::admission::ClientId;
+use crate::secret::Secret;
 use crate::telemetry::metrics::Metrics;
-use crate::upstream::auth::Secret;
 
 /// A token configuration that cannot be used.
 #[derive(Debug, thiserror::Error)]

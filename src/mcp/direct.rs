@@ -16,9 +16,12 @@
 //!
 //! The answer is built from the SDK's own types, so it is the JSON the SDK would send.
 //! `notifications/cancelled` for a request answered here cancels it, as the SDK would.
+//!
+//! What a session's handshake settled, and the calls running here, are kept in the one
+//! session model ([`super::session`]): the front notes the handshake there, this path
+//! reads it.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::http::request::Parts;
@@ -31,8 +34,10 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::Shared;
+use super::call::CallRequest;
 use super::jsonrpc;
-use super::{CallRequest, Shared};
+use super::session::{Handshake, SessionTable};
 use crate::telemetry::trace::TraceContext;
 use crate::upstream::CallContext;
 
@@ -40,14 +45,6 @@ const NEWEST: &str = "2026-07-28";
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-
-/// What is known of an initialize-based session from its handshake.
-#[derive(Debug, Clone)]
-struct Session {
-    client: Option<String>,
-    version: ProtocolVersion,
-    initialized: bool,
-}
 
 /// The client a request is answered for.
 struct Caller {
@@ -59,10 +56,10 @@ struct Caller {
 /// The direct path (see the module documentation).
 pub(super) struct Direct {
     shared: Arc<Shared>,
+    /// rmcp's sessions: a session answered here must still be open there.
     sessions: Arc<LocalSessionManager>,
-    known: Mutex<HashMap<Arc<str>, Session>>,
-    /// Calls answered here and still running, by session and request id.
-    running: Mutex<HashMap<(Arc<str>, String), CancellationToken>>,
+    /// The sessions' handshakes and the calls running here (with sessions on).
+    table: Option<Arc<SessionTable>>,
 }
 
 fn text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -111,65 +108,40 @@ fn answer_serialized(id: &RequestId, result: &Bytes) -> Response<Body> {
 }
 
 impl Direct {
-    pub(super) fn new(shared: Arc<Shared>, sessions: Arc<LocalSessionManager>) -> Direct {
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        sessions: Arc<LocalSessionManager>,
+        table: Option<Arc<SessionTable>>,
+    ) -> Direct {
         Direct {
             shared,
             sessions,
-            known: Mutex::default(),
-            running: Mutex::default(),
+            table,
         }
     }
 
     /// Notes a session the SDK opened: `request` is the `initialize`, `response` its answer.
-    pub(super) async fn opened(&self, session: &str, request: &Value, response: &[u8]) {
+    pub(super) fn opened(&self, session: &str, request: &Value, response: &[u8]) {
         let Ok(answer) = serde_json::from_slice::<Value>(response) else {
             return;
         };
-        let Some(version) = jsonrpc::member(&answer, &["result", "protocolVersion"])
-            .and_then(|v| serde_json::from_value::<ProtocolVersion>(v.clone()).ok())
-        else {
-            return;
-        };
-        let client = jsonrpc::member(request, &["params", "clientInfo", "name"])
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let open = self.sessions.sessions.read().await;
-        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
-        // Sessions that ended without a DELETE (expired, or the client went away).
-        known.retain(|id, _| open.contains_key(id));
-        known.insert(
-            session.into(),
-            Session {
-                client,
-                version,
-                initialized: false,
-            },
-        );
+        if let (Some(table), Some(handshake)) = (&self.table, Handshake::settled(request, &answer))
+        {
+            table.settled(session, handshake);
+        }
     }
 
     /// A session's `notifications/initialized`.
     pub(super) fn initialized(&self, session: &str) {
-        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(entry) = known.get_mut(session) {
-            entry.initialized = true;
+        if let Some(table) = &self.table {
+            table.initialized(session);
         }
-    }
-
-    /// A session's DELETE.
-    pub(super) fn closed(&self, session: &str) {
-        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
-        known.remove(session);
     }
 
     /// A session's `notifications/cancelled`: cancels the call when it is running here.
     pub(super) fn cancel(&self, session: &str, notification: &Value) {
-        let Some(id) = jsonrpc::member(notification, &["params", "requestId"]) else {
-            return;
-        };
-        let key = (Arc::<str>::from(session), id.to_string());
-        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(token) = running.get(&key) {
-            token.cancel();
+        if let Some(table) = &self.table {
+            table.running().cancel(session, notification);
         }
     }
 
@@ -177,10 +149,7 @@ impl Direct {
     async fn caller(&self, headers: &HeaderMap, message: &Value, method: &str) -> Option<Caller> {
         let header_version = text(headers, "mcp-protocol-version");
         if let Some(session) = text(headers, "mcp-session-id") {
-            let entry = {
-                let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
-                known.get(session).cloned()?
-            };
+            let entry = self.table.as_ref()?.handshake(session)?;
             if !entry.initialized
                 || header_version.is_some_and(|v| v != entry.version.as_str())
                 || jsonrpc::member(message, &["params", "_meta"]).is_some_and(|meta| {
@@ -303,11 +272,9 @@ impl Direct {
                 serde_json::to_string(&id).unwrap_or_default(),
             )
         });
-        if let Some(key) = &key {
-            self.running
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key.clone(), cancelled.clone());
+        let running = self.table.as_ref().map(|table| table.running());
+        if let (Some(running), Some((session, id))) = (running, &key) {
+            running.started(session.clone(), id.clone(), cancelled.clone());
         }
         let request = CallRequest {
             name: &name,
@@ -319,16 +286,13 @@ impl Direct {
             budget: None,
         };
         let outcome = self.shared.call(request, &cancelled, None).await;
-        if let Some(key) = &key {
-            self.running
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(key);
+        if let (Some(running), Some((session, id))) = (running, key) {
+            running.finished(session, id);
         }
         match outcome {
             Ok((result, _)) => answer(
                 id,
-                super::finish(ServerResult::CallToolResult(result), &caller.version),
+                super::revision::finish(ServerResult::CallToolResult(result), &caller.version),
             ),
             // A cancelled call too: the POST still needs an answer, and "request
             // cancelled" says what happened.

@@ -27,6 +27,14 @@
 //! or the SDK's SSE stream), so the handler knows which message budget applies.
 //!
 //! Everything else passes through untouched.
+//!
+//! A request goes through small steps, each one function: `route` marks the session
+//! active and picks by HTTP method (`end_session` for DELETE, `open_stream` for GET,
+//! `post`); `post` reads the body within its bounds and hands a batch to `batch` (which
+//! `answer_members` answers one by one) or a single message to `single`, which runs
+//! `read_single` (parse and check), `admit` (the ticket), `reserve_session` (room for an
+//! `initialize`), `direct_path` (the handshake notes and the direct answers), [`framing`],
+//! the SDK, then `as_json` and `opened`.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -35,21 +43,34 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
-use axum::http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
 use tower::{Service, ServiceExt as _};
 
+use super::McpServer;
 use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
 use super::jsonrpc::{self, check_message, failure_message};
-use super::sessions::{SessionTable, Streams};
+use super::session::{Activity, Reservation, SessionTable};
 use super::sizes::Framing;
+use super::streams::Streams;
 use crate::telemetry::metrics::Metrics;
+
+/// rmcp's Streamable HTTP service, which the front wraps.
+pub(super) type Sdk = StreamableHttpService<McpServer, LocalSessionManager>;
 
 /// Wraps the MCP service (see the module documentation).
 #[derive(Clone)]
-pub struct Front<S> {
-    inner: S,
+pub struct Front {
+    sdk: Sdk,
+    steps: Arc<Steps>,
+}
+
+/// What the steps of one request read: the settings and the shared bounds.
+struct Steps {
     max_body: usize,
     json_response: bool,
     require_accept: bool,
@@ -63,9 +84,9 @@ pub struct Front<S> {
     body_timeout: std::time::Duration,
 }
 
-impl<S> Front<S> {
+impl Front {
     pub(super) fn new(
-        inner: S,
+        sdk: Sdk,
         settings: &crate::config::ServerSettings,
         admission: Arc<Admission>,
         metrics: Arc<Metrics>,
@@ -73,8 +94,7 @@ impl<S> Front<S> {
         sessions: Option<Arc<SessionTable>>,
         streams: Arc<Streams>,
     ) -> Self {
-        Front {
-            inner,
+        let steps = Steps {
             max_body: settings.max_request_bytes,
             json_response: settings.json_response,
             require_accept: settings.require_accept,
@@ -84,6 +104,10 @@ impl<S> Front<S> {
             sessions,
             streams,
             body_timeout: std::time::Duration::from_secs(settings.body_read_timeout_seconds),
+        };
+        Front {
+            sdk,
+            steps: Arc::new(steps),
         }
     }
 }
@@ -222,13 +246,10 @@ fn lenient_accept(request: &mut Request<Body>) {
 
 type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
-impl<S, B> Service<Request<Body>> for Front<S>
-where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send,
-    B: axum::body::HttpBody<Data = Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
+/// The answer to a request refused before it reaches the SDK (boxed: a response is large).
+type Refused = Box<Response<Body>>;
+
+impl Service<Request<Body>> for Front {
     type Response = Response<Body>;
     type Error = Infallible;
     type Future = BoxFuture;
@@ -238,297 +259,417 @@ where
     }
 
     fn call(&mut self, mut request: Request<Body>) -> BoxFuture {
-        let inner = self.inner.clone();
-        let max_body = self.max_body;
-        let json_response = self.json_response;
-        let admission = self.admission.clone();
-        let metrics = self.metrics.clone();
-        let direct = self.direct.clone();
-        let table = self.sessions.clone();
-        let streams = self.streams.clone();
-        let body_timeout = self.body_timeout;
-        if !self.require_accept {
+        let (sdk, steps) = (self.sdk.clone(), self.steps.clone());
+        if !steps.require_accept {
             lenient_accept(&mut request);
         }
-        let client = client_of(&request, table.as_deref());
-        Box::pin(async move {
-            let session = request
-                .headers()
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            let activity = match (&table, &session) {
-                (Some(table), Some(session)) => table.activity(session),
-                _ => None,
-            };
-            if request.method() == Method::DELETE {
-                if let (Some(direct), Some(session)) = (&direct, &session) {
-                    direct.closed(session);
-                }
-                if let (Some(table), Some(session)) = (&table, &session) {
-                    table.closed(session);
-                }
-                // The spec names no success status for ending a session; rmcp says 202, and
-                // the Python SDK accepts only 200 or 204 (it logs a failure otherwise).
-                let mut response = forward(inner, request).await;
-                if response.status() == StatusCode::ACCEPTED {
-                    *response.status_mut() = StatusCode::OK;
-                }
-                return Ok(response);
-            }
-            if request.method() != Method::POST {
-                let slot = if request.method() == Method::GET {
-                    match streams.open() {
-                        Some(slot) => Some(slot),
-                        None => return Ok(streams.refusal()),
-                    }
-                } else {
-                    None
-                };
-                let response = forward(inner, request).await;
-                if is_stream(&response) {
-                    let open = metrics.stream_opened();
-                    return Ok(hold(response, (open, slot, activity)));
-                }
-                return Ok(response);
-            }
-            let (mut parts, body) = request.into_parts();
-            let bytes = match read_body(body, max_body, body_timeout).await {
-                Ok(bytes) => bytes,
-                Err(refusal) => {
-                    metrics.record_refusal(refusal.reason());
-                    return Ok(refusal.response(body_timeout));
-                }
-            };
-            let header_version = parts
-                .headers
-                .get("mcp-protocol-version")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            let header_version = header_version.as_deref();
-            let is_batch = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
-            let is_json = parts
-                .headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.trim_start().starts_with("application/json"));
-            let checked = if !is_batch && is_json {
-                let parsed = match serde_json::from_slice::<Value>(&bytes) {
-                    Ok(message) => message,
-                    Err(e) => {
-                        metrics.record_refusal("malformed");
-                        return Ok(rpc_failure(-32700, &format!("Parse error: {e}"), None));
-                    }
-                };
-                if let Err((code, problem, id)) = check_message(&parsed) {
-                    if code != -32602 {
-                        metrics.record_refusal("malformed");
-                    }
-                    return Ok(rpc_failure(code, &problem, id));
-                }
-                Some(parsed)
-            } else {
-                None
-            };
-            if !is_batch {
-                // Without a JSON Content-Type the SDK refuses it (415); read it only to count.
-                let mut message = checked.or_else(|| serde_json::from_slice::<Value>(&bytes).ok());
-                let mut ticket: Option<Ticket> = None;
-                if let Some(message) = &message {
-                    count_message(&metrics, message, header_version);
-                    if takes_ticket(message) {
-                        match admission.admit(client) {
-                            Some(admitted) => ticket = Some(admitted),
-                            None => {
-                                metrics.record_refusal("too_many_in_flight");
-                                return Ok(too_many(message.get("id"), admission.limit()));
-                            }
-                        }
-                    }
-                }
-                let listening = message.as_ref().is_some_and(|m| {
-                    m.get("method").and_then(Value::as_str) == Some("subscriptions/listen")
-                });
-                let slot = if listening {
-                    match streams.open() {
-                        Some(slot) => Some(slot),
-                        None => return Ok(streams.refusal()),
-                    }
-                } else {
-                    None
-                };
-                // A subscription's answer is the stream itself: never wait for a final
-                // response to it.
-                let id = message
-                    .as_ref()
-                    .filter(|m| {
-                        m.get("method")
-                            .and_then(Value::as_str)
-                            .is_some_and(|method| method != "subscriptions/listen")
-                    })
-                    .and_then(|m| m.get("id"))
-                    .cloned();
-                let streams_progress = message
-                    .as_ref()
-                    .and_then(|m| jsonrpc::member(m, &["params", "_meta", "progressToken"]))
-                    .is_some();
-                let accepts_json = parts
-                    .headers
-                    .get(header::ACCEPT)
-                    .and_then(|v| v.to_str().ok())
-                    .is_some_and(|accept| accept.contains("application/json"));
-                let method = message
-                    .as_ref()
-                    .and_then(|m| m.get("method"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                // A new session needs room in the table first.
-                let reservation = match (&table, &session) {
-                    (Some(table), None) if method == "initialize" => match table.reserve().await {
-                        Ok(room) => Some(room),
-                        Err(_full) => {
-                            return Ok(too_many_sessions(
-                                message.as_ref().and_then(|m| m.get("id")),
-                            ));
-                        }
-                    },
-                    _ => None,
-                };
-                if let (Some(direct), Some(message)) = (&direct, &mut message) {
-                    match (method.as_str(), &session) {
-                        ("notifications/initialized", Some(session)) => direct.initialized(session),
-                        ("notifications/cancelled", Some(session)) => {
-                            direct.cancel(session, message)
-                        }
-                        _ if json_response && accepts_json && !streams_progress => {
-                            if let Some(response) = direct.try_answer(&parts, message).await {
-                                return Ok(hold(response, (ticket, activity)));
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                // The same test as the one that reads an SSE answer into JSON below; without
-                // a session, rmcp itself answers JSON unless a notification goes first.
-                let framing = if id.is_some() && json_response && accepts_json && !streams_progress
-                {
-                    Framing::Json
-                } else if session.is_none() && json_response {
-                    Framing::JsonUnlessNotified
-                } else {
-                    Framing::Sse
-                };
-                parts.extensions.insert(framing);
-                let request = Request::from_parts(parts, Body::from(bytes));
-                let response = forward(inner, request).await;
-                if let (Some(table), Some(reservation)) = (&table, reservation)
-                    && let Some(opened) = response
-                        .headers()
-                        .get("mcp-session-id")
-                        .and_then(|v| v.to_str().ok())
-                {
-                    table.opened(opened, reservation);
-                }
-                let response = match id {
-                    Some(id) if json_response && accepts_json && !streams_progress => {
-                        as_json(response, &id).await
-                    }
-                    _ => response,
-                };
-                let response = match (&direct, &message) {
-                    (Some(direct), Some(message)) if method == "initialize" => {
-                        opened(direct, message, response).await
-                    }
-                    _ => response,
-                };
-                if listening && is_stream(&response) {
-                    let open = metrics.stream_opened();
-                    return Ok(hold(response, (open, slot, activity)));
-                }
-                return Ok(hold(response, (ticket, activity)));
-            }
-            let version = parts
-                .headers
-                .get("mcp-protocol-version")
-                .and_then(|v| v.to_str().ok());
-            if version.is_some_and(|v| v != "2025-03-26") {
-                return Ok(invalid_request(
-                    "JSON-RPC batches are not supported after protocol 2025-03-26",
-                ));
-            }
-            let messages = match serde_json::from_slice::<Value>(&bytes) {
-                Ok(Value::Array(messages)) => messages,
-                Ok(_) => return Ok(invalid_request("the batch is not a JSON array")),
-                Err(e) => {
-                    metrics.record_refusal("malformed");
-                    return Ok(rpc_failure(-32700, &format!("Parse error: {e}"), None));
-                }
-            };
-            if messages.is_empty() {
-                return Ok(invalid_request("an empty batch is not a valid request"));
-            }
-            for message in &messages {
-                count_message(&metrics, message, header_version);
-            }
-            let _ticket = if messages.iter().any(takes_ticket) {
-                match admission.admit(client) {
-                    Some(ticket) => Some(ticket),
-                    None => {
-                        metrics.record_refusal("too_many_in_flight");
-                        return Ok(too_many(None, admission.limit()));
-                    }
-                }
-            } else {
-                None
-            };
-            if messages
-                .iter()
-                .any(|m| m.get("method") == Some(&json!("initialize")))
-            {
-                return Ok(invalid_request("initialize must not be part of a batch"));
-            }
-            let mut responses = Vec::new();
-            for message in messages {
-                // Each member is answered on its own (JSON-RPC 2.0, "Batch").
-                if let Err((code, problem, id)) = check_message(&message) {
-                    responses.push(failure_message(code, &problem, id));
-                    continue;
-                }
-                let mut single = Request::builder()
-                    .method(Method::POST)
-                    .uri(parts.uri.clone())
-                    .body(Body::from(message.to_string()))
-                    .unwrap_or_default();
-                *single.headers_mut() = parts.headers.clone();
-                single.headers_mut().remove(header::CONTENT_LENGTH);
-                *single.extensions_mut() = parts.extensions.clone();
-                // Gathered into one JSON array.
-                single.extensions_mut().insert(Framing::Json);
-                let response = forward(inner.clone(), single).await;
-                let status = response.status();
-                if status == StatusCode::ACCEPTED {
-                    continue;
-                }
-                if !status.is_success() {
-                    return Ok(response);
-                }
-                let Ok(body) = axum::body::to_bytes(response.into_body(), usize::MAX).await else {
-                    continue;
-                };
-                responses.extend(messages_in(&body));
-            }
-            if responses.is_empty() {
-                return Ok(plain(StatusCode::ACCEPTED, ""));
-            }
-            let mut response = Response::new(Body::from(Value::Array(responses).to_string()));
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            Ok(response)
-        })
+        let client = client_of(&request, steps.sessions.as_deref());
+        Box::pin(async move { Ok(steps.route(sdk, request, client).await) })
     }
+}
+
+/// The header `name` as text, when it is.
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// True for a body that is a JSON array: a batch.
+fn is_batch(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+}
+
+/// The message's method (empty for a response or an unread body).
+fn method_of(message: Option<&Value>) -> &str {
+    message
+        .and_then(|m| m.get("method"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The id of the answer to wait for: none for a notification, a response, or a
+/// subscription, whose answer is the stream itself.
+fn answer_id(message: Option<&Value>) -> Option<Value> {
+    message
+        .filter(|m| {
+            m.get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|method| method != "subscriptions/listen")
+        })
+        .and_then(|m| m.get("id"))
+        .cloned()
+}
+
+/// How the answer to a single message travels: plain JSON when the client takes it and
+/// nothing streams (the same test as the one that reads an SSE answer into JSON);
+/// without a session, rmcp itself answers JSON unless a notification goes first.
+fn framing(has_id: bool, plain_json: bool, has_session: bool, json_response: bool) -> Framing {
+    if has_id && plain_json {
+        Framing::Json
+    } else if !has_session && json_response {
+        Framing::JsonUnlessNotified
+    } else {
+        Framing::Sse
+    }
+}
+
+impl Steps {
+    /// Routes a request by its HTTP method, after marking its session active: DELETE ends
+    /// a session, POST carries messages, anything else (GET) opens a stream.
+    async fn route(&self, sdk: Sdk, request: Request<Body>, client: ClientId) -> Response<Body> {
+        let session = header_text(request.headers(), "mcp-session-id").map(str::to_string);
+        let activity = match (&self.sessions, &session) {
+            (Some(table), Some(session)) => table.activity(session),
+            _ => None,
+        };
+        match *request.method() {
+            Method::DELETE => {
+                self.end_session(sdk, request, session.as_deref(), activity)
+                    .await
+            }
+            Method::POST => self.post(sdk, request, client, session, activity).await,
+            _ => self.open_stream(sdk, request, activity).await,
+        }
+    }
+
+    /// A session's DELETE: forgotten here, ended by the SDK.
+    async fn end_session(
+        &self,
+        sdk: Sdk,
+        request: Request<Body>,
+        session: Option<&str>,
+        _activity: Option<Activity>,
+    ) -> Response<Body> {
+        if let (Some(table), Some(session)) = (&self.sessions, session) {
+            table.closed(session);
+        }
+        // The spec names no success status for ending a session; rmcp says 202, and
+        // the Python SDK accepts only 200 or 204 (it logs a failure otherwise).
+        let mut response = forward(sdk, request).await;
+        if response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
+        response
+    }
+
+    /// A GET (the session's event stream) or another method the SDK answers: a stream
+    /// takes a slot of [`Streams`] and is counted while open.
+    async fn open_stream(
+        &self,
+        sdk: Sdk,
+        request: Request<Body>,
+        activity: Option<Activity>,
+    ) -> Response<Body> {
+        let slot = if request.method() == Method::GET {
+            match self.streams.open() {
+                Some(slot) => Some(slot),
+                None => return self.streams.refusal(),
+            }
+        } else {
+            None
+        };
+        let response = forward(sdk, request).await;
+        if is_stream(&response) {
+            let open = self.metrics.stream_opened();
+            return hold(response, (open, slot, activity));
+        }
+        response
+    }
+
+    /// A POST: its body read within the bounds, then a batch or a single message.
+    async fn post(
+        &self,
+        sdk: Sdk,
+        request: Request<Body>,
+        client: ClientId,
+        session: Option<String>,
+        activity: Option<Activity>,
+    ) -> Response<Body> {
+        let (parts, body) = request.into_parts();
+        let bytes = match read_body(body, self.max_body, self.body_timeout).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => {
+                self.metrics.record_refusal(refusal.reason());
+                return refusal.response(self.body_timeout);
+            }
+        };
+        if is_batch(&bytes) {
+            // The session stays active until the whole batch is answered.
+            let response = self.batch(sdk, parts, &bytes, client).await;
+            drop(activity);
+            return response;
+        }
+        self.single(sdk, parts, bytes, client, session, activity)
+            .await
+    }
+
+    /// A single message: read and checked, counted, admitted, answered directly or by
+    /// the SDK, and its answer framed as the client asked.
+    async fn single(
+        &self,
+        sdk: Sdk,
+        mut parts: Parts,
+        bytes: Bytes,
+        client: ClientId,
+        session: Option<String>,
+        activity: Option<Activity>,
+    ) -> Response<Body> {
+        let mut message = match self.read_single(&parts, &bytes) {
+            Ok(message) => message,
+            Err(refused) => return *refused,
+        };
+        let header_version = header_text(&parts.headers, "mcp-protocol-version");
+        let mut ticket: Option<Ticket> = None;
+        if let Some(message) = &message {
+            count_message(&self.metrics, message, header_version);
+            ticket = match self.admit(message, client) {
+                Ok(ticket) => ticket,
+                Err(refused) => return *refused,
+            };
+        }
+        let method = method_of(message.as_ref()).to_string();
+        let listening = method == "subscriptions/listen";
+        let slot = if listening {
+            match self.streams.open() {
+                Some(slot) => Some(slot),
+                None => return self.streams.refusal(),
+            }
+        } else {
+            None
+        };
+        let id = answer_id(message.as_ref());
+        let streams_progress = message
+            .as_ref()
+            .and_then(|m| jsonrpc::member(m, &["params", "_meta", "progressToken"]))
+            .is_some();
+        let accepts_json = header_text(&parts.headers, header::ACCEPT.as_str())
+            .is_some_and(|accept| accept.contains("application/json"));
+        let plain_json = self.json_response && accepts_json && !streams_progress;
+        let reservation = match self
+            .reserve_session(session.as_deref(), &method, message.as_ref())
+            .await
+        {
+            Ok(reservation) => reservation,
+            Err(refused) => return *refused,
+        };
+        if let Some(answer) = self
+            .direct_path(
+                &parts,
+                message.as_mut(),
+                &method,
+                session.as_deref(),
+                plain_json,
+            )
+            .await
+        {
+            return hold(answer, (ticket, activity));
+        }
+        parts.extensions.insert(framing(
+            id.is_some(),
+            plain_json,
+            session.is_some(),
+            self.json_response,
+        ));
+        let response = forward(sdk, Request::from_parts(parts, Body::from(bytes))).await;
+        if let (Some(table), Some(reservation)) = (&self.sessions, reservation)
+            && let Some(opened) = header_text(response.headers(), "mcp-session-id")
+        {
+            table.opened(opened, reservation);
+        }
+        let response = match id {
+            Some(id) if plain_json => as_json(response, &id).await,
+            _ => response,
+        };
+        let response = match (&self.direct, &message) {
+            (Some(direct), Some(message)) if method == "initialize" => {
+                opened(direct, message, response).await
+            }
+            _ => response,
+        };
+        if listening && is_stream(&response) {
+            let open = self.metrics.stream_opened();
+            return hold(response, (open, slot, activity));
+        }
+        hold(response, (ticket, activity))
+    }
+
+    /// The message of a single POST: parsed and checked when it says it is JSON (a
+    /// failure is answered here); else read only to count it, since the SDK refuses it
+    /// (415) without a JSON Content-Type.
+    fn read_single(&self, parts: &Parts, bytes: &[u8]) -> Result<Option<Value>, Refused> {
+        let is_json = header_text(&parts.headers, header::CONTENT_TYPE.as_str())
+            .is_some_and(|v| v.trim_start().starts_with("application/json"));
+        if !is_json {
+            return Ok(serde_json::from_slice::<Value>(bytes).ok());
+        }
+        let parsed = match serde_json::from_slice::<Value>(bytes) {
+            Ok(message) => message,
+            Err(e) => {
+                self.metrics.record_refusal("malformed");
+                return Err(Box::new(rpc_failure(
+                    -32700,
+                    &format!("Parse error: {e}"),
+                    None,
+                )));
+            }
+        };
+        if let Err((code, problem, id)) = check_message(&parsed) {
+            if code != -32602 {
+                self.metrics.record_refusal("malformed");
+            }
+            return Err(Box::new(rpc_failure(code, &problem, id)));
+        }
+        Ok(Some(parsed))
+    }
+
+    /// The admission ticket a request holds until its answer is sent (none for other
+    /// messages); 429 past the client's limit.
+    fn admit(&self, message: &Value, client: ClientId) -> Result<Option<Ticket>, Refused> {
+        if !takes_ticket(message) {
+            return Ok(None);
+        }
+        match self.admission.admit(client) {
+            Some(ticket) => Ok(Some(ticket)),
+            None => {
+                self.metrics.record_refusal("too_many_in_flight");
+                Err(Box::new(too_many(
+                    message.get("id"),
+                    self.admission.limit(),
+                )))
+            }
+        }
+    }
+
+    /// Room in the session table for the session a new `initialize` opens; 503 when the
+    /// table is full and no session is idle.
+    async fn reserve_session(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        message: Option<&Value>,
+    ) -> Result<Option<Reservation>, Refused> {
+        match (&self.sessions, session) {
+            (Some(table), None) if method == "initialize" => match table.reserve().await {
+                Ok(room) => Ok(Some(room)),
+                Err(_full) => Err(Box::new(too_many_sessions(
+                    message.and_then(|m| m.get("id")),
+                ))),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// What the direct path takes of a single message: the handshake notifications it
+    /// notes, and the requests it answers itself when they want plain JSON.
+    async fn direct_path(
+        &self,
+        parts: &Parts,
+        message: Option<&mut Value>,
+        method: &str,
+        session: Option<&str>,
+        plain_json: bool,
+    ) -> Option<Response<Body>> {
+        let (Some(direct), Some(message)) = (&self.direct, message) else {
+            return None;
+        };
+        match (method, session) {
+            ("notifications/initialized", Some(session)) => direct.initialized(session),
+            ("notifications/cancelled", Some(session)) => direct.cancel(session, message),
+            _ if plain_json => return direct.try_answer(parts, message).await,
+            _ => {}
+        }
+        None
+    }
+
+    /// A batch (protocol revision 2025-03-26 only): split into single requests for the
+    /// SDK, their answers gathered into one JSON array.
+    async fn batch(
+        &self,
+        sdk: Sdk,
+        parts: Parts,
+        bytes: &[u8],
+        client: ClientId,
+    ) -> Response<Body> {
+        let header_version = header_text(&parts.headers, "mcp-protocol-version");
+        if header_version.is_some_and(|v| v != "2025-03-26") {
+            return invalid_request("JSON-RPC batches are not supported after protocol 2025-03-26");
+        }
+        let messages = match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Array(messages)) => messages,
+            Ok(_) => return invalid_request("the batch is not a JSON array"),
+            Err(e) => {
+                self.metrics.record_refusal("malformed");
+                return rpc_failure(-32700, &format!("Parse error: {e}"), None);
+            }
+        };
+        if messages.is_empty() {
+            return invalid_request("an empty batch is not a valid request");
+        }
+        for message in &messages {
+            count_message(&self.metrics, message, header_version);
+        }
+        // One ticket for the whole batch.
+        let _ticket = if messages.iter().any(takes_ticket) {
+            match self.admission.admit(client) {
+                Some(ticket) => Some(ticket),
+                None => {
+                    self.metrics.record_refusal("too_many_in_flight");
+                    return too_many(None, self.admission.limit());
+                }
+            }
+        } else {
+            None
+        };
+        if messages
+            .iter()
+            .any(|m| m.get("method") == Some(&json!("initialize")))
+        {
+            return invalid_request("initialize must not be part of a batch");
+        }
+        answer_members(sdk, &parts, messages).await
+    }
+}
+
+/// Each member of a batch answered on its own (JSON-RPC 2.0, "Batch"), the answers
+/// gathered into one JSON array (202 when there are none).
+async fn answer_members(sdk: Sdk, parts: &Parts, messages: Vec<Value>) -> Response<Body> {
+    let mut responses = Vec::new();
+    for message in messages {
+        if let Err((code, problem, id)) = check_message(&message) {
+            responses.push(failure_message(code, &problem, id));
+            continue;
+        }
+        let mut single = Request::builder()
+            .method(Method::POST)
+            .uri(parts.uri.clone())
+            .body(Body::from(message.to_string()))
+            .unwrap_or_default();
+        *single.headers_mut() = parts.headers.clone();
+        single.headers_mut().remove(header::CONTENT_LENGTH);
+        *single.extensions_mut() = parts.extensions.clone();
+        // Gathered into one JSON array.
+        single.extensions_mut().insert(Framing::Json);
+        let response = forward(sdk.clone(), single).await;
+        let status = response.status();
+        if status == StatusCode::ACCEPTED {
+            continue;
+        }
+        if !status.is_success() {
+            return response;
+        }
+        let Ok(body) = axum::body::to_bytes(response.into_body(), usize::MAX).await else {
+            continue;
+        };
+        responses.extend(messages_in(&body));
+    }
+    if responses.is_empty() {
+        return plain(StatusCode::ACCEPTED, "");
+    }
+    let mut response = Response::new(Body::from(Value::Array(responses).to_string()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// Why a request body was not read.
@@ -603,17 +744,13 @@ async fn opened(direct: &Direct, request: &Value, response: Response<Body>) -> R
     let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
         return Response::from_parts(parts, Body::empty());
     };
-    direct.opened(&session, request, &body).await;
+    direct.opened(&session, request, &body);
     Response::from_parts(parts, Body::from(body))
 }
 
-async fn forward<S, B>(inner: S, request: Request<Body>) -> Response<Body>
-where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible>,
-    B: axum::body::HttpBody<Data = Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    match inner.oneshot(request).await {
+/// The SDK's answer to `request`.
+async fn forward(sdk: Sdk, request: Request<Body>) -> Response<Body> {
+    match sdk.oneshot(request).await {
         Ok(response) => response.map(Body::new),
         Err(never) => match never {},
     }

@@ -13,8 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::admission::Admission;
 use super::direct::Direct;
-use super::sessions::{SessionTable, Streams};
+use super::session::SessionTable;
 use super::sizes::Transport;
+use super::streams::Streams;
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
 
@@ -73,9 +74,13 @@ pub fn endpoint(
         config,
     );
     // Plain JSON answers are what the direct path gives; with SSE answers the SDK serves all.
-    let direct = settings
-        .json_response
-        .then(|| Arc::new(Direct::new(shared_for_direct, sessions.clone())));
+    let direct = settings.json_response.then(|| {
+        Arc::new(Direct::new(
+            shared_for_direct,
+            sessions.clone(),
+            table.clone(),
+        ))
+    });
     let front = super::front::Front::new(
         service,
         settings,

@@ -108,7 +108,7 @@ impl Page<'_> {
     pub fn to_json(&self, version: &ProtocolVersion) -> Vec<u8> {
         let mut empty = ListToolsResult::with_all_items(Vec::new());
         empty.next_cursor = self.next_cursor.clone();
-        let result = super::finish(ServerResult::ListToolsResult(empty), version);
+        let result = super::revision::finish(ServerResult::ListToolsResult(empty), version);
         let mut rest = match serde_json::to_value(&result) {
             Ok(Value::Object(fields)) => fields,
             _ => Map::new(),
@@ -126,5 +126,69 @@ impl Page<'_> {
             rest,
         })
         .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    fn catalog(path: &std::path::Path) -> Catalog {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let source = crate::spec::SpecSource::File(path.to_path_buf());
+        let docs = runtime.block_on(crate::spec::load(&source)).expect("loads");
+        let input = crate::catalog::ApiInput::new("api", Some(&docs));
+        let settings = crate::config::ToolSettings::default();
+        crate::catalog::build(&[input], &settings)
+            .expect("builds")
+            .0
+    }
+
+    /// A listed tool is written exactly as the catalog's MCP JSON, and the SDK's `Tool`
+    /// made from it is what the SDK reads from that JSON, for every tool of the shipped
+    /// spec and of the large shared ones that are present.
+    #[test]
+    fn listed_tools_are_the_catalogs_mcp_json() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut specs = vec![root.join("specs/petstore.yaml")];
+        for name in ["github", "stripe", "kubernetes"] {
+            let path = root.join(format!("../shared/specs/real/{name}.json"));
+            if path.exists() {
+                specs.push(path);
+            } else {
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "{} is missing",
+                    path.display()
+                );
+            }
+        }
+        for spec in specs {
+            let catalog = catalog(&spec);
+            assert!(!catalog.is_empty());
+            for tool in catalog.tools() {
+                let listed = ListedTool::from_catalog(tool).expect("object schemas");
+                let json = tool.to_mcp();
+                assert_eq!(
+                    serde_json::to_value(&listed).expect("serializes"),
+                    json,
+                    "{} in {}",
+                    tool.name,
+                    spec.display()
+                );
+                let round_trip: Tool = serde_json::from_value(json).expect("a Tool");
+                assert_eq!(
+                    listed.to_sdk(),
+                    Some(round_trip),
+                    "{} in {}",
+                    tool.name,
+                    spec.display()
+                );
+            }
+        }
     }
 }

@@ -38,8 +38,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::admission::{Admission, ClientId, Ticket};
 use super::jsonrpc;
-use super::sessions::Streams;
 use super::sizes::{Guarded, Transport, guard_line};
+use super::streams::Streams;
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
 

@@ -9,7 +9,8 @@
 //! accepted only from a client that negotiated 2025-03-26 (its members are then answered
 //! one line each). Either way the session goes on.
 //!
-//! Once the handshake has passed through, `tools/list` is answered here too, from the same
+//! Once the handshake has passed through (noted as a [`Handshake`] of the one session
+//! model, [`super::session`]), `tools/list` is answered here too, from the same
 //! serialized pages as Streamable HTTP, instead of by the SDK, which rebuilds and
 //! serializes every tool each time (GitHub's three pages reached a client in 25 ms instead
 //! of about 50 ms).
@@ -21,24 +22,22 @@
 use std::sync::{Arc, Mutex};
 
 use rmcp::ServiceExt as _;
-use rmcp::model::ProtocolVersion;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use super::jsonrpc::{self, check_message, failure_message, success_bytes};
+use super::session::Handshake;
 use super::sizes::{Budget, Guarded, Transport, guard_line};
 use super::{McpServer, Shared};
 
-/// What the filter learns of the session from its handshake.
+/// The session's handshake as the filter sees it pass.
 #[derive(Default)]
-struct Handshake {
-    /// The id of the client's `initialize` request, until the SDK's answer passes by.
+struct Negotiation {
+    /// The client's `initialize` request (one with an id), until the SDK's answer passes by.
     pending: Option<Value>,
-    /// The name the client gave in `initialize` (client rules match on it).
-    client: Option<String>,
-    /// The protocol version the SDK agreed to.
-    version: Option<ProtocolVersion>,
+    /// What the last answered `initialize` settled.
+    settled: Option<Handshake>,
 }
 
 /// Serves on stdin/stdout until stdin closes or the client disconnects.
@@ -60,7 +59,7 @@ where
     let (to_sdk, sdk_input) = tokio::io::duplex(64 * 1024);
     let (sdk_output, from_sdk) = tokio::io::duplex(64 * 1024);
     let (lines, outgoing) = mpsc::channel::<Vec<u8>>(64);
-    let handshake = Arc::new(Mutex::new(Handshake::default()));
+    let handshake = Arc::new(Mutex::new(Negotiation::default()));
     let budget = shared.limits().budget(Transport::Stdio, None);
     let writer = tokio::spawn(write_lines(outgoing, output, budget));
     let copier = tokio::spawn(copy_lines(from_sdk, lines.clone(), handshake.clone()));
@@ -93,7 +92,7 @@ where
 /// The reading side: what it needs to answer a line itself.
 struct Filter {
     shared: Arc<Shared>,
-    handshake: Arc<Mutex<Handshake>>,
+    handshake: Arc<Mutex<Negotiation>>,
     /// Lines for the client (the writer task's queue).
     answers: mpsc::Sender<Vec<u8>>,
     max_line: usize,
@@ -146,12 +145,9 @@ impl Filter {
                             == Some(&Value::from("2025-03-26"));
                         let mut handshake =
                             self.handshake.lock().unwrap_or_else(|p| p.into_inner());
-                        *handshake = Handshake {
-                            pending: message.get("id").cloned(),
-                            client: jsonrpc::member(&message, &["params", "clientInfo", "name"])
-                                .and_then(Value::as_str)
-                                .map(str::to_string),
-                            version: None,
+                        *handshake = Negotiation {
+                            pending: message.get("id").is_some().then(|| message.clone()),
+                            settled: None,
                         };
                     }
                     Some("tools/list") => {
@@ -202,7 +198,8 @@ impl Filter {
     fn list(&self, message: &Value) -> Option<Vec<u8>> {
         let (client, version) = {
             let handshake = self.handshake.lock().unwrap_or_else(|p| p.into_inner());
-            (handshake.client.clone(), handshake.version.clone()?)
+            let settled = handshake.settled.clone()?;
+            (settled.client, settled.version)
         };
         let id = message.get("id")?;
         let cursor = match jsonrpc::member(message, &["params", "cursor"]) {
@@ -264,7 +261,7 @@ async fn read_line<R: AsyncBufReadExt + Unpin>(input: &mut R, max: usize) -> Lin
 }
 
 /// Records the agreed protocol version if `line` is the SDK's answer to `initialize`.
-fn note_initialize_answer(handshake: &Mutex<Handshake>, line: &[u8]) {
+fn note_initialize_answer(handshake: &Mutex<Negotiation>, line: &[u8]) {
     let mut handshake = handshake.lock().unwrap_or_else(|p| p.into_inner());
     let Some(pending) = &handshake.pending else {
         return;
@@ -272,12 +269,11 @@ fn note_initialize_answer(handshake: &Mutex<Handshake>, line: &[u8]) {
     let Ok(answer) = serde_json::from_slice::<Value>(line) else {
         return;
     };
-    if answer.get("id") != Some(pending) {
+    if answer.get("id") != pending.get("id") {
         return;
     }
+    handshake.settled = Handshake::settled(pending, &answer);
     handshake.pending = None;
-    handshake.version = jsonrpc::member(&answer, &["result", "protocolVersion"])
-        .and_then(|v| serde_json::from_value(v.clone()).ok());
 }
 
 fn error_line(code: i64, message: &str, id: Option<Value>) -> Vec<u8> {
@@ -291,7 +287,7 @@ fn error_line(code: i64, message: &str, id: Option<Value>) -> Vec<u8> {
 async fn copy_lines<R: AsyncRead + Unpin>(
     from_sdk: R,
     lines: mpsc::Sender<Vec<u8>>,
-    handshake: Arc<Mutex<Handshake>>,
+    handshake: Arc<Mutex<Negotiation>>,
 ) {
     let mut from_sdk = BufReader::new(from_sdk);
     loop {

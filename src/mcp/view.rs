@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::listed::ListedTool as Tool;
+use super::listed::ListedTool;
 use crate::catalog::{Catalog, SchemaText, naming};
 use crate::config::{ClientRule, Config, Dialect};
 use crate::schema::dialect;
@@ -51,15 +51,6 @@ impl Presentation {
             && self.apis.values().all(|d| *d == Dialect::Full)
     }
 
-    /// True when some client may get API `api`'s tools in `dialect`.
-    pub fn uses(&self, dialect: Dialect, api: &str) -> bool {
-        self.dialect(None, Some(api)) == dialect
-            || self
-                .clients
-                .iter()
-                .any(|rule| rule.dialect == Some(dialect))
-    }
-
     fn max_name_length(&self, rule: Option<usize>) -> Option<usize> {
         rule.and_then(|i| self.clients.get(i)?.max_name_length)
     }
@@ -68,7 +59,7 @@ impl Presentation {
 /// One client's tools, and the names it may call that differ from the catalog's.
 #[derive(Debug, Default)]
 pub struct View {
-    pub tools: Arc<Vec<Tool>>,
+    pub tools: Arc<Vec<ListedTool>>,
     /// Shortened name → catalog name.
     aliases: HashMap<String, String>,
     pub rule: Option<usize>,
@@ -85,7 +76,7 @@ pub struct View {
 
 impl View {
     /// The plain view: the tools as they are.
-    pub fn plain(tools: Arc<Vec<Tool>>) -> View {
+    pub fn plain(tools: Arc<Vec<ListedTool>>) -> View {
         View {
             tools,
             aliases: HashMap::new(),
@@ -128,7 +119,7 @@ impl View {
         if let Some(definition) = described.get(&tool.name) {
             return definition.clone();
         }
-        let definition = match Tool::from_catalog(tool) {
+        let definition = match ListedTool::from_catalog(tool) {
             Some(wire) => {
                 let mut wire = adapt(wire, dialect);
                 wire.name = self.client_name(&tool.name);
@@ -157,13 +148,13 @@ impl View {
     /// `base` (tools shaped for the client's protocol version) as a client under `rule` sees
     /// them.
     pub fn build(
-        base: &[Tool],
+        base: &[ListedTool],
         catalog: &Catalog,
         presentation: &Presentation,
         rule: Option<usize>,
     ) -> View {
         let mut restorers = HashMap::new();
-        let mut tools: Vec<Tool> = base
+        let mut tools: Vec<ListedTool> = base
             .iter()
             .map(|tool| {
                 let api = catalog.get(&tool.name).map(|t| t.route.api.as_str());
@@ -204,7 +195,7 @@ impl View {
 
 /// A discovery tool's free-form `arguments` object, which strict dialects cannot express,
 /// becomes JSON text (which `call_tool` also accepts).
-fn arguments_as_text(tool: &mut Tool) {
+fn arguments_as_text(tool: &mut ListedTool) {
     let mut schema = tool.input_schema.to_value();
     let Some(property) = schema
         .get_mut("properties")
@@ -221,12 +212,15 @@ fn arguments_as_text(tool: &mut Tool) {
 
 /// `tool` in `dialect`: its input schema adapted, its output schema kept only where the
 /// dialect has one.
-pub fn adapt(tool: Tool, dialect: Dialect) -> Tool {
+pub fn adapt(tool: ListedTool, dialect: Dialect) -> ListedTool {
     adapt_for_calls(tool, dialect).0
 }
 
 /// [`adapt`], with what maps a call's arguments back (`None` when nothing changed).
-fn adapt_for_calls(mut tool: Tool, dialect: Dialect) -> (Tool, Option<dialect::Restorer>) {
+fn adapt_for_calls(
+    mut tool: ListedTool,
+    dialect: Dialect,
+) -> (ListedTool, Option<dialect::Restorer>) {
     if dialect == Dialect::Full {
         return (tool, None);
     }

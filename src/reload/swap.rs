@@ -146,7 +146,7 @@ impl Reloader {
         }
         let catalog = Arc::new(catalog);
         let dispatcher = match Dispatcher::new(catalog.clone(), &config) {
-            Ok(dispatcher) => dispatcher,
+            Ok(dispatcher) => crate::mock::plug(dispatcher),
             Err(error) => return Err(self.failed(why, &error, None)),
         };
         let old = self.shared.current();

@@ -1,21 +1,36 @@
 //! The upstream side of a tool call: arguments → the exact HTTP request the API's
-//! description defines → a [`ToolResult`] an LLM can act on.
+//! description defines → a [`ToolResult`] an LLM can act on. This module knows nothing of
+//! MCP (it returns restmcp's own result type and the MCP layer converts it) and nothing of
+//! the mock upstream, which plugs in from above through the [`Exchange`] seam.
 //!
-//! [`request`] builds the request from a tool's argument map (pure, no I/O), [`auth`] adds
-//! the credentials and forwarded headers and redacts secrets from results, [`decode`]
-//! decodes compressed bodies within their limits, [`response`] maps the HTTP response to a
-//! result (pure). This module knows nothing of MCP: it returns
-//! restmcp's own result type and the MCP layer converts it.
+//! * [`Dispatcher`] (`dispatch.rs`): one call end to end — validate, rate-limit, build,
+//!   hand to the API's exchange within the time limit, map the answer, redact.
+//! * [`validate`]: arguments against the inputSchema, results against the outputSchema,
+//!   compiled once per tool.
+//! * [`request`]: a tool's argument map → the [`request::HttpRequest`] (pure, no I/O).
+//! * [`exchange`]: the [`Exchange`] trait the dispatcher calls and what it gives back.
+//! * `http.rs`: the HTTP exchange — forwarded headers, trace context, credentials,
+//!   retries, redirects, the size cap.
+//! * [`auth`]: credentials and their placement, OAuth tokens, header forwarding, and the
+//!   redaction of secrets from results.
+//! * [`decode`]: compressed bodies decoded within their limits.
+//! * [`response`]: the HTTP response → a result (pure).
+//! * `settings.rs`: [`UpstreamSettings`], how one API is called.
 
 pub mod auth;
 pub mod decode;
 mod dispatch;
+pub mod exchange;
+mod http;
 pub mod request;
 pub mod response;
+mod settings;
 pub mod validate;
 
 pub use auth::{Authenticator, CallContext};
-pub use dispatch::{CallStats, Called, Dispatcher, Outcome, UnknownTool, UpstreamSettings};
+pub use dispatch::{CallOutcome, CallStats, Called, Dispatcher, UnknownTool};
+pub use exchange::Exchange;
+pub use settings::UpstreamSettings;
 
 use serde::Serialize;
 use serde_json::Value;

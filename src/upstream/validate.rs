@@ -17,8 +17,6 @@ pub struct Compiled {
     arguments: Vec<String>,
     input: Result<jsonschema::Validator, String>,
     output: Option<Result<jsonschema::Validator, String>>,
-    /// For a mock tool: the schema of the request body on the wire, compiled on first use.
-    mock_body: OnceLock<Option<Result<jsonschema::Validator, String>>>,
 }
 
 /// Lazily compiled validators, one slot per tool of a catalog.
@@ -47,7 +45,6 @@ impl Validators {
                 output: tool.output_schema.as_ref().map(|schema| {
                     jsonschema::draft202012::new(&schema.to_value()).map_err(|e| e.to_string())
                 }),
-                mock_body: OnceLock::new(),
             }
         }))
     }
@@ -97,17 +94,6 @@ impl Compiled {
             }
         }
         violations
-    }
-
-    /// The compiled schema the mock upstream checks a JSON request body of `tool` against
-    /// (`None` when the tool sends no such body).
-    pub fn mock_body(&self, tool: &Tool) -> Option<&Result<jsonschema::Validator, String>> {
-        self.mock_body
-            .get_or_init(|| {
-                crate::mock::respond::body_schema(tool)
-                    .map(|schema| jsonschema::validator_for(&schema).map_err(|e| e.to_string()))
-            })
-            .as_ref()
     }
 
     /// Checks a structured result against the published outputSchema.

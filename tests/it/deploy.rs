@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::Parser as _;
-use restmcp::cli::{Cli, Command as Subcommand};
+use restmcp::cli::args::{Cli, Command as Subcommand};
 use restmcp::config::{Config, Overrides};
 use restmcp::upstream::Authenticator;
 use serde_json::Value;

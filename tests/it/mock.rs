@@ -26,7 +26,7 @@ fn mock_project(overlay: Option<&str>) -> tempfile::TempDir {
 async fn dispatcher(dir: &std::path::Path) -> Dispatcher {
     let config = Config::load(&dir.join("config.toml"), &Overrides::default()).expect("config");
     let loaded = load::load(&config).await.expect("loads");
-    Dispatcher::new(Arc::new(loaded.catalog), &config).expect("dispatcher")
+    restmcp::mock::plug(Dispatcher::new(Arc::new(loaded.catalog), &config).expect("dispatcher"))
 }
 
 async fn call(dispatcher: &Dispatcher, tool: &str, arguments: Value) -> ToolResult {

@@ -42,7 +42,7 @@ use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode
 use serde_json::Value;
 use url::form_urlencoded;
 
-use super::REDACTED;
+use crate::secret::REDACTED;
 
 /// Secrets shorter than this are matched only exactly (see the module documentation).
 pub(super) const MIN_ENCODED_LEN: usize = 8;

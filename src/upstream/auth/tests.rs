@@ -1,18 +1,23 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use url::Url;
 
 use super::*;
 use crate::catalog::{self, ApiInput};
 use crate::config::{Overrides, ToolSettings};
+use crate::http_client;
+use crate::secret::Secret;
 use crate::spec::{DocumentSet, Method};
 
 // ---------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use super::headers::*;
 use super::*;
 use crate::catalog::{
     ArgumentMap, BaseUrl, Binding, BodyPlan, FileContent, FilePart, Location, Route,

@@ -1,35 +1,110 @@
-//! The bounds on Streamable HTTP sessions and long-lived event streams.
+//! One session model for every transport: what a handshake settled ([`Handshake`]: the
+//! client's name and the revision agreed), the calls running (for
+//! `notifications/cancelled`), and, on Streamable HTTP, the bounded table of sessions.
+//!
+//! Every transport feeds it and reads it the same way: stdio notes the handshake of its one
+//! session as the SDK's answer to `initialize` passes by, and answers `tools/list` for that
+//! client and revision; on Streamable HTTP the front notes each session's handshake in the
+//! [`SessionTable`] and the direct path reads it from there (and registers the calls it
+//! runs, so the client's `notifications/cancelled` reaches them). The SDK keeps its own
+//! record of each session's peer (for the calls it serves itself); the legacy SSE transport
+//! runs the SDK over a pipe exactly as stdio does.
 //!
 //! rmcp keeps sessions in its [`LocalSessionManager`] with no cap, and expires one only when
-//! its worker has seen no message for a while, which the calls [`super::direct`] answers
+//! its worker has seen no message for a while, which the calls the direct path answers
 //! never reach. [`SessionTable`] watches every request that names a session instead: it
 //! caps the sessions open at once (`server.max_sessions`; at the cap a new `initialize`
 //! closes the session idle the longest, and with none idle it is refused), and closes a
 //! session idle for `server.session_idle_seconds`. A session is idle while it has no
 //! request in flight and no open stream. rmcp's map stays the record of which sessions
-//! exist; the table only adds when each was last active.
-//!
-//! [`Streams`] caps the long-lived event streams (GET streams, `subscriptions/listen`,
-//! legacy `/sse`), which no idle timeout closes.
+//! exist; the table adds when each was last active and what its handshake settled.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rmcp::model::ProtocolVersion;
 use rmcp::transport::streamable_http_server::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::jsonrpc;
 use crate::telemetry::metrics::Metrics;
 
-/// Sessions open and when each was last active (see the module documentation).
+/// What a session's handshake settled.
+#[derive(Debug, Clone)]
+pub struct Handshake {
+    /// The name the client gave in `initialize` (client rules match on it).
+    pub client: Option<String>,
+    /// The protocol revision the SDK agreed to.
+    pub version: ProtocolVersion,
+    /// The client has sent `notifications/initialized`.
+    pub initialized: bool,
+}
+
+impl Handshake {
+    /// The handshake of `request` (a client's `initialize`) that `answer` (the SDK's
+    /// answer to it) settled; `None` when the answer agrees on no revision.
+    pub fn settled(request: &Value, answer: &Value) -> Option<Handshake> {
+        let version = jsonrpc::member(answer, &["result", "protocolVersion"])
+            .and_then(|v| serde_json::from_value::<ProtocolVersion>(v.clone()).ok())?;
+        let client = jsonrpc::member(request, &["params", "clientInfo", "name"])
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        Some(Handshake {
+            client,
+            version,
+            initialized: false,
+        })
+    }
+}
+
+/// Calls running outside the SDK, by session and request id (as JSON text), so the
+/// client's `notifications/cancelled` reaches them as it would reach the SDK's own.
+#[derive(Default)]
+pub struct Running {
+    calls: Mutex<HashMap<(Arc<str>, String), CancellationToken>>,
+}
+
+impl Running {
+    /// Notes a call starting; it is cancelled by [`Running::cancel`] until it
+    /// [`Running::finished`].
+    pub fn started(&self, session: Arc<str>, id: String, cancelled: CancellationToken) {
+        self.lock().insert((session, id), cancelled);
+    }
+
+    /// The call of `session` with request id `id` (as JSON text) ended.
+    pub fn finished(&self, session: Arc<str>, id: String) {
+        self.lock().remove(&(session, id));
+    }
+
+    /// A session's `notifications/cancelled`: cancels the call when it is running here.
+    pub fn cancel(&self, session: &str, notification: &Value) {
+        let Some(id) = jsonrpc::member(notification, &["params", "requestId"]) else {
+            return;
+        };
+        let key = (Arc::<str>::from(session), id.to_string());
+        if let Some(token) = self.lock().get(&key) {
+            token.cancel();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Arc<str>, String), CancellationToken>> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Sessions open, when each was last active and what its handshake settled (see the
+/// module documentation).
 pub struct SessionTable {
     manager: Arc<LocalSessionManager>,
     max: usize,
     idle: Duration,
     state: Mutex<State>,
     metrics: Arc<Metrics>,
+    /// Calls the direct path runs for these sessions.
+    running: Running,
 }
 
 #[derive(Default)]
@@ -42,6 +117,8 @@ struct State {
 struct Entry {
     last_active: Instant,
     busy: usize,
+    /// Noted when the SDK's answer to `initialize` was read (plain JSON answers only).
+    handshake: Option<Handshake>,
 }
 
 /// The cap is full and every session is busy.
@@ -73,6 +150,7 @@ impl SessionTable {
             idle,
             state: Mutex::default(),
             metrics,
+            running: Running::default(),
         })
     }
 
@@ -154,6 +232,7 @@ impl SessionTable {
             Entry {
                 last_active: Instant::now(),
                 busy: 0,
+                handshake: None,
             },
         );
     }
@@ -161,6 +240,35 @@ impl SessionTable {
     /// Session `id` was ended by its client.
     pub fn closed(&self, id: &str) {
         self.state().entries.remove(id);
+    }
+
+    /// Notes what session `id`'s handshake settled.
+    pub fn settled(&self, id: &str, handshake: Handshake) {
+        if let Some(entry) = self.state().entries.get_mut(id) {
+            entry.handshake = Some(handshake);
+        }
+    }
+
+    /// Session `id`'s `notifications/initialized`.
+    pub fn initialized(&self, id: &str) {
+        if let Some(handshake) = self
+            .state()
+            .entries
+            .get_mut(id)
+            .and_then(|entry| entry.handshake.as_mut())
+        {
+            handshake.initialized = true;
+        }
+    }
+
+    /// What session `id`'s handshake settled, when it was noted.
+    pub fn handshake(&self, id: &str) -> Option<Handshake> {
+        self.state().entries.get(id)?.handshake.clone()
+    }
+
+    /// The calls running outside the SDK for these sessions.
+    pub fn running(&self) -> &Running {
+        &self.running
     }
 
     /// Brings the table in line with rmcp's map: sessions that ended there are dropped, and
@@ -177,6 +285,7 @@ impl SessionTable {
                         Entry {
                             last_active: Instant::now(),
                             busy: 0,
+                            handshake: None,
                         },
                     );
                 }
@@ -251,57 +360,45 @@ impl Drop for Activity {
     }
 }
 
-/// The cap on long-lived event streams.
-pub struct Streams {
-    slots: Arc<Semaphore>,
-    max: usize,
-    metrics: Arc<Metrics>,
-}
-
-impl Streams {
-    pub fn new(max: usize, metrics: Arc<Metrics>) -> Arc<Streams> {
-        Arc::new(Streams {
-            slots: Arc::new(Semaphore::new(max.max(1))),
-            max: max.max(1),
-            metrics,
-        })
-    }
-
-    /// A slot for one stream, held until the stream ends; `None` at the cap.
-    pub fn open(&self) -> Option<OwnedSemaphorePermit> {
-        let slot = self.slots.clone().try_acquire_owned().ok();
-        if slot.is_none() {
-            self.metrics.record_refusal("too_many_streams");
-        }
-        slot
-    }
-
-    /// 503 for a stream refused at the cap.
-    pub fn refusal(&self) -> axum::response::Response {
-        use axum::response::IntoResponse as _;
-        (
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            [(axum::http::header::RETRY_AFTER, "5")],
-            format!(
-                "Service Unavailable: too many open event streams (server.max_sse_streams = {})",
-                self.max
-            ),
-        )
-            .into_response()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn streams_are_capped_and_slots_come_back() {
-        let streams = Streams::new(2, Metrics::new());
-        let first = streams.open().expect("1st");
-        let _second = streams.open().expect("2nd");
-        assert!(streams.open().is_none(), "a third is refused");
-        drop(first);
-        assert!(streams.open().is_some(), "a slot came back");
+    fn a_handshake_is_the_client_of_the_request_and_the_revision_of_the_answer() {
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "clientInfo": {"name": "claude", "version": "1"}}});
+        let answer =
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18"}});
+        let handshake = Handshake::settled(&request, &answer).expect("settled");
+        assert_eq!(handshake.client.as_deref(), Some("claude"));
+        assert_eq!(handshake.version, ProtocolVersion::V_2025_06_18);
+        assert!(!handshake.initialized);
+        let refused =
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "no"}});
+        assert!(Handshake::settled(&request, &refused).is_none());
+    }
+
+    #[test]
+    fn a_running_call_is_cancelled_by_its_session_and_id_until_it_finished() {
+        let running = Running::default();
+        let token = CancellationToken::new();
+        running.started("s1".into(), "7".into(), token.clone());
+        let cancel = |session: &str, id: Value| {
+            running.cancel(
+                session,
+                &json!({"method": "notifications/cancelled", "params": {"requestId": id}}),
+            );
+        };
+        cancel("s2", json!(7));
+        cancel("s1", json!("7"));
+        assert!(!token.is_cancelled(), "another session, another id");
+        running.finished("s1".into(), "7".into());
+        cancel("s1", json!(7));
+        assert!(!token.is_cancelled(), "finished");
+        running.started("s1".into(), "7".into(), token.clone());
+        cancel("s1", json!(7));
+        assert!(token.is_cancelled());
     }
 }

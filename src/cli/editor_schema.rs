@@ -2,18 +2,19 @@
 //! so editors can complete and check them: `config.toml` (`#:schema` directive for Taplo /
 //! Even Better TOML) and restmcp overlay files (`$schema:` key, or an editor association).
 //!
-//! This module owns those schema files and hands them out by name. They describe, and must
-//! agree with, the serde types that stay authoritative: [`crate::config::Config`] (with the
-//! checks of its `validate`) and [`crate::catalog::patch::OverlayFile`]. The tests below
-//! hold both sides to the same documents. Rules a schema cannot state (a prefix at most half
-//! of `tools.max_name_length`, a header forwarded twice, an argument named in the path
+//! This module owns those schema files and hands them out by name (`restmcp schema config`,
+//! `restmcp schema overlay`). They describe, and must agree with, the serde types that stay
+//! authoritative: [`crate::config::Config`] (with the checks of its `validate`) and
+//! [`crate::catalog::patch::OverlayFile`]. The tests below hold both sides to the same
+//! documents. Rules a schema cannot state (a prefix at most half of
+//! `tools.max_name_length`, a header forwarded twice, an argument named in the path
 //! template) are left to the code.
 
 /// The schema of `config.toml`.
-pub const CONFIG: &str = include_str!("../schemas/config.schema.json");
+pub const CONFIG: &str = include_str!("../../schemas/config.schema.json");
 
 /// The schema of restmcp overlay files (not of OpenAPI Overlay 1.0 documents).
-pub const OVERLAY: &str = include_str!("../schemas/overlay.schema.json");
+pub const OVERLAY: &str = include_str!("../../schemas/overlay.schema.json");
 
 /// The schema called `name`: `config` or `overlay`.
 pub fn by_name(name: &str) -> Option<&'static str> {

@@ -3,7 +3,8 @@
 //! A tool is the spec's operation, reshaped by `x-mcp`, overlays and the config. When it
 //! does not look as expected, the question is always "which of those did this?"; the
 //! catalog records the answer as the tool's provenance and this module prints it next to
-//! the defaults that apply where nothing intervened.
+//! the defaults that apply where nothing intervened: [`render`] as text, [`print`] the
+//! whole command (text or `--json`, or the closest name when there is no such tool).
 
 use std::fmt::Write as _;
 
@@ -11,6 +12,49 @@ use serde_json::Value;
 
 use crate::catalog::{Location, Tool, ToolLimit};
 use crate::config::Config;
+use crate::load::Loaded;
+
+/// Prints the tool called `tool` to `out`: [`render`]ed, or with `json` the tool as clients
+/// list it, its route and its provenance. Fails naming the closest tool name when there is
+/// no tool by that name.
+pub fn print(
+    loaded: &Loaded,
+    tool: &str,
+    json: bool,
+    config: &Config,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<()> {
+    let Some(found) = loaded.catalog.get(tool) else {
+        let names: Vec<&str> = loaded
+            .catalog
+            .tools()
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        let hint = crate::catalog::naming::closest(tool, &names)
+            .map(|c| format!("; did you mean \"{c}\"?"))
+            .unwrap_or_default();
+        anyhow::bail!("no tool named \"{tool}\"{hint} (`restmcp tools` lists them)");
+    };
+    if json {
+        let provenance: serde_json::Map<String, serde_json::Value> = found
+            .provenance
+            .iter()
+            .map(|(what, source)| (what.clone(), serde_json::json!(source)))
+            .collect();
+        let explained = serde_json::json!({
+            "tool": found.to_mcp(),
+            "route": found.route,
+            "origin": found.origin,
+            "provenance": provenance,
+        });
+        serde_json::to_writer_pretty(&mut *out, &explained)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", render(found, config))?;
+    }
+    Ok(())
+}
 
 /// The human-readable explanation.
 pub fn render(tool: &Tool, config: &Config) -> String {

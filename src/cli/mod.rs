@@ -1,0 +1,215 @@
+//! The command line: `restmcp serve` (the default), `stdio`, `tools`, `check`, `call`,
+//! `explain`, `schema` and `selftest`. [`main`] parses the arguments and runs the command;
+//! `tools`, `check` and `call` are a few lines each and run here.
+//!
+//! * [`args`]: the arguments as clap parses them (global flags, one variant per command).
+//! * `serve`: `restmcp serve` over Streamable HTTP and `restmcp stdio`, with the start-up
+//!   banner and hot reload.
+//! * [`explain`]: `restmcp explain TOOL`, one tool and where each piece of it came from.
+//! * [`selftest`]: `restmcp selftest`, every tool called over both transports.
+//! * [`editor_schema`]: `restmcp schema`, the JSON Schemas editors use for `config.toml` and
+//!   overlay files.
+
+use std::io::{IsTerminal as _, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Parser as _;
+
+use crate::config::Config;
+use crate::load::{self, Loaded};
+use crate::upstream::{CallContext, Dispatcher};
+
+pub mod args;
+pub mod editor_schema;
+pub mod explain;
+pub mod selftest;
+mod serve;
+
+use args::{Cli, Command};
+use serve::serve;
+
+/// Runs the command line; errors become a message on stderr and exit code 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Some(Command::Schema { which }) = &cli.command {
+        let schema =
+            editor_schema::by_name(which).with_context(|| format!("no schema named {which}"))?;
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(schema.as_bytes())?;
+        if !schema.ends_with('\n') {
+            writeln!(stdout)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Loads the configuration itself (mocked unless --live) and needs a multi-thread runtime.
+    if let Some(Command::Selftest {
+        json,
+        live,
+        transport,
+        concurrency,
+    }) = &cli.command
+    {
+        let options = selftest::Options {
+            config: cli.global.config.clone(),
+            overrides: cli.global.overrides(),
+            live: *live,
+            only: transport.as_deref().and_then(selftest::Transport::from_key),
+            concurrency: usize::from(*concurrency),
+            executable: std::env::current_exe()
+                .context("finding the restmcp executable to start for the stdio test")?,
+            progress: std::io::stderr().is_terminal(),
+        };
+        return selftest(*json, options);
+    }
+    let config = Config::load(&cli.global.config, &cli.global.overrides())?;
+    let command = cli.command.unwrap_or(Command::Serve);
+    if matches!(command, Command::Serve | Command::Stdio) {
+        return serve(command, config, &cli.global);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let loaded = runtime.block_on(load::load(&config))?;
+    let mut stdout = std::io::stdout().lock();
+    match command {
+        Command::Serve | Command::Stdio | Command::Schema { .. } | Command::Selftest { .. } => {
+            unreachable!("handled above")
+        }
+        Command::Explain { tool, json } => {
+            explain::print(&loaded, &tool, json, &config, &mut stdout)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call { tool, args } => {
+            let arguments = match serde_json::from_str::<serde_json::Value>(&args) {
+                Ok(serde_json::Value::Object(arguments)) => arguments,
+                Ok(_) => anyhow::bail!("--args must be a JSON object"),
+                Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
+            };
+            warn_skipped(&loaded);
+            let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), &config)
+                .map(crate::mock::plug)
+                .map_err(anyhow::Error::msg)?;
+            let result =
+                runtime.block_on(dispatcher.call(&tool, arguments, &CallContext::default()))?;
+            let mut printed = serde_json::json!({
+                "content": result.content,
+                "isError": result.is_error,
+            });
+            if let Some(structured) = &result.structured {
+                printed["structuredContent"] = structured.clone();
+            }
+            serde_json::to_writer_pretty(&mut stdout, &printed)?;
+            writeln!(stdout)?;
+            Ok(if result.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Tools { json } => {
+            if json {
+                let list: serde_json::Value = serde_json::from_str(loaded.catalog.list_json())?;
+                serde_json::to_writer_pretty(&mut stdout, &list)?;
+                writeln!(stdout)?;
+            } else {
+                write!(stdout, "{}", render_tools(&loaded))?;
+            }
+            warn_skipped(&loaded);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { json } => {
+            let mut loaded = loaded;
+            load::report_dialects(&mut loaded, &config);
+            if json {
+                serde_json::to_writer_pretty(&mut stdout, &loaded.report)?;
+                writeln!(stdout)?;
+            } else {
+                write!(stdout, "{}", loaded.report.render())?;
+            }
+            Ok(if loaded.report.skipped() > 0 {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
+/// Runs `restmcp selftest`; exit code 1 when any call failed.
+fn selftest(json: bool, options: selftest::Options) -> anyhow::Result<ExitCode> {
+    if options.live {
+        eprintln!(
+            "selftest --live: calling every operation of the configured upstreams with \
+             generated arguments, writes included, once over {}",
+            options
+                .only
+                .map_or_else(|| "each transport".to_string(), |t| t.to_string())
+        );
+    }
+    // Two servers and two clients at once: a current-thread runtime would serialize them.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let summary = runtime.block_on(selftest::run(&options))?;
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut stdout, &summary.to_json())?;
+        writeln!(stdout)?;
+    } else {
+        write!(stdout, "{}", summary.render())?;
+    }
+    Ok(if summary.failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn render_tools(loaded: &Loaded) -> String {
+    let tools = loaded.catalog.tools();
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for tool in tools {
+        let summary = tool
+            .title
+            .clone()
+            .unwrap_or_else(|| tool.description.lines().next().unwrap_or("").to_string());
+        out.push_str(&format!(
+            "{:<width$}  {:<7} {}  {}\n",
+            tool.name,
+            tool.route.method.as_str(),
+            tool.route.path,
+            summary
+        ));
+    }
+    out.push_str(&format!(
+        "{} tools; tools/list is {} bytes ≈ {} tokens\n",
+        tools.len(),
+        loaded.report.list_bytes,
+        loaded.report.estimated_tokens()
+    ));
+    out
+}
+
+fn warn_skipped(loaded: &Loaded) {
+    let skipped = loaded.report.skipped();
+    if skipped > 0 {
+        eprintln!(
+            "warning: {skipped} operation(s) could not be mapped; run `restmcp check` for the reasons"
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! `restmcp serve` (Streamable HTTP, the default command) and `restmcp stdio`: load the
+//! configuration, put its tools behind the MCP transports, print the start-up banner
+//! ([`ApiSummary`] counts the tools per API), start hot reload when it is on, and run until
+//! the client disconnects (stdio) or SIGINT/SIGTERM (HTTP).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use tokio_util::sync::CancellationToken;
+
+use super::args::{Command, GlobalArgs};
+use super::warn_skipped;
+use crate::config::Config;
+use crate::load::{self, Loaded};
+use crate::mcp::{self, Shared, Snapshot};
+use crate::upstream::Dispatcher;
+
+/// Runs the server until the client disconnects (stdio) or a shutdown signal (HTTP).
+pub(super) fn serve(
+    command: Command,
+    config: Config,
+    global: &GlobalArgs,
+) -> anyhow::Result<ExitCode> {
+    crate::telemetry::init(&config.log);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let served = runtime.block_on(async {
+        match command {
+            Command::Stdio => serve_stdio(config, global).await,
+            _ => serve_http(config, global).await,
+        }
+    });
+    // A reload abandoned while a read blocked (a FIFO, a hung network mount) leaves a thread
+    // of the blocking pool that may never return; dropping the runtime would wait for it,
+    // and the process would never exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    crate::telemetry::writer::flush();
+    served
+}
+
+async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load::load(&config).await?;
+    warn_skipped(&loaded);
+    let summary = ApiSummary::of(&loaded, &config);
+    let inputs = loaded.inputs;
+    let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), &config)
+        .map(crate::mock::plug)
+        .map_err(anyhow::Error::msg)?;
+    let snapshot = Snapshot::new(dispatcher)
+        .with_presentation(crate::mcp::view::Presentation::from_config(&config));
+    let shared = Shared::with_settings(snapshot, &config.server);
+    let shutdown = CancellationToken::new();
+    let mut banner = format!(
+        "restmcp {}: MCP over stdio, {}\n",
+        env!("CARGO_PKG_VERSION"),
+        summary.totals()
+    );
+    summary.write_apis(&mut banner);
+    spawn_reloader(&config, global, &shared, inputs, &shutdown, &mut banner);
+    crate::telemetry::writer::flush();
+    eprint!("{banner}");
+    let served = mcp::stdio::serve(shared, config.server.max_request_bytes)
+        .await
+        .map_err(anyhow::Error::msg);
+    shutdown.cancel();
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Listens first, so `/healthz` answers (and `/readyz` says "loading") while a large or
+/// remote spec loads; MCP requests get 503 until the tool set is in place.
+async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let listener = tokio::net::TcpListener::bind(&config.server.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.server.listen))?;
+    let address = listener.local_addr()?;
+    let control = crate::http::Control::new(&config.server)?;
+    let empty = Dispatcher::with_settings(Arc::default(), Default::default())
+        .map_err(anyhow::Error::msg)?;
+    let shared = Shared::with_settings(Snapshot::new(empty), &config.server);
+    let app = crate::http::app(shared.clone(), &config.server, &control);
+    let shutdown = CancellationToken::new();
+    tokio::spawn(cancel_on_signal(shutdown.clone()));
+    let control = Arc::new(control);
+    let server = {
+        let control = control.clone();
+        let shutdown = shutdown.clone();
+        let threads = config.server.threads;
+        tokio::spawn(crate::http::serve(
+            listener, app, control, shutdown, threads,
+        ))
+    };
+    let loaded = tokio::select! {
+        loaded = load::load(&config) => loaded,
+        _ = shutdown.cancelled() => {
+            control.stop.cancel();
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let loaded = match loaded {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            shutdown.cancel();
+            control.stop.cancel();
+            return Err(error.into());
+        }
+    };
+    warn_skipped(&loaded);
+    let summary = ApiSummary::of(&loaded, &config);
+    let inputs = loaded.inputs;
+    let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), &config)
+        .map(crate::mock::plug)
+        .map_err(anyhow::Error::msg)?;
+    shared.swap(
+        Snapshot::new(dispatcher)
+            .with_presentation(crate::mcp::view::Presentation::from_config(&config)),
+    );
+    control.readiness.set_loaded();
+    crate::http::health::spawn_probes(
+        control.readiness.clone(),
+        shared.clone(),
+        &config,
+        control.stop.clone(),
+    );
+    let server_settings = &config.server;
+    let base = format!("{}://{address}", control.scheme());
+    // Scripts read the URL from this first line.
+    let mut banner = format!(
+        "restmcp {}: MCP over Streamable HTTP at {base}/mcp, {}\n",
+        env!("CARGO_PKG_VERSION"),
+        summary.totals()
+    );
+    if server_settings.legacy_sse {
+        banner.push_str(&format!("  MCP (legacy HTTP+SSE) {base}/sse\n"));
+    }
+    banner.push_str(&format!(
+        "  health                {base}/healthz  {base}/readyz\n"
+    ));
+    if server_settings.metrics {
+        banner.push_str(&format!("  metrics               {base}/metrics\n"));
+    }
+    let mode = if server_settings.sessions {
+        "sessions for initialize-based clients"
+    } else {
+        "stateless"
+    };
+    let auth = match &server_settings.auth {
+        Some(_) => "bearer token required",
+        None => "none",
+    };
+    banner.push_str(&format!(
+        "  mode                  {mode}; authentication: {auth}\n"
+    ));
+    summary.write_apis(&mut banner);
+    spawn_reloader(&config, global, &shared, inputs, &control.stop, &mut banner);
+    if server_settings.auth.is_none() && !address.ip().is_loopback() {
+        banner.push_str(&format!(
+            "  warning: listening on {address} without [server.auth]: anyone who can reach it can call these tools\n"
+        ));
+    }
+    crate::telemetry::writer::flush();
+    eprint!("{banner}");
+    let served = server.await.map_err(anyhow::Error::new)?;
+    served?;
+    crate::telemetry::writer::flush();
+    eprintln!("restmcp: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Starts hot reload when it is on, and says so in the banner.
+fn spawn_reloader(
+    config: &Config,
+    global: &GlobalArgs,
+    shared: &Arc<Shared>,
+    inputs: crate::load::Inputs,
+    stop: &CancellationToken,
+    banner: &mut String,
+) {
+    if !config.reload.enabled {
+        return;
+    }
+    let reloader = crate::reload::Reloader {
+        config_path: global.config.clone(),
+        overrides: global.overrides(),
+        shared: shared.clone(),
+        config: config.clone(),
+    };
+    tokio::spawn(reloader.run(inputs, stop.clone()));
+    banner.push_str("  reloading on change and SIGHUP\n");
+}
+
+/// Tool counts per API, for the start-up banner.
+struct ApiSummary {
+    apis: Vec<(String, usize, String)>,
+    tools: usize,
+}
+
+impl ApiSummary {
+    fn of(loaded: &Loaded, config: &Config) -> ApiSummary {
+        let mut apis = Vec::new();
+        for (name, api) in &config.apis {
+            let tools: Vec<&crate::catalog::Tool> = loaded
+                .catalog
+                .tools()
+                .iter()
+                .filter(|t| &t.route.api == name)
+                .collect();
+            let mut target = if api.mock {
+                "mock".to_string()
+            } else {
+                tools
+                    .iter()
+                    .find_map(|t| t.route.base_url.clone())
+                    .map(|url| format!("→ {url}"))
+                    .unwrap_or_default()
+            };
+            if api.discovery != crate::config::DiscoveryMode::All {
+                target.push_str(&format!(" (discovery: {})", api.discovery.as_str()));
+            }
+            apis.push((name.clone(), tools.len(), target));
+        }
+        ApiSummary {
+            tools: loaded.catalog.len(),
+            apis,
+        }
+    }
+
+    fn totals(&self) -> String {
+        format!("{} tools from {} API(s)", self.tools, self.apis.len())
+    }
+
+    fn write_apis(&self, out: &mut String) {
+        let width = self.apis.iter().map(|(n, ..)| n.len()).max().unwrap_or(0);
+        for (name, tools, target) in &self.apis {
+            out.push_str(&format!(
+                "  API {name:<width$}  {tools:>5} tools  {target}\n"
+            ));
+        }
+    }
+}
+
+/// SIGINT or SIGTERM starts a graceful shutdown.
+async fn cancel_on_signal(shutdown: CancellationToken) {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {}
+        _ = terminate => {}
+    }
+    shutdown.cancel();
+}

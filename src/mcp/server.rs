@@ -1,0 +1,256 @@
+//! [`McpServer`], the rmcp `ServerHandler`: the protocol face the SDK drives on every
+//! transport (stdio, Streamable HTTP, legacy SSE). It lists the current snapshot's tools
+//! for the client's revision, calls them through [`super::call`], keeps the peers and
+//! 2026-07-28 subscribers to tell of list changes, and refuses what restmcp does not serve
+//! (prompts, resources, completions) as unknown methods.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::SubscriptionFilter;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+
+use super::Shared;
+use super::call::{AnswerBudget, CallRequest, Progress};
+use super::listed::ListedTool;
+use super::sizes::{Framing, Transport};
+use crate::telemetry::trace::TraceContext;
+use crate::upstream::CallContext;
+
+/// The MCP server handler; cheap to create (one per session or stateless request).
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+    /// What the answers travel on, for their size budget.
+    transport: Transport,
+    /// The session's `logging/setLevel` (as a severity rank); no messages until it is set.
+    log_level: Arc<Mutex<Option<u8>>>,
+}
+
+impl McpServer {
+    pub fn new(shared: Arc<Shared>, transport: Transport) -> McpServer {
+        McpServer {
+            shared,
+            transport,
+            log_level: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Tells the client about a finished call with `notifications/message`, when it asked
+    /// for messages of that severity.
+    #[allow(deprecated)] // logging: see set_level
+    async fn log_call(
+        &self,
+        peer: &Peer<RoleServer>,
+        tool: &str,
+        is_error: bool,
+        elapsed: Duration,
+    ) {
+        use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+        let level = if is_error {
+            LoggingLevel::Warning
+        } else {
+            LoggingLevel::Info
+        };
+        let wanted = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
+        if wanted.is_none_or(|minimum| (level as u8) < minimum) {
+            return;
+        }
+        let data = serde_json::json!({
+            "tool": tool,
+            "isError": is_error,
+            "durationMs": elapsed.as_millis() as u64,
+        });
+        let message = LoggingMessageNotificationParam::new(level, data).with_logger("restmcp");
+        let _ = peer.notify_logging_message(message).await;
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        #[allow(deprecated)] // logging is deprecated in 2026-07-28 but served to older clients
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("restmcp", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let snapshot = self.shared.current();
+        let version = context.protocol_version();
+        let view = snapshot.view(client_name(&context).as_deref(), version.as_ref());
+        let cursor = request.and_then(|r| r.cursor);
+        Ok(self.shared.list_page(&view, cursor.as_deref())?.to_sdk())
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let snapshot = self.shared.current();
+        let listed = snapshot.tools_for(None).iter().find(|t| t.name == name);
+        match listed {
+            Some(tool) => tool.to_sdk(),
+            None => ListedTool::from_catalog(snapshot.catalog().get(name)?)?.to_sdk(),
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = std::time::Instant::now();
+        // Over HTTP, the incoming request's headers (forwarded only where an API's
+        // forward_headers allows it).
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let mut incoming = parts
+            .map(|parts| CallContext::from_headers(&parts.headers))
+            .unwrap_or_default();
+        // Over HTTP, the front says whether the answer goes out as SSE or plain JSON.
+        let framing = parts.and_then(|parts| parts.extensions.get::<Framing>().copied());
+        let budget = self
+            .shared
+            .limits
+            .budget(self.transport, framing)
+            .map(|budget| AnswerBudget {
+                budget,
+                id: context.id.clone(),
+                only_after_progress: framing == Some(Framing::JsonUnlessNotified),
+            });
+        // Trace context in `_meta` (stdio has no headers) wins over the HTTP header: it is
+        // specific to this request.
+        let meta_text = |key: &str| context.meta.get(key).and_then(serde_json::Value::as_str);
+        if let Some(trace) = meta_text("traceparent")
+            .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))
+        {
+            incoming.trace = Some(trace);
+        }
+        let client = client_name(&context);
+        let version = context.protocol_version();
+        let progress = context.meta.get_progress_token().map(|token| Progress {
+            token,
+            peer: context.peer.clone(),
+        });
+        let call = CallRequest {
+            name: &request.name,
+            arguments: request.arguments.unwrap_or_default(),
+            client: client.as_deref(),
+            version: version.as_ref(),
+            incoming,
+            budget,
+        };
+        let (result, tool) = self.shared.call(call, &context.ct, progress).await?;
+        let is_error = result.is_error == Some(true);
+        self.log_call(&context.peer, &tool, is_error, started.elapsed())
+            .await;
+        Ok(result.into())
+    }
+
+    /// The generations before 2026-07-28 have logging: after `logging/setLevel`, each tool
+    /// call is reported with `notifications/message` (warning for errors, info otherwise).
+    #[allow(deprecated)] // SEP-2577 deprecates logging, but 2025-x clients still use it
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.level as u8);
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut peers = self.shared.peers.lock().unwrap_or_else(|p| p.into_inner());
+        peers.retain(|peer| !peer.is_transport_closed());
+        peers.push(context.peer);
+    }
+
+    /// 2026-07-28: every listen is acknowledged with the part of its filter restmcp honours,
+    /// which is at most tool-list changes (it has no prompts or resources).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(if requested.tools_list_changed == Some(true) {
+            SubscriptionFilter::builder().tools_list_changed().build()
+        } else {
+            SubscriptionFilter::default()
+        })
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.shared
+            .subscribers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(context.sink().clone());
+        context.cancelled().await;
+        Ok(())
+    }
+
+    // rmcp answers these with empty lists even when the capability is not declared;
+    // restmcp has no prompts or resources, so they are unknown methods (-32601).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            rmcp::model::ListPromptsRequestMethod,
+        >())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            rmcp::model::ListResourcesRequestMethod,
+        >())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            rmcp::model::ListResourceTemplatesRequestMethod,
+        >())
+    }
+
+    async fn complete(
+        &self,
+        _request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            rmcp::model::CompleteRequestMethod,
+        >())
+    }
+}
+
+/// The `clientInfo.name` of the client making this request (from `initialize`, or a
+/// 2026-07-28 request's `_meta`).
+fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+    if let Some(info) = context.peer.peer_info() {
+        return Some(info.client_info.name.clone());
+    }
+    context
+        .meta
+        .get("io.modelcontextprotocol/clientInfo")?
+        .get("name")?
+        .as_str()
+        .map(str::to_string)
+}

@@ -1,0 +1,339 @@
+//! The tool set being served and the listings made from it.
+//!
+//! A [`Snapshot`] is one tool set and everything derived from it (the dispatcher, the
+//! discovery tools, the per-revision `tools/list` entries, the per-client [`View`]s), replaced
+//! as a whole. [`Shared`] holds the current snapshot for every connection, swaps it on a
+//! reload and tells connected clients with `notifications/tools/list_changed`; it also
+//! cuts listings into pages (by count and bytes, [`super::sizes::page_end`]) behind opaque
+//! cursors and keeps each page's JSON once serialized.
+//!
+//! [`View`]: super::view::View
+
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use base64::Engine as _;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::SubscriptionSink;
+use rmcp::{ErrorData, Peer, RoleServer};
+
+use super::listed::{ListedTool, Page};
+use super::revision::version_index;
+use super::sizes::{self, Limits};
+use super::view;
+use crate::catalog::{Catalog, SchemaText};
+use crate::discovery::Discovery;
+use crate::telemetry::metrics::Metrics;
+use crate::upstream::Dispatcher;
+
+/// Views by client rule and protocol version.
+type ViewCache = std::collections::HashMap<(Option<usize>, u8), Arc<view::View>>;
+
+/// One tool set and everything derived from it, replaced as a whole.
+pub struct Snapshot {
+    pub(super) dispatcher: Dispatcher,
+    /// Dialects and name budgets per API and client.
+    pub(super) presentation: view::Presentation,
+    /// Views made so far, by client rule and protocol version.
+    views: Mutex<ViewCache>,
+    /// The view of a client no rule matches when nothing is adapted, per protocol version
+    /// (by [`version_index`]): the common case, served without a lock once made.
+    plain: [OnceLock<Arc<view::View>>; 4],
+    /// The search or meta tools of APIs too large to list.
+    pub(super) discovery: Discovery,
+    /// `tools/list` entries per protocol version (by [`version_index`]), each made when a
+    /// client of that version first lists: 2024-11-05 has no annotations, 2025-03-26 no
+    /// `title` and no `outputSchema`, and 2026-07-28, where structured results may be any
+    /// JSON value, gets a wrapped (`{"result": …}`) outputSchema unwrapped.
+    listed: [OnceLock<Arc<Vec<ListedTool>>>; 4],
+}
+
+impl Snapshot {
+    pub fn new(dispatcher: Dispatcher) -> Snapshot {
+        let discovery = Discovery::new(dispatcher.catalog());
+        Snapshot {
+            dispatcher,
+            discovery,
+            presentation: view::Presentation::default(),
+            views: Mutex::default(),
+            plain: Default::default(),
+            listed: Default::default(),
+        }
+    }
+
+    /// This snapshot with the configured dialects and client rules.
+    pub fn with_presentation(mut self, presentation: view::Presentation) -> Snapshot {
+        self.presentation = presentation;
+        self.views = Mutex::default();
+        self
+    }
+
+    /// What a client calling itself `client` sees with protocol `version`.
+    pub(super) fn view(
+        &self,
+        client: Option<&str>,
+        version: Option<&ProtocolVersion>,
+    ) -> Arc<view::View> {
+        let rule = self.presentation.rule_for(client);
+        let version_key = version_index(version);
+        if rule.is_none() && self.presentation.is_plain() {
+            return self.plain[version_key]
+                .get_or_init(|| Arc::new(view::View::plain(self.tools_for(version).clone())))
+                .clone();
+        }
+        let mut views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+        views
+            .entry((rule, version_key as u8))
+            .or_insert_with(|| {
+                let base = self.tools_for(version);
+                Arc::new(view::View::build(
+                    base,
+                    self.catalog(),
+                    &self.presentation,
+                    rule,
+                ))
+            })
+            .clone()
+    }
+
+    /// The catalog this snapshot serves.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        self.dispatcher.catalog()
+    }
+
+    pub(super) fn tools_for(&self, version: Option<&ProtocolVersion>) -> &Arc<Vec<ListedTool>> {
+        let index = version_index(version);
+        self.listed[index].get_or_init(|| Arc::new(self.listing(index)))
+    }
+
+    /// The `tools/list` entries for protocol versions of [`version_index`] `index`: the
+    /// discovery tools first (with a large API they are what the model should see), then
+    /// the catalog's listed tools.
+    fn listing(&self, index: usize) -> Vec<ListedTool> {
+        let catalog = self.catalog();
+        let meta = self
+            .discovery
+            .definitions()
+            .iter()
+            .filter_map(|definition| match ListedTool::from_definition(definition) {
+                Ok(tool) => Some((tool, false)),
+                Err(e) => {
+                    tracing::error!("discovery tool left out of tools/list: {e}");
+                    None
+                }
+            });
+        let tools = catalog
+            .tools()
+            .iter()
+            .filter(|tool| catalog.is_listed(tool))
+            .filter_map(|tool| {
+                // Cannot happen for what the catalog builds; if it ever does, say so rather
+                // than serve a tool list that silently lacks a tool.
+                let Some(listed) = ListedTool::from_catalog(tool) else {
+                    tracing::error!(tool = %tool.name, "tool left out of tools/list: a schema is not an object");
+                    return None;
+                };
+                let wrapped = tool.route.output.as_ref().is_some_and(|o| o.wrapped);
+                Some((listed, wrapped))
+            });
+        meta.chain(tools)
+            .map(|(mut tool, wrapped)| {
+                match index {
+                    0 => {
+                        tool.title = None;
+                        tool.output_schema = None;
+                        tool.annotations = None;
+                    }
+                    1 => {
+                        tool.title = None;
+                        tool.output_schema = None;
+                    }
+                    3 if wrapped => {
+                        tool.output_schema = tool
+                            .output_schema
+                            .and_then(|schema| unwrap_output_schema(&schema.to_object()?))
+                            .map(|schema| SchemaText::new(&serde_json::Value::Object(schema)));
+                    }
+                    _ => {}
+                }
+                tool
+            })
+            .collect()
+    }
+}
+
+/// `{"type": "object", "properties": {"result": S}, "$defs": D}` → `S` with `$defs` `D`.
+fn unwrap_output_schema(
+    wrapped: &serde_json::Map<String, serde_json::Value>,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let mut inner = match wrapped.get("properties")?.get("result")? {
+        serde_json::Value::Object(schema) => schema.clone(),
+        serde_json::Value::Bool(true) => serde_json::Map::new(),
+        _ => return None,
+    };
+    if let Some(defs) = wrapped.get("$defs") {
+        inner.insert("$defs".into(), defs.clone());
+    }
+    Some(inner)
+}
+
+/// State shared by every connection: the current snapshot and the clients to notify.
+pub struct Shared {
+    current: RwLock<Arc<Snapshot>>,
+    /// Initialize-based sessions (they get `notifications/tools/list_changed` directly).
+    pub(super) peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// 2026-07-28 clients listening with `subscriptions/listen` for tool-list changes.
+    pub(super) subscribers: Mutex<Vec<SubscriptionSink>>,
+    /// Page sizes and message budgets.
+    pub(super) limits: Limits,
+    metrics: Arc<Metrics>,
+}
+
+impl Shared {
+    /// `snapshot` served with `page_size` tools a page and the default message budgets.
+    pub fn new(snapshot: Snapshot, page_size: usize) -> Arc<Shared> {
+        let settings = crate::config::ServerSettings {
+            page_size,
+            ..Default::default()
+        };
+        Shared::with_settings(snapshot, &settings)
+    }
+
+    /// `snapshot` served with the page size and message budgets of `settings`.
+    pub fn with_settings(
+        snapshot: Snapshot,
+        settings: &crate::config::ServerSettings,
+    ) -> Arc<Shared> {
+        let metrics = Metrics::new();
+        metrics.set_tools(snapshot.catalog().len());
+        Arc::new(Shared {
+            current: RwLock::new(Arc::new(snapshot)),
+            peers: Mutex::new(Vec::new()),
+            subscribers: Mutex::new(Vec::new()),
+            limits: Limits::from_settings(settings),
+            metrics,
+        })
+    }
+
+    /// Page sizes and message budgets.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The process's metrics: tool calls here, HTTP and reload counts by their owners.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The snapshot calls start on; a call in flight keeps the one it started with.
+    pub fn current(&self) -> Arc<Snapshot> {
+        match self.current.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Serves `snapshot` from now on without telling clients: for a reload that changed
+    /// how tools are called (credentials, timeouts) but not the tools themselves.
+    pub fn swap(&self, snapshot: Snapshot) {
+        self.metrics.set_tools(snapshot.catalog().len());
+        let mut guard = match self.current.write() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *guard = Arc::new(snapshot);
+    }
+
+    /// Serves `snapshot` from now on and tells every connected client its tools changed.
+    pub async fn replace(&self, snapshot: Snapshot) {
+        self.swap(snapshot);
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+        let subscribers: Vec<SubscriptionSink> = self
+            .subscribers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut open = Vec::with_capacity(subscribers.len());
+        for sink in subscribers {
+            if sink.notify_tool_list_changed().await.is_ok() {
+                open.push(sink);
+            }
+        }
+        *self.subscribers.lock().unwrap_or_else(|p| p.into_inner()) = open;
+    }
+}
+
+impl Shared {
+    /// The `tools/list` result for `cursor` (from an earlier page) in `view`, as JSON for
+    /// protocol `version`: serialized once per view and cursor, then copied.
+    pub(super) fn list_result(
+        &self,
+        view: &view::View,
+        cursor: Option<&str>,
+        version: &ProtocolVersion,
+    ) -> Result<axum::body::Bytes, ErrorData> {
+        let key = cursor.unwrap_or("");
+        let cached = view
+            .wire_pages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned();
+        if let Some(page) = cached {
+            return Ok(page);
+        }
+        let page = axum::body::Bytes::from(self.list_page(view, cursor)?.to_json(version));
+        view.wire_pages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_string(), page.clone());
+        Ok(page)
+    }
+
+    /// The page of `view`'s tools that `cursor` (from an earlier page) points at: at most
+    /// `server.page_size` tools and [`sizes::PAGE_BYTES`] (see [`sizes::page_end`]).
+    pub(super) fn list_page<'v>(
+        &self,
+        view: &'v view::View,
+        cursor: Option<&str>,
+    ) -> Result<Page<'v>, ErrorData> {
+        let tools = &view.tools;
+        let start = match cursor {
+            Some(cursor) => decode_cursor(cursor).ok_or_else(|| {
+                ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
+            })?,
+            None => 0,
+        };
+        let end = sizes::page_end(
+            view.wire_sizes(),
+            start,
+            self.limits.page_size,
+            self.limits.page_bytes,
+        );
+        Ok(Page {
+            tools: tools.get(start..end).unwrap_or_default(),
+            next_cursor: (end < tools.len()).then(|| encode_cursor(end)),
+        })
+    }
+}
+
+fn encode_cursor(offset: usize) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("restmcp:{offset}"))
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    String::from_utf8(bytes)
+        .ok()?
+        .strip_prefix("restmcp:")?
+        .parse()
+        .ok()
+}

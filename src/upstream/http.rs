@@ -1,0 +1,429 @@
+//! The HTTP side of the [`Exchange`] seam: the request goes to the real upstream with the
+//! API's forwarded headers, trace context and credentials ([`super::auth`]), the tool's
+//! `Accept` and `Accept-Encoding`, retries where they are safe and redirects only within
+//! the origins the operator allows; the answer is read up to the size cap (decoding a
+//! compressed body, see [`super::decode`]), all within the tool's time limit.
+//!
+//! The exchange future can be dropped at any point (a cancelled MCP request): reqwest then
+//! drops the connection, and nothing else is left running.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::auth::Authenticator;
+use super::decode::{self, Coding, Decoder};
+use super::exchange::{BoxFuture, Exchange, Exchanged, Failure, Outgoing, Received, Undecodable};
+use super::request::HttpRequest;
+use super::settings::UpstreamSettings;
+use crate::catalog::{Catalog, Tool};
+use crate::http_client;
+
+/// Longest wait honoured from a `Retry-After` header.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
+
+/// Calls real upstreams over HTTP.
+pub struct HttpExchange {
+    client: reqwest::Client,
+    auth: Arc<Authenticator>,
+}
+
+impl HttpExchange {
+    /// A client for the tools of `catalog` that follows redirects to the origins each API's
+    /// settings in `apis` list, and sends no credentials.
+    pub fn new(
+        catalog: &Catalog,
+        apis: &HashMap<String, UpstreamSettings>,
+    ) -> Result<HttpExchange, String> {
+        let mut redirects: HashMap<String, Vec<String>> = HashMap::new();
+        for tool in catalog.tools() {
+            if let Some(settings) = apis.get(&tool.route.api)
+                && !settings.follow_redirects.is_empty()
+                && let Some(Ok(base)) = tool.route.base_url.as_ref().map(|b| b.parsed())
+            {
+                // The base URL's origin, whatever its path (`https://api.example.com/v3`).
+                let allowed = redirects
+                    .entry(base.origin().ascii_serialization())
+                    .or_default();
+                for origin in &settings.follow_redirects {
+                    if !allowed.contains(origin) {
+                        allowed.push(origin.clone());
+                    }
+                }
+            }
+        }
+        Ok(HttpExchange {
+            client: upstream_client(redirects)?,
+            auth: Arc::new(Authenticator::default()),
+        })
+    }
+
+    /// Replaces the credentials (and header forwarding) requests are sent with.
+    pub fn with_authenticator(mut self, auth: Arc<Authenticator>) -> HttpExchange {
+        self.auth = auth;
+        self
+    }
+
+    /// Forwards the allowlisted headers, continues the caller's trace, applies the
+    /// credentials and sends, all within the tool's time limit.
+    async fn call(&self, outgoing: Outgoing<'_>) -> Exchanged {
+        let Outgoing {
+            tool,
+            mut request,
+            settings,
+            timeout,
+            context,
+        } = outgoing;
+        let api = tool.route.api.as_str();
+        if let Err(problem) = self.auth.forward(api, context, &mut request) {
+            return Exchanged::unsent(Failure::Unbuildable(problem));
+        }
+        if let Some(trace) = &context.trace {
+            let child = trace.child();
+            request.headers.retain(|(name, _)| {
+                !name.eq_ignore_ascii_case("traceparent")
+                    && !name.eq_ignore_ascii_case("tracestate")
+            });
+            request
+                .headers
+                .push(("traceparent".to_string(), child.header()));
+            if let Some(state) = child.tracestate {
+                request.headers.push(("tracestate".to_string(), state));
+            }
+        }
+        let bytes_sent = request.body.as_ref().map_or(0, |b| b.len() as u64);
+        let wire = Mutex::new(Wire::default());
+        let exchange = self.auth.authorized(
+            api,
+            &tool.route.security,
+            request,
+            |request| async {
+                let received = self
+                    .send_retrying(tool, &request, settings, timeout, &wire)
+                    .await;
+                (request, received)
+            },
+            |received| received.status,
+        );
+        let answer = match tokio::time::timeout(timeout, exchange).await {
+            Ok(Err(problem)) => Err(Failure::Unauthenticated(problem)),
+            Ok(Ok(Ok(received))) => Ok(received),
+            Ok(Ok(Err(failure))) => Err(Failure::Unreachable(failure)),
+            Err(_) => Err(Failure::TimedOut),
+        };
+        let wire = wire.into_inner().unwrap_or_else(|p| p.into_inner());
+        Exchanged {
+            answer,
+            attempts: wire.attempts,
+            upstream: wire.started.map(|started| started.elapsed()),
+            bytes_sent: if wire.attempts > 0 {
+                bytes_sent * u64::from(wire.attempts)
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Sends the request (with retries where they are safe) and reads the response.
+    async fn send_retrying(
+        &self,
+        tool: &Tool,
+        request: &HttpRequest,
+        settings: &UpstreamSettings,
+        timeout: Duration,
+        wire: &Mutex<Wire>,
+    ) -> Result<Received, String> {
+        let started = Instant::now();
+        let retryable = tool.route.method.is_idempotent();
+        let mut attempt = 0;
+        loop {
+            {
+                let mut wire = wire.lock().unwrap_or_else(|p| p.into_inner());
+                wire.started.get_or_insert(started);
+                wire.attempts += 1;
+            }
+            let outcome = self.send(tool, request, settings.compression).await;
+            let wait = match &outcome {
+                // A wait longer than MAX_RETRY_WAIT is not shortened: the error quotes it.
+                Ok(response) if retryable && matches!(response.status().as_u16(), 429 | 503) => {
+                    match retry_after(response) {
+                        Some(asked) if asked > MAX_RETRY_WAIT => None,
+                        asked => Some(asked.unwrap_or(backoff(attempt))),
+                    }
+                }
+                Err(error) if retryable && error.is_connect() => Some(backoff(attempt)),
+                // A pooled connection the upstream closed just as it was reused: at once,
+                // on a new connection.
+                Err(error) if retryable && closed_before_answer(error) => Some(Duration::ZERO),
+                _ => None,
+            };
+            let remaining = timeout.saturating_sub(started.elapsed());
+            match wait {
+                Some(wait) if attempt < settings.max_retries && wait < remaining => {
+                    attempt += 1;
+                    tokio::time::sleep(wait).await;
+                }
+                _ => {
+                    let response = outcome.map_err(|e| http_client::describe_error(&e))?;
+                    let cap = tool
+                        .route
+                        .max_response_bytes
+                        .map_or(settings.max_response_bytes, |limit| {
+                            limit.over(settings.max_response_bytes)
+                        });
+                    return read(response, cap).await;
+                }
+            }
+        }
+    }
+
+    /// Sends `request` with the tool's `Accept` and, when `compression` is on,
+    /// `Accept-Encoding`, unless the request already names them (an argument, a forwarded
+    /// header).
+    async fn send(
+        &self,
+        tool: &Tool,
+        request: &HttpRequest,
+        compression: bool,
+    ) -> Result<reqwest::Response, reqwest::Error> {
+        let method = reqwest::Method::from_bytes(request.method.as_str().as_bytes())
+            .unwrap_or(reqwest::Method::GET);
+        let mut builder = self.client.request(method, &request.url);
+        let (mut accept, mut accept_encoding) = (false, false);
+        for (name, value) in &request.headers {
+            accept |= name.eq_ignore_ascii_case("accept");
+            accept_encoding |= name.eq_ignore_ascii_case("accept-encoding");
+            builder = builder.header(name, value);
+        }
+        if !accept {
+            builder = builder.header(reqwest::header::ACCEPT, tool.route.accept.as_str());
+        }
+        if compression && !accept_encoding {
+            builder = builder.header(
+                reqwest::header::ACCEPT_ENCODING,
+                reqwest::header::HeaderValue::from_static(decode::ACCEPT_ENCODING),
+            );
+        }
+        if let Some(body) = &request.body {
+            builder = builder.body(body.clone());
+        }
+        builder.send().await
+    }
+}
+
+impl Exchange for HttpExchange {
+    fn exchange<'a>(&'a self, outgoing: Outgoing<'a>) -> BoxFuture<'a, Exchanged> {
+        Box::pin(self.call(outgoing))
+    }
+}
+
+/// What the exchange recorded, kept outside it so a timeout still reports it.
+#[derive(Default)]
+struct Wire {
+    started: Option<Instant>,
+    attempts: u32,
+}
+
+/// Reads at most `cap` bytes (decoded bytes, for a compressed body). Past the cap the rest
+/// is drained only to count it, and only up to 16 times the cap: beyond that the count is
+/// a lower bound and reading stops.
+async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, String> {
+    let status = response.status();
+    let header = |name: reqwest::header::HeaderName| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    };
+    let content_type = header(reqwest::header::CONTENT_TYPE);
+    let coding = header(reqwest::header::CONTENT_ENCODING).map_or(Ok(None), |e| Coding::parse(&e));
+    let location = status
+        .is_redirection()
+        .then(|| header(reqwest::header::LOCATION))
+        .flatten()
+        .and_then(|l| response.url().join(&l).ok());
+    let retry_after = matches!(status.as_u16(), 429 | 503)
+        .then(|| header(reqwest::header::RETRY_AFTER))
+        .flatten()
+        .map(|v| v.chars().take(64).collect());
+    let origin = response.url().origin().ascii_serialization();
+    let mut received = Received {
+        status: status.as_u16(),
+        reason: status.canonical_reason().unwrap_or("").to_string(),
+        content_type,
+        body: Vec::new(),
+        omitted: 0,
+        wire: 0,
+        undecodable: None,
+        location,
+        origin,
+        retry_after,
+    };
+    let declared = response.content_length();
+    let coding = match coding {
+        Ok(None) => None,
+        Ok(Some(coding)) => Some(coding),
+        // Not read at all: it could not be given anyway.
+        Err(unknown) => {
+            received.undecodable = Some(Undecodable::Unknown(unknown));
+            received.wire = declared.unwrap_or(0);
+            return Ok(received);
+        }
+    };
+    if let Some(coding) = coding {
+        return read_encoded(response, received, coding, cap, declared).await;
+    }
+    let mut body = Vec::new();
+    let mut omitted: u64 = 0;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| http_client::describe_error(&e))?
+    {
+        let room = cap.saturating_sub(body.len() as u64) as usize;
+        let kept = room.min(chunk.len());
+        body.extend_from_slice(&chunk[..kept]);
+        omitted += (chunk.len() - kept) as u64;
+        if omitted > 0 {
+            if let Some(total) = declared {
+                omitted = total.saturating_sub(body.len() as u64).max(omitted);
+                break;
+            }
+            if omitted > cap.saturating_mul(16) {
+                break;
+            }
+        }
+    }
+    received.wire = body.len() as u64 + omitted;
+    received.body = body;
+    received.omitted = omitted;
+    Ok(received)
+}
+
+/// [`read`] for a compressed body: decoded as it arrives, the cap and the counting limit
+/// applying to the decoded bytes (`Content-Length` gives only the encoded size), and the
+/// decoder's ratio limit stopping a bomb at once.
+async fn read_encoded(
+    mut response: reqwest::Response,
+    mut received: Received,
+    coding: Coding,
+    cap: u64,
+    declared: Option<u64>,
+) -> Result<Received, String> {
+    let mut decoder = Decoder::new(coding, cap);
+    let mut wire: u64 = 0;
+    let mut complete = true;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| http_client::describe_error(&e))?
+    {
+        wire += chunk.len() as u64;
+        match decoder.feed(&chunk) {
+            Ok(true) => {}
+            Ok(false) => {
+                complete = false;
+                break;
+            }
+            Err(error) => {
+                received.wire = wire.max(declared.unwrap_or(0));
+                received.undecodable = Some(Undecodable::Failed(error));
+                return Ok(received);
+            }
+        }
+    }
+    received.wire = wire.max(declared.unwrap_or(0));
+    let decoded = if complete {
+        decoder.finish()
+    } else {
+        Ok(decoder.partial())
+    };
+    match decoded {
+        Ok(decoded) => {
+            received.body = decoded.body;
+            received.omitted = decoded.omitted;
+        }
+        Err(error) => received.undecodable = Some(Undecodable::Failed(error)),
+    }
+    Ok(received)
+}
+
+/// `Retry-After` in seconds (RFC 9110 §10.2.3; the HTTP-date form falls back to backoff).
+fn retry_after(response: &reqwest::Response) -> Option<Duration> {
+    let seconds: u64 = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds))
+}
+
+/// The request failed, before any answer came, because the connection closed or was
+/// reset under it. That is what a keep-alive connection meets when the upstream closes it
+/// just as it is reused (Node.js servers close idle connections after 5 s, gunicorn after
+/// 2 s, while the pool keeps them for 90 s); seen against Prism. Nothing was answered, so
+/// an idempotent request may go again on a new connection (RFC 9110 §9.2.2).
+fn closed_before_answer(error: &reqwest::Error) -> bool {
+    if !error.is_request() || error.is_timeout() || error.is_body() || error.is_decode() {
+        return false;
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        if inner
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_incomplete_message)
+        {
+            return true;
+        }
+        if let Some(io) = inner.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        source = inner.source();
+    }
+    false
+}
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(100 * 2u64.pow(attempt.min(6)))
+}
+
+/// The upstream client: pooled, keep-alive, no automatic decompression (restmcp decodes
+/// itself, within its limits: [`super::decode`]), and redirects followed only within the same
+/// origin or to the origins an API lists (`allowed`, keyed by the API's own origin), so an
+/// upstream cannot send a call (and its credentials) to another host.
+fn upstream_client(allowed: HashMap<String, Vec<String>>) -> Result<reqwest::Client, String> {
+    http_client::install_crypto_provider();
+    let policy = reqwest::redirect::Policy::custom(move |attempt| {
+        let start = attempt
+            .previous()
+            .first()
+            .map(|first| first.origin().ascii_serialization());
+        let next = attempt.url().origin().ascii_serialization();
+        let permitted = start.as_ref().is_some_and(|start| {
+            *start == next || allowed.get(start).is_some_and(|list| list.contains(&next))
+        });
+        if permitted && attempt.previous().len() < 5 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    });
+    reqwest::Client::builder()
+        .user_agent(http_client::USER_AGENT)
+        .redirect(policy)
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build()
+        .map_err(|e| format!("cannot start the upstream HTTP client: {e}"))
+}
