@@ -1,33 +1,61 @@
 //! restmcp turns REST APIs described by OpenAPI into Model Context Protocol tools.
 //!
-//! Data flows one way through one module per stage:
+//! # The floors
+//!
+//! Data flows one way, and each module imports only modules on floors below its own
+//! (`tests/it/layers.rs` fails on an import that runs up, on a circle between the files of a
+//! folder, and on a new top-level module that has no floor yet):
 //!
 //! ```text
-//! config.toml + env + flags ─► config ─► spec ─► catalog ─► (dispatch, MCP transports)
+//!  0  config   json   secret   http_client      settings, and helpers any floor may use
+//!  1  telemetry                                  logs, metrics, trace context
+//!  2  spec                                       bytes → documents → one operation model
+//!  3  schema                                     OpenAPI schemas → JSON Schema 2020-12
+//!  4  catalog                                    operations → tools (an immutable snapshot)
+//!  5  upstream                                   a tool call → the HTTP request → a result
+//!  6  mock   discovery                           the spec-derived upstream; search/meta modes
+//!  7  load                                       a whole Config → a Catalog
+//!  8  mcp                                        the protocol, on the official SDK (rmcp)
+//!  9  http   reload                              the sidecar's server; change detection
+//! 10  cli                                        the commands
 //! ```
 //!
-//! * [`config`] layers the TOML file, `RESTMCP_*` environment variables and flags into a
-//!   validated [`config::Config`].
-//! * [`spec`] reads Swagger 2.0 and OpenAPI 3.0/3.1 documents (JSON or YAML, files or URLs),
-//!   resolves `$ref`s across documents and normalizes every operation into one small model.
-//! * [`schema`] translates OpenAPI schemas into self-contained JSON Schema 2020-12.
-//! * [`catalog`] synthesizes one MCP tool per operation (name, description, input and output
-//!   schemas, annotations) and the argument map that says where each argument goes on the
-//!   wire.
-//! * [`upstream`] turns a tool call into the exact HTTP request and the response into a
-//!   tool result.
-//! * [`mcp`] serves the tools over MCP (stdio and Streamable HTTP) with the official SDK.
-//! * [`mock`] is the mock upstream: it answers tool calls from the spec itself, with
-//!   deterministic example values generated from the tools' JSON Schemas.
-//! * [`schemas`] holds the JSON Schemas editors use for `config.toml` and overlay files.
-//! * [`load`] runs the stages above for a whole configuration; [`cli`] is the command line.
-//! * [`selftest`] calls every tool over both transports against the mock upstream, for CI
-//!   (or, with `--live`, against the configured upstreams).
-//! * [`reload`] notices when the configuration or a spec changed (or SIGHUP arrived), and
-//!   what a reload changed in the tool set.
+//! # The components
 //!
-//! Lower stages never import higher ones: `spec` knows nothing of tools, `catalog` nothing
-//! of transports. Start reading at [`load::load`], then [`catalog::build`].
+//! * [`config`] layers `config.toml`, `RESTMCP_*` environment variables and flags into raw
+//!   settings and validates them into a [`config::Config`]; it owns its own types and imports
+//!   nothing else of the crate.
+//! * [`json`] (value kinds, number-aware equality, pointer escaping), [`secret`] (values that
+//!   never print) and [`http_client`] (the one pooled rustls client) are small and
+//!   cross-cutting.
+//! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context.
+//! * [`spec`] reads Swagger 2.0 and OpenAPI 3.0/3.1 documents (JSON or YAML, files or URLs),
+//!   resolves `$ref`s across documents within their place, applies OpenAPI Overlays (with the
+//!   RFC 9535 engine in [`spec::jsonpath`]) and normalizes every operation into one model.
+//! * [`schema`] translates OpenAPI schemas into self-contained JSON Schema 2020-12, shapes
+//!   them for client dialects ([`schema::dialect`]) and generates example values from a
+//!   schema ([`schema::example`]).
+//! * [`catalog`] synthesizes one MCP tool per operation (name, description, schemas,
+//!   annotations, the argument map that says where each argument goes on the wire), applies
+//!   the operator's tool patches ([`catalog::patch`]) and hand-written tools, and reports
+//!   what it did (`restmcp check`).
+//! * [`upstream`] validates a call's arguments, builds the exact HTTP request, adds
+//!   credentials, sends it through an [`upstream::Exchange`] and maps the answer to a result.
+//! * [`mock`] is the other [`upstream::Exchange`]: it answers from the spec itself; `load`'s
+//!   callers plug it in with [`mock::plug`].
+//! * [`discovery`] serves huge APIs through a search or meta tool instead of one tool each.
+//! * [`load`] runs config → spec → catalog for a whole configuration and says which files and
+//!   URLs the result depends on.
+//! * [`mcp`] serves the tools over stdio, Streamable HTTP and legacy SSE with the official
+//!   SDK; its module doc lists every behaviour restmcp adds over rmcp, and why.
+//! * [`http`] is the sidecar: the listener, the guard (Host, Origin, tokens), health,
+//!   metrics, TLS and graceful shutdown; [`reload`] notices changed files (or SIGHUP) and
+//!   swaps the snapshot atomically.
+//! * [`cli`] is the command line: `serve`, `stdio`, `tools`, `check`, `call`, `explain`,
+//!   `selftest`, `schema`.
+//!
+//! Start reading at [`load::load`], then [`catalog::build`], then [`upstream::Dispatcher`]
+//! and [`mcp`].
 
 pub mod catalog;
 pub mod cli;

@@ -3,7 +3,7 @@
 //! A tool is the spec's operation, reshaped by `x-mcp`, overlays and the config. When it
 //! does not look as expected, the question is always "which of those did this?"; the
 //! catalog records the answer as the tool's provenance and this module prints it next to
-//! the defaults that apply where nothing intervened: [`render`] as text, [`print`] the
+//! the defaults that apply where nothing intervened: [`render`] as text, [`print()`] the
 //! whole command (text or `--json`, or the closest name when there is no such tool).
 
 use std::fmt::Write as _;

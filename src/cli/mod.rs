@@ -6,7 +6,7 @@
 //! * `serve`: `restmcp serve` over Streamable HTTP and `restmcp stdio`, with the start-up
 //!   banner and hot reload.
 //! * [`explain`]: `restmcp explain TOOL`, one tool and where each piece of it came from.
-//! * [`selftest`]: `restmcp selftest`, every tool called over both transports.
+//! * [`selftest`](mod@selftest): `restmcp selftest`, every tool called over both transports.
 //! * [`editor_schema`]: `restmcp schema`, the JSON Schemas editors use for `config.toml` and
 //!   overlay files.
 

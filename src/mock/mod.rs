@@ -9,7 +9,6 @@
 //! This module sits above [`crate::upstream`]: it implements the dispatcher's
 //! [`crate::upstream::Exchange`] seam, and `upstream` knows nothing of it.
 //!
-//! * [`generate`]: example values from JSON Schemas.
 //! * [`respond`]: a request checked against its operation, and the answer.
 //! * [`upstream`]: the [`crate::upstream::Exchange`] the dispatcher calls, with its cache of
 //!   compiled body validators.

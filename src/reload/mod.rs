@@ -1,6 +1,8 @@
-//! Change detection for hot reload: noticing that the configuration or a spec changed
-//! (or that SIGHUP arrived) and saying so with a [`Trigger`], plus [`CatalogDiff`] to log
-//! what a reload changed. Rebuilding the catalog and swapping it in is not done here.
+//! Hot reload: noticing that the configuration or a spec changed (or that SIGHUP arrived)
+//! and saying so with a [`Trigger`]; loading everything again off the request path and
+//! swapping the new tool set in only when all of it loaded (`swap`, the [`Reloader`]); and
+//! [`CatalogDiff`] to log what a reload changed. Its files: `files` (polling, on the blocking
+//! pool), `hash` (content hashes independent of how bytes arrive), `diff`, `swap`, `tests`.
 //!
 //! * [`watch`] polls a [`WatchSet`] of files, directories and spec URLs and sends one
 //!   [`Trigger::Changed`] per settled burst of changes. The set can be replaced through a

@@ -4,7 +4,8 @@
 //! protocol), pretty, compact or JSON as `[log] format` says, filtered by `RUST_LOG` or
 //! else `[log] level`; they never hold tool arguments or results (the MCP SDK's message
 //! dumps below info are dropped). [`metrics`] holds the Prometheus counters; [`trace`] the W3C trace
-//! context passed on to upstream APIs.
+//! context passed on to upstream APIs; [`writer`] the stderr writer that batches the call
+//! log line.
 
 pub mod metrics;
 pub mod trace;

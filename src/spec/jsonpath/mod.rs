@@ -3,7 +3,7 @@
 //! A self-contained engine behind a narrow API. [`parse_query`] turns the text of a query
 //! into a [`Query`], or a [`PathError`] that names the character at fault; [`select`]
 //! returns the locations a query selects in a document, each a list of [`Step`]s;
-//! [`pointer`] spells a location as an RFC 6901 JSON pointer; [`select_pointers`] does all
+//! [`pointer()`] spells a location as an RFC 6901 JSON pointer; [`select_pointers`] does all
 //! three at once. Locations rather than values, because the OpenAPI Overlay actions of
 //! [`super::overlay`] (`update`, `remove`) change the document in place.
 //!
