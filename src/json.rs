@@ -81,6 +81,16 @@ pub fn escape_token(token: &str) -> Cow<'_, str> {
     }
 }
 
+/// Unescapes one JSON-pointer segment (RFC 6901 §4): `~1` as `/`, then `~0` as `~`, so
+/// `~01` reads as `~1`. Borrows when there is nothing to unescape.
+pub fn unescape_token(token: &str) -> Cow<'_, str> {
+    if token.contains('~') {
+        Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+    } else {
+        Cow::Borrowed(token)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +112,8 @@ mod tests {
     fn pointer_tokens_escape_tilde_before_slash() {
         assert_eq!(escape_token("a/b~c"), "a~1b~0c");
         assert!(matches!(escape_token("plain"), Cow::Borrowed("plain")));
+        assert_eq!(unescape_token("a~1b~0c~01"), "a/b~c~1");
+        assert_eq!(unescape_token(&escape_token("~1/~0")), "~1/~0");
         assert_eq!(kind(&json!([])), "an array");
         assert_eq!(type_name(&json!({})), "object");
     }

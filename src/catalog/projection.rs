@@ -71,7 +71,7 @@ impl FieldTree {
             .and_then(Value::as_str)
             .and_then(|r| r.strip_prefix("#/$defs/"))
         {
-            let name = target.replace("~1", "/").replace("~0", "~");
+            let name = crate::json::unescape_token(target).into_owned();
             return match defs.get(&name) {
                 Some(def) => self.project_schema(def, defs, depth + 1),
                 None => schema.clone(),
@@ -159,7 +159,7 @@ fn prune_defs(schema: &mut Value) {
                     if key == "$ref"
                         && let Some(name) = value.as_str().and_then(|r| r.strip_prefix("#/$defs/"))
                     {
-                        let name = name.replace("~1", "/").replace("~0", "~");
+                        let name = crate::json::unescape_token(name).into_owned();
                         if !seen_defs.contains(&name) {
                             seen_defs.push(name.clone());
                             if let Some(def) = defs.get(&name) {

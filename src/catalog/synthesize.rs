@@ -690,7 +690,7 @@ fn xml_root(graph: &mut RefGraph<'_>, piece: &SchemaRef<'_>) -> Option<String> {
         by_reference = target
             .rsplit('/')
             .next()
-            .map(|last| last.replace("~1", "/").replace("~0", "~"));
+            .map(|last| crate::json::unescape_token(last).into_owned());
         let Ok(id) = graph.resolve(doc, &target) else {
             break;
         };

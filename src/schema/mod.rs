@@ -375,7 +375,7 @@ impl<'d, 'g> Session<'d, 'g> {
             file.split('.').next().unwrap_or("").to_string()
         } else {
             let last = node.pointer.rsplit('/').next().unwrap_or("");
-            last.replace("~1", "/").replace("~0", "~")
+            crate::json::unescape_token(last).into_owned()
         };
         let mut base: String = last
             .chars()

@@ -421,7 +421,7 @@ fn lookup<'a>(root: &'a Value, fragment: &str) -> Result<&'a Value, String> {
     };
     let mut current = root;
     for raw in rest.split('/') {
-        let segment = raw.replace("~1", "/").replace("~0", "~");
+        let segment = crate::json::unescape_token(raw).into_owned();
         current = match current {
             Value::Object(map) => map.get(&segment),
             Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),

@@ -52,7 +52,7 @@ impl<'a> Source<'a> {
         if name.contains('/') {
             return None;
         }
-        let name = name.replace("~1", "/").replace("~0", "~");
+        let name = crate::json::unescape_token(name).into_owned();
         let target = self.defs?.get(&name)?;
         Some((name, target))
     }

@@ -170,7 +170,7 @@ fn resolve_pointer<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
         let decoded = percent_encoding::percent_decode_str(raw)
             .decode_utf8()
             .ok()?;
-        let segment = decoded.replace("~1", "/").replace("~0", "~");
+        let segment = crate::json::unescape_token(&decoded).into_owned();
         node = match node {
             Value::Object(map) => map.get(&segment)?,
             Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
