@@ -16,7 +16,8 @@
 //! - `tool`: one [`Tool`]: its MCP form, [`Annotations`], [`Origin`] and the [`Route`] the
 //!   dispatcher follows ([`BaseUrl`], [`ToolLimit`], [`OutputPlan`], [`MockAnswer`]).
 //! - [`arguments`]: the [`ArgumentMap`], where each argument goes on the wire.
-//! - `synthesize`: one operation → one unnamed tool (schemas, route, annotations, text).
+//! - `synthesize`: one operation → one unnamed tool (schemas, route, annotations, text), with
+//!   `synthesize/body.rs` for request bodies and file parts.
 //! - [`naming`]: tool and argument names: sanitized, shortened, unique.
 //! - `text`: descriptions and titles cleaned of markup and capped ([`truncate_text`]).
 //! - `schema_text`: [`SchemaText`], a schema kept as compact JSON text.
