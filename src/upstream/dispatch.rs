@@ -335,6 +335,18 @@ impl Dispatcher {
             .map_or(configured, |limit| limit.over(configured));
         let exchange: &dyn Exchange = match self.exchanges.get(api) {
             Some(plugged) => plugged.as_ref(),
+            // The catalog answers this tool from the spec, but whoever built this dispatcher
+            // did not plug the mock in (`crate::mock::plug`): say so rather than send the
+            // request to the mock's placeholder host.
+            None if tool.route.mock.is_some() => {
+                return Ok(refused(
+                    CallOutcome::ToolError,
+                    format!(
+                        "Tool \"{name}\" is answered by the mock upstream, which is not \
+                         plugged in here; no request was sent."
+                    ),
+                ));
+            }
             None => &self.http,
         };
         let Exchanged {

@@ -46,6 +46,25 @@ fn valid(schema: &Value, value: &Value) -> bool {
         .is_valid(value)
 }
 
+/// A dispatcher built over a mock-mode catalog without `mock::plug` says so and sends
+/// nothing, instead of trying the mock's placeholder host.
+#[tokio::test]
+async fn a_mock_tool_without_the_mock_plugged_in_is_refused_by_name() {
+    let dir = mock_project(None);
+    let config =
+        Config::load(&dir.path().join("config.toml"), &Overrides::default()).expect("config");
+    let loaded = load::load(&config).await.expect("loads");
+    let unplugged = Dispatcher::new(Arc::new(loaded.catalog), &config).expect("dispatcher");
+    let result = call(&unplugged, "getWidget", json!({"id": 3, "view": "full"})).await;
+    assert!(result.is_error);
+    let text = result.joined_text();
+    assert!(
+        text.contains("mock upstream, which is not plugged in") && text.contains("getWidget"),
+        "{text}"
+    );
+    assert!(!text.contains("restmcp.invalid"), "{text}");
+}
+
 #[tokio::test]
 async fn the_mock_answers_with_the_spec_example_and_its_status() {
     let dir = mock_project(None);
