@@ -9,7 +9,9 @@ use super::patch::{self, OverlayFile, PatchError, PatchLimits, PatchSource, Tool
 use super::report::{ApiReport, OperationOutcome, OperationReport, Report};
 use super::select::{self, Candidate, Selection};
 use super::synthesize::{self, Context, Draft};
-use super::{Catalog, Listing, McpToolList, Origin, Tool, handwritten, json_len, naming};
+use super::{
+    Catalog, Listing, McpToolList, Origin, SharedSchemas, Tool, handwritten, json_len, naming,
+};
 use crate::config::{DiscoveryMode, ToolSettings};
 use crate::schema::RefGraph;
 use crate::spec::{self, DocumentSet, SecurityScheme, SpecError};
@@ -173,6 +175,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         })?;
         let file = &docs.root().name;
         let mut patches = patches_by_operation(&api, file, input.overlays).map_err(patch_error)?;
+        let shared = SharedSchemas::default();
         let cx = Context {
             api: input.name,
             version: api.version,
@@ -181,6 +184,8 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                 .max_description_length
                 .unwrap_or(settings.max_description_length),
             max_output_schema_bytes: settings.max_output_schema_bytes,
+            max_input_schema_bytes: settings.max_input_schema_bytes,
+            shared: &shared,
             max_parameter_description_length: input.max_parameter_description_length.unwrap_or(0),
             mock: input.mock,
         };
@@ -455,9 +460,10 @@ fn synthesize_all(
         .min(8);
     let run = |chunk: &[&spec::Operation<'_>]| {
         let mut graph = RefGraph::new(docs);
+        let mut full_defs = synthesize::FullDefs::default();
         chunk
             .iter()
-            .map(|op| synthesize::synthesize(cx, &mut graph, op))
+            .map(|op| synthesize::synthesize(cx, &mut graph, &mut full_defs, op))
             .collect::<Vec<_>>()
     };
     if threads <= 1 || operations.len() < 64 {

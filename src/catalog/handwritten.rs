@@ -240,6 +240,8 @@ pub fn build(
             mock: cx
                 .mock
                 .then(|| Arc::new(mock_answer(method, spec.output_schema.as_ref()))),
+            // The operator wrote this schema; it is published as written.
+            full_input: None,
         },
         origin: Origin {
             api: cx.api.to_string(),

@@ -49,13 +49,14 @@ use serde::Serialize;
 pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
 pub use build::{ApiInput, CatalogError, MOCK_BASE_URL, build};
 pub use naming::NameChange;
-pub use report::{ApiReport, OperationOutcome, OperationReport, Report};
-pub use schema_text::SchemaText;
+pub use report::{ApiReport, OperationOutcome, OperationReport, Relaxation, Report};
+pub use schema_text::{SchemaText, SharedSchemas};
 pub use select::Selection;
 pub use synthesize::default_filename;
 pub use text::truncate_text;
 pub use tool::{
-    Annotations, BaseUrl, McpTool, MockAnswer, Origin, OutputPlan, Route, Tool, ToolLimit,
+    Annotations, BaseUrl, FullInput, McpTool, MockAnswer, Origin, OutputPlan, Route, Tool,
+    ToolLimit,
 };
 
 use crate::config::DiscoveryMode;

@@ -101,6 +101,37 @@ pub enum OperationOutcome {
     },
 }
 
+/// How a tool's inputSchema was relaxed to fit `tools.max_input_schema_bytes`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Relaxation {
+    /// Levels deeper than this were published as their type and a description.
+    pub below_depth: usize,
+    pub budget: usize,
+    /// The full inputSchema's size, and the published one's (compact JSON bytes).
+    pub full_bytes: usize,
+    pub published_bytes: usize,
+    /// The arguments whose published schema lost something (still checked in full).
+    pub arguments: Vec<String>,
+}
+
+impl Relaxation {
+    fn render(&self) -> String {
+        format!(
+            "inputSchema relaxed below depth {} to fit {} bytes: {} → {} bytes (≈ {} tokens saved); checked in full: {}",
+            self.below_depth,
+            thousands(self.budget),
+            thousands(self.full_bytes),
+            thousands(self.published_bytes),
+            thousands(
+                self.full_bytes
+                    .saturating_sub(self.published_bytes)
+                    .div_ceil(BYTES_PER_TOKEN)
+            ),
+            self.arguments.join(", ")
+        )
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct OperationReport {
     /// Document order.
@@ -117,6 +148,9 @@ pub struct OperationReport {
     pub dropped_keywords: Vec<(String, usize)>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Set when the inputSchema was relaxed to fit its budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relaxed_input: Option<Relaxation>,
 }
 
 impl OperationReport {
@@ -133,6 +167,7 @@ impl OperationReport {
             outcome: OperationOutcome::Skipped { reason },
             dropped_keywords: Vec::new(),
             notes: Vec::new(),
+            relaxed_input: None,
         }
     }
 
@@ -149,6 +184,7 @@ impl OperationReport {
             outcome,
             dropped_keywords: Vec::new(),
             notes: Vec::new(),
+            relaxed_input: None,
         }
     }
 
@@ -162,6 +198,7 @@ impl OperationReport {
             },
             dropped_keywords: Vec::new(),
             notes: Vec::new(),
+            relaxed_input: None,
         }
     }
 
@@ -192,6 +229,7 @@ impl OperationReport {
                 .map(|(k, n)| (k.clone(), *n))
                 .collect(),
             notes,
+            relaxed_input: draft.relaxed.clone(),
         }
     }
 
@@ -340,9 +378,30 @@ impl Report {
                         .collect();
                     let _ = writeln!(out, "           dropped keywords: {}", list.join(", "));
                 }
+                if let Some(relaxed) = &op.relaxed_input {
+                    let _ = writeln!(out, "           {}", relaxed.render());
+                }
                 for note in &op.notes {
                     let _ = writeln!(out, "           note: {note}");
                 }
+            }
+            let relaxed: Vec<&Relaxation> = api
+                .operations
+                .iter()
+                .filter_map(|op| op.relaxed_input.as_ref())
+                .collect();
+            if !relaxed.is_empty() {
+                let saved: usize = relaxed
+                    .iter()
+                    .map(|r| r.full_bytes.saturating_sub(r.published_bytes))
+                    .sum();
+                let _ = writeln!(
+                    out,
+                    "  {} inputSchema(s) relaxed to fit tools.max_input_schema_bytes: {} bytes (≈ {} tokens) fewer in tools/list; arguments are still checked against the full schemas",
+                    relaxed.len(),
+                    thousands(saved),
+                    thousands(saved.div_ceil(BYTES_PER_TOKEN))
+                );
             }
         }
         let count = |f: fn(&OperationOutcome) -> bool| {

@@ -61,6 +61,33 @@ impl SchemaText {
     }
 }
 
+impl std::hash::Hash for SchemaText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+/// Schema texts shared between the tools of one build: asked for a text it already holds,
+/// it gives back the one it has, so equal texts are held once. The full `$defs` of
+/// Microsoft Graph's relaxed input schemas are 60 MB as copies and 1.1 MB shared. It lives
+/// as long as the build, so it holds no more than the catalog does.
+#[derive(Default)]
+pub struct SharedSchemas(std::sync::Mutex<rustc_hash::FxHashSet<SchemaText>>);
+
+impl SharedSchemas {
+    /// `text`, or the equal text held already.
+    pub fn intern(&self, text: SchemaText) -> SchemaText {
+        let Ok(mut held) = self.0.lock() else {
+            return text;
+        };
+        if let Some(existing) = held.get(&text) {
+            return existing.clone();
+        }
+        held.insert(text.clone());
+        text
+    }
+}
+
 impl From<Value> for SchemaText {
     fn from(schema: Value) -> SchemaText {
         SchemaText::new(&schema)

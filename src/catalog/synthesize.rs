@@ -15,8 +15,11 @@ use super::naming::{ArgumentNames, NameRequest, argument_name};
 mod body;
 
 use super::text::{clean, tidy_schema, truncate_text};
-use super::{Annotations, MockAnswer, OutputPlan, Route, SchemaText};
-use crate::schema::{Direction, Limit, Notes, RefGraph, Session};
+use super::{
+    Annotations, FullInput, MockAnswer, OutputPlan, Relaxation, Route, SchemaText, SharedSchemas,
+    json_len,
+};
+use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Session};
 use crate::spec::{
     Method, Operation, ParamLocation, Parameter, SpecVersion, Style, media, model::is_success,
 };
@@ -37,6 +40,8 @@ pub(super) struct Draft {
     pub route: Route,
     pub notes: Vec<String>,
     pub schema_notes: Notes,
+    /// How the inputSchema was relaxed to fit its budget, when it was.
+    pub relaxed: Option<Relaxation>,
     /// Where the pieces that are not plain synthesis came from (see [`super::Tool`]).
     pub provenance: Vec<(String, String)>,
 }
@@ -47,6 +52,10 @@ pub(super) struct Context<'a> {
     pub base_url: Option<&'a str>,
     pub max_description_length: usize,
     pub max_output_schema_bytes: usize,
+    /// Size above which the inputSchema is relaxed; 0 = no limit.
+    pub max_input_schema_bytes: usize,
+    /// Shares the `$defs` of full input schemas between tools (see [`FullInput`]).
+    pub shared: &'a SharedSchemas,
     /// Longest argument description; 0 = no limit.
     pub max_parameter_description_length: usize,
     pub mock: bool,
@@ -60,15 +69,21 @@ fn finished(mut schema: Value, max_description: usize) -> SchemaText {
     SchemaText::new(&schema)
 }
 
+/// The shared definitions of full input schemas one synthesizing thread has made (see
+/// [`FullInput`]): each component is converted once per thread, whatever the number of
+/// tools that reach it.
+pub(super) type FullDefs = rustc_hash::FxHashMap<NodeId, SchemaText>;
+
 pub(super) fn synthesize<'d>(
     cx: &Context<'d>,
     graph: &mut RefGraph<'d>,
+    full_defs: &mut FullDefs,
     op: &Operation<'_>,
 ) -> Result<Draft, String> {
     let mut notes = op.notes.clone();
     let mut provenance = Vec::new();
-    let (input_schema, arguments, body, mut schema_notes) =
-        input(cx, graph, op, &mut notes, &mut provenance)?;
+    let budgeted = input(cx, graph, full_defs, op, &mut notes, &mut provenance)?;
+    let (input_schema, arguments, body, mut schema_notes) = budgeted.input;
     let mut relaxed_below = Some(MOCK_SCHEMA_DEPTH);
     let (output_schema, output) = match output(cx, graph, op) {
         Ok(Some((schema, plan, output_notes, depth))) => {
@@ -115,7 +130,7 @@ pub(super) fn synthesize<'d>(
         },
         title: title(op),
         description: description(op, cx.max_description_length),
-        input_schema: finished(input_schema, cx.max_parameter_description_length),
+        input_schema,
         output_schema: output_schema.map(|schema| finished(schema, 0)),
         annotations: annotations(op.method),
         route: Route {
@@ -132,22 +147,229 @@ pub(super) fn synthesize<'d>(
             max_response_bytes: None,
             response_fields: Vec::new(),
             mock,
+            full_input: budgeted.full,
         },
         notes,
         schema_notes,
+        relaxed: budgeted.relaxed,
         provenance,
     })
 }
 
 type Input = (Value, ArgumentMap, Option<BodyPlan>, Notes);
 
+/// The inputSchema as published (within its budget), and when it had to be relaxed to fit,
+/// the full schema of the arguments that were relaxed and what was done.
+struct Budgeted {
+    input: (SchemaText, ArgumentMap, Option<BodyPlan>, Notes),
+    full: Option<Arc<FullInput>>,
+    relaxed: Option<Relaxation>,
+}
+
+/// Depths tried, deepest first, when an inputSchema is over its budget: the deepest that
+/// fits is published.
+const INPUT_CUT_OFFS: [usize; 10] = [12, 10, 8, 6, 5, 4, 3, 2, 1, 0];
+
+/// The inputSchema within `max_input_schema_bytes`. Most tools fit on the first attempt,
+/// whose emission stops as soon as it passes the budget (so an oversized tool costs no
+/// more than its budget to find out). One that does not is emitted again with deep levels
+/// replaced by typed placeholders, deepest cut-off that fits first; its arguments whose
+/// published schema lost something are kept in full, with the full `$defs` (shared between
+/// tools), for the dispatcher to check values against.
 fn input<'d>(
+    cx: &Context<'d>,
+    graph: &mut RefGraph<'d>,
+    full_defs: &mut FullDefs,
+    op: &Operation<'_>,
+    notes: &mut Vec<String>,
+    provenance: &mut Vec<(String, String)>,
+) -> Result<Budgeted, String> {
+    let budget = cx.max_input_schema_bytes;
+    let describe = cx.max_parameter_description_length;
+    let unlimited = |input: Input| {
+        let (schema, arguments, body, schema_notes) = input;
+        Budgeted {
+            input: (finished(schema, describe), arguments, body, schema_notes),
+            full: None,
+            relaxed: None,
+        }
+    };
+    if budget == 0 {
+        return Ok(unlimited(
+            input_at(cx, graph, op, notes, provenance, Emission::Whole)?.0,
+        ));
+    }
+    let attempt = |graph: &mut RefGraph<'d>, max_depth: usize, budget: usize| {
+        let mut attempt_notes = notes.clone();
+        let mut attempt_provenance = provenance.clone();
+        let limit = Limit { max_depth, budget };
+        let (input, exceeded) = input_at(
+            cx,
+            graph,
+            op,
+            &mut attempt_notes,
+            &mut attempt_provenance,
+            Emission::Within(limit),
+        )?;
+        if exceeded {
+            // Abandoned half-way: nothing of it is worth finishing.
+            return Ok::<_, String>((false, None));
+        }
+        let (schema, arguments, body, schema_notes) = input;
+        let text = finished(schema, describe);
+        let fits = text.as_str().len() <= budget;
+        Ok((
+            fits,
+            Some((
+                (text, arguments, body, schema_notes),
+                attempt_notes,
+                attempt_provenance,
+            )),
+        ))
+    };
+    let (fits, first) = attempt(graph, usize::MAX, budget)?;
+    let mut chosen = None;
+    let mut depth = None;
+    if fits {
+        chosen = first;
+    } else {
+        for cut_off in INPUT_CUT_OFFS {
+            let (fits, result) = attempt(graph, cut_off, budget)?;
+            if fits {
+                depth = Some(cut_off);
+                chosen = result;
+                break;
+            }
+        }
+    }
+    if chosen.is_none() {
+        // Not even the arguments alone fit (hundreds of them, or long descriptions): the
+        // shallowest form, whole, over the budget; `check` shows by how much.
+        depth = Some(0);
+        chosen = attempt(graph, 0, usize::MAX)?.1;
+    }
+    let Some(((text, arguments, body, schema_notes), chosen_notes, chosen_provenance)) = chosen
+    else {
+        return Ok(unlimited(
+            input_at(cx, graph, op, notes, provenance, Emission::Whole)?.0,
+        ));
+    };
+    *notes = chosen_notes;
+    *provenance = chosen_provenance;
+    let Some(depth) = depth else {
+        return Ok(Budgeted {
+            input: (text, arguments, body, schema_notes),
+            full: None,
+            relaxed: None,
+        });
+    };
+    // Relaxed: the full schema, for the dispatcher. Same arguments, same bindings; its
+    // definitions shared, so that each is converted once however many tools reach it.
+    let (full, _) = input_at(
+        cx,
+        graph,
+        op,
+        &mut notes.clone(),
+        &mut provenance.clone(),
+        Emission::Shared,
+    )?;
+    let mut full_schema = full.0;
+    tidy_schema(&mut full_schema, describe);
+    let reached = {
+        let mut session = Session::shared(graph, cx.version, Direction::Input);
+        for param in &op.parameters {
+            session.analyze(&param.schema)?;
+        }
+        if let Some(body) = &op.request_body
+            && let Some(schema) = &body.schema
+        {
+            session.analyze(schema)?;
+        }
+        session.reached()
+    };
+    let mut defs = Vec::with_capacity(reached.len());
+    for (id, name) in reached {
+        let text = match full_defs.get(&id) {
+            Some(text) => text.clone(),
+            None => {
+                let mut body =
+                    Session::shared(graph, cx.version, Direction::Input).emit_definition(id);
+                tidy_schema(&mut body, describe);
+                let text = cx.shared.intern(SchemaText::new(&body));
+                full_defs.insert(id, text.clone());
+                text
+            }
+        };
+        defs.push((name, text));
+    }
+    let published = text.to_value();
+    let mut full_arguments = Vec::new();
+    for (index, binding) in arguments.bindings.iter().enumerate() {
+        let (Some(whole), Some(cut)) = (
+            full_schema["properties"].get(&binding.argument),
+            published["properties"].get(&binding.argument),
+        ) else {
+            continue;
+        };
+        // An argument that refers to `$defs` is kept in full even when its own text is the
+        // same: what it refers to may have been relaxed.
+        let refers = holds_ref(cut);
+        if whole != cut || refers {
+            full_arguments.push((index, SchemaText::new(whole)));
+        }
+    }
+    let relaxed = Relaxation {
+        below_depth: depth,
+        budget,
+        full_bytes: json_len(&full_schema)
+            + defs
+                .iter()
+                .map(|(name, text)| name.len() + 4 + text.as_str().len())
+                .sum::<usize>(),
+        published_bytes: text.as_str().len(),
+        arguments: full_arguments
+            .iter()
+            .map(|(index, _)| arguments.bindings[*index].argument.clone())
+            .collect(),
+    };
+    Ok(Budgeted {
+        input: (text, arguments, body, schema_notes),
+        full: Some(Arc::new(FullInput {
+            arguments: full_arguments,
+            defs,
+        })),
+        relaxed: Some(relaxed),
+    })
+}
+
+/// True when `schema` holds a `$ref` anywhere.
+fn holds_ref(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.contains_key("$ref") || map.values().any(holds_ref),
+        Value::Array(items) => items.iter().any(holds_ref),
+        _ => false,
+    }
+}
+
+/// How [`input_at`] emits: whole, within a [`Limit`], or whole with shared definitions
+/// (no `$defs` of its own: see [`Session::shared`]).
+#[derive(Clone, Copy)]
+enum Emission {
+    Whole,
+    Within(Limit),
+    Shared,
+}
+
+/// One emission of the inputSchema, and whether it passed its budget (its result is then
+/// not to be used).
+fn input_at<'d>(
     cx: &Context<'d>,
     graph: &mut RefGraph<'d>,
     op: &Operation<'_>,
     notes: &mut Vec<String>,
     provenance: &mut Vec<(String, String)>,
-) -> Result<Input, String> {
+    emission: Emission,
+) -> Result<(Input, bool), String> {
     // How the body travels decides whether its schema is translated at all: a body sent
     // as a raw document or as bytes is one string argument, whatever the schema says.
     let body_form = op
@@ -161,7 +383,10 @@ fn input<'d>(
             .and_then(|piece| xml_root(graph, piece)),
         _ => None,
     };
-    let mut session = Session::new(graph, cx.version, Direction::Input);
+    let mut session = match emission {
+        Emission::Shared => Session::shared(graph, cx.version, Direction::Input),
+        _ => Session::new(graph, cx.version, Direction::Input),
+    };
     for param in &op.parameters {
         session.analyze(&param.schema)?;
     }
@@ -170,6 +395,10 @@ fn input<'d>(
     {
         session.analyze(schema)?;
     }
+    session.begin(match emission {
+        Emission::Within(limit) => Some(limit),
+        Emission::Whole | Emission::Shared => None,
+    });
 
     let mut names = ArgumentNames::default();
     let mut properties = Map::new();
@@ -387,6 +616,7 @@ fn input<'d>(
     let required = order_required(required, &bindings);
 
     let defs = session.defs();
+    let exceeded = session.exceeded();
     let schema_notes = session.into_notes();
     let mut schema = Map::new();
     schema.insert("type".into(), json!("object"));
@@ -399,10 +629,13 @@ fn input<'d>(
         schema.insert("$defs".into(), Value::Object(defs));
     }
     Ok((
-        Value::Object(schema),
-        ArgumentMap { bindings },
-        body_plan,
-        schema_notes,
+        (
+            Value::Object(schema),
+            ArgumentMap { bindings },
+            body_plan,
+            schema_notes,
+        ),
+        exceeded,
     ))
 }
 

@@ -506,6 +506,146 @@ fn large_output_schemas_are_relaxed_to_fit_the_budget() {
     );
 }
 
+/// A body whose `address` argument holds a deep, shared structure (a person with a
+/// manager who is a person…), as Microsoft Graph's entities do.
+fn deep_body_spec() -> Value {
+    let mut spec = openapi(json!({"/people/{id}": {"patch": {
+        "operationId": "updatePerson",
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["name"],
+            "properties": {
+                "name": {"type": "string", "description": "Full name."},
+                "address": {"$ref": "#/components/schemas/Address"},
+                "manager": {"$ref": "#/components/schemas/Person"}
+            }
+        }}}},
+        "responses": {"204": {"description": "updated"}}
+    }}}));
+    let mut person = serde_json::Map::new();
+    for i in 0..12 {
+        person.insert(
+            format!("attribute{i}"),
+            json!({"type": "string", "description": format!("Attribute {i}: {}", "words ".repeat(20))}),
+        );
+    }
+    person.insert(
+        "address".into(),
+        json!({"$ref": "#/components/schemas/Address"}),
+    );
+    person.insert(
+        "manager".into(),
+        json!({"$ref": "#/components/schemas/Person"}),
+    );
+    spec["components"] = json!({"schemas": {
+        "Person": {"type": "object", "description": "A person.", "properties": person},
+        "Address": {"type": "object", "description": "A postal address.",
+            "required": ["city"],
+            "properties": {
+                "city": {"type": "string", "minLength": 2},
+                "geo": {"type": "object", "required": ["lat"], "properties": {
+                    "lat": {"type": "number", "minimum": -90, "maximum": 90},
+                    "lon": {"type": "number"}
+                }}
+            }}
+    }});
+    spec
+}
+
+#[test]
+fn an_input_schema_over_its_budget_is_relaxed_and_kept_in_full_for_checking() {
+    let budget = 1500;
+    let (catalog, report) = build_with(
+        deep_body_spec(),
+        ToolSettings {
+            max_input_schema_bytes: budget,
+            ..ToolSettings::default()
+        },
+    );
+    let tool = catalog.get("updatePerson").expect("tool");
+    let published = tool.input_schema.to_value();
+    assert!(
+        tool.input_schema.as_str().len() <= budget,
+        "{} bytes: {published}",
+        tool.input_schema.as_str().len()
+    );
+    // Every argument is still there, with its type; what was cut says so.
+    let properties = published["properties"].as_object().expect("properties");
+    let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+    assert_eq!(names, ["id", "name", "address", "manager"]);
+    assert_eq!(published["required"], json!(["id", "name"]));
+    assert_eq!(properties["name"]["type"], "string");
+    let text = tool.input_schema.as_str();
+    assert!(
+        text.contains("nested fields not listed")
+            && text.contains("checked against the full schema"),
+        "{text}"
+    );
+    // The full schemas of what was cut are kept for the dispatcher, and the report says
+    // what happened.
+    let full = tool.route.full_input.as_ref().expect("full input kept");
+    let relaxed = report.apis[0].operations[0]
+        .relaxed_input
+        .as_ref()
+        .expect("relaxation reported");
+    assert!(relaxed.full_bytes > budget && relaxed.published_bytes <= budget);
+    assert!(
+        relaxed.arguments.contains(&"manager".to_string()),
+        "{relaxed:?}"
+    );
+    let manager = tool
+        .route
+        .arguments
+        .bindings
+        .iter()
+        .position(|b| b.argument == "manager")
+        .expect("binding");
+    let schema = full
+        .argument_schema(manager)
+        .expect("full schema of manager");
+    let validator = jsonschema::draft202012::new(&schema).expect("compiles");
+    assert!(validator.is_valid(&json!({"manager": {"address": {"city": "Paris"}}})));
+    assert!(!validator.is_valid(&json!({"manager": {"address": {"city": "P"}}})));
+    assert!(report.render().contains("inputSchema relaxed below depth"));
+
+    // Unlimited: the same tool, nothing relaxed, nothing kept on the side.
+    let (unlimited, report) = build_with(
+        deep_body_spec(),
+        ToolSettings {
+            max_input_schema_bytes: 0,
+            ..ToolSettings::default()
+        },
+    );
+    let tool = unlimited.get("updatePerson").expect("tool");
+    assert!(tool.input_schema.as_str().len() > budget);
+    assert!(tool.route.full_input.is_none());
+    assert!(report.apis[0].operations[0].relaxed_input.is_none());
+}
+
+#[test]
+fn an_input_schema_within_its_budget_is_published_unchanged() {
+    let (limited, _) = build_with(
+        deep_body_spec(),
+        ToolSettings {
+            max_input_schema_bytes: 1 << 20,
+            ..ToolSettings::default()
+        },
+    );
+    let (unlimited, _) = build_with(
+        deep_body_spec(),
+        ToolSettings {
+            max_input_schema_bytes: 0,
+            ..ToolSettings::default()
+        },
+    );
+    let tool = limited.get("updatePerson").expect("tool");
+    assert_eq!(
+        tool.input_schema,
+        unlimited.get("updatePerson").expect("tool").input_schema
+    );
+    assert!(tool.route.full_input.is_none());
+}
+
 #[test]
 fn swagger2_form_data_with_a_file_becomes_a_multipart_body() {
     let (catalog, _) = build_one(json!({

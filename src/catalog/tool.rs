@@ -63,6 +63,41 @@ pub struct Route {
     /// For an API in mock mode: what the mock upstream answers.
     #[serde(skip)]
     pub mock: Option<Arc<MockAnswer>>,
+    /// When the published inputSchema was relaxed to fit `tools.max_input_schema_bytes`:
+    /// the full schemas of the arguments that lost something, which values are also
+    /// checked against.
+    #[serde(skip)]
+    pub full_input: Option<Arc<FullInput>>,
+}
+
+/// The full schemas of a relaxed tool's arguments (see [`Route::full_input`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FullInput {
+    /// (index into the route's argument bindings, the argument's full schema). By binding,
+    /// not by name, so that an overlay renaming the argument does not lose it.
+    pub arguments: Vec<(usize, SchemaText)>,
+    /// The `$defs` those schemas refer to; a def's text is shared by every tool whose
+    /// full schema holds the same one (see [`super::SharedSchemas`]).
+    pub defs: Vec<(String, SchemaText)>,
+}
+
+impl FullInput {
+    /// The full schema of the argument at binding `index`, with its `$defs`, as a tree.
+    pub fn argument_schema(&self, index: usize) -> Option<Value> {
+        let (_, text) = self.arguments.iter().find(|(i, _)| *i == index)?;
+        let mut schema = text.to_value();
+        if let Value::Object(map) = &mut schema
+            && !self.defs.is_empty()
+        {
+            let defs = self
+                .defs
+                .iter()
+                .map(|(name, def)| (name.clone(), def.to_value()))
+                .collect();
+            map.insert("$defs".into(), Value::Object(defs));
+        }
+        Some(schema)
+    }
 }
 
 /// A per-tool limit, and how far whoever set it may move the API's own.
@@ -220,6 +255,34 @@ impl Tool {
             output_schema: self.output_schema.as_ref(),
             annotations: &self.annotations,
         }
+    }
+
+    /// The inputSchema arguments are checked against: the published one, with the full
+    /// schema of every argument that was relaxed to fit the budget (and the full `$defs`).
+    pub fn full_input_schema(&self) -> Value {
+        let mut schema = self.input_schema.to_value();
+        let Some(full) = &self.route.full_input else {
+            return schema;
+        };
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            for (index, text) in &full.arguments {
+                let Some(binding) = self.route.arguments.bindings.get(*index) else {
+                    continue;
+                };
+                if let Some(slot) = properties.get_mut(&binding.argument) {
+                    *slot = text.to_value();
+                }
+            }
+        }
+        if let Value::Object(map) = &mut schema {
+            let defs = full
+                .defs
+                .iter()
+                .map(|(name, def)| (name.clone(), def.to_value()))
+                .collect();
+            map.insert("$defs".into(), Value::Object(defs));
+        }
+        schema
     }
 
     /// [`Tool::mcp`] as a JSON value.

@@ -205,6 +205,7 @@ level = "restmcp=debug,info"
 max_name_length = 16
 max_description_length = 0
 max_output_schema_bytes = 0
+max_input_schema_bytes = 0
 dialect = "openai-strict"
 clients = [{ name = "gemini*", dialect = "gemini", max_name_length = 48 }, { name = "claude-code" }]
 

@@ -13,8 +13,12 @@ pub struct ToolSettings {
     /// Longest tool description in characters; 0 means no limit.
     pub max_description_length: usize,
     /// Size above which an outputSchema is relaxed (deep levels accept anything) until it
-    /// fits; 0 means no limit. Input schemas are never cut.
+    /// fits; 0 means no limit.
     pub max_output_schema_bytes: usize,
+    /// Size above which an inputSchema is relaxed until it fits: levels below some depth are
+    /// published as their type with a description saying what was left out, while the
+    /// arguments are still checked against the full schema; 0 means no limit.
+    pub max_input_schema_bytes: usize,
     /// The schema dialect tools are published in, unless an API or a client rule says
     /// otherwise.
     pub dialect: Dialect,
@@ -71,6 +75,7 @@ impl Default for ToolSettings {
             max_name_length: 64,
             max_description_length: 1024,
             max_output_schema_bytes: 16 * 1024,
+            max_input_schema_bytes: 16 * 1024,
             dialect: Dialect::Full,
             clients: Vec::new(),
         }

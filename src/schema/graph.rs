@@ -36,6 +36,10 @@ pub struct RefGraph<'d> {
     /// Per document: reference string as written → node (or the reason it does not resolve).
     by_reference: Vec<FxHashMap<String, Result<NodeId, String>>>,
     by_key: FxHashMap<(DocId, String), NodeId>,
+    /// Node → its `$defs` name in schemas emitted with shared definitions (see
+    /// [`RefGraph::shared_name`]), and the names taken.
+    shared_names: FxHashMap<NodeId, String>,
+    taken_names: rustc_hash::FxHashSet<String>,
 }
 
 impl<'d> RefGraph<'d> {
@@ -45,7 +49,44 @@ impl<'d> RefGraph<'d> {
             nodes: Vec::new(),
             by_reference: (0..docs.len()).map(|_| FxHashMap::default()).collect(),
             by_key: FxHashMap::default(),
+            shared_names: FxHashMap::default(),
+            taken_names: rustc_hash::FxHashSet::default(),
         }
+    }
+
+    /// The `$defs` name of node `id` in every schema this graph emits with shared
+    /// definitions: its JSON pointer with `/` as `.` (`components.schemas.user`), prefixed
+    /// with the document's index for a document other than the root, made unique by a
+    /// suffix when two pointers read the same. Fixed once given, so a definition's text is
+    /// the same in every tool that holds it.
+    pub fn shared_name(&mut self, id: NodeId) -> &str {
+        if !self.shared_names.contains_key(&id) {
+            let node = &self.nodes[id as usize];
+            let mut base: String = node
+                .pointer
+                .trim_start_matches('/')
+                .chars()
+                .map(|c| match c {
+                    '/' => '.',
+                    c if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') => c,
+                    _ => '_',
+                })
+                .collect();
+            if node.doc != 0 {
+                base = format!("doc{}.{base}", node.doc);
+            }
+            if base.is_empty() {
+                base = "root".into();
+            }
+            let mut name = base.clone();
+            let mut n = 2;
+            while !self.taken_names.insert(name.clone()) {
+                name = format!("{base}_{n}");
+                n += 1;
+            }
+            self.shared_names.insert(id, name);
+        }
+        self.shared_names.get(&id).map_or("", String::as_str)
     }
 
     pub fn docs(&self) -> &'d DocumentSet {

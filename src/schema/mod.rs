@@ -56,6 +56,9 @@ pub enum Direction {
     Response,
 }
 
+/// How much of its own description a relaxed input subschema keeps (characters).
+const RELAXED_DESCRIPTION_CHARS: usize = 160;
+
 /// Depth beyond which a `$ref` is never inlined (it goes to `$defs`), which bounds the
 /// recursion of emission whatever the input.
 const MAX_INLINE_DEPTH: usize = 200;
@@ -98,10 +101,13 @@ pub struct Session<'d, 'g> {
     defs: Map<String, Value>,
     limit: Option<Limit>,
     spent: Spent,
+    /// Every `$ref` becomes a reference to its shared definition (see [`Session::shared`]).
+    shared: bool,
     pub notes: Notes,
 }
 
-/// A cap on an emission: below `max_depth` subschemas become `{}` (anything), and once the
+/// A cap on an emission: below `max_depth` subschemas become `{}` (anything) in output
+/// schemas and a typed placeholder in input schemas (see `Session::relaxed`), and once the
 /// estimated size passes `budget` bytes the emission is abandoned as exceeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limit {
@@ -130,7 +136,43 @@ impl<'d, 'g> Session<'d, 'g> {
             defs: Map::new(),
             limit: None,
             spent: Spent::default(),
+            shared: false,
             notes: Notes::default(),
+        }
+    }
+
+    /// A session that emits with shared definitions: no `$ref` is inlined, each becomes
+    /// `{"$ref": "#/$defs/NAME"}` with the name the graph gives its target
+    /// ([`RefGraph::shared_name`]), and the definitions are not collected here: the caller
+    /// emits each once with [`Session::emit_definition`] and shares it between schemas.
+    /// [`Session::reached`] lists the ones a schema needs. Used for the full schemas kept
+    /// beside relaxed ones, where each component is converted once per API, not per tool.
+    pub fn shared(graph: &'g mut RefGraph<'d>, version: SpecVersion, direction: Direction) -> Self {
+        let mut session = Session::new(graph, version, direction);
+        session.shared = true;
+        session
+    }
+
+    /// Every `$ref` target the analyzed pieces reach, directly or not, in a stable order,
+    /// with its shared name.
+    pub fn reached(&mut self) -> Vec<(NodeId, String)> {
+        let mut ids: Vec<NodeId> = self.reached.iter().copied().collect();
+        ids.sort_unstable();
+        ids.into_iter()
+            .map(|id| (id, self.graph.shared_name(id).to_string()))
+            .collect()
+    }
+
+    /// The body of the shared definition of node `id` (see [`Session::shared`]).
+    pub fn emit_definition(&mut self, id: NodeId) -> Value {
+        let (doc, value) = {
+            let node = self.graph.node(id);
+            (node.doc, node.value)
+        };
+        if value.get("$ref").is_some() {
+            self.emit(doc, value, 1)
+        } else {
+            self.emit_content(doc, value, 1)
         }
     }
 
@@ -274,7 +316,19 @@ impl<'d, 'g> Session<'d, 'g> {
 
     fn emit(&mut self, doc: DocId, node: &Value, depth: usize) -> Value {
         if self.cut_off(depth) {
-            return json!({});
+            // In an input schema a leaf costs no more than its placeholder would: kept.
+            let leaf =
+                self.direction == Direction::Input && !self.spent.exceeded && !has_structure(node);
+            if !leaf {
+                return self.relaxed(doc, node);
+            }
+        } else if self.direction == Direction::Input
+            && node.get("$ref").is_some()
+            && self.cut_off(depth + 1)
+        {
+            // The target would start below the limit: the reference itself is relaxed
+            // (rather than becoming a `$defs` entry whose every member is a placeholder).
+            return self.relaxed(doc, node);
         }
         match node {
             Value::Bool(b) => Value::Bool(*b),
@@ -296,6 +350,66 @@ impl<'d, 'g> Session<'d, 'g> {
         }
     }
 
+    /// What stands for a subschema below the depth limit. Output schemas accept anything
+    /// there (`{}`). An input schema keeps what a model needs to fill the argument in, and
+    /// nothing the full schema would not also demand: the type (with `null` when nullable),
+    /// the format, and a description naming what was left out. The full schema is what
+    /// arguments are checked against, so the placeholder must never be stricter.
+    fn relaxed(&mut self, doc: DocId, node: &Value) -> Value {
+        if self.direction != Direction::Input || self.spent.exceeded {
+            return json!({});
+        }
+        let mut described = node.get("description").and_then(Value::as_str);
+        let mut title = node.get("title").and_then(Value::as_str);
+        let (mut at, mut target) = (doc, node);
+        let mut name = None;
+        for _ in 0..8 {
+            let Some(reference) = target.get("$ref").and_then(Value::as_str) else {
+                break;
+            };
+            let Ok(id) = self.graph.resolve(at, reference) else {
+                break;
+            };
+            let resolved = self.graph.node(id);
+            name = resolved
+                .pointer
+                .rsplit('/')
+                .next()
+                .map(|last| crate::json::unescape_token(last).into_owned());
+            at = resolved.doc;
+            target = resolved.value;
+            described = described.or_else(|| target.get("description").and_then(Value::as_str));
+            title = title.or_else(|| target.get("title").and_then(Value::as_str));
+        }
+        let mut out = Map::new();
+        if let Value::Object(map) = target {
+            let nullable =
+                self.is_nullable(map) || node.as_object().is_some_and(|m| self.is_nullable(m));
+            if let Some(t) = map.get("type").and_then(|t| translate_type(t, nullable)) {
+                out.insert("type".into(), t);
+            }
+            if let Some(Value::String(format)) = map.get("format") {
+                out.insert("format".into(), json!(format));
+            }
+        }
+        let what = name.or_else(|| title.map(str::to_string));
+        let mut text = String::new();
+        if let Some(described) = described {
+            text.extend(described.chars().take(RELAXED_DESCRIPTION_CHARS));
+            if described.chars().count() > RELAXED_DESCRIPTION_CHARS {
+                text.push('…');
+            }
+            text.push(' ');
+        }
+        text.push_str(&match what {
+            Some(what) => format!("[{what}: nested fields not listed, to keep this schema small; sent values are checked against the full schema]"),
+            None => "[nested fields not listed, to keep this schema small; sent values are checked against the full schema]".to_string(),
+        });
+        out.insert("description".into(), Value::String(text));
+        self.charge(&out);
+        Value::Object(out)
+    }
+
     fn emit_ref(
         &mut self,
         doc: DocId,
@@ -310,7 +424,8 @@ impl<'d, 'g> Session<'d, 'g> {
             return json!({});
         };
         let recursive = self.graph.is_recursive(id).unwrap_or(true);
-        let inline = self.counts.get(&id).copied().unwrap_or(0) <= 1
+        let inline = !self.shared
+            && self.counts.get(&id).copied().unwrap_or(0) <= 1
             && !recursive
             && depth < MAX_INLINE_DEPTH;
         let mut out = if inline {
@@ -319,6 +434,8 @@ impl<'d, 'g> Session<'d, 'g> {
                 (node.doc, node.value)
             };
             self.emit(target_doc, target, depth + 1)
+        } else if self.shared {
+            json!({ "$ref": format!("#/$defs/{}", self.graph.shared_name(id)) })
         } else {
             let name = self.def_name(id, depth + 1);
             json!({ "$ref": format!("#/$defs/{name}") })
@@ -836,6 +953,26 @@ fn estimate_size(map: &Map<String, Value>) -> usize {
                 }
         })
         .sum::<usize>()
+}
+
+/// True when a schema can hold other schemas (or refer to one): what a depth limit cuts.
+fn has_structure(node: &Value) -> bool {
+    const NESTING: [&str; 12] = [
+        "$ref",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "items",
+        "prefixItems",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "dependentSchemas",
+    ];
+    node.as_object()
+        .is_some_and(|map| NESTING.iter().any(|key| map.contains_key(*key)))
 }
 
 /// True when a schema holding a `$ref` also holds keywords other than annotations.

@@ -16,6 +16,9 @@ pub struct Compiled {
     /// The tool's argument names, for suggestions.
     arguments: Vec<String>,
     input: Result<jsonschema::Validator, String>,
+    /// Arguments whose published schema was relaxed to fit its budget, checked against
+    /// their full schema as well: (argument name, validator).
+    full: Vec<(String, Result<jsonschema::Validator, String>)>,
     output: Option<Result<jsonschema::Validator, String>>,
 }
 
@@ -42,12 +45,33 @@ impl Validators {
                     .map(|p| p.keys().cloned().collect())
                     .unwrap_or_default(),
                 input: jsonschema::draft202012::new(&input).map_err(|e| e.to_string()),
+                full: full_validators(tool),
                 output: tool.output_schema.as_ref().map(|schema| {
                     jsonschema::draft202012::new(&schema.to_value()).map_err(|e| e.to_string())
                 }),
             }
         }))
     }
+}
+
+/// The validators of a relaxed tool's arguments' full schemas (none for most tools). An
+/// argument an overlay fixed is not the client's to send, so it has none.
+fn full_validators(tool: &Tool) -> Vec<(String, Result<jsonschema::Validator, String>)> {
+    let Some(full) = &tool.route.full_input else {
+        return Vec::new();
+    };
+    full.arguments
+        .iter()
+        .filter_map(|(index, _)| {
+            let binding = tool.route.arguments.bindings.get(*index)?;
+            if binding.fixed.is_some() {
+                return None;
+            }
+            let schema = full.argument_schema(*index)?;
+            let validator = jsonschema::draft202012::new(&schema).map_err(|e| e.to_string());
+            Some((binding.argument.clone(), validator))
+        })
+        .collect()
 }
 
 impl Compiled {
@@ -91,6 +115,29 @@ impl Compiled {
                     violations.push(format!("missing required argument \"{name}\""));
                 }
                 _ => violations.push(format!("{at}{error}")),
+            }
+        }
+        for (name, validator) in &self.full {
+            let Some(value) = arguments.get(name) else {
+                continue;
+            };
+            let validator = match validator {
+                Ok(validator) => validator,
+                Err(problem) => {
+                    violations.push(format!(
+                        "the full schema of argument \"{name}\" cannot be used: {problem}"
+                    ));
+                    continue;
+                }
+            };
+            let root = format!("/{}", crate::json::escape_token(name));
+            for error in validator.iter_errors(value) {
+                let violation = format!("{root}{}: {error}", error.instance_path());
+                // The published schema keeps the argument's own type, so a value of the
+                // wrong type is reported by both.
+                if !violations.contains(&violation) {
+                    violations.push(violation);
+                }
             }
         }
         violations

@@ -859,3 +859,88 @@ async fn box_shared_link_operations_request_the_path_without_the_suffix() {
     assert_eq!(seen["path"], "/files/12345");
     assert_eq!(seen["query"], "fields=shared_link");
 }
+
+/// Microsoft Graph's shape (tests/fixtures/deep-entities.json): the `updateUser` body
+/// expands past the default 16 KiB inputSchema budget, so its published schema is relaxed.
+/// What the model sends is still checked against the whole description: a violation deep
+/// inside the body is refused with its path, and a valid body arrives as sent.
+#[tokio::test]
+async fn a_relaxed_tool_still_checks_arguments_against_the_full_schema() {
+    let upstream = upstream::start().await;
+    let docs = spec::load(&SpecSource::File(fixture("deep-entities.json")))
+        .await
+        .expect("spec loads");
+    let url = upstream.url();
+    let input = ApiInput {
+        base_url: Some(&url),
+        ..ApiInput::new("graph", Some(&docs))
+    };
+    let settings = ToolSettings::default();
+    let (catalog, report) = catalog::build(&[input], &settings).expect("builds");
+    let tool = catalog.get("updateUser").expect("tool");
+    assert!(tool.input_schema.as_str().len() <= settings.max_input_schema_bytes);
+    assert!(
+        report.render().contains("inputSchema relaxed below depth"),
+        "{}",
+        report.render()
+    );
+    // The groups the user is a member of are published as placeholders: what restmcp
+    // checks below them is not in the published schema.
+    let published = tool.input_schema.to_value();
+    let group = &published["$defs"]["group"];
+    assert!(
+        group.to_string().contains("nested fields not listed")
+            && !group.to_string().contains("location"),
+        "{published}"
+    );
+    let dispatcher = Dispatcher::with_settings(
+        Arc::new(catalog),
+        HashMap::from([("graph".to_string(), UpstreamSettings::default())]),
+    )
+    .expect("dispatcher");
+
+    let too_far_north = json!({"user-id": "u1", "body": {
+        "displayName": "Ada",
+        "memberOf": [
+            {"displayName": "Team", "location": {"city": "Paris", "geo": {"latitude": 123}}},
+            {"displayName": "Guild", "location": {"city": "X"}}
+        ]
+    }});
+    let result = dispatcher
+        .call("updateUser", args(too_far_north), &CallContext::default())
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    let text = result.joined_text();
+    assert!(
+        text.contains(
+            "/body/memberOf/0/location/geo/latitude: 123 is greater than the maximum of 90"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("/body/memberOf/1/location/city"),
+        "every violation is listed: {text}"
+    );
+    assert_eq!(
+        upstream.counters.all.load(Ordering::SeqCst),
+        0,
+        "nothing sent"
+    );
+
+    let valid = json!({"user-id": "u1", "body": {
+        "displayName": "Ada",
+        "manager": {"displayName": "Grace"},
+        "memberOf": [{"displayName": "Team", "location": {"city": "Paris", "geo": {"latitude": 48.85}}}]
+    }});
+    let result = dispatcher
+        .call("updateUser", args(valid.clone()), &CallContext::default())
+        .await
+        .expect("known tool");
+    let echoed = received(&result);
+    assert_eq!(echoed["method"], "PATCH", "{echoed}");
+    assert_eq!(echoed["path"], "/users/u1", "{echoed}");
+    let sent: Value =
+        serde_json::from_str(echoed["body"].as_str().expect("body text")).expect("JSON body");
+    assert_eq!(sent, valid["body"], "{echoed}");
+}

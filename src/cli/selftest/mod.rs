@@ -150,7 +150,11 @@ pub async fn run(options: &Options) -> Result<Summary, SelftestError> {
         Some(leg) => Some(list(&leg.client, Transport::Stdio, || leg.stderr_text()).await?),
         None => None,
     };
-    let (mut reports, jobs) = plan(http_tools.as_deref(), stdio_tools.as_deref());
+    let full_inputs = match &http {
+        Some(leg) => leg.full_inputs.clone(),
+        None => transports::full_inputs(&crate::load::load(&config).await?.catalog),
+    };
+    let (mut reports, jobs) = plan(http_tools.as_deref(), stdio_tools.as_deref(), &full_inputs);
     let clients = Clients {
         http: http.as_ref().map(|leg| &leg.client),
         stdio: stdio.as_ref().map(|leg| &leg.client),

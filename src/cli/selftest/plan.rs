@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::reason::truncate;
 use super::report::{ToolReport, Verdict};
-use super::transports::Transport;
+use super::transports::{FullInputs, Transport};
 
 /// One call to make.
 pub(super) struct Job {
@@ -26,7 +26,11 @@ pub(super) struct Job {
 /// calling (listing differences, no arguments, a broken outputSchema) filled in, and the
 /// calls still to make. A transport without a listing (`None`: left out by `--transport`)
 /// is skipped for every tool.
-pub(super) fn plan(http: Option<&[Tool]>, stdio: Option<&[Tool]>) -> (Vec<ToolReport>, Vec<Job>) {
+pub(super) fn plan(
+    http: Option<&[Tool]>,
+    stdio: Option<&[Tool]>,
+    full_inputs: &FullInputs,
+) -> (Vec<ToolReport>, Vec<Job>) {
     let not_called = |t: Transport| {
         Verdict::Skipped(format!(
             "not called (--transport {})",
@@ -79,7 +83,7 @@ pub(super) fn plan(http: Option<&[Tool]>, stdio: Option<&[Tool]>) -> (Vec<ToolRe
                 *report.outcome_mut(transport) = not_called(transport);
                 continue;
             }
-            match prepare(row, transport, tool, reference, output) {
+            match prepare(row, transport, tool, reference, output, full_inputs) {
                 Ok(job) => jobs.push(job),
                 Err(outcome) => *report.outcome_mut(transport) = outcome,
             }
@@ -110,6 +114,7 @@ fn prepare(
     tool: Option<&Tool>,
     reference: Option<&Tool>,
     output: Option<OutputCheck>,
+    full_inputs: &FullInputs,
 ) -> Result<Job, Verdict> {
     let Some(tool) = tool else {
         return Err(Verdict::Failed(format!(
@@ -130,7 +135,7 @@ fn prepare(
     Ok(Job {
         row,
         transport,
-        arguments: arguments(tool)?,
+        arguments: arguments(tool, full_inputs)?,
         output,
     })
 }
@@ -162,8 +167,11 @@ fn output_validator(tool: &Tool) -> OutputCheck {
 }
 
 /// Arguments for the tool from its inputSchema, or the outcome when there are none.
-fn arguments(tool: &Tool) -> Result<Map<String, Value>, Verdict> {
-    let schema = Value::Object(tool.input_schema.as_ref().clone());
+fn arguments(tool: &Tool, full_inputs: &FullInputs) -> Result<Map<String, Value>, Verdict> {
+    let schema = match full_inputs.get(tool.name.as_ref()) {
+        Some(full) => full.clone(),
+        None => Value::Object(tool.input_schema.as_ref().clone()),
+    };
     match crate::schema::example::example(&schema) {
         Some(Value::Object(arguments)) => Ok(arguments),
         Some(other) => Err(Verdict::Failed(format!(

@@ -234,7 +234,7 @@ fn the_listings_must_agree_and_each_tool_is_called_on_both() {
         ),
         tool("only_stdio", input, None),
     ];
-    let (reports, jobs) = plan(Some(&http), Some(&stdio));
+    let (reports, jobs) = plan(Some(&http), Some(&stdio), &Default::default());
     let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["same", "differs", "only_http", "only_stdio"]);
     assert_eq!(
@@ -271,7 +271,7 @@ fn a_transport_left_out_is_skipped_for_every_tool_and_never_called() {
         tool("a", json!({"type": "object"}), None),
         tool("b", json!({"type": "object"}), None),
     ];
-    let (reports, jobs) = plan(Some(&tools), None);
+    let (reports, jobs) = plan(Some(&tools), None, &Default::default());
     assert_eq!(reports.len(), 2);
     for report in &reports {
         assert_eq!(report.http, Verdict::Ok);
@@ -281,7 +281,7 @@ fn a_transport_left_out_is_skipped_for_every_tool_and_never_called() {
         );
     }
     assert!(jobs.iter().all(|j| j.transport == Transport::Http) && jobs.len() == 2);
-    let (reports, jobs) = plan(None, Some(&tools));
+    let (reports, jobs) = plan(None, Some(&tools), &Default::default());
     assert_eq!(
         reports[0].http,
         Verdict::Skipped("not called (--transport stdio)".into())

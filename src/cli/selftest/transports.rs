@@ -61,13 +61,31 @@ pub(super) type Client = RunningService<RoleClient, ()>;
 /// The Streamable HTTP side: this process serving the catalog on a loopback port.
 pub(super) struct HttpLeg {
     pub(super) client: Client,
+    /// The full inputSchemas of tools whose published one was relaxed (see
+    /// [`full_inputs`]).
+    pub(super) full_inputs: FullInputs,
     shutdown: CancellationToken,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+/// Tool name → the inputSchema its arguments are checked against, for the tools whose
+/// published inputSchema was relaxed to fit its budget: arguments generated from the
+/// published one would leave out what the relaxed levels require.
+pub(super) type FullInputs = std::collections::HashMap<String, serde_json::Value>;
+
+pub(super) fn full_inputs(catalog: &crate::catalog::Catalog) -> FullInputs {
+    catalog
+        .tools()
+        .iter()
+        .filter(|tool| tool.route.full_input.is_some())
+        .map(|tool| (tool.name.clone(), tool.full_input_schema()))
+        .collect()
 }
 
 impl HttpLeg {
     pub(super) async fn start(config: &Config) -> Result<HttpLeg, SelftestError> {
         let loaded = load::load(config).await?;
+        let full_inputs = full_inputs(&loaded.catalog);
         let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), config)
             .map(crate::mock::plug)
             .map_err(SelftestError::Dispatcher)?;
@@ -110,6 +128,7 @@ impl HttpLeg {
         })?;
         Ok(HttpLeg {
             client,
+            full_inputs,
             shutdown,
             server,
         })
