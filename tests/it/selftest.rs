@@ -322,3 +322,22 @@ fn a_live_upstreams_violations_are_the_reason_a_call_failed() {
     let (code, report, _) = selftest(dir.path(), &["--transport", "http"]);
     assert_eq!(code, 0, "{report:#}");
 }
+
+/// A description whose request bodies are relaxed to fit the inputSchema budget
+/// (tests/fixtures/deep-entities.json): selftest makes its arguments from the full schemas,
+/// so every call passes the full check, over both transports, and the mock accepts it.
+#[test]
+fn relaxed_tools_are_called_with_arguments_the_full_schema_accepts() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let spec = crate::support::fixture("deep-entities.json");
+    let (code, report, stderr) = selftest(
+        empty.path(),
+        &["--spec", spec.to_str().expect("UTF-8 path")],
+    );
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    for name in ["updateUser", "createGroup"] {
+        let row = tool(&report, name);
+        assert_eq!(row["http"]["outcome"], "ok", "{row:#}");
+        assert_eq!(row["stdio"]["outcome"], "ok", "{row:#}");
+    }
+}
