@@ -233,12 +233,17 @@ fn input<'d>(
     if fits {
         chosen = first;
     } else {
-        for cut_off in INPUT_CUT_OFFS {
-            let (fits, result) = attempt(graph, cut_off, budget)?;
+        // The deepest cut-off that fits, by binary search: the size only grows with depth.
+        let (mut lo, mut hi) = (0, INPUT_CUT_OFFS.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let (fits, result) = attempt(graph, INPUT_CUT_OFFS[mid], budget)?;
             if fits {
-                depth = Some(cut_off);
+                depth = Some(INPUT_CUT_OFFS[mid]);
                 chosen = result;
-                break;
+                hi = mid;
+            } else {
+                lo = mid + 1;
             }
         }
     }

@@ -33,7 +33,11 @@ fn regex(pattern: &str) -> Regex {
 
 /// `text` without markup noise: the words a reader would see.
 pub fn clean(text: &str) -> String {
-    if !text.contains(['<', '&', '[', '*', '_', '#', ' ', '\n']) {
+    // Most descriptions are plain sentences: nothing below would change them.
+    let plain = !text.contains(['<', '&', '[', '*', '_', '#', '\n', '\t', '\r'])
+        && !text.contains("  ")
+        && text.trim() == text;
+    if plain {
         return text.to_string();
     }
     let text = COMMENT.replace_all(text, "");
