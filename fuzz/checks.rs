@@ -124,7 +124,7 @@ pub fn spec_load(data: &[u8]) {
             tool.name
         );
         if let Some(compiled) = validators.get(index, tool) {
-            let _ = compiled.check_arguments(&Map::new());
+            let _ = compiled.check_arguments(&serde_json::Value::Object(Map::new()));
         }
         let _ = request::build(&tool.route, &Map::new());
     }

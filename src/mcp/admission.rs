@@ -32,7 +32,9 @@ struct Held {
 /// Held while one request is served; returned when dropped.
 pub struct Ticket {
     admission: Arc<Admission>,
-    client: ClientId,
+    /// The client it counts against; `None` without a per-client limit, where only the
+    /// total is kept.
+    client: Option<ClientId>,
 }
 
 impl Admission {
@@ -48,15 +50,23 @@ impl Admission {
     /// A ticket for `client`, or `None` when it already holds `limit`.
     pub fn admit(self: &Arc<Self>, client: ClientId) -> Option<Ticket> {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.total += 1;
+        if self.limit == 0 {
+            // No per-client limit: nothing to count per client.
+            return Some(Ticket {
+                admission: self.clone(),
+                client: None,
+            });
+        }
         let count = held.by_client.entry(client.clone()).or_default();
-        if self.limit > 0 && *count >= self.limit {
+        if *count >= self.limit {
+            held.total -= 1;
             return None;
         }
         *count += 1;
-        held.total += 1;
         Some(Ticket {
             admission: self.clone(),
-            client,
+            client: Some(client),
         })
     }
 
@@ -91,10 +101,12 @@ impl Drop for Ticket {
             .held
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = held.by_client.get_mut(&self.client) {
+        if let Some(client) = &self.client
+            && let Some(count) = held.by_client.get_mut(client)
+        {
             *count -= 1;
             if *count == 0 {
-                held.by_client.remove(&self.client);
+                held.by_client.remove(client);
             }
         }
         held.total = held.total.saturating_sub(1);

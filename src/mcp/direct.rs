@@ -39,7 +39,6 @@ use super::call::CallRequest;
 use super::jsonrpc;
 use super::session::{Handshake, SessionTable};
 use crate::telemetry::trace::TraceContext;
-use crate::upstream::CallContext;
 
 const NEWEST: &str = "2026-07-28";
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -258,7 +257,7 @@ impl Direct {
             }
             _ => return error(id, ErrorData::invalid_params("missing params", None)),
         };
-        let mut incoming = CallContext::from_headers(&parts.headers);
+        let mut incoming = self.shared.current().dispatcher.context_of(&parts.headers);
         let meta_text = |key: &str| meta.as_ref()?.get(key)?.as_str();
         if let Some(trace) = meta_text("traceparent")
             .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))

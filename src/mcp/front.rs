@@ -263,7 +263,12 @@ impl Service<Request<Body>> for Front {
         if !steps.require_accept {
             lenient_accept(&mut request);
         }
-        let client = client_of(&request, steps.sessions.as_deref());
+        // Only a per-client limit needs to know the client.
+        let client = if steps.admission.limit() == 0 {
+            ClientId(String::new())
+        } else {
+            client_of(&request, steps.sessions.as_deref())
+        };
         Box::pin(async move { Ok(steps.route(sdk, request, client).await) })
     }
 }

@@ -39,6 +39,9 @@
 //!    crossing the session worker's channel, a spawned handler and an SSE stream. Proof
 //!    that it answers exactly as the SDK: `direct_answers_are_the_answers_the_sdk_gives`
 //!    (tests/it/mcp.rs); `a_direct_call_is_cancelled_by_its_notification` for cancelling.
+//!    On [`stdio`], `tools/call` after the handshake (no progress, no `logging/setLevel`) is
+//!    answered the same way, beside the SDK's pipe: `stdio_direct_calls_answer_as_the_sdk_does`
+//!    and `a_stdio_direct_call_is_cancelled_by_its_notification` (tests/it/sizes.rs).
 //! 4. **Session bounds** (`session`, [`http`]): rmcp's session map has no cap and its idle
 //!    timer never sees direct calls, so its keep-alive is off and the table caps sessions
 //!    (`server.max_sessions`, evicting the longest idle) and expires idle ones

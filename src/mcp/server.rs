@@ -20,7 +20,6 @@ use super::call::{AnswerBudget, CallRequest, Progress};
 use super::listed::ListedTool;
 use super::sizes::{Framing, Transport};
 use crate::telemetry::trace::TraceContext;
-use crate::upstream::CallContext;
 
 /// The MCP server handler; cheap to create (one per session or stateless request).
 #[derive(Clone)]
@@ -115,7 +114,7 @@ impl ServerHandler for McpServer {
         // forward_headers allows it).
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let mut incoming = parts
-            .map(|parts| CallContext::from_headers(&parts.headers))
+            .map(|parts| self.shared.current().dispatcher.context_of(&parts.headers))
             .unwrap_or_default();
         // Over HTTP, the front says whether the answer goes out as SSE or plain JSON.
         let framing = parts.and_then(|parts| parts.extensions.get::<Framing>().copied());

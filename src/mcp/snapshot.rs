@@ -49,6 +49,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn new(dispatcher: Dispatcher) -> Snapshot {
+        dispatcher.warm();
         let discovery = Discovery::new(dispatcher.catalog());
         Snapshot {
             dispatcher,

@@ -15,21 +15,44 @@
 //! serializes every tool each time (GitHub's three pages reached a client in 25 ms instead
 //! of about 50 ms).
 //!
+//! `tools/call` is answered here as well once the client has sent
+//! `notifications/initialized`, when it wants no progress notifications and has not asked
+//! for log messages (`logging/setLevel`): the call runs in a task of its own, as over
+//! Streamable HTTP's direct path ([`super::direct`]), instead of crossing the SDK's pipe,
+//! its parser, a spawned handler and its serializer and coming back through the pipe. The
+//! answer is built from the SDK's own types, and `notifications/cancelled` for it cancels
+//! it and drops its answer, as the SDK does.
+//!
 //! Lines going out are kept within `server.max_stdio_message_bytes` (the official
 //! TypeScript SDK closes the connection past 10 MiB): results are cut to fit
 //! ([`super::sizes`]), and an answer still larger goes out as a JSON-RPC error instead.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt as _;
-use serde_json::Value;
+use rmcp::model::{
+    JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerResult,
+};
+use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
+use super::call::{AnswerBudget, CallRequest};
 use super::jsonrpc::{self, check_message, failure_message, success_bytes};
 use super::session::Handshake;
 use super::sizes::{Budget, Guarded, Transport, guard_line};
 use super::{McpServer, Shared};
+use crate::telemetry::trace::TraceContext;
+use crate::upstream::CallContext;
+
+/// The calls answered here and still running, by the JSON text of their id.
+type Running = Arc<Mutex<HashMap<String, CancellationToken>>>;
+
+/// How long calls still running when input ends get to be answered (the SDK's own drain).
+const DRAIN: Duration = Duration::from_secs(5);
 
 /// The session's handshake as the filter sees it pass.
 #[derive(Default)]
@@ -63,11 +86,14 @@ where
     let budget = shared.limits().budget(Transport::Stdio, None);
     let writer = tokio::spawn(write_lines(outgoing, output, budget));
     let copier = tokio::spawn(copy_lines(from_sdk, lines.clone(), handshake.clone()));
+    let calls = Running::default();
     let filter = Filter {
         shared: shared.clone(),
         handshake,
         answers: lines,
         max_line,
+        running: calls.clone(),
+        logging: false,
     };
     let reader = tokio::spawn(filter.read_lines(input, to_sdk));
     let running = McpServer::new(shared, Transport::Stdio)
@@ -84,6 +110,15 @@ where
     };
     // The SDK's side is closed now: what it wrote is copied out, then the writer ends.
     reader.abort();
+    // Calls still running here get what the SDK gives its own when input ends: up to
+    // 5 s to be answered; past that they end unanswered.
+    let drained = Instant::now() + DRAIN;
+    while !calls.lock().unwrap_or_else(|p| p.into_inner()).is_empty() && Instant::now() < drained {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for (_, call) in calls.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+        call.cancel();
+    }
     let _ = copier.await;
     let _ = writer.await;
     served
@@ -96,16 +131,21 @@ struct Filter {
     /// Lines for the client (the writer task's queue).
     answers: mpsc::Sender<Vec<u8>>,
     max_line: usize,
+    /// The `tools/call` requests answered here and still running.
+    running: Running,
+    /// The client sent `logging/setLevel`: its calls go to the SDK, which reports each
+    /// one with `notifications/message`.
+    logging: bool,
 }
 
 impl Filter {
     /// Reads the client's lines, passes well-formed messages to the SDK and answers the rest.
-    async fn read_lines<R, S>(self, input: R, mut to_sdk: S)
+    async fn read_lines<R, S>(mut self, input: R, mut to_sdk: S)
     where
         R: AsyncRead + Unpin,
         S: AsyncWrite + Unpin,
     {
-        let (errors, max_line) = (&self.answers, self.max_line);
+        let (errors, max_line) = (self.answers.clone(), self.max_line);
         let mut input = BufReader::new(input);
         let mut batches_allowed = false;
         loop {
@@ -156,6 +196,23 @@ impl Filter {
                             continue;
                         }
                     }
+                    Some("tools/call") => {
+                        let mut message = message;
+                        if self.call(&mut message) {
+                            continue;
+                        }
+                    }
+                    Some("notifications/initialized") => {
+                        let mut handshake =
+                            self.handshake.lock().unwrap_or_else(|p| p.into_inner());
+                        if let Some(settled) = &mut handshake.settled {
+                            settled.initialized = true;
+                        }
+                    }
+                    // Cancels a call running here; the SDK is told too (it ignores an id
+                    // it does not know).
+                    Some("notifications/cancelled") => self.cancel(&message),
+                    Some("logging/setLevel") => self.logging = true,
                     _ => {}
                 }
                 let mut line = line;
@@ -193,6 +250,110 @@ impl Filter {
         let _ = to_sdk.shutdown().await;
     }
 
+    /// Starts a (checked) `tools/call` request in a task of its own when it is one to
+    /// answer here (see the module documentation); false leaves it to the SDK.
+    fn call(&self, message: &mut Value) -> bool {
+        if self.logging {
+            return false;
+        }
+        let Some(handshake) = self
+            .handshake
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .settled
+            .clone()
+            .filter(|settled| settled.initialized)
+        else {
+            return false;
+        };
+        let id = match message.get("id") {
+            Some(Value::String(id)) => RequestId::String(id.as_str().into()),
+            Some(Value::Number(n)) => match n.as_i64() {
+                Some(n) => RequestId::Number(n),
+                None => return false,
+            },
+            _ => return false,
+        };
+        let Some(Value::Object(params)) = message.get("params") else {
+            return false;
+        };
+        if !matches!(params.get("name"), Some(Value::String(_)))
+            || !matches!(
+                params.get("arguments"),
+                None | Some(Value::Null | Value::Object(_))
+            )
+        {
+            return false;
+        }
+        let meta = params.get("_meta");
+        // Progress goes through the SDK's peer; a request naming its own revision is
+        // the SDK's to judge.
+        if meta.is_some_and(|meta| {
+            !meta.is_object()
+                || meta.get("progressToken").is_some()
+                || meta
+                    .get("io.modelcontextprotocol/protocolVersion")
+                    .is_some()
+        }) {
+            return false;
+        }
+        let meta_text = |key: &str| meta?.get(key)?.as_str();
+        let mut incoming = CallContext::default();
+        if let Some(trace) = meta_text("traceparent")
+            .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))
+        {
+            incoming.trace = Some(trace);
+        }
+        let key = message.get("id").map(Value::to_string).unwrap_or_default();
+        // Taken, not copied: the line is not passed on now.
+        let Some(Value::Object(mut params)) = message.get_mut("params").map(Value::take) else {
+            return false;
+        };
+        let name = match params.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => String::new(),
+        };
+        let arguments = match params.remove("arguments") {
+            Some(Value::Object(arguments)) => arguments,
+            _ => Map::new(),
+        };
+        let cancelled = CancellationToken::new();
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), cancelled.clone());
+        let call = DirectCall {
+            shared: self.shared.clone(),
+            answers: self.answers.clone(),
+            running: self.running.clone(),
+            key,
+            id,
+            name,
+            arguments,
+            client: handshake.client,
+            version: handshake.version,
+            incoming,
+            cancelled,
+        };
+        tokio::spawn(call.run());
+        true
+    }
+
+    /// A `notifications/cancelled` for a call running here cancels it.
+    fn cancel(&self, message: &Value) {
+        let Some(id) = jsonrpc::member(message, &["params", "requestId"]) else {
+            return;
+        };
+        let token = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id.to_string());
+        if let Some(token) = token {
+            token.cancel();
+        }
+    }
+
     /// The answer line to a (checked) `tools/list` request, once the handshake is done;
     /// `None` leaves it to the SDK.
     fn list(&self, message: &Value) -> Option<Vec<u8>> {
@@ -217,6 +378,76 @@ impl Filter {
             line.push(b'\n');
         }
         Some(line)
+    }
+}
+
+/// A `tools/call` answered here.
+struct DirectCall {
+    shared: Arc<Shared>,
+    answers: mpsc::Sender<Vec<u8>>,
+    running: Running,
+    /// The id's JSON text, the key in `running`.
+    key: String,
+    id: RequestId,
+    name: String,
+    arguments: Map<String, Value>,
+    client: Option<String>,
+    version: ProtocolVersion,
+    incoming: CallContext,
+    cancelled: CancellationToken,
+}
+
+impl DirectCall {
+    /// Calls the tool and sends the answer line, as the SDK would have; a cancelled call
+    /// is not answered (the SDK drops the answer of a cancelled request too).
+    async fn run(self) {
+        let budget = self
+            .shared
+            .limits()
+            .budget(Transport::Stdio, None)
+            .map(|budget| AnswerBudget {
+                budget,
+                id: self.id.clone(),
+                only_after_progress: false,
+            });
+        let request = CallRequest {
+            name: &self.name,
+            arguments: self.arguments,
+            client: self.client.as_deref(),
+            version: Some(&self.version),
+            incoming: self.incoming,
+            budget,
+        };
+        let outcome = self.shared.call(request, &self.cancelled, None).await;
+        let still_wanted = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key)
+            .is_some();
+        if !still_wanted || self.cancelled.is_cancelled() {
+            return;
+        }
+        let line = match outcome {
+            Ok((result, _)) => serde_json::to_vec(&JsonRpcResponse {
+                jsonrpc: JsonRpcVersion2_0,
+                id: self.id,
+                result: super::revision::finish(
+                    ServerResult::CallToolResult(result),
+                    &self.version,
+                ),
+            }),
+            Err(error) => serde_json::to_vec(&JsonRpcError {
+                jsonrpc: JsonRpcVersion2_0,
+                id: Some(self.id),
+                error,
+            }),
+        };
+        let Ok(mut line) = line else {
+            return;
+        };
+        line.push(b'\n');
+        let _ = self.answers.send(line).await;
     }
 }
 

@@ -104,7 +104,7 @@ pub struct Called {
 /// Calls tools of one catalog.
 pub struct Dispatcher {
     catalog: Arc<Catalog>,
-    validators: Validators,
+    validators: Arc<Validators>,
     apis: HashMap<String, UpstreamSettings>,
     /// The exchange of every API not plugged in otherwise.
     http: HttpExchange,
@@ -206,7 +206,7 @@ impl Dispatcher {
             })
             .collect();
         Ok(Dispatcher {
-            validators: Validators::new(catalog.len()),
+            validators: Arc::new(Validators::new(catalog.len())),
             http: HttpExchange::new(&catalog, &apis)?,
             exchanges: HashMap::new(),
             catalog,
@@ -233,6 +233,26 @@ impl Dispatcher {
 
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.catalog
+    }
+
+    /// The context of a call that came with the HTTP `headers`: its trace context and the
+    /// headers some API forwards (the others are not copied).
+    pub fn context_of(&self, headers: &reqwest::header::HeaderMap) -> CallContext {
+        CallContext::from_headers_kept(headers, |name| self.auth.forwards(name))
+    }
+
+    /// Compiles the validators of the catalog's small tools in the background, so their
+    /// first calls do not pay for it ([`Validators::warm`]); the snapshot being served
+    /// calls this once.
+    pub fn warm(&self) {
+        self.validators.warm(Arc::clone(&self.catalog));
+    }
+
+    /// Whether the validators of tool `name` are compiled already.
+    pub fn is_compiled(&self, name: &str) -> bool {
+        self.catalog
+            .index_of(name)
+            .is_some_and(|index| self.validators.is_compiled(index))
     }
 
     /// Calls tool `name` with `arguments`; `context` carries the incoming MCP request's
@@ -276,7 +296,13 @@ impl Dispatcher {
             result: ToolResult::error(text),
             stats: CallStats::new(api, outcome),
         };
+        // Checked in place: the map is moved into a `Value` and back, never copied.
+        let arguments = Value::Object(arguments);
         let violations = compiled.check_arguments(&arguments);
+        let arguments = match arguments {
+            Value::Object(arguments) => arguments,
+            _ => Map::new(),
+        };
         if !violations.is_empty() {
             return Ok(refused(
                 CallOutcome::ToolError,

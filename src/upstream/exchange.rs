@@ -88,7 +88,8 @@ pub struct Received {
     pub undecodable: Option<Undecodable>,
     /// Where a redirect that was not followed leads, resolved against the request URL.
     pub location: Option<url::Url>,
-    /// The origin the request went to last.
+    /// The origin the request went to last, when `location` is set (empty otherwise: only
+    /// a redirect's note compares it).
     pub origin: String,
     /// `Retry-After` of a 429 or 503, as sent.
     pub retry_after: Option<String>,

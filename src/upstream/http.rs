@@ -246,7 +246,11 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         .then(|| header(reqwest::header::RETRY_AFTER))
         .flatten()
         .map(|v| v.chars().take(64).collect());
-    let origin = response.url().origin().ascii_serialization();
+    // Only a redirect's note compares origins: not serialized for any other answer.
+    let origin = location
+        .as_ref()
+        .map(|_| response.url().origin().ascii_serialization())
+        .unwrap_or_default();
     let mut received = Received {
         status: status.as_u16(),
         reason: status.canonical_reason().unwrap_or("").to_string(),

@@ -944,3 +944,53 @@ async fn a_relaxed_tool_still_checks_arguments_against_the_full_schema() {
         serde_json::from_str(echoed["body"].as_str().expect("body text")).expect("JSON body");
     assert_eq!(sent, valid["body"], "{echoed}");
 }
+
+/// Validators of small tools are compiled in the background when a catalog is served, so a
+/// first call does not pay for it; the plan stays within its byte budget whatever the API.
+#[tokio::test]
+async fn small_tools_are_compiled_before_their_first_call() {
+    let dispatcher = dispatcher_for(
+        fixture("echo-api.yaml"),
+        "http://127.0.0.1:9",
+        UpstreamSettings::default(),
+    )
+    .await;
+    let tools = dispatcher.catalog().tools();
+    let plan = restmcp::upstream::validate::warm_plan(tools);
+    assert!(!plan.is_empty(), "the echo API's tools are small");
+    let name = tools[plan[0]].name.clone();
+    assert!(
+        !dispatcher.is_compiled(&name),
+        "nothing is compiled before warming"
+    );
+    dispatcher.warm();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !plan
+        .iter()
+        .all(|&index| dispatcher.is_compiled(&tools[index].name))
+    {
+        assert!(Instant::now() < deadline, "warming did not finish");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let spent: usize = plan
+        .iter()
+        .map(|&index| {
+            let tool = &tools[index];
+            tool.input_schema.as_str().len()
+                + tool.output_schema.as_ref().map_or(0, |s| s.as_str().len())
+        })
+        .sum();
+    assert!(spent <= restmcp::upstream::validate::WARM_BUDGET_BYTES);
+    assert!(
+        tools
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| !plan.contains(index))
+            .all(|(_, tool)| {
+                tool.input_schema.as_str().len()
+                    + tool.output_schema.as_ref().map_or(0, |s| s.as_str().len())
+                    > restmcp::upstream::validate::WARM_TOOL_BYTES
+            }),
+        "only tools over the per-tool limit wait for their first call"
+    );
+}

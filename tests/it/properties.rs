@@ -50,7 +50,7 @@ fn try_build(
     let compiled = validators
         .get(index, &catalog.tools()[index])
         .expect("compiles");
-    let violations = compiled.check_arguments(arguments);
+    let violations = compiled.check_arguments(&Value::Object(arguments.clone()));
     assert!(
         violations.is_empty(),
         "generated arguments are valid: {violations:?}"

@@ -869,3 +869,73 @@ async fn an_answer_too_large_for_one_message_is_an_error_and_the_session_goes_on
     let (_, answer) = stdio.request("tools/call", call("small")).await;
     assert_eq!(answer["result"]["structuredContent"], json!({"ok": true}));
 }
+
+/// Over stdio, `tools/call` is answered beside the SDK (`restmcp::mcp::stdio`) once the
+/// handshake is done; a client that asked for log messages is answered by the SDK. Both
+/// give the same answers, for successes, cut results, tool errors and unknown tools, in
+/// every revision with a handshake.
+#[tokio::test]
+async fn stdio_direct_calls_answer_as_the_sdk_does() {
+    let setup = Setup::new().await;
+    let settings = ServerSettings {
+        max_stdio_message_bytes: 1024 * 1024,
+        ..ServerSettings::default()
+    };
+    let shared = setup.shared(&settings).await;
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut direct = Stdio::open(shared.clone(), version).await;
+        let mut sdk = Stdio::open(shared.clone(), version).await;
+        // Log messages only at `emergency`: the SDK's path, and no call is reported.
+        let (_, set) = sdk
+            .request("logging/setLevel", json!({"level": "emergency"}))
+            .await;
+        assert!(set.get("result").is_some(), "{set}");
+        let (_, ping) = direct.request("ping", json!({})).await;
+        assert!(ping.get("result").is_some(), "{ping}");
+        for params in [
+            call("small"),
+            call("bigJson"),
+            call("bigText"),
+            json!({"name": "small", "arguments": {"nope": 1}}),
+            json!({"name": "small"}),
+            json!({"name": "noSuchTool", "arguments": {}}),
+            json!({"name": "small", "arguments": {}, "_meta": {"traceparent":
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}),
+        ] {
+            let (_, ours) = direct.request("tools/call", params.clone()).await;
+            let (_, theirs) = sdk.request("tools/call", params.clone()).await;
+            assert_eq!(ours, theirs, "{version}: {params}");
+        }
+    }
+}
+
+/// `notifications/cancelled` for a call answered beside the SDK cancels it, and no answer
+/// comes for it, as from the SDK; the session goes on.
+#[tokio::test]
+async fn a_stdio_direct_call_is_cancelled_by_its_notification() {
+    let setup = Setup::new().await;
+    let mut stdio = Stdio::open(setup.shared(&ServerSettings::default()).await, "2025-11-25").await;
+    let id = stdio.next_id;
+    stdio.next_id += 1;
+    stdio
+        .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                     "params": call("slowJson")}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stdio
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": id, "reason": "changed my mind"}}),
+        )
+        .await;
+    // The next answer is the next request's: the cancelled call's never comes.
+    let (_, answer) = stdio.request("tools/call", call("small")).await;
+    assert_eq!(answer["result"]["structuredContent"], json!({"ok": true}));
+    let mut line = String::new();
+    let more = tokio::time::timeout(
+        Duration::from_millis(2500),
+        stdio.from_server.read_line(&mut line),
+    )
+    .await;
+    assert!(more.is_err(), "no answer for the cancelled call: {line}");
+}

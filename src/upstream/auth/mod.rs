@@ -84,6 +84,15 @@ pub struct CallContext {
 impl CallContext {
     /// The headers of an HTTP request (values that are not visible ASCII are left out).
     pub fn from_headers(headers: &reqwest::header::HeaderMap) -> CallContext {
+        CallContext::from_headers_kept(headers, |_| true)
+    }
+
+    /// [`CallContext::from_headers`] keeping only the headers `keep` names (by their
+    /// lowercase name): a call copies only what some API forwards.
+    pub fn from_headers_kept(
+        headers: &reqwest::header::HeaderMap,
+        keep: impl Fn(&str) -> bool,
+    ) -> CallContext {
         let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         CallContext {
             trace: text("traceparent").and_then(|traceparent| {
@@ -91,6 +100,7 @@ impl CallContext {
             }),
             headers: headers
                 .iter()
+                .filter(|(name, _)| keep(name.as_str()))
                 .filter_map(|(name, value)| {
                     Some((name.as_str().to_string(), value.to_str().ok()?.to_string()))
                 })
@@ -356,6 +366,15 @@ impl Authenticator {
             }
         }
         Ok(())
+    }
+
+    /// Whether some API forwards the incoming header `name` (`forward_headers`).
+    pub fn forwards(&self, name: &str) -> bool {
+        self.apis.values().any(|auth| {
+            auth.forward
+                .iter()
+                .any(|rule| rule.from().eq_ignore_ascii_case(name))
+        })
     }
 
     /// `text` with every secret replaced by `[REDACTED]`.
