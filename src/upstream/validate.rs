@@ -161,7 +161,15 @@ impl Compiled {
             }
         };
         // Valid arguments, the common case, are checked without collecting errors.
-        if validator.is_valid(arguments) {
+        let full_valid = self
+            .full
+            .iter()
+            .all(|(name, full)| match (arguments.get(name), full) {
+                (None, _) => true,
+                (Some(value), Ok(full)) => full.is_valid(value),
+                (Some(_), Err(_)) => false,
+            });
+        if full_valid && validator.is_valid(arguments) {
             return Vec::new();
         }
         let instance = arguments;
