@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-VERSION = "2025-11-25"
+from startup import VERSION, answer, peak_rss_mb, send
 
 
 def check(binary: str, spec: str) -> dict:
@@ -41,33 +41,6 @@ def check(binary: str, spec: str) -> dict:
             "list_bytes": int(found.group(1)) if found else None,
             "relaxed_inputs": int(relaxed.group(1)) if relaxed else 0,
             "exit": os.waitstatus_to_exitcode(status)}
-
-
-def send(proc: subprocess.Popen, message: dict) -> None:
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps(message).encode() + b"\n")
-    proc.stdin.flush()
-
-
-def answer(proc: subprocess.Popen, want_id: int) -> dict:
-    assert proc.stdout is not None
-    while True:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError("restmcp closed stdout")
-        message = json.loads(line)
-        if message.get("id") == want_id:
-            if "error" in message:
-                raise RuntimeError(message["error"])
-            return message["result"]
-
-
-def peak_rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def search_mode(binary: str, spec: str) -> dict:

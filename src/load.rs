@@ -270,10 +270,15 @@ pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
             .filter(|tool| tool.route.api == api)
             .collect();
         for dialect in [Dialect::OpenaiStrict, Dialect::Gemini] {
-            let dropped = on_all_cores(&tools, |tool| {
-                let adapted =
-                    crate::schema::dialect::adapt_input(dialect, &tool.input_schema.to_value());
-                (!adapted.dropped.is_empty()).then(|| (tool.name.clone(), adapted.dropped))
+            let dropped = crate::catalog::on_all_cores(&tools, |chunk| {
+                chunk
+                    .iter()
+                    .filter_map(|tool| {
+                        let schema = tool.input_schema.to_value();
+                        let adapted = crate::schema::dialect::adapt_input(dialect, &schema);
+                        (!adapted.dropped.is_empty()).then(|| (tool.name.clone(), adapted.dropped))
+                    })
+                    .collect()
             });
             api_report
                 .dialects
@@ -284,32 +289,6 @@ pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
                 });
         }
     }
-}
-
-/// `each` applied to every item on all available cores (at most 8), the results that are
-/// `Some` in item order.
-fn on_all_cores<T: Sync, R: Send>(items: &[T], each: impl Fn(&T) -> Option<R> + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    if threads <= 1 || items.len() < 64 {
-        return items.iter().filter_map(&each).collect();
-    }
-    let each = &each;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(items.len().div_ceil(threads))
-            .map(|chunk| scope.spawn(move || chunk.iter().filter_map(each).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| match handle.join() {
-                Ok(results) => results,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    })
 }
 
 /// True when some client may get API `api`'s tools in `dialect`: it is the API's dialect

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
-pub use build::{ApiInput, CatalogError, MOCK_BASE_URL, build};
+pub use build::{ApiInput, CatalogError, MOCK_BASE_URL, build, on_all_cores};
 pub use naming::NameChange;
 pub use report::{ApiReport, OperationOutcome, OperationReport, Relaxation, Report};
 pub use schema_text::{SchemaText, SharedSchemas};
