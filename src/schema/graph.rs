@@ -78,12 +78,7 @@ impl<'d> RefGraph<'d> {
             if base.is_empty() {
                 base = "root".into();
             }
-            let mut name = base.clone();
-            let mut n = 2;
-            while !self.taken_names.insert(name.clone()) {
-                name = format!("{base}_{n}");
-                n += 1;
-            }
+            let name = unique_name(&base, &mut self.taken_names);
             self.shared_names.insert(id, name);
         }
         self.shared_names.get(&id).map_or("", String::as_str)
@@ -293,4 +288,15 @@ pub fn subschemas(map: &Map<String, Value>) -> impl Iterator<Item = &Value> {
         };
         children
     })
+}
+
+/// `base`, or `base_2`, `base_3`… the first one not in `taken`, which it is added to.
+pub(super) fn unique_name(base: &str, taken: &mut rustc_hash::FxHashSet<String>) -> String {
+    let mut name = base.to_string();
+    let mut n = 2;
+    while !taken.insert(name.clone()) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    name
 }

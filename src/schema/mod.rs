@@ -507,12 +507,7 @@ impl<'d, 'g> Session<'d, 'g> {
         if base.is_empty() {
             base = "schema".into();
         }
-        let mut name = base.clone();
-        let mut n = 2;
-        while !self.used_names.insert(name.clone()) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
+        let name = graph::unique_name(&base, &mut self.used_names);
         self.def_names.insert(id, name.clone());
         self.def_depth.insert(name.clone(), depth);
         self.pending.push_back((name.clone(), id));
