@@ -622,6 +622,49 @@ fn an_input_schema_over_its_budget_is_relaxed_and_kept_in_full_for_checking() {
     assert!(report.apis[0].operations[0].relaxed_input.is_none());
 }
 
+/// The full schemas of relaxed tools share their definitions: a component reached by
+/// several tools is converted once and its text held once.
+#[test]
+fn relaxed_tools_share_the_definitions_of_their_full_schemas() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deep-entities.json"),
+    )
+    .expect("fixture");
+    let spec: Value = serde_json::from_str(&text).expect("JSON");
+    let (catalog, _) = build_with(spec, ToolSettings::default());
+    let full = |name: &str| {
+        catalog
+            .get(name)
+            .expect("tool")
+            .route
+            .full_input
+            .clone()
+            .expect("relaxed")
+    };
+    let (user, group) = (full("updateUser"), full("createGroup"));
+    let def = |full: &FullInput, name: &str| {
+        full.defs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, text)| text.clone())
+            .unwrap_or_else(|| panic!("{name} in {:?}", full.defs))
+    };
+    for name in ["components.schemas.user", "components.schemas.address"] {
+        let (a, b) = (def(&user, name), def(&group, name));
+        assert_eq!(a, b);
+        assert!(
+            std::ptr::eq(a.as_str(), b.as_str()),
+            "{name}: one text for both tools"
+        );
+    }
+    // Definitions refer to each other by their shared names.
+    assert!(
+        def(&user, "components.schemas.user")
+            .as_str()
+            .contains("#/$defs/components.schemas.group")
+    );
+}
+
 #[test]
 fn an_input_schema_within_its_budget_is_published_unchanged() {
     let (limited, _) = build_with(
