@@ -11,16 +11,20 @@
 //! This file holds the [`Catalog`], the set of tools served at one time (replaced whole on
 //! reload). The rest, one concept a file:
 //!
-//! - `build`: [`build()`] and its [`ApiInput`]: select, synthesize, name and patch every API's
-//!   operations, add the hand-written tools, check names are unique ([`CatalogError`]).
+//! - `build`: [`build()`] and its [`ApiInput`]: select, synthesize (on all cores,
+//!   [`on_all_cores`]), name and patch every API's operations, add the hand-written tools,
+//!   check names are unique ([`CatalogError`]).
 //! - `tool`: one [`Tool`]: its MCP form, [`Annotations`], [`Origin`] and the [`Route`] the
-//!   dispatcher follows ([`BaseUrl`], [`ToolLimit`], [`OutputPlan`], [`MockAnswer`]).
+//!   dispatcher follows ([`BaseUrl`], [`ToolLimit`], [`OutputPlan`], [`MockAnswer`], and
+//!   for a tool whose inputSchema was relaxed to fit `tools.max_input_schema_bytes`, the
+//!   [`FullInput`] its arguments are also checked against).
 //! - [`arguments`]: the [`ArgumentMap`], where each argument goes on the wire.
-//! - `synthesize`: one operation → one unnamed tool (schemas, route, annotations, text), with
-//!   `synthesize/body.rs` for request bodies and file parts.
+//! - `synthesize`: one operation → one unnamed tool (schemas within their byte budgets,
+//!   route, annotations, text), with `synthesize/body.rs` for request bodies and file parts.
 //! - [`naming`]: tool and argument names: sanitized, shortened, unique.
 //! - `text`: descriptions and titles cleaned of markup and capped ([`truncate_text`]).
-//! - `schema_text`: [`SchemaText`], a schema kept as compact JSON text.
+//! - `schema_text`: [`SchemaText`], a schema kept as compact JSON text, and
+//!   [`SharedSchemas`], which holds equal texts once.
 //! - [`select`]: an API's `include`, `exclude` and `read_only` ([`Selection`]).
 //! - [`patch`]: tool patches, the operator's overlay files and a spec's `x-mcp`.
 //! - [`handwritten`]: the tools an overlay file adds (`add`), with no operation behind them.

@@ -15,6 +15,12 @@
 //!    the tool's own `$defs` — so schemas stay as small as the original, readable where
 //!    possible, and finite where the API is recursive.
 //!
+//! A [`Limit`] bounds an emission: below a depth, output schemas accept anything and input
+//! schemas keep a typed placeholder naming what was left out (the catalog keeps the full
+//! schema beside it). [`Session::shared`] emits with shared definitions instead: every
+//! `$ref` a `$defs` entry named by its target ([`RefGraph::shared_name`]), so that a
+//! component's text is the same in every tool and is converted once per API.
+//!
 //! Output schemas are lenient by design ([`Direction::Output`]): upstreams return data their
 //! specs do not quite promise, and a client that sees `structuredContent` contradict the
 //! `outputSchema` rejects the result. So validation-only keywords are dropped there and
