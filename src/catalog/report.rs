@@ -45,6 +45,9 @@ pub struct DialectReport {
     pub dialect: String,
     /// Some client of this API is configured to get it (its details are printed).
     pub configured: bool,
+    /// False when it was not converted: not configured, and the API too large for a count
+    /// to be worth its time (`load::UNCONFIGURED_DIALECT_TOOLS`).
+    pub checked: bool,
     /// Tools that lose something, with what.
     pub tools: Vec<(String, Vec<String>)>,
 }
@@ -309,6 +312,15 @@ impl Report {
                 let _ = writeln!(out, "{}", budget.render());
             }
             for dialect in &api.dialects {
+                if !dialect.checked {
+                    let _ = writeln!(
+                        out,
+                        "  dialect {}: not configured, not checked for an API of {} tools (configure it to see what its tools lose)",
+                        dialect.dialect,
+                        thousands(api.operations.iter().filter(|o| o.is_tool()).count())
+                    );
+                    continue;
+                }
                 let notes: usize = dialect.tools.iter().map(|(_, n)| n.len()).sum();
                 let _ = writeln!(
                     out,
