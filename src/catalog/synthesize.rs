@@ -22,6 +22,7 @@ use super::{
 use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Session};
 use crate::spec::{
     Method, Operation, ParamLocation, Parameter, SpecVersion, Style, media, model::is_success,
+    values,
 };
 pub use body::default_filename;
 use body::{
@@ -196,14 +197,16 @@ fn input<'d>(
     };
     if budget == 0 {
         return Ok(unlimited(
-            input_at(cx, graph, op, notes, provenance, Emission::Whole)?.0,
+            input_at(cx, graph, op, notes, provenance, Emission::Whole)?.input,
         ));
     }
     let attempt = |graph: &mut RefGraph<'d>, max_depth: usize, budget: usize| {
         let mut attempt_notes = notes.clone();
         let mut attempt_provenance = provenance.clone();
         let limit = Limit { max_depth, budget };
-        let (input, exceeded) = input_at(
+        let Emitted {
+            input, exceeded, ..
+        } = input_at(
             cx,
             graph,
             op,
@@ -256,7 +259,7 @@ fn input<'d>(
     let Some(((text, arguments, body, schema_notes), chosen_notes, chosen_provenance)) = chosen
     else {
         return Ok(unlimited(
-            input_at(cx, graph, op, notes, provenance, Emission::Whole)?.0,
+            input_at(cx, graph, op, notes, provenance, Emission::Whole)?.input,
         ));
     };
     *notes = chosen_notes;
@@ -270,7 +273,7 @@ fn input<'d>(
     };
     // Relaxed: the full schema, for the dispatcher. Same arguments, same bindings; its
     // definitions shared, so that each is converted once however many tools reach it.
-    let (full, _) = input_at(
+    let full = input_at(
         cx,
         graph,
         op,
@@ -278,20 +281,9 @@ fn input<'d>(
         &mut provenance.clone(),
         Emission::Shared,
     )?;
-    let mut full_schema = full.0;
+    let mut full_schema = full.input.0;
     tidy_schema(&mut full_schema, describe);
-    let reached = {
-        let mut session = Session::shared(graph, cx.version, Direction::Input);
-        for param in &op.parameters {
-            session.analyze(&param.schema)?;
-        }
-        if let Some(body) = &op.request_body
-            && let Some(schema) = &body.schema
-        {
-            session.analyze(schema)?;
-        }
-        session.reached()
-    };
+    let reached = full.reached;
     let mut defs = Vec::with_capacity(reached.len());
     for (id, name) in reached {
         let text = match full_defs.get(&id) {
@@ -318,7 +310,7 @@ fn input<'d>(
         };
         // An argument that refers to `$defs` is kept in full even when its own text is the
         // same: what it refers to may have been relaxed.
-        let refers = holds_ref(cut);
+        let refers = values::holds_ref(cut);
         if whole != cut || refers {
             full_arguments.push((index, SchemaText::new(whole)));
         }
@@ -347,15 +339,6 @@ fn input<'d>(
     })
 }
 
-/// True when `schema` holds a `$ref` anywhere.
-fn holds_ref(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => map.contains_key("$ref") || map.values().any(holds_ref),
-        Value::Array(items) => items.iter().any(holds_ref),
-        _ => false,
-    }
-}
-
 /// How [`input_at`] emits: whole, within a [`Limit`], or whole with shared definitions
 /// (no `$defs` of its own: see [`Session::shared`]).
 #[derive(Clone, Copy)]
@@ -365,8 +348,16 @@ enum Emission {
     Shared,
 }
 
-/// One emission of the inputSchema, and whether it passed its budget (its result is then
-/// not to be used).
+/// One emission of the inputSchema.
+struct Emitted {
+    input: Input,
+    /// It passed its budget: the result is not to be used.
+    exceeded: bool,
+    /// With [`Emission::Shared`]: the definitions the schema refers to, directly or not,
+    /// with their shared names (empty otherwise).
+    reached: Vec<(NodeId, String)>,
+}
+
 fn input_at<'d>(
     cx: &Context<'d>,
     graph: &mut RefGraph<'d>,
@@ -374,7 +365,7 @@ fn input_at<'d>(
     notes: &mut Vec<String>,
     provenance: &mut Vec<(String, String)>,
     emission: Emission,
-) -> Result<(Input, bool), String> {
+) -> Result<Emitted, String> {
     // How the body travels decides whether its schema is translated at all: a body sent
     // as a raw document or as bytes is one string argument, whatever the schema says.
     let body_form = op
@@ -622,6 +613,10 @@ fn input_at<'d>(
 
     let defs = session.defs();
     let exceeded = session.exceeded();
+    let reached = match emission {
+        Emission::Shared => session.reached(),
+        Emission::Whole | Emission::Within(_) => Vec::new(),
+    };
     let schema_notes = session.into_notes();
     let mut schema = Map::new();
     schema.insert("type".into(), json!("object"));
@@ -633,15 +628,16 @@ fn input_at<'d>(
     if let Some(defs) = defs {
         schema.insert("$defs".into(), Value::Object(defs));
     }
-    Ok((
-        (
+    Ok(Emitted {
+        input: (
             Value::Object(schema),
             ArgumentMap { bindings },
             body_plan,
             schema_notes,
         ),
         exceeded,
-    ))
+        reached,
+    })
 }
 
 /// `required` in binding order, so it reads like the properties.

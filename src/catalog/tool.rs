@@ -89,14 +89,19 @@ impl FullInput {
         if let Value::Object(map) = &mut schema
             && !self.defs.is_empty()
         {
-            let defs = self
-                .defs
-                .iter()
-                .map(|(name, def)| (name.clone(), def.to_value()))
-                .collect();
-            map.insert("$defs".into(), Value::Object(defs));
+            map.insert("$defs".into(), self.defs_value());
         }
         Some(schema)
+    }
+
+    /// The definitions as a `$defs` object.
+    fn defs_value(&self) -> Value {
+        Value::Object(
+            self.defs
+                .iter()
+                .map(|(name, def)| (name.clone(), def.to_value()))
+                .collect(),
+        )
     }
 }
 
@@ -275,12 +280,7 @@ impl Tool {
             }
         }
         if let Value::Object(map) = &mut schema {
-            let defs = full
-                .defs
-                .iter()
-                .map(|(name, def)| (name.clone(), def.to_value()))
-                .collect();
-            map.insert("$defs".into(), Value::Object(defs));
+            map.insert("$defs".into(), full.defs_value());
         }
         schema
     }

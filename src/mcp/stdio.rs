@@ -305,6 +305,16 @@ impl Filter {
             incoming.trace = Some(trace);
         }
         let key = message.get("id").map(Value::to_string).unwrap_or_default();
+        // An id still in use by a call running here (a client error): the SDK judges it,
+        // and the running call keeps its answer.
+        if self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&key)
+        {
+            return false;
+        }
         // Taken, not copied: the line is not passed on now.
         let Some(Value::Object(mut params)) = message.get_mut("params").map(Value::take) else {
             return false;

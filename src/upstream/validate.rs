@@ -42,14 +42,16 @@ pub const WARM_TOOL_BYTES: usize = 8 * 1024;
 pub const WARM_BUDGET_BYTES: usize = 256 * 1024;
 
 /// The tools [`Validators::warm`] compiles, in catalog order: those within
-/// [`WARM_TOOL_BYTES`], until [`WARM_BUDGET_BYTES`] is spent.
+/// [`WARM_TOOL_BYTES`] and not relaxed to fit their budget, until [`WARM_BUDGET_BYTES`] is
+/// spent.
 pub fn warm_plan(tools: &[Tool]) -> Vec<usize> {
     let mut spent = 0;
     let mut plan = Vec::new();
     for (index, tool) in tools.iter().enumerate() {
         let bytes = tool.input_schema.as_str().len()
             + tool.output_schema.as_ref().map_or(0, |s| s.as_str().len());
-        if bytes > WARM_TOOL_BYTES {
+        // A relaxed tool's published schema is small, its full one (also compiled) is not.
+        if bytes > WARM_TOOL_BYTES || tool.route.full_input.is_some() {
             continue;
         }
         if spent + bytes > WARM_BUDGET_BYTES {
