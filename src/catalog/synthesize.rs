@@ -273,33 +273,61 @@ fn input<'d>(
     };
     // Relaxed: the full schema, for the dispatcher. Same arguments, same bindings; its
     // definitions shared, so that each is converted once however many tools reach it.
+    let published = text.to_value();
+    let flatten = arguments
+        .bindings
+        .iter()
+        .any(|b| b.location == Location::BodyField);
     let full = input_at(
         cx,
         graph,
         op,
         &mut notes.clone(),
         &mut provenance.clone(),
-        Emission::Shared,
+        Emission::Shared { flatten },
     )?;
     let mut full_schema = full.input.0;
     tidy_schema(&mut full_schema, describe);
-    let reached = full.reached;
-    let mut defs = Vec::with_capacity(reached.len());
-    for (id, name) in reached {
-        let text = match full_defs.get(&id) {
-            Some(text) => text.clone(),
-            None => {
-                let mut body =
-                    Session::shared(graph, cx.version, Direction::Input).emit_definition(id);
-                tidy_schema(&mut body, describe);
-                let text = cx.shared.intern(SchemaText::new(&body));
-                full_defs.insert(id, text.clone());
-                text
-            }
-        };
-        defs.push((name, text));
+    let mut defs = Vec::with_capacity(full.reached.len());
+    if same_arguments(&published, &full_schema) {
+        for (id, name) in full.reached {
+            let text = match full_defs.get(&id) {
+                Some(text) => text.clone(),
+                None => {
+                    let mut body =
+                        Session::shared(graph, cx.version, Direction::Input).emit_definition(id);
+                    tidy_schema(&mut body, describe);
+                    let text = cx.shared.intern(SchemaText::new(&body));
+                    full_defs.insert(id, text.clone());
+                    text
+                }
+            };
+            defs.push((name, text));
+        }
+    } else {
+        // The shared form did not come out with the published arguments (a body that
+        // flattens one way only): the full schema with its own `$defs`, as an unlimited
+        // budget would have published it. Rare, and never an argument left unchecked.
+        let whole = input_at(
+            cx,
+            graph,
+            op,
+            &mut notes.clone(),
+            &mut provenance.clone(),
+            Emission::Whole,
+        )?;
+        full_schema = whole.input.0;
+        tidy_schema(&mut full_schema, describe);
+        if let Some(Value::Object(own)) = full_schema
+            .as_object_mut()
+            .and_then(|map| map.remove("$defs"))
+        {
+            defs.extend(
+                own.into_iter()
+                    .map(|(name, body)| (name, cx.shared.intern(SchemaText::new(&body)))),
+            );
+        }
     }
-    let published = text.to_value();
     let mut full_arguments = Vec::new();
     for (index, binding) in arguments.bindings.iter().enumerate() {
         let (Some(whole), Some(cut)) = (
@@ -339,13 +367,28 @@ fn input<'d>(
     })
 }
 
+/// True when `full` has an argument for each of `published`'s.
+fn same_arguments(published: &Value, full: &Value) -> bool {
+    match (
+        published["properties"].as_object(),
+        full["properties"].as_object(),
+    ) {
+        (Some(published), Some(full)) => published.keys().all(|name| full.contains_key(name)),
+        (published, _) => published.is_none(),
+    }
+}
+
 /// How [`input_at`] emits: whole, within a [`Limit`], or whole with shared definitions
 /// (no `$defs` of its own: see [`Session::shared`]).
 #[derive(Clone, Copy)]
 enum Emission {
     Whole,
     Within(Limit),
-    Shared,
+    /// `flatten`: whether the published schema flattened the body into arguments; the
+    /// full one must have the same arguments, so it does the same.
+    Shared {
+        flatten: bool,
+    },
 }
 
 /// One emission of the inputSchema.
@@ -380,7 +423,7 @@ fn input_at<'d>(
         _ => None,
     };
     let mut session = match emission {
-        Emission::Shared => Session::shared(graph, cx.version, Direction::Input),
+        Emission::Shared { .. } => Session::shared(graph, cx.version, Direction::Input),
         _ => Session::new(graph, cx.version, Direction::Input),
     };
     for param in &op.parameters {
@@ -393,7 +436,7 @@ fn input_at<'d>(
     }
     session.begin(match emission {
         Emission::Within(limit) => Some(limit),
-        Emission::Whole | Emission::Shared => None,
+        Emission::Whole | Emission::Shared { .. } => None,
     });
 
     let mut names = ArgumentNames::default();
@@ -419,9 +462,15 @@ fn input_at<'d>(
         let kind = media::classify(&body.media_type);
         let multipart = kind == media::MediaKind::Multipart;
         let mut files = BTreeMap::new();
-        let flattened = match form {
-            BodyForm::Schema => flatten(&schema),
-            BodyForm::Raw { .. } => None,
+        let flattened = match (&form, emission) {
+            (BodyForm::Raw { .. }, _) | (BodyForm::Schema, Emission::Shared { flatten: false }) => {
+                None
+            }
+            // Its parts are references here, where the published schema had them inline.
+            (BodyForm::Schema, Emission::Shared { flatten: true }) => {
+                flatten(&session.expand_parts(&schema))
+            }
+            (BodyForm::Schema, _) => flatten(&schema),
         };
         let flat = flattened.is_some();
         match flattened {
@@ -614,7 +663,7 @@ fn input_at<'d>(
     let defs = session.defs();
     let exceeded = session.exceeded();
     let reached = match emission {
-        Emission::Shared => session.reached(),
+        Emission::Shared { .. } => session.reached(),
         Emission::Whole | Emission::Within(_) => Vec::new(),
     };
     let schema_notes = session.into_notes();

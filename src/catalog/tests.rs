@@ -622,6 +622,76 @@ fn an_input_schema_over_its_budget_is_relaxed_and_kept_in_full_for_checking() {
     assert!(report.apis[0].operations[0].relaxed_input.is_none());
 }
 
+/// A body made of components, as Microsoft Graph writes its entities (`allOf: [entity,
+/// {…}]`), is flattened into arguments; when it is relaxed, its full schema has the same
+/// arguments, so the deep ones are still checked in full, and the full inputSchema the
+/// selftest generates from resolves every reference.
+#[test]
+fn a_relaxed_body_made_of_components_keeps_its_arguments_checked_in_full() {
+    let mut spec = deep_body_spec();
+    spec["paths"]["/people/{id}"]["patch"]["requestBody"]["content"]["application/json"]["schema"] =
+        json!({"$ref": "#/components/schemas/PersonUpdate"});
+    spec["components"]["schemas"]["Entity"] =
+        json!({"type": "object", "properties": {"etag": {"type": "string"}}});
+    spec["components"]["schemas"]["PersonUpdate"] = json!({"allOf": [
+        {"$ref": "#/components/schemas/Entity"},
+        {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/components/schemas/Address"},
+            "manager": {"$ref": "#/components/schemas/Person"}
+        }}
+    ]});
+    let budget = 1500;
+    let (catalog, report) = build_with(
+        spec,
+        ToolSettings {
+            max_input_schema_bytes: budget,
+            ..ToolSettings::default()
+        },
+    );
+    let tool = catalog.get("updatePerson").expect("tool");
+    let published = tool.input_schema.to_value();
+    let names: Vec<&str> = published["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["id", "etag", "name", "address", "manager"]);
+    let relaxed = report.apis[0].operations[0]
+        .relaxed_input
+        .as_ref()
+        .expect("relaxed");
+    assert!(
+        relaxed.arguments.contains(&"manager".to_string()),
+        "{relaxed:?}"
+    );
+    let full = tool.route.full_input.as_ref().expect("full input kept");
+    let manager = tool
+        .route
+        .arguments
+        .bindings
+        .iter()
+        .position(|b| b.argument == "manager")
+        .expect("binding");
+    let schema = full
+        .argument_schema(manager)
+        .expect("full schema of manager");
+    let validator = jsonschema::draft202012::new(&schema).expect("compiles");
+    let deep =
+        |city: &str| json!({"manager": {"manager": {"manager": {"address": {"city": city}}}}});
+    assert!(validator.is_valid(&deep("Paris")));
+    assert!(!validator.is_valid(&deep("P")));
+    // The schema the selftest generates arguments from: the published one with the full
+    // arguments; every `$ref` in it resolves, and what it generates is accepted.
+    let whole = tool.full_input_schema();
+    let validator = jsonschema::draft202012::new(&whole).expect("full inputSchema compiles");
+    let arguments = crate::schema::example::example(&whole).expect("arguments");
+    assert!(validator.is_valid(&arguments), "{arguments}");
+    let published_validator = jsonschema::draft202012::new(&published).expect("compiles");
+    assert!(published_validator.is_valid(&arguments), "{arguments}");
+}
+
 /// The full schemas of relaxed tools share their definitions: a component reached by
 /// several tools is converted once and its text held once.
 #[test]

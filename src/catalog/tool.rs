@@ -279,8 +279,17 @@ impl Tool {
                 }
             }
         }
-        if let Value::Object(map) = &mut schema {
-            map.insert("$defs".into(), full.defs_value());
+        // The published `$defs` stay (the arguments not relaxed refer to them), joined by
+        // the full ones (named by their pointers, `components.schemas.user`).
+        if let Value::Object(map) = &mut schema
+            && let Value::Object(full_defs) = full.defs_value()
+        {
+            match map.get_mut("$defs") {
+                Some(Value::Object(defs)) => defs.extend(full_defs),
+                _ => {
+                    map.insert("$defs".into(), Value::Object(full_defs));
+                }
+            }
         }
         schema
     }

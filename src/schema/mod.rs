@@ -182,6 +182,59 @@ impl<'d, 'g> Session<'d, 'g> {
         }
     }
 
+    /// In a shared session: `schema` with every `$ref` among its `allOf` members (and
+    /// theirs, in turn) replaced by the definition it names, annotations beside the
+    /// reference kept. A reference and its target validate the same, so the meaning is
+    /// unchanged; what changes is that a body made of components (`allOf: [entity, {…}]`,
+    /// as Microsoft Graph writes them) can be flattened into the same arguments as its
+    /// published schema, where those components were written inline.
+    pub fn expand_parts(&mut self, schema: &Value) -> Value {
+        let ids: Vec<NodeId> = self.reached.iter().copied().collect();
+        let names: FxHashMap<String, NodeId> = ids
+            .into_iter()
+            .map(|id| (self.graph.shared_name(id).to_string(), id))
+            .collect();
+        self.expand_parts_with(&names, schema.clone(), 0)
+    }
+
+    fn expand_parts_with(
+        &mut self,
+        names: &FxHashMap<String, NodeId>,
+        mut schema: Value,
+        level: usize,
+    ) -> Value {
+        // A part that is (through others) itself: never flattened anyway.
+        if level > 32 {
+            return schema;
+        }
+        let Some(Value::Array(members)) = schema.get_mut("allOf") else {
+            return schema;
+        };
+        for member in members.iter_mut() {
+            let target = member
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|name| names.get(name).copied());
+            let part = match (target, &*member) {
+                (Some(id), Value::Object(beside)) => {
+                    let mut body = self.emit_definition(id);
+                    if let Value::Object(map) = &mut body {
+                        for (key, value) in beside {
+                            if key != "$ref" && !map.contains_key(key) {
+                                map.insert(key.clone(), value.clone());
+                            }
+                        }
+                    }
+                    body
+                }
+                _ => std::mem::take(member),
+            };
+            *member = self.expand_parts_with(names, part, level + 1);
+        }
+        schema
+    }
+
     /// First pass over one piece: counts how often each `$ref` target would be emitted.
     /// Every piece must be analyzed before any is emitted, so that a target shared between
     /// pieces is known to be shared.
