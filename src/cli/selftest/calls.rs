@@ -11,7 +11,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::ServiceError;
 use serde_json::{Map, Value};
 
-use super::plan::Job;
+use super::plan::{Job, OutputCheck};
 use super::reason::{error_reason, truncate};
 use super::report::{ToolReport, Verdict};
 use super::transports::{Client, Transport};
@@ -83,12 +83,15 @@ async fn call(
     client: &Client,
     name: String,
     arguments: Map<String, Value>,
-    output: Option<&jsonschema::Validator>,
+    output: Option<&OutputCheck>,
     timeout: Duration,
 ) -> Verdict {
     let request = CallToolRequestParams::new(name).with_arguments(arguments);
     match tokio::time::timeout(timeout, client.call_tool(request)).await {
-        Ok(Ok(result)) => judge(&result, output),
+        Ok(Ok(result)) => match output.map(OutputCheck::validator).transpose() {
+            Ok(validator) => judge(&result, validator),
+            Err(reason) => Verdict::Failed(reason),
+        },
         Ok(Err(ServiceError::McpError(error))) => Verdict::Failed(truncate(&format!(
             "JSON-RPC error {}: {}",
             error.code.0, error.message

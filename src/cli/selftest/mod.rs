@@ -152,9 +152,14 @@ pub async fn run(options: &Options) -> Result<Summary, SelftestError> {
     };
     let full_inputs = match &http {
         Some(leg) => leg.full_inputs.clone(),
-        None => transports::full_inputs(&crate::load::load(&config).await?.catalog),
+        None => transports::FullInputs::new(std::sync::Arc::new(
+            crate::load::load(&config).await?.catalog,
+        )),
     };
     let (mut reports, jobs) = plan(http_tools.as_deref(), stdio_tools.as_deref(), &full_inputs);
+    // The listings as the SDK parsed them (trees: for Microsoft Graph, hundreds of MB) are
+    // not needed for the calls, nor is the catalog kept for the full inputSchemas.
+    drop((http_tools, stdio_tools, full_inputs));
     let clients = Clients {
         http: http.as_ref().map(|leg| &leg.client),
         stdio: stdio.as_ref().map(|leg| &leg.client),

@@ -1,5 +1,6 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CallToolResult, Tool};
@@ -263,6 +264,29 @@ fn the_listings_must_agree_and_each_tool_is_called_on_both() {
         ]
     );
     assert!(jobs[0].output.is_some() && jobs[2].output.is_none());
+    // Both transports list the same outputSchema: one check, compiled once, when needed.
+    let (http_check, stdio_check) = (
+        jobs[0].output.as_ref().expect("output"),
+        jobs[1].output.as_ref().expect("output"),
+    );
+    assert!(Arc::ptr_eq(http_check, stdio_check));
+    assert!(http_check.validator().is_ok());
+}
+
+#[test]
+fn an_output_schema_that_does_not_compile_fails_the_tool_with_the_reason() {
+    let broken = tool(
+        "broken",
+        json!({"type": "object"}),
+        Some(json!({"type": "object", "properties": {"a": {"type": 12}}})),
+    );
+    let (_, jobs) = plan(Some(&[broken]), None, &Default::default());
+    let check = jobs[0].output.as_ref().expect("output");
+    let reason = check.validator().expect_err("does not compile");
+    assert!(
+        reason.starts_with("the outputSchema does not compile"),
+        "{reason}"
+    );
 }
 
 #[test]
