@@ -1,11 +1,13 @@
 //! Arguments checked against the tool's inputSchema before any upstream request, and
-//! structured results against its outputSchema. Validators are compiled once per tool:
-//! those of small tools in the background when a catalog is served ([`Validators::warm`],
-//! bounded, so the first call does not pay for it), every other one on its first call
-//! (compiling all of GitHub's 2,446 schemas, or Microsoft Graph's 11,000 tools, up front
-//! would cost start-up time and memory for tools most sessions never call).
+//! structured results against its outputSchema. Validators are compiled per tool: those of
+//! small tools in the background when a catalog is served ([`Validators::warm`], bounded,
+//! so the first call does not pay for it), every other one on its first call (compiling
+//! all of GitHub's 2,446 schemas, or Microsoft Graph's 11,000 tools, up front would cost
+//! start-up time and memory for tools most sessions never call). What is compiled is kept
+//! within [`CACHE_BUDGET_BYTES`], the least recently called tools giving way.
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
@@ -24,10 +26,40 @@ pub struct Compiled {
     output: Option<Result<jsonschema::Validator, String>>,
 }
 
-/// Lazily compiled validators, one slot per tool of a catalog.
+/// Lazily compiled validators, one slot per tool of a catalog, the compiled ones held
+/// within a budget.
 pub struct Validators {
-    slots: Vec<OnceLock<Compiled>>,
+    slots: Vec<Slot>,
+    /// The schema text bytes the compiled validators held may stand for.
+    budget: usize,
+    /// Which slots hold a compiled tool, and their cost: the eviction's bookkeeping.
+    held: Mutex<Held>,
+    /// Ticks once per `get`: how recently each slot was used.
+    clock: AtomicU64,
 }
+
+/// One tool's validators, when compiled. Its lock is held while they compile, so that
+/// concurrent first calls of a tool compile it once.
+#[derive(Default)]
+struct Slot {
+    compiled: Mutex<Option<Arc<Compiled>>>,
+    last_used: AtomicU64,
+}
+
+#[derive(Default)]
+struct Held {
+    /// (slot, cost) of every compiled tool.
+    slots: Vec<(usize, usize)>,
+    total: usize,
+}
+
+/// The schema text (input, output and full input schemas) whose compiled validators are
+/// kept at most: compiled, a validator takes about 17 times its text (1 MiB of GitHub's
+/// schemas grew resident memory by 17 MB), so about 70 MB. Every tool of GitHub, Stripe or
+/// Kubernetes that a session calls stays compiled far beyond that session's needs;
+/// calling all of Microsoft Graph's 11,422 tools, which kept 1.5 GB of validators, keeps
+/// this. The least recently called tools give way, and compile again when called again.
+pub const CACHE_BUDGET_BYTES: usize = 4 * 1024 * 1024;
 
 /// A tool is compiled ahead of its first call only when its input and output schemas
 /// together are at most this many bytes of JSON text: most tools of most APIs (Petstore's
@@ -65,22 +97,67 @@ pub fn warm_plan(tools: &[Tool]) -> Vec<usize> {
 
 impl Validators {
     pub fn new(tools: usize) -> Validators {
+        Validators::with_budget(tools, CACHE_BUDGET_BYTES)
+    }
+
+    /// Validators that keep at most `budget` bytes of schema text compiled (the tool called
+    /// last always stays, whatever its size).
+    pub fn with_budget(tools: usize, budget: usize) -> Validators {
         Validators {
-            slots: (0..tools).map(|_| OnceLock::new()).collect(),
+            slots: (0..tools).map(|_| Slot::default()).collect(),
+            budget,
+            held: Mutex::new(Held::default()),
+            clock: AtomicU64::new(0),
         }
     }
 
     /// The validators of the tool at `index` in its catalog.
-    pub fn get(&self, index: usize, tool: &Tool) -> Option<&Compiled> {
+    pub fn get(&self, index: usize, tool: &Tool) -> Option<Arc<Compiled>> {
         let slot = self.slots.get(index)?;
-        Some(slot.get_or_init(|| Compiled::new(tool)))
+        slot.last_used.store(
+            self.clock.fetch_add(1, Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        let mut compiled = lock(&slot.compiled);
+        if let Some(ready) = &*compiled {
+            return Some(Arc::clone(ready));
+        }
+        let ready = Arc::new(Compiled::new(tool));
+        *compiled = Some(Arc::clone(&ready));
+        drop(compiled);
+        self.hold(index, schema_bytes(tool));
+        Some(ready)
     }
 
-    /// Whether the validators of the tool at `index` are compiled already.
+    /// Counts the newly compiled slot `index`, and empties the least recently used others
+    /// until what is held is within the budget.
+    fn hold(&self, index: usize, cost: usize) {
+        let mut held = lock(&self.held);
+        held.slots.push((index, cost));
+        held.total += cost;
+        while held.total > self.budget && held.slots.len() > 1 {
+            let Some(position) = held
+                .slots
+                .iter()
+                .enumerate()
+                .filter(|(_, (slot, _))| *slot != index)
+                .min_by_key(|(_, (slot, _))| self.slots[*slot].last_used.load(Ordering::Relaxed))
+                .map(|(position, _)| position)
+            else {
+                break;
+            };
+            let (victim, cost) = held.slots.swap_remove(position);
+            held.total -= cost;
+            // A call holding the validators keeps them until it is done.
+            *lock(&self.slots[victim].compiled) = None;
+        }
+    }
+
+    /// Whether the validators of the tool at `index` are compiled (and held) now.
     pub fn is_compiled(&self, index: usize) -> bool {
         self.slots
             .get(index)
-            .is_some_and(|slot| slot.get().is_some())
+            .is_some_and(|slot| lock(&slot.compiled).is_some())
     }
 
     /// Compiles the validators of the tools [`warm_plan`] picks, one after the other on a
@@ -111,6 +188,29 @@ impl Validators {
             tracing::debug!("validators are compiled on first call: {e}");
         }
     }
+}
+
+/// What compiling tool's validators is charged: the bytes of schema text compiled.
+fn schema_bytes(tool: &Tool) -> usize {
+    let full = tool.route.full_input.as_ref().map_or(0, |full| {
+        let defs: usize = full.defs.iter().map(|(_, text)| text.as_str().len()).sum();
+        // Each argument is compiled with all of the definitions.
+        full.arguments
+            .iter()
+            .map(|(_, text)| text.as_str().len() + defs)
+            .sum::<usize>()
+    });
+    tool.input_schema.as_str().len()
+        + tool.output_schema.as_ref().map_or(0, |s| s.as_str().len())
+        + full
+}
+
+/// A lock, whether or not a thread panicked while holding it (what it guards stays
+/// consistent: a slot is empty or compiled).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The validators of a relaxed tool's arguments' full schemas (none for most tools). An
@@ -263,6 +363,53 @@ impl Compiled {
 mod tests {
     use super::*;
     use crate::catalog::naming::edit_distance;
+
+    /// Three tools of about the same size, and room for two: the least recently called
+    /// gives way, the others stay, and the one that gave way compiles again when called.
+    #[test]
+    fn compiled_validators_stay_within_their_budget_least_recently_called_first() {
+        let spec = serde_json::json!({
+            "openapi": "3.0.3",
+            "info": {"title": "T", "version": "1"},
+            "servers": [{"url": "http://127.0.0.1:9"}],
+            "paths": {
+                "/a": {"get": {"operationId": "a", "parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 3}}], "responses": {"204": {"description": "ok"}}}},
+                "/b": {"get": {"operationId": "b", "parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 3}}], "responses": {"204": {"description": "ok"}}}},
+                "/c": {"get": {"operationId": "c", "parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 3}}], "responses": {"204": {"description": "ok"}}}}
+            }
+        });
+        let url = url::Url::parse("file:///specs/t.json").expect("url");
+        let docs = crate::spec::DocumentSet::single(url, "t.json".into(), spec);
+        let (catalog, _) = crate::catalog::build(
+            &[crate::catalog::ApiInput::new("t", Some(&docs))],
+            &crate::config::ToolSettings::default(),
+        )
+        .expect("builds");
+        let tools = catalog.tools();
+        let cost = schema_bytes(&tools[0]);
+        assert!(tools.iter().all(|tool| schema_bytes(tool) == cost));
+        let validators = Validators::with_budget(tools.len(), 2 * cost);
+        let check = |index: usize, value: &str| {
+            validators
+                .get(index, &tools[index])
+                .expect("tool")
+                .check_arguments(&serde_json::json!({"q": value}))
+        };
+        assert!(check(0, "abc").is_empty());
+        assert!(check(1, "abc").is_empty());
+        assert!(check(0, "abc").is_empty()); // 0 is now the more recently called
+        assert!(!check(2, "abcd").is_empty());
+        let compiled: Vec<bool> = (0..3).map(|i| validators.is_compiled(i)).collect();
+        assert_eq!(compiled, [true, false, true]);
+        // Called again, it compiles again, and checks as before.
+        assert_eq!(check(1, "abcd").len(), 1);
+        assert!(validators.is_compiled(1));
+        assert_eq!(
+            (0..3).filter(|&i| validators.is_compiled(i)).count(),
+            2,
+            "never more than the budget holds"
+        );
+    }
 
     #[test]
     fn suggestions_prefer_same_letters_then_small_edits() {
