@@ -5,8 +5,9 @@
 //! else `[log] level`; they never hold tool arguments or results (the MCP SDK's message
 //! dumps below info are dropped). [`metrics`] holds the Prometheus counters; [`trace`] the W3C trace
 //! context passed on to upstream APIs; [`writer`] the stderr writer that batches the call
-//! log line.
+//! log line; [`clock`] the timestamp each line starts with.
 
+pub mod clock;
 pub mod metrics;
 pub mod trace;
 pub mod writer;
@@ -25,6 +26,7 @@ pub fn init(settings: &LogSettings) {
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_timer(clock::Clock)
         .with_writer(writer::Stderr);
     let quiet_sdk = tracing_subscriber::filter::filter_fn(no_message_dumps);
     let _ = match settings.format {

@@ -188,7 +188,11 @@ impl HttpExchange {
     ) -> Result<reqwest::Response, reqwest::Error> {
         let method = reqwest::Method::from_bytes(request.method.as_str().as_bytes())
             .unwrap_or(reqwest::Method::GET);
-        let mut builder = self.client.request(method, &request.url);
+        // The URL `build` parsed, not parsed a second time (reqwest parses a `&str`).
+        let mut builder = match request.parsed_url() {
+            Some(parsed) => self.client.request(method, parsed.clone()),
+            None => self.client.request(method, &request.url),
+        };
         let (mut accept, mut accept_encoding) = (false, false);
         for (name, value) in &request.headers {
             accept |= name.eq_ignore_ascii_case("accept");

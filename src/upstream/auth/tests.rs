@@ -101,6 +101,7 @@ fn request(url: &str) -> HttpRequest {
         url: url.to_string(),
         headers: Vec::new(),
         body: None,
+        parsed: None,
     }
 }
 

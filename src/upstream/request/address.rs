@@ -33,7 +33,7 @@ pub(super) fn assemble_url(
     mut url: url::Url,
     path: &str,
     query: &str,
-) -> Result<String, RequestError> {
+) -> Result<url::Url, RequestError> {
     let expected_path = format!("{}{path}", url.path().trim_end_matches('/'));
     let prefix_len = origin_prefix(&url).len();
     url.set_path(&expected_path);
@@ -49,7 +49,7 @@ pub(super) fn assemble_url(
             problem: "would be normalized to a different path".to_string(),
         });
     }
-    Ok(url.into())
+    Ok(url)
 }
 
 /// `scheme://userinfo@host:port` of the base URL, as its serialization spells it.
@@ -73,7 +73,7 @@ pub(super) fn build_path(
         let Some(close) = after.find('}') else {
             break;
         };
-        out.push_str(&utf8_percent_encode(&rest[..open], PATH_LITERAL).to_string());
+        out.extend(utf8_percent_encode(&rest[..open], PATH_LITERAL));
         let name = &after[..close];
         let binding = route
             .arguments
@@ -103,7 +103,7 @@ pub(super) fn build_path(
         out.push_str(&expansion);
         rest = &after[close + 1..];
     }
-    out.push_str(&utf8_percent_encode(rest, PATH_LITERAL).to_string());
+    out.extend(utf8_percent_encode(rest, PATH_LITERAL));
     if let Some(segment) = out.split('/').find(|s| is_dot_segment(s)) {
         return Err(RequestError::Url {
             url: out.clone(),
@@ -115,11 +115,9 @@ pub(super) fn build_path(
 
 /// A segment the WHATWG URL parser (which HTTP clients use) treats as `.` or `..`.
 pub(super) fn is_dot_segment(segment: &str) -> bool {
-    let lower = segment.to_ascii_lowercase();
-    matches!(
-        lower.as_str(),
-        "." | ".." | "%2e" | "%2e%2e" | ".%2e" | "%2e."
-    )
+    [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."]
+        .iter()
+        .any(|dot| segment.eq_ignore_ascii_case(dot))
 }
 
 /// One path parameter, per style (simple, label, matrix; any other style reads as simple).
@@ -127,7 +125,6 @@ pub(super) fn expand_path(binding: &Binding, value: &Value) -> String {
     if let Some(media_type) = &binding.content_type {
         return encode_path(&content_text(media_type, value));
     }
-    let name = encode_path(&binding.wire_name);
     let explode = binding.explode;
     let join = |items: Vec<String>, sep: &str| items.join(sep);
     match binding.style {
@@ -150,6 +147,7 @@ pub(super) fn expand_path(binding: &Binding, value: &Value) -> String {
             }
         },
         Style::Matrix => {
+            let name = encode_path(&binding.wire_name);
             // RFC 6570 `;` operator: an empty value is the bare name.
             let param = |n: &str, v: &str| {
                 if v.is_empty() {

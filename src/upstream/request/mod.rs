@@ -61,6 +61,19 @@ pub struct HttpRequest {
     /// `Content-Type` when there is a body.
     pub headers: Vec<(String, String)>,
     pub body: Option<Vec<u8>>,
+    /// `url` as [`build`] parsed it, so the HTTP client need not parse it again. Only a
+    /// hint: it is used while it still spells `url` exactly ([`HttpRequest::parsed_url`]),
+    /// so changing `url` (a query credential) never sends the old one.
+    pub parsed: Option<url::Url>,
+}
+
+impl HttpRequest {
+    /// The parsed `url`, when the one [`build`] kept still spells it.
+    pub fn parsed_url(&self) -> Option<&url::Url> {
+        self.parsed
+            .as_ref()
+            .filter(|parsed| parsed.as_str() == self.url)
+    }
 }
 
 /// Why a request could not be built from the arguments.
@@ -100,16 +113,17 @@ pub fn build(route: &Route, arguments: &Map<String, Value>) -> Result<HttpReques
         Some(plan) => build_body(route, plan, arguments)?,
         None => None,
     };
-    let url = assemble_url(base, &path, &query)?;
+    let parsed = assemble_url(base, &path, &query)?;
     let body = body.map(|(content_type, bytes)| {
         set_body_type(&mut headers, content_type);
         bytes
     });
     Ok(HttpRequest {
         method: route.method,
-        url,
+        url: parsed.as_str().to_owned(),
         headers,
         body,
+        parsed: Some(parsed),
     })
 }
 
