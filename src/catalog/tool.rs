@@ -280,7 +280,17 @@ impl Tool {
             }
         }
         if let Value::Object(map) = &mut schema {
-            map.insert("$defs".into(), full.defs_value());
+            // The published definitions stay: hoisted repeats of the arguments that were
+            // not relaxed refer to them (their names never have a `.`, the shared ones'
+            // always do, so nothing is overwritten).
+            let mut defs = match map.shift_remove("$defs") {
+                Some(Value::Object(defs)) => defs,
+                _ => serde_json::Map::new(),
+            };
+            if let Value::Object(full_defs) = full.defs_value() {
+                defs.extend(full_defs);
+            }
+            map.insert("$defs".into(), Value::Object(defs));
         }
         schema
     }
