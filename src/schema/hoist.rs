@@ -87,39 +87,45 @@ const PINNED_KEYWORDS: [&str; 6] = [
 ];
 
 /// Hoists the repeated subtrees of `schema` into its root `$defs` where that makes it
-/// smaller (see the module doc). A schema that is not an object, or that has a `$ref`
-/// other than `#/$defs/NAME`, is left as it is.
+/// smaller (see the module doc). A schema that is not an object, whose `$defs` is not an
+/// object, or that has a `$ref` other than `#/$defs/NAME`, is left as it is.
 pub fn hoist(schema: &mut Value, scope: Scope) -> Hoisted {
-    let mut scan = Scan {
-        keep_arguments: scope == Scope::InsideProperties,
-        ..Scan::default()
+    let (bytes_before, actions) = {
+        let mut scan = Scan {
+            text: Vec::new(),
+            nodes: Vec::new(),
+            foreign_ref: false,
+            keep_arguments: scope == Scope::InsideProperties,
+        };
+        scan.schema(schema, None, [None, None]);
+        let defs_object = schema.get("$defs").is_none_or(Value::is_object);
+        let hoistable = !scan.foreign_ref && schema.is_object() && defs_object;
+        let actions = if hoistable {
+            scan.choose(schema)
+        } else {
+            Vec::new()
+        };
+        (scan.text.len(), actions)
     };
-    scan.schema(schema, None, Vec::new());
-    let bytes_before = scan.text.len();
     let unchanged = Hoisted {
         bytes_before,
         bytes_after: bytes_before,
     };
-    if scan.foreign_ref || !schema.is_object() {
-        return unchanged;
-    }
-    let actions = scan.choose(schema);
     if actions.is_empty() {
         return unchanged;
     }
     // Applied smallest first: a subtree nested in a bigger one is replaced in place before
-    // the bigger one is copied into `$defs`, so that the copy holds the `$ref`.
+    // the bigger one is moved into `$defs`, so that the moved copy holds the `$ref`.
     let mut new_defs = Vec::new();
     for action in actions.iter().rev() {
-        if let Some(kept) = &action.kept
-            && let Some(body) = at(schema, kept)
-        {
-            new_defs.push((action.name.clone(), body.clone()));
-        }
         let reference = reference(&action.name);
         for path in &action.replaced {
             if let Some(slot) = at_mut(schema, path) {
-                *slot = reference.clone();
+                let body = std::mem::replace(slot, reference.clone());
+                // The kept copy (one of the replaced) becomes the definition's body.
+                if action.kept.as_ref() == Some(path) {
+                    new_defs.push((action.name.clone(), body));
+                }
             }
         }
     }
@@ -151,10 +157,26 @@ fn reference(name: &str) -> Value {
 }
 
 /// One step from a schema to a subschema: a keyword, a member name or an array index.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Step {
     Key(String),
     Index(usize),
+}
+
+/// A [`Step`] borrowed from the schema being scanned.
+#[derive(Clone, Copy)]
+enum Edge<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+impl Edge<'_> {
+    fn owned(self) -> Step {
+        match self {
+            Edge::Key(key) => Step::Key(key.to_string()),
+            Edge::Index(index) => Step::Index(index),
+        }
+    }
 }
 
 fn at<'v>(value: &'v Value, path: &[Step]) -> Option<&'v Value> {
@@ -172,26 +194,25 @@ fn at_mut<'v>(value: &'v mut Value, path: &[Step]) -> Option<&'v mut Value> {
 }
 
 /// A subschema met while writing the text: where it is, and its span of the text.
-struct Node {
+struct Node<'v> {
     parent: Option<usize>,
-    /// The steps from the parent schema to this one.
-    steps: Vec<Step>,
+    /// The steps from the parent schema to this one (one or two).
+    steps: [Option<Edge<'v>>; 2],
     start: usize,
     end: usize,
     /// It holds a keyword of [`PINNED_KEYWORDS`], itself or below.
     pinned: bool,
     /// A member of the root's `$defs`: an existing definition, never replaced.
-    definition: Option<String>,
+    definition: Option<&'v str>,
     /// A member of the root's `properties`: kept in place.
     argument: bool,
 }
 
 /// The schema written as compact JSON text (the same text `serde_json` writes), with the
 /// span of every subschema.
-#[derive(Default)]
-struct Scan {
-    text: String,
-    nodes: Vec<Node>,
+struct Scan<'v> {
+    text: Vec<u8>,
+    nodes: Vec<Node<'v>>,
     /// A `$ref` other than `#/$defs/NAME`.
     foreign_ref: bool,
     /// [`Scope::InsideProperties`].
@@ -206,16 +227,12 @@ struct Action {
     replaced: Vec<Vec<Step>>,
 }
 
-impl Scan {
-    fn schema(&mut self, value: &Value, parent: Option<usize>, steps: Vec<Step>) {
+impl<'v> Scan<'v> {
+    fn schema(&mut self, value: &'v Value, parent: Option<usize>, steps: [Option<Edge<'v>>; 2]) {
         let index = self.nodes.len();
-        let (definition, argument) = match (parent, steps.as_slice()) {
-            (Some(0), [Step::Key(keyword), Step::Key(name)]) if keyword == "$defs" => {
-                (Some(name.clone()), false)
-            }
-            (Some(0), [Step::Key(keyword), _]) => {
-                (None, self.keep_arguments && keyword == "properties")
-            }
+        let (definition, argument) = match (parent, steps) {
+            (Some(0), [Some(Edge::Key("$defs")), Some(Edge::Key(name))]) => (Some(name), false),
+            (Some(0), [Some(Edge::Key("properties")), Some(_)]) => (None, self.keep_arguments),
             _ => (None, false),
         };
         self.nodes.push(Node {
@@ -232,13 +249,12 @@ impl Scan {
             self.nodes[index].end = self.text.len();
             return;
         };
-        self.text.push('{');
+        self.text.push(b'{');
         for (i, (key, member)) in map.iter().enumerate() {
             if i > 0 {
-                self.text.push(',');
+                self.text.push(b',');
             }
-            self.value(&Value::String(key.clone()));
-            self.text.push(':');
+            self.key(key);
             let keyword = key.as_str();
             if PINNED_KEYWORDS.contains(&keyword) && !(index == 0 && keyword == "$defs") {
                 self.nodes[index].pinned = true;
@@ -253,38 +269,37 @@ impl Scan {
                 }
                 self.value(member);
             } else if SCHEMA_KEYWORDS.contains(&keyword) {
-                self.schema(member, Some(index), vec![Step::Key(key.clone())]);
+                self.schema(member, Some(index), [Some(Edge::Key(keyword)), None]);
             } else if let (true, Value::Object(members)) =
                 (SCHEMA_MAP_KEYWORDS.contains(&keyword), member)
             {
-                self.text.push('{');
+                self.text.push(b'{');
                 for (j, (name, sub)) in members.iter().enumerate() {
                     if j > 0 {
-                        self.text.push(',');
+                        self.text.push(b',');
                     }
-                    self.value(&Value::String(name.clone()));
-                    self.text.push(':');
-                    let steps = vec![Step::Key(key.clone()), Step::Key(name.clone())];
+                    self.key(name);
+                    let steps = [Some(Edge::Key(keyword)), Some(Edge::Key(name.as_str()))];
                     self.schema(sub, Some(index), steps);
                 }
-                self.text.push('}');
+                self.text.push(b'}');
             } else if let (true, Value::Array(members)) =
                 (SCHEMA_ARRAY_KEYWORDS.contains(&keyword), member)
             {
-                self.text.push('[');
+                self.text.push(b'[');
                 for (j, sub) in members.iter().enumerate() {
                     if j > 0 {
-                        self.text.push(',');
+                        self.text.push(b',');
                     }
-                    let steps = vec![Step::Key(key.clone()), Step::Index(j)];
+                    let steps = [Some(Edge::Key(keyword)), Some(Edge::Index(j))];
                     self.schema(sub, Some(index), steps);
                 }
-                self.text.push(']');
+                self.text.push(b']');
             } else {
                 self.value(member);
             }
         }
-        self.text.push('}');
+        self.text.push(b'}');
         self.nodes[index].end = self.text.len();
         if self.nodes[index].pinned
             && let Some(parent) = parent
@@ -295,15 +310,22 @@ impl Scan {
 
     /// A value that is not a schema, as `serde_json` writes it.
     fn value(&mut self, value: &Value) {
-        // Writing a `Value` to a `String` cannot fail.
-        let text = serde_json::to_string(value).unwrap_or_default();
-        self.text.push_str(&text);
+        // Writing a `Value` to memory cannot fail.
+        let _ = serde_json::to_writer(&mut self.text, value);
+    }
+
+    /// An object member's name and its colon.
+    fn key(&mut self, key: &str) {
+        let _ = serde_json::to_writer(&mut self.text, key);
+        self.text.push(b':');
     }
 
     fn path(&self, mut node: usize) -> Vec<Step> {
         let mut reversed = Vec::new();
         while let Some(parent) = self.nodes[node].parent {
-            reversed.extend(self.nodes[node].steps.iter().rev().cloned());
+            let [first, second] = self.nodes[node].steps;
+            reversed.extend(second.map(Edge::owned));
+            reversed.extend(first.map(Edge::owned));
             node = parent;
         }
         reversed.reverse();
@@ -312,10 +334,10 @@ impl Scan {
 
     /// The subtrees worth hoisting, largest first.
     fn choose(&self, schema: &Value) -> Vec<Action> {
-        let mut groups: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+        let mut groups: FxHashMap<&[u8], Vec<usize>> = FxHashMap::default();
         for (index, node) in self.nodes.iter().enumerate().skip(1) {
             let text = &self.text[node.start..node.end];
-            if node.pinned || node.argument || text.len() < MIN_BYTES || !text.starts_with('{') {
+            if node.pinned || node.argument || text.len() < MIN_BYTES || !text.starts_with(b"{") {
                 continue;
             }
             groups.entry(text).or_default().push(index);
@@ -341,7 +363,9 @@ impl Scan {
                 .into_iter()
                 .filter(|&node| !self.inside_removed(node, &removed))
                 .collect();
-            let existing = live.iter().find_map(|&n| self.nodes[n].definition.clone());
+            let existing = live
+                .iter()
+                .find_map(|&n| self.nodes[n].definition.map(str::to_string));
             let replaceable: Vec<usize> = live
                 .iter()
                 .copied()
@@ -421,13 +445,13 @@ impl Scan {
                 return Some(name);
             }
         }
-        let property = |node: &Node| match node.steps.as_slice() {
-            [Step::Key(keyword), Step::Key(name)] if keyword == "properties" => Some(name.clone()),
+        let property = |node: &Node<'_>| match node.steps {
+            [Some(Edge::Key("properties")), Some(Edge::Key(name))] => Some(name.to_string()),
             _ => None,
         };
         let own = &self.nodes[node];
-        let name = match own.steps.as_slice() {
-            [Step::Key(keyword)] if keyword == "items" => own
+        let name = match own.steps {
+            [Some(Edge::Key("items")), None] => own
                 .parent
                 .and_then(|parent| property(&self.nodes[parent]))
                 .map(|name| format!("{name}_item")),
