@@ -20,7 +20,8 @@
 //!   [`FullInput`] its arguments are also checked against).
 //! - [`arguments`]: the [`ArgumentMap`], where each argument goes on the wire.
 //! - `synthesize`: one operation → one unnamed tool (schemas within their byte budgets,
-//!   route, annotations, text), with `synthesize/body.rs` for request bodies and file parts.
+//!   their repeated subtrees hoisted into `$defs` where that is smaller, route,
+//!   annotations, text), with `synthesize/body.rs` for request bodies and file parts.
 //! - [`naming`]: tool and argument names: sanitized, shortened, unique.
 //! - `text`: descriptions and titles cleaned of markup and capped ([`truncate_text`]).
 //! - `schema_text`: [`SchemaText`], a schema kept as compact JSON text, and
@@ -53,7 +54,7 @@ use serde::Serialize;
 pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
 pub use build::{ApiInput, CatalogError, MOCK_BASE_URL, build, on_all_cores};
 pub use naming::NameChange;
-pub use report::{ApiReport, OperationOutcome, OperationReport, Relaxation, Report};
+pub use report::{ApiReport, Hoisting, OperationOutcome, OperationReport, Relaxation, Report};
 pub use schema_text::{SchemaText, SharedSchemas};
 pub use select::Selection;
 pub use synthesize::default_filename;

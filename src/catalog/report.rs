@@ -135,6 +135,45 @@ impl Relaxation {
     }
 }
 
+/// What hoisting repeated subtrees into `$defs` (see [`crate::schema::hoist`]) did to a
+/// tool's schemas: their sizes before and after, compact JSON bytes (0 for no schema).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Hoisting {
+    pub input_before: usize,
+    pub input_after: usize,
+    pub output_before: usize,
+    pub output_after: usize,
+}
+
+impl Hoisting {
+    /// Bytes fewer in `tools/list`, both schemas together.
+    pub fn saved(&self) -> usize {
+        self.input_before.saturating_sub(self.input_after)
+            + self.output_before.saturating_sub(self.output_after)
+    }
+
+    fn render(&self) -> String {
+        let mut parts = Vec::new();
+        for (which, before, after) in [
+            ("inputSchema", self.input_before, self.input_after),
+            ("outputSchema", self.output_before, self.output_after),
+        ] {
+            if after < before {
+                parts.push(format!(
+                    "{which} {} → {} bytes",
+                    thousands(before),
+                    thousands(after)
+                ));
+            }
+        }
+        format!(
+            "repeated subtrees hoisted into $defs: {} (≈ {} tokens saved)",
+            parts.join(", "),
+            thousands(self.saved().div_ceil(BYTES_PER_TOKEN))
+        )
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct OperationReport {
     /// Document order.
@@ -154,6 +193,9 @@ pub struct OperationReport {
     /// Set when the inputSchema was relaxed to fit its budget.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relaxed_input: Option<Relaxation>,
+    /// Set when hoisting repeated subtrees into `$defs` made its schemas smaller.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hoisted: Option<Hoisting>,
 }
 
 impl OperationReport {
@@ -171,6 +213,7 @@ impl OperationReport {
             dropped_keywords: Vec::new(),
             notes: Vec::new(),
             relaxed_input: None,
+            hoisted: None,
         }
     }
 
@@ -188,6 +231,7 @@ impl OperationReport {
             dropped_keywords: Vec::new(),
             notes: Vec::new(),
             relaxed_input: None,
+            hoisted: None,
         }
     }
 
@@ -202,6 +246,7 @@ impl OperationReport {
             dropped_keywords: Vec::new(),
             notes: Vec::new(),
             relaxed_input: None,
+            hoisted: None,
         }
     }
 
@@ -233,6 +278,7 @@ impl OperationReport {
                 .collect(),
             notes,
             relaxed_input: draft.relaxed.clone(),
+            hoisted: draft.hoisted,
         }
     }
 
@@ -393,6 +439,9 @@ impl Report {
                 if let Some(relaxed) = &op.relaxed_input {
                     let _ = writeln!(out, "           {}", relaxed.render());
                 }
+                if let Some(hoisted) = &op.hoisted {
+                    let _ = writeln!(out, "           {}", hoisted.render());
+                }
                 for note in &op.notes {
                     let _ = writeln!(out, "           note: {note}");
                 }
@@ -411,6 +460,21 @@ impl Report {
                     out,
                     "  {} inputSchema(s) relaxed to fit tools.max_input_schema_bytes: {} bytes (≈ {} tokens) fewer in tools/list; arguments are still checked against the full schemas",
                     relaxed.len(),
+                    thousands(saved),
+                    thousands(saved.div_ceil(BYTES_PER_TOKEN))
+                );
+            }
+            let hoisted: Vec<&Hoisting> = api
+                .operations
+                .iter()
+                .filter_map(|op| op.hoisted.as_ref())
+                .collect();
+            if !hoisted.is_empty() {
+                let saved: usize = hoisted.iter().map(|h| h.saved()).sum();
+                let _ = writeln!(
+                    out,
+                    "  {} tool(s) with repeated subtrees hoisted into $defs: {} bytes (≈ {} tokens) fewer in tools/list",
+                    hoisted.len(),
                     thousands(saved),
                     thousands(saved.div_ceil(BYTES_PER_TOKEN))
                 );

@@ -16,10 +16,10 @@ mod body;
 
 use super::text::{clean, tidy_schema, truncate_text};
 use super::{
-    Annotations, FullInput, MockAnswer, OutputPlan, Relaxation, Route, SchemaText, SharedSchemas,
-    json_len,
+    Annotations, FullInput, Hoisting, MockAnswer, OutputPlan, Relaxation, Route, SchemaText,
+    SharedSchemas, json_len,
 };
-use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Session};
+use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Scope, Session, hoist};
 use crate::spec::{
     Method, Operation, ParamLocation, Parameter, SpecVersion, Style, media, model::is_success,
     values,
@@ -43,6 +43,8 @@ pub(super) struct Draft {
     pub schema_notes: Notes,
     /// How the inputSchema was relaxed to fit its budget, when it was.
     pub relaxed: Option<Relaxation>,
+    /// What hoisting repeated subtrees into `$defs` saved, when it saved anything.
+    pub hoisted: Option<Hoisting>,
     /// Where the pieces that are not plain synthesis came from (see [`super::Tool`]).
     pub provenance: Vec<(String, String)>,
 }
@@ -62,12 +64,25 @@ pub(super) struct Context<'a> {
     pub mock: bool,
 }
 
-/// A synthesized schema tidied (descriptions trimmed to `max_description`, 0 = no limit)
-/// and kept as text: done here, on the synthesizing thread, so that the trees of all the
-/// tools never exist at once.
-fn finished(mut schema: Value, max_description: usize) -> SchemaText {
+/// A synthesized schema tidied: descriptions trimmed to `max_description` (0 = no limit).
+fn tidied(mut schema: Value, max_description: usize) -> Value {
     tidy_schema(&mut schema, max_description);
-    SchemaText::new(&schema)
+    schema
+}
+
+/// A tidied schema as published: its repeated subtrees hoisted into `$defs` where that
+/// makes it smaller ([`hoist`]; the default dialect's form, which the client dialects
+/// convert from), kept as text. Done here, on the synthesizing thread, so that the trees
+/// of all the tools never exist at once. Returns the sizes before and after hoisting.
+/// An inputSchema's arguments stay in place (overlays, the mock upstream and `explain`
+/// read their keywords there); an outputSchema's fields may move (its readers, the
+/// `response.fields` projection and the validator, follow `$ref`s).
+fn published(mut schema: Value, scope: Scope) -> (SchemaText, (usize, usize)) {
+    let sizes = hoist(&mut schema, scope);
+    (
+        SchemaText::new(&schema),
+        (sizes.bytes_before, sizes.bytes_after),
+    )
 }
 
 /// The shared definitions of full input schemas one synthesizing thread has made (see
@@ -85,6 +100,7 @@ pub(super) fn synthesize<'d>(
     let mut provenance = Vec::new();
     let budgeted = input(cx, graph, full_defs, op, &mut notes, &mut provenance)?;
     let (input_schema, arguments, body, mut schema_notes) = budgeted.input;
+    let (input_schema, input_sizes) = published(input_schema, Scope::InsideProperties);
     let mut relaxed_below = Some(MOCK_SCHEMA_DEPTH);
     let (output_schema, output) = match output(cx, graph, op) {
         Ok(Some((schema, plan, output_notes, depth))) => {
@@ -98,6 +114,20 @@ pub(super) fn synthesize<'d>(
             (None, None)
         }
     };
+    let (output_schema, output_sizes) = match output_schema {
+        Some(schema) => {
+            let (text, sizes) = published(tidied(schema, 0), Scope::Everywhere);
+            (Some(text), sizes)
+        }
+        None => (None, (0, 0)),
+    };
+    let hoisting = Hoisting {
+        input_before: input_sizes.0,
+        input_after: input_sizes.1,
+        output_before: output_sizes.0,
+        output_after: output_sizes.1,
+    };
+    let hoisted = (hoisting.saved() > 0).then_some(hoisting);
     let base_url = match cx.base_url {
         Some(url) => Some(url.trim_end_matches('/').to_string()),
         None => op.servers.iter().find(|s| s.contains("://")).cloned(),
@@ -132,7 +162,7 @@ pub(super) fn synthesize<'d>(
         title: title(op),
         description: description(op, cx.max_description_length),
         input_schema,
-        output_schema: output_schema.map(|schema| finished(schema, 0)),
+        output_schema,
         annotations: annotations(op.method),
         route: Route {
             api: cx.api.to_string(),
@@ -153,6 +183,7 @@ pub(super) fn synthesize<'d>(
         notes,
         schema_notes,
         relaxed: budgeted.relaxed,
+        hoisted,
         provenance,
     })
 }
@@ -162,7 +193,8 @@ type Input = (Value, ArgumentMap, Option<BodyPlan>, Notes);
 /// The inputSchema as published (within its budget), and when it had to be relaxed to fit,
 /// the full schema of the arguments that were relaxed and what was done.
 struct Budgeted {
-    input: (SchemaText, ArgumentMap, Option<BodyPlan>, Notes),
+    /// The inputSchema tidied, before hoisting.
+    input: Input,
     full: Option<Arc<FullInput>>,
     relaxed: Option<Relaxation>,
 }
@@ -190,7 +222,7 @@ fn input<'d>(
     let unlimited = |input: Input| {
         let (schema, arguments, body, schema_notes) = input;
         Budgeted {
-            input: (finished(schema, describe), arguments, body, schema_notes),
+            input: (tidied(schema, describe), arguments, body, schema_notes),
             full: None,
             relaxed: None,
         }
@@ -219,12 +251,13 @@ fn input<'d>(
             return Ok::<_, String>((false, None));
         }
         let (schema, arguments, body, schema_notes) = input;
-        let text = finished(schema, describe);
-        let fits = text.as_str().len() <= budget;
+        // Measured before hoisting, which only makes it smaller.
+        let schema = tidied(schema, describe);
+        let fits = json_len(&schema) <= budget;
         Ok((
             fits,
             Some((
-                (text, arguments, body, schema_notes),
+                (schema, arguments, body, schema_notes),
                 attempt_notes,
                 attempt_provenance,
             )),
@@ -256,7 +289,8 @@ fn input<'d>(
         depth = Some(0);
         chosen = attempt(graph, 0, usize::MAX)?.1;
     }
-    let Some(((text, arguments, body, schema_notes), chosen_notes, chosen_provenance)) = chosen
+    let Some(((published, arguments, body, schema_notes), chosen_notes, chosen_provenance)) =
+        chosen
     else {
         return Ok(unlimited(
             input_at(cx, graph, op, notes, provenance, Emission::Whole)?.input,
@@ -266,7 +300,7 @@ fn input<'d>(
     *provenance = chosen_provenance;
     let Some(depth) = depth else {
         return Ok(Budgeted {
-            input: (text, arguments, body, schema_notes),
+            input: (published, arguments, body, schema_notes),
             full: None,
             relaxed: None,
         });
@@ -351,14 +385,14 @@ fn input<'d>(
                 .iter()
                 .map(|(name, text)| name.len() + 4 + text.as_str().len())
                 .sum::<usize>(),
-        published_bytes: text.as_str().len(),
+        published_bytes: json_len(&published),
         arguments: full_arguments
             .iter()
             .map(|(index, _)| arguments.bindings[*index].argument.clone())
             .collect(),
     };
     Ok(Budgeted {
-        input: (text, arguments, body, schema_notes),
+        input: (published, arguments, body, schema_notes),
         full: Some(Arc::new(FullInput {
             arguments: full_arguments,
             defs,

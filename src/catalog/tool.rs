@@ -279,17 +279,19 @@ impl Tool {
                 }
             }
         }
-        // The published `$defs` stay (the arguments not relaxed refer to them), joined by
-        // the full ones (named by their pointers, `components.schemas.user`).
-        if let Value::Object(map) = &mut schema
-            && let Value::Object(full_defs) = full.defs_value()
-        {
-            match map.get_mut("$defs") {
-                Some(Value::Object(defs)) => defs.extend(full_defs),
-                _ => {
-                    map.insert("$defs".into(), Value::Object(full_defs));
-                }
+        if let Value::Object(map) = &mut schema {
+            // The published definitions stay: the arguments that were not relaxed (and
+            // their hoisted repeats) refer to them. The full ones are named by their whole
+            // pointer (`components.schemas.user`), the published ones by its last part, so
+            // one does not overwrite the other.
+            let mut defs = match map.shift_remove("$defs") {
+                Some(Value::Object(defs)) => defs,
+                _ => serde_json::Map::new(),
+            };
+            if let Value::Object(full_defs) = full.defs_value() {
+                defs.extend(full_defs);
             }
+            map.insert("$defs".into(), Value::Object(defs));
         }
         schema
     }

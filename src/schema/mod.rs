@@ -31,6 +31,8 @@
 //!   tool's translation (which targets are recursive, computed once);
 //! * [`dialect`]: the published input schema rewritten for client model APIs that take
 //!   only a subset of JSON Schema (openai-strict, Gemini), and their arguments restored;
+//! * [`hoist`]: repeated subtrees of a published schema moved into its `$defs` where that
+//!   makes it smaller;
 //! * [`example`]: deterministic example values generated from a published schema (the
 //!   mock upstream's answers, `restmcp selftest`'s arguments), with the validator that
 //!   checks them;
@@ -40,6 +42,7 @@
 pub mod dialect;
 pub mod example;
 mod graph;
+mod hoist;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -47,6 +50,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Value, json};
 
 pub use graph::{NodeId, RefGraph};
+pub use hoist::{Hoisted, Scope, hoist};
 
 use crate::spec::{DocId, SchemaRef, SpecVersion, values};
 

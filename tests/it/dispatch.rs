@@ -994,3 +994,93 @@ async fn small_tools_are_compiled_before_their_first_call() {
         "only tools over the per-tool limit wait for their first call"
     );
 }
+
+/// An object written out twice in one tool is published once, under `$defs`
+/// (tests/fixtures/repeated-addresses.yaml): the dispatcher, which checks arguments against
+/// the published schema, still refuses a bad value inside it, wherever it is used, and
+/// sends a good one as it came.
+#[tokio::test]
+async fn a_hoisted_schema_checks_arguments_as_the_inline_one_did() {
+    let upstream = upstream::start().await;
+    let docs = spec::load(&SpecSource::File(fixture("repeated-addresses.yaml")))
+        .await
+        .expect("spec loads");
+    let url = upstream.url();
+    let input = ApiInput {
+        base_url: Some(&url),
+        ..ApiInput::new("shop", Some(&docs))
+    };
+    let (catalog, report) = catalog::build(&[input], &ToolSettings::default()).expect("builds");
+    let rendered = report.render();
+    assert!(
+        rendered.contains("repeated subtrees hoisted into $defs: inputSchema")
+            && rendered.contains("1 tool(s) with repeated subtrees hoisted into $defs"),
+        "{rendered}"
+    );
+    let tool = catalog.get("createOrder").expect("tool");
+    let published = tool.input_schema.to_value();
+    let customer = &published["properties"]["customer"]["properties"];
+    assert_eq!(
+        customer["billing"],
+        json!({"$ref": "#/$defs/Address"}),
+        "{published}"
+    );
+    assert_eq!(
+        customer["shipping"],
+        json!({"$ref": "#/$defs/Address"}),
+        "{published}"
+    );
+    assert_eq!(
+        published["$defs"]["Address"]["properties"]["zip"]["pattern"],
+        "^[0-9]{5}$"
+    );
+    let output = tool
+        .output_schema
+        .as_ref()
+        .expect("outputSchema")
+        .to_value();
+    assert_eq!(
+        output["properties"]["shipping"],
+        json!({"$ref": "#/$defs/Address"}),
+        "{output}"
+    );
+    let dispatcher = Dispatcher::with_settings(
+        Arc::new(catalog),
+        HashMap::from([("shop".to_string(), UpstreamSettings::default())]),
+    )
+    .expect("dispatcher");
+
+    let address = json!({"street": "1 Main St", "city": "Springfield", "zip": "12345"});
+    let bad = json!({"customer": {"billing": address, "shipping": {"street": "2 Elm St", "city": "Shelbyville", "zip": "ABCDE"}}});
+    let result = dispatcher
+        .call("createOrder", args(bad), &CallContext::default())
+        .await
+        .expect("known tool");
+    assert!(result.is_error);
+    let text = result.joined_text();
+    assert!(text.contains("/customer/shipping/zip"), "{text}");
+    let extra = json!({"customer": {"billing": {"street": "1 Main St", "city": "S", "zip": "12345", "floor": 3}}});
+    let result = dispatcher
+        .call("createOrder", args(extra), &CallContext::default())
+        .await
+        .expect("known tool");
+    assert!(
+        result.is_error,
+        "an unknown member inside the definition is refused"
+    );
+    assert_eq!(
+        upstream.counters.all.load(Ordering::SeqCst),
+        0,
+        "nothing sent"
+    );
+
+    let good = json!({"customer": {"billing": address, "shipping": address}, "note": "ring twice"});
+    let result = dispatcher
+        .call("createOrder", args(good.clone()), &CallContext::default())
+        .await
+        .expect("known tool");
+    let echoed = received(&result);
+    let sent: Value =
+        serde_json::from_str(echoed["body"].as_str().expect("body text")).expect("JSON body");
+    assert_eq!(sent, good, "{echoed}");
+}
