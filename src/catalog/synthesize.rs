@@ -307,7 +307,6 @@ fn input<'d>(
     };
     // Relaxed: the full schema, for the dispatcher. Same arguments, same bindings; its
     // definitions shared, so that each is converted once however many tools reach it.
-    let published = text.to_value();
     let flatten = arguments
         .bindings
         .iter()
