@@ -1,12 +1,31 @@
 //! Small helpers on `serde_json::Value` that every floor needs and that were once written
 //! three ways: a value's kind as messages name it, JSON equality with numbers compared by
-//! value, and the escaping of one JSON-pointer segment (RFC 6901). Cross-cutting: any
+//! value, the escaping of one JSON-pointer segment (RFC 6901), and a value's length as
+//! compact JSON. Cross-cutting: any
 //! module may use this one, and it uses none of them.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde_json::{Number, Value};
+
+/// The length of `value` as compact JSON, counted without writing the text anywhere.
+pub fn compact_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail, and plain data always serializes.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
 
 /// A value's type with its article, as sentences name it: `a string`, `an object`, `null`.
 pub fn kind(value: &Value) -> &'static str {

@@ -199,20 +199,7 @@ impl Catalog {
 
 /// Length of `value` as compact JSON, counted without building the text.
 pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Writing to a counter cannot fail, and plain data always serializes.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
+    crate::json::compact_len(value)
 }
 
 /// How one API's tools are offered (see [`DiscoveryMode`]).

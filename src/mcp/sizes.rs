@@ -123,26 +123,9 @@ pub struct Budget {
     pub key: &'static str,
 }
 
-/// Counts what is written.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0 += bytes.len();
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The length of `value` as compact JSON, without writing it anywhere.
 pub fn wire_size<T: Serialize + ?Sized>(value: &T) -> usize {
-    let mut counter = Counter(0);
-    // Serializing plain data into a counter cannot fail; 0 would only under-count.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
+    crate::json::compact_len(value)
 }
 
 /// The end (exclusive) of the `tools/list` page that starts at `start`, given each tool's

@@ -139,11 +139,7 @@ pub fn hoist(schema: &mut Value, scope: Scope) -> Hoisted {
             }
         }
     }
-    let mut counter = Counter(0);
-    let bytes_after = match serde_json::to_writer(&mut counter, schema) {
-        Ok(()) => counter.0,
-        Err(_) => bytes_before,
-    };
+    let bytes_after = crate::json::compact_len(schema);
     Hoisted {
         bytes_before,
         bytes_after,
@@ -489,20 +485,6 @@ fn sanitize(text: &str) -> String {
         String::new()
     } else {
         name
-    }
-}
-
-/// Counts the bytes written to it.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
