@@ -25,16 +25,16 @@
 //! * [`config`] layers `config.toml`, `RESTMCP_*` environment variables and flags into raw
 //!   settings and validates them into a [`config::Config`]; it owns its own types and imports
 //!   nothing else of the crate.
-//! * [`json`] (value kinds, number-aware equality, pointer escaping), [`secret`] (values that
+//! * [`json`] (value kinds, number-aware equality, pointer escaping, compact length), [`secret`] (values that
 //!   never print) and [`http_client`] (the one pooled rustls client) are small and
 //!   cross-cutting.
 //! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context.
 //! * [`spec`] reads Swagger 2.0 and OpenAPI 3.0/3.1 documents (JSON or YAML, files or URLs),
 //!   resolves `$ref`s across documents within their place, applies OpenAPI Overlays (with the
 //!   RFC 9535 engine in [`spec::jsonpath`]) and normalizes every operation into one model.
-//! * [`schema`] translates OpenAPI schemas into self-contained JSON Schema 2020-12, shapes
-//!   them for client dialects ([`schema::dialect`]) and generates example values from a
-//!   schema ([`schema::example`]).
+//! * [`schema`] translates OpenAPI schemas into self-contained JSON Schema 2020-12 (repeats
+//!   hoisted into `$defs`, [`schema::hoist`]), shapes them for client dialects
+//!   ([`schema::dialect`]) and generates example values from a schema ([`schema::example`]).
 //! * [`catalog`] synthesizes one MCP tool per operation (name, description, schemas,
 //!   annotations, the argument map that says where each argument goes on the wire), applies
 //!   the operator's tool patches ([`catalog::patch`]) and hand-written tools, and reports
