@@ -33,7 +33,7 @@
 //!   resolves `$ref`s across documents within their place, applies OpenAPI Overlays (with the
 //!   RFC 9535 engine in [`spec::jsonpath`]) and normalizes every operation into one model.
 //! * [`schema`] translates OpenAPI schemas into self-contained JSON Schema 2020-12 (repeats
-//!   hoisted into `$defs`, [`schema::hoist`]), shapes them for client dialects
+//!   hoisted into `$defs`, [`schema::hoist()`]), shapes them for client dialects
 //!   ([`schema::dialect`]) and generates example values from a schema ([`schema::example`]).
 //! * [`catalog`] synthesizes one MCP tool per operation (name, description, schemas,
 //!   annotations, the argument map that says where each argument goes on the wire), applies

@@ -31,7 +31,7 @@
 //!   tool's translation (which targets are recursive, computed once);
 //! * [`dialect`]: the published input schema rewritten for client model APIs that take
 //!   only a subset of JSON Schema (openai-strict, Gemini), and their arguments restored;
-//! * [`hoist`]: repeated subtrees of a published schema moved into its `$defs` where that
+//! * [`mod@hoist`]: repeated subtrees of a published schema moved into its `$defs` where that
 //!   makes it smaller;
 //! * [`example`]: deterministic example values generated from a published schema (the
 //!   mock upstream's answers, `restmcp selftest`'s arguments), with the validator that
