@@ -257,14 +257,14 @@ async fn load_api(
     })
 }
 
-/// Fills each API's report with what the `openai-strict` and `gemini` dialects drop from its
-/// tools (for `restmcp check`; serving adapts lazily, per client).
 /// Up to how many tools an API's dialects that no client of it gets are still checked (as
 /// a count) by `restmcp check`. Converting is bounded per tool but not cheap (about a
 /// millisecond a tool for schemas like Microsoft Graph's): for its 11,422 tools, the two
 /// dialects nobody asked for took 20 s of a 25 s `check`.
 pub const UNCONFIGURED_DIALECT_TOOLS: usize = 2_000;
 
+/// Fills each API's report with what the `openai-strict` and `gemini` dialects drop from its
+/// tools (for `restmcp check`; serving adapts lazily, per client).
 pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
     use crate::config::Dialect;
     for api_report in &mut loaded.report.apis {
@@ -277,33 +277,27 @@ pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
             .collect();
         for dialect in [Dialect::OpenaiStrict, Dialect::Gemini] {
             let configured = dialect_configured(config, dialect, api);
-            if !configured && tools.len() > UNCONFIGURED_DIALECT_TOOLS {
-                api_report
-                    .dialects
-                    .push(crate::catalog::report::DialectReport {
-                        dialect: dialect.as_str().to_string(),
-                        configured,
-                        checked: false,
-                        tools: Vec::new(),
-                    });
-                continue;
-            }
-            let dropped = crate::catalog::on_all_cores(&tools, |chunk| {
-                chunk
-                    .iter()
-                    .filter_map(|tool| {
-                        let schema = tool.input_schema.to_value();
-                        let adapted = crate::schema::dialect::adapt_input(dialect, &schema);
-                        (!adapted.dropped.is_empty()).then(|| (tool.name.clone(), adapted.dropped))
-                    })
-                    .collect()
-            });
+            let checked = configured || tools.len() <= UNCONFIGURED_DIALECT_TOOLS;
+            let dropped = match checked {
+                false => Vec::new(),
+                true => crate::catalog::on_all_cores(&tools, |chunk| {
+                    chunk
+                        .iter()
+                        .filter_map(|tool| {
+                            let schema = tool.input_schema.to_value();
+                            let adapted = crate::schema::dialect::adapt_input(dialect, &schema);
+                            (!adapted.dropped.is_empty())
+                                .then(|| (tool.name.clone(), adapted.dropped))
+                        })
+                        .collect()
+                }),
+            };
             api_report
                 .dialects
                 .push(crate::catalog::report::DialectReport {
                     dialect: dialect.as_str().to_string(),
                     configured,
-                    checked: true,
+                    checked,
                     tools: dropped,
                 });
         }

@@ -77,7 +77,7 @@ fn tidied(mut schema: Value, max_description: usize) -> Value {
 /// An inputSchema's arguments stay in place (overlays, the mock upstream and `explain`
 /// read their keywords there); an outputSchema's fields may move (its readers, the
 /// `response.fields` projection and the validator, follow `$ref`s).
-fn published(mut schema: Value, scope: Scope) -> (SchemaText, (usize, usize)) {
+fn hoisted_text(mut schema: Value, scope: Scope) -> (SchemaText, (usize, usize)) {
     let sizes = hoist(&mut schema, scope);
     (
         SchemaText::new(&schema),
@@ -100,7 +100,7 @@ pub(super) fn synthesize<'d>(
     let mut provenance = Vec::new();
     let budgeted = input(cx, graph, full_defs, op, &mut notes, &mut provenance)?;
     let (input_schema, arguments, body, mut schema_notes) = budgeted.input;
-    let (input_schema, input_sizes) = published(input_schema, Scope::InsideProperties);
+    let (input_schema, input_sizes) = hoisted_text(input_schema, Scope::InsideProperties);
     let mut relaxed_below = Some(MOCK_SCHEMA_DEPTH);
     let (output_schema, output) = match output(cx, graph, op) {
         Ok(Some((schema, plan, output_notes, depth))) => {
@@ -116,7 +116,7 @@ pub(super) fn synthesize<'d>(
     };
     let (output_schema, output_sizes) = match output_schema {
         Some(schema) => {
-            let (text, sizes) = published(tidied(schema, 0), Scope::Everywhere);
+            let (text, sizes) = hoisted_text(tidied(schema, 0), Scope::Everywhere);
             (Some(text), sizes)
         }
         None => (None, (0, 0)),
@@ -319,8 +319,7 @@ fn input<'d>(
         &mut provenance.clone(),
         Emission::Shared { flatten },
     )?;
-    let mut full_schema = full.input.0;
-    tidy_schema(&mut full_schema, describe);
+    let mut full_schema = tidied(full.input.0, describe);
     let mut defs = Vec::with_capacity(full.reached.len());
     if same_arguments(&published, &full_schema) {
         for (id, name) in full.reached {
@@ -349,8 +348,7 @@ fn input<'d>(
             &mut provenance.clone(),
             Emission::Whole,
         )?;
-        full_schema = whole.input.0;
-        tidy_schema(&mut full_schema, describe);
+        full_schema = tidied(whole.input.0, describe);
         if let Some(Value::Object(own)) = full_schema
             .as_object_mut()
             .and_then(|map| map.remove("$defs"))

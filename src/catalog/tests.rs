@@ -557,6 +557,22 @@ fn deep_body_spec() -> Value {
     spec
 }
 
+/// The validator of argument `name`'s full schema, kept because the tool was relaxed.
+fn full_argument_validator(tool: &crate::catalog::Tool, name: &str) -> jsonschema::Validator {
+    let full = tool.route.full_input.as_ref().expect("full input kept");
+    let index = tool
+        .route
+        .arguments
+        .bindings
+        .iter()
+        .position(|b| b.argument == name)
+        .expect("binding");
+    let schema = full
+        .argument_schema(index)
+        .unwrap_or_else(|| panic!("full schema of {name}"));
+    jsonschema::draft202012::new(&schema).expect("compiles")
+}
+
 #[test]
 fn an_input_schema_over_its_budget_is_relaxed_and_kept_in_full_for_checking() {
     let budget = 1500;
@@ -588,7 +604,6 @@ fn an_input_schema_over_its_budget_is_relaxed_and_kept_in_full_for_checking() {
     );
     // The full schemas of what was cut are kept for the dispatcher, and the report says
     // what happened.
-    let full = tool.route.full_input.as_ref().expect("full input kept");
     let relaxed = report.apis[0].operations[0]
         .relaxed_input
         .as_ref()
@@ -598,17 +613,7 @@ fn an_input_schema_over_its_budget_is_relaxed_and_kept_in_full_for_checking() {
         relaxed.arguments.contains(&"manager".to_string()),
         "{relaxed:?}"
     );
-    let manager = tool
-        .route
-        .arguments
-        .bindings
-        .iter()
-        .position(|b| b.argument == "manager")
-        .expect("binding");
-    let schema = full
-        .argument_schema(manager)
-        .expect("full schema of manager");
-    let validator = jsonschema::draft202012::new(&schema).expect("compiles");
+    let validator = full_argument_validator(tool, "manager");
     assert!(validator.is_valid(&json!({"manager": {"address": {"city": "Paris"}}})));
     assert!(!validator.is_valid(&json!({"manager": {"address": {"city": "P"}}})));
     assert!(report.render().contains("inputSchema relaxed below depth"));
@@ -671,18 +676,7 @@ fn a_relaxed_body_made_of_components_keeps_its_arguments_checked_in_full() {
         relaxed.arguments.contains(&"manager".to_string()),
         "{relaxed:?}"
     );
-    let full = tool.route.full_input.as_ref().expect("full input kept");
-    let manager = tool
-        .route
-        .arguments
-        .bindings
-        .iter()
-        .position(|b| b.argument == "manager")
-        .expect("binding");
-    let schema = full
-        .argument_schema(manager)
-        .expect("full schema of manager");
-    let validator = jsonschema::draft202012::new(&schema).expect("compiles");
+    let validator = full_argument_validator(tool, "manager");
     let deep =
         |city: &str| json!({"manager": {"manager": {"manager": {"address": {"city": city}}}}});
     assert!(validator.is_valid(&deep("Paris")));
