@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!  0  config   json   secret   http_client      settings, and helpers any floor may use
-//!  1  telemetry                                  logs, metrics, trace context
+//!  1  telemetry   identity                       logs, metrics, trace context; who calls
 //!  2  spec                                       bytes → documents → one operation model
 //!  3  schema                                     OpenAPI schemas → JSON Schema 2020-12
 //!  4  catalog                                    operations → tools (an immutable snapshot)
@@ -29,6 +29,8 @@
 //!   never print) and [`http_client`] (the one pooled rustls client) are small and
 //!   cross-cutting.
 //! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context.
+//! * [`identity`] is who a request acts for: the [`identity::Caller`] an OAuth access token
+//!   named (issuer, subject, scopes), made by the HTTP guard and read by the floors above.
 //! * [`spec`] reads Swagger 2.0 and OpenAPI 3.0/3.1 documents (JSON or YAML, files or URLs),
 //!   resolves `$ref`s across documents within their place, applies OpenAPI Overlays (with the
 //!   RFC 9535 engine in [`spec::jsonpath`]) and normalizes every operation into one model.
@@ -48,9 +50,9 @@
 //!   URLs the result depends on.
 //! * [`mcp`] serves the tools over stdio, Streamable HTTP and legacy SSE with the official
 //!   SDK; its module doc lists every behaviour restmcp adds over rmcp, and why.
-//! * [`http`] is the sidecar: the listener, the guard (Host, Origin, tokens), health,
-//!   metrics, TLS and graceful shutdown; [`reload`] notices changed files (or SIGHUP) and
-//!   swaps the snapshot atomically.
+//! * [`http`] is the sidecar: the listener, the guard (Host, Origin, tokens), the OAuth
+//!   resource server ([`http::oauth`]), health, metrics, TLS and graceful shutdown;
+//!   [`reload`] notices changed files (or SIGHUP) and swaps the snapshot atomically.
 //! * [`cli`] is the command line: `serve`, `stdio`, `tools`, `check`, `call`, `explain`,
 //!   `selftest`, `schema`.
 //!
@@ -63,6 +65,7 @@ pub mod config;
 pub mod discovery;
 pub mod http;
 pub mod http_client;
+pub mod identity;
 pub mod json;
 pub mod load;
 pub mod mcp;

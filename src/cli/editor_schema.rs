@@ -188,6 +188,21 @@ tokens_file = "secrets/tokens"
 api_key_header = "X-API-Key"
 protect_metrics = true
 
+[server.oauth]
+resource = "https://mcp.example.com/mcp"
+issuers = ["https://login.example.com/tenant", "http://127.0.0.1:9000"]
+scopes = ["mcp:tools"]
+algorithms = ["RS256", "ES256", "HS256"]
+hmac_secret_env = "RESTMCP_OAUTH_HMAC"
+clock_skew_seconds = 30
+jwks_refresh_seconds = 120
+resource_name = "Example tools"
+
+[server.oauth.introspection]
+client_id = "restmcp"
+client_secret_env = "RESTMCP_INTROSPECTION_SECRET"
+url = "https://login.example.com/tenant/introspect"
+
 [server.tls]
 cert = "tls/cert.pem"
 key = "tls/key.pem"
@@ -406,6 +421,13 @@ include = []
         "[server.auth]\ntokens = [\"plain-secret\"]\n",
         "[server.auth]\ntokens_env = [\"T\"]\napi_key_header = \"X Key\"\n",
         "[server.tls]\ncert = \"cert.pem\"\n",
+        "[server.oauth]\nresource = \"https://mcp.example.com/mcp\"\n",
+        "[server.oauth]\nresource = \"http://mcp.example.com/mcp\"\nissuers = [\"https://as.example\"]\n",
+        "[server.oauth]\nresource = \"https://mcp.example.com/mcp\"\nissuers = []\n",
+        "[server.oauth]\nresource = \"https://mcp.example.com/mcp\"\nissuers = [\"http://as.example\"]\n",
+        "[server.oauth]\nresource = \"https://m.example/mcp\"\nissuers = [\"https://as.example\"]\nalgorithms = [\"none\"]\n",
+        "[server.oauth]\nresource = \"https://m.example/mcp\"\nissuers = [\"https://as.example\"]\nscopes = [\"two words\"]\n",
+        "[server.oauth]\nresource = \"https://m.example/mcp\"\nissuers = [\"https://as.example\"]\nintrospection = { client_id = \"rs\" }\n",
         "[server]\ncors_origins = [\"https://app.example.com/path\"]\n",
         "[server]\ncors_origins = [\"app.example.com\"]\n",
         "[server]\nshutdown_grace_seconds = -1\n",
@@ -458,6 +480,10 @@ include = []
             "forward_headers = [\"X-A\", { from = \"X-B\", to = \"x-a\" }]\n",
             // a log filter that does not parse
             "[log]\nlevel = \"restmcp=loud\"\n",
+            // an HMAC algorithm without the secret to check it
+            "[server.oauth]\nresource = \"https://m.example/mcp\"\nissuers = [\"https://as.example\"]\nalgorithms = [\"HS256\"]\n",
+            // a fragment in the resource
+            "[server.oauth]\nresource = \"https://m.example/mcp#x\"\nissuers = [\"https://as.example\"]\n",
         ] {
             let toml = format!("[apis.api]\nspec = \"api.json\"\n{mistake}");
             let (by_schema, by_code) = check_config(&toml);

@@ -147,18 +147,40 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     } else {
         "stateless"
     };
-    let auth = match &server_settings.auth {
-        Some(_) => "bearer token required",
-        None => "none",
+    let auth = match (&server_settings.auth, &server_settings.oauth) {
+        (_, Some(oauth)) => format!(
+            "OAuth access tokens for {} ({} issuer(s)){}",
+            oauth.resource,
+            oauth.issuers.len(),
+            if server_settings.auth.is_some() {
+                ", or a static bearer token"
+            } else {
+                ""
+            }
+        ),
+        (Some(_), None) => "bearer token required".to_string(),
+        (None, None) => "none".to_string(),
     };
+    if let Some(oauth) = &server_settings.oauth {
+        let path = url::Url::parse(&oauth.resource)
+            .map(|url| url.path().trim_end_matches('/').to_string())
+            .unwrap_or_default();
+        banner.push_str(&format!(
+            "  oauth metadata        {base}{}{path}\n",
+            crate::http::oauth::METADATA_PATH
+        ));
+    }
     banner.push_str(&format!(
         "  mode                  {mode}; authentication: {auth}\n"
     ));
     summary.write_apis(&mut banner);
     spawn_reloader(&config, global, &shared, inputs, &control.stop, &mut banner);
-    if server_settings.auth.is_none() && !address.ip().is_loopback() {
+    if server_settings.auth.is_none()
+        && server_settings.oauth.is_none()
+        && !address.ip().is_loopback()
+    {
         banner.push_str(&format!(
-            "  warning: listening on {address} without [server.auth]: anyone who can reach it can call these tools\n"
+            "  warning: listening on {address} without [server.auth] or [server.oauth]: anyone who can reach it can call these tools\n"
         ));
     }
     crate::telemetry::writer::flush();

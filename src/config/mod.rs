@@ -75,8 +75,8 @@ pub use loading::{
 pub use log::{LogFormat, LogSettings};
 pub use reload::ReloadSettings;
 pub use server::{
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_STDIO_MESSAGE_BYTES, InboundAuth, MIN_MESSAGE_BYTES,
-    ReadinessSettings, ServerSettings, TlsSettings,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_STDIO_MESSAGE_BYTES, InboundAuth, IntrospectionSettings,
+    MIN_MESSAGE_BYTES, OAuthSettings, ReadinessSettings, ServerSettings, TlsSettings,
 };
 pub use specs_dir::discover;
 pub(crate) use syntax::is_token;

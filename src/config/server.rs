@@ -51,6 +51,10 @@ pub struct ServerSettings {
     /// Require a bearer token or API key on the MCP endpoint.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth: Option<InboundAuth>,
+    /// Accept OAuth 2.1 access tokens for this server (the MCP Authorization
+    /// specification): restmcp is then a resource server of the issuers named here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthSettings>,
     /// Serve HTTPS with this certificate and key (PEM files).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSettings>,
@@ -110,6 +114,81 @@ pub struct InboundAuth {
     pub api_key_header: Option<String>,
     /// Require the token for `/metrics` too (health endpoints are always open).
     pub protect_metrics: bool,
+}
+
+/// `[server.oauth]`: restmcp as an OAuth 2.1 resource server (RFC 9728 metadata, RFC 6750
+/// challenges, RFC 8707 audience). JWT access tokens are checked against each issuer's
+/// published keys; opaque ones through RFC 7662 introspection.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthSettings {
+    /// The canonical URL of this MCP endpoint, e.g. `https://mcp.example.com/mcp`: the
+    /// audience every token must name (RFC 8707), and the `resource` of the metadata.
+    pub resource: String,
+    /// The authorization servers whose tokens are accepted, by issuer identifier. Their
+    /// metadata (RFC 8414, else OpenID Connect discovery) gives the keys and endpoints.
+    pub issuers: Vec<String>,
+    /// Scopes every token must carry; a token without one gets 403 `insufficient_scope`.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// JWS algorithms accepted (never `none`). HMAC ones (`HS256`…) only with
+    /// `hmac_secret_env`.
+    #[serde(default = "default_algorithms")]
+    pub algorithms: Vec<String>,
+    /// An environment variable holding the secret shared with the issuer, for HMAC-signed
+    /// tokens; unset (the default), HMAC signatures are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmac_secret_env: Option<String>,
+    /// Seconds of clock difference tolerated on `exp` and `nbf`.
+    #[serde(default = "default_clock_skew")]
+    pub clock_skew_seconds: u64,
+    /// Least seconds between two fetches of an issuer's keys when a token names a key
+    /// that is not known (a rotation).
+    #[serde(default = "default_jwks_refresh")]
+    pub jwks_refresh_seconds: u64,
+    /// A name for this server that authorization servers may show the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_name: Option<String>,
+    /// Check tokens that are not JWTs with the issuer (RFC 7662).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub introspection: Option<IntrospectionSettings>,
+}
+
+impl OAuthSettings {
+    /// The algorithms a resource server sees from common providers: RSA, RSA-PSS, ECDSA
+    /// and EdDSA signatures.
+    pub fn default_algorithms() -> Vec<String> {
+        [
+            "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+}
+
+fn default_algorithms() -> Vec<String> {
+    OAuthSettings::default_algorithms()
+}
+
+fn default_clock_skew() -> u64 {
+    60
+}
+
+fn default_jwks_refresh() -> u64 {
+    60
+}
+
+/// How restmcp authenticates to the introspection endpoint (client_secret_basic).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IntrospectionSettings {
+    /// The client identifier restmcp is registered under at the authorization server.
+    pub client_id: String,
+    /// The environment variable holding that client's secret.
+    pub client_secret_env: String,
+    /// The introspection endpoint; by default the one the first issuer's metadata names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// PEM files for HTTPS.
@@ -176,6 +255,7 @@ impl Default for ServerSettings {
             metrics: true,
             threads: 1,
             auth: None,
+            oauth: None,
             tls: None,
             readiness: ReadinessSettings::default(),
             header_read_timeout_seconds: 30,

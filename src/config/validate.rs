@@ -369,7 +369,138 @@ impl Config {
                 });
             }
         }
+        if let Some(oauth) = &server.oauth {
+            validate_oauth(oauth)?;
+        }
         Ok(())
+    }
+}
+
+/// JWS algorithm names `server.oauth.algorithms` may list (RFC 7518 and RFC 8037); `none`
+/// is not among them.
+const JWS_ALGORITHMS: [&str; 12] = [
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA", "HS256",
+    "HS384", "HS512",
+];
+
+/// `[server.oauth]`: the resource and issuers are absolute URLs (HTTPS, or HTTP on a
+/// loopback host), scopes are scope tokens (RFC 6749, section 3.3), algorithms are known
+/// and HMAC ones come with their secret.
+fn validate_oauth(oauth: &super::OAuthSettings) -> Result<(), ConfigError> {
+    let invalid = |key: &str, value: &str, problem: &str| ConfigError::Invalid {
+        key: format!("server.oauth.{key}"),
+        value: value.to_string(),
+        problem: problem.to_string(),
+    };
+    if let Err(problem) = check_oauth_url(&oauth.resource) {
+        return Err(invalid("resource", &oauth.resource, &problem));
+    }
+    if oauth.issuers.is_empty() {
+        return Err(ConfigError::Key {
+            key: "server.oauth.issuers".into(),
+            problem: "names no authorization server: list at least one issuer URL".into(),
+        });
+    }
+    for (i, issuer) in oauth.issuers.iter().enumerate() {
+        if let Err(problem) = check_oauth_url(issuer) {
+            return Err(invalid(&format!("issuers[{i}]"), issuer, &problem));
+        }
+        if url::Url::parse(issuer).is_ok_and(|u| u.query().is_some()) {
+            return Err(invalid(
+                &format!("issuers[{i}]"),
+                issuer,
+                "an issuer identifier has no query (RFC 8414, section 2)",
+            ));
+        }
+    }
+    for (i, scope) in oauth.scopes.iter().enumerate() {
+        let valid = !scope.is_empty()
+            && scope
+                .bytes()
+                .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b));
+        if !valid {
+            return Err(invalid(
+                &format!("scopes[{i}]"),
+                scope,
+                "must be one scope token (printable ASCII without spaces, quotes or backslashes)",
+            ));
+        }
+    }
+    if oauth.algorithms.is_empty() {
+        return Err(ConfigError::Key {
+            key: "server.oauth.algorithms".into(),
+            problem: "accepts no algorithm: leave it out for the default list".into(),
+        });
+    }
+    for (i, alg) in oauth.algorithms.iter().enumerate() {
+        if !JWS_ALGORITHMS.contains(&alg.as_str()) {
+            return Err(invalid(
+                &format!("algorithms[{i}]"),
+                alg,
+                &format!("must be one of {}", JWS_ALGORITHMS.join(", ")),
+            ));
+        }
+        if alg.starts_with("HS") && oauth.hmac_secret_env.is_none() {
+            return Err(invalid(
+                &format!("algorithms[{i}]"),
+                alg,
+                "an HMAC algorithm needs hmac_secret_env (the secret shared with the issuer)",
+            ));
+        }
+    }
+    let env_name = |key: &str, name: &str| {
+        if name.is_empty() || name.contains('=') {
+            Err(invalid(
+                key,
+                name,
+                "must be the name of an environment variable",
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    if let Some(name) = &oauth.hmac_secret_env {
+        env_name("hmac_secret_env", name)?;
+    }
+    if let Some(introspection) = &oauth.introspection {
+        env_name(
+            "introspection.client_secret_env",
+            &introspection.client_secret_env,
+        )?;
+        if introspection.client_id.is_empty() {
+            return Err(invalid(
+                "introspection.client_id",
+                "",
+                "must name restmcp's client at the authorization server",
+            ));
+        }
+        if let Some(url) = &introspection.url
+            && let Err(problem) = check_oauth_url(url)
+        {
+            return Err(invalid("introspection.url", url, &problem));
+        }
+    }
+    Ok(())
+}
+
+/// An absolute URL without a fragment, over HTTPS, or HTTP to a loopback host (OAuth 2.1,
+/// section 1.5: tokens and metadata travel only over TLS, except on the local machine).
+fn check_oauth_url(text: &str) -> Result<(), String> {
+    let url = url::Url::parse(text).map_err(|e| format!("is not an absolute URL: {e}"))?;
+    if url.fragment().is_some() {
+        return Err("must not have a fragment".into());
+    }
+    let loopback = match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => return Err("must name a host".into()),
+    };
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        "http" => Err("must use https (http only on a loopback host)".into()),
+        _ => Err("must be an https URL".into()),
     }
 }
 

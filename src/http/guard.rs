@@ -1,10 +1,14 @@
 //! The checks in front of every MCP route, in order: the tool set is loaded (503), the
 //! `Host` is allowed and the `Origin`, when present, too (403: DNS-rebinding and
 //! cross-site protection, as the MCP transport specification requires), and the client
-//! presents an accepted token when `[server.auth]` is set (401).
+//! presents an accepted token when `[server.auth]` or `[server.oauth]` is set.
 //!
-//! Tokens are compared in constant time and never logged; a client is identified by the
-//! token's position (`token:1`), never by its value.
+//! A static token (`[server.auth]`) is compared in constant time and never logged; its
+//! client is named by the token's position (`token:1`), never by its value. Any other
+//! bearer token goes to the OAuth resource server ([`super::oauth`]): a valid one puts its
+//! [`Caller`] in the request and names the client by the caller's pseudonym; otherwise the
+//! answer is the challenge the MCP Authorization specification asks for (401 with the
+//! metadata URL, 403 `insufficient_scope` with the scopes to ask for).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -18,7 +22,9 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq as _;
 
 use super::health::Readiness;
+use super::oauth::{Rejection, ResourceServer};
 use crate::config::{InboundAuth, ServerSettings};
+use crate::identity::Caller;
 use crate::mcp::admission::ClientId;
 use crate::secret::Secret;
 use crate::telemetry::metrics::Metrics;
@@ -183,6 +189,7 @@ pub struct Guard {
     allowed_origins: Vec<String>,
     any_origin: bool,
     tokens: Option<Arc<Tokens>>,
+    oauth: Option<Arc<ResourceServer>>,
     readiness: Arc<Readiness>,
     metrics: Arc<Metrics>,
 }
@@ -191,6 +198,7 @@ impl Guard {
     pub fn new(
         settings: &ServerSettings,
         tokens: Option<Arc<Tokens>>,
+        oauth: Option<Arc<ResourceServer>>,
         readiness: Arc<Readiness>,
         metrics: Arc<Metrics>,
     ) -> Guard {
@@ -209,6 +217,7 @@ impl Guard {
             any_origin: origins.iter().any(|o| o == "*"),
             allowed_origins: origins,
             tokens,
+            oauth,
             readiness,
             metrics,
         }
@@ -258,12 +267,8 @@ impl Guard {
         }
     }
 
-    /// The request's client, or why it is refused.
-    fn check(
-        &self,
-        headers: &HeaderMap,
-        uri: &axum::http::Uri,
-    ) -> Result<Option<ClientId>, Refusal> {
+    /// Readiness, `Host` and `Origin`: the checks that need no token.
+    fn check(&self, headers: &HeaderMap, uri: &axum::http::Uri) -> Result<(), Refusal> {
         if !self.readiness.is_loaded() {
             self.metrics.record_refusal("not_ready");
             return Err(Refusal::Loading);
@@ -278,11 +283,76 @@ impl Guard {
             tracing::warn!("refused a request whose Origin is not allowed");
             return Err(Refusal::Origin);
         }
-        self.authenticate(headers)
+        Ok(())
     }
 
-    /// `Ok(None)` when no authentication is configured.
-    fn authenticate(&self, headers: &HeaderMap) -> Result<Option<ClientId>, Refusal> {
+    /// The request's client (and, for an OAuth token, its caller); `Ok(None)` when no
+    /// authentication is configured.
+    async fn authenticate(&self, headers: &HeaderMap) -> Result<Option<Client>, Refusal> {
+        if let Some(tokens) = &self.tokens
+            && let Some(client) = tokens.identify(headers)
+        {
+            return Ok(Some(Client {
+                id: client,
+                caller: None,
+            }));
+        }
+        let Some(oauth) = &self.oauth else {
+            return self
+                .static_only(headers)
+                .map(|client| client.map(|id| Client { id, caller: None }));
+        };
+        let refuse = |reason: &'static str| {
+            self.metrics.record_refusal(reason);
+        };
+        let required: Vec<&str> = oauth.required_scopes().iter().map(String::as_str).collect();
+        let Some(token) = bearer_token(headers) else {
+            refuse("unauthorized");
+            return Err(Refusal::Challenge {
+                status: StatusCode::UNAUTHORIZED,
+                header: oauth.challenge(None, &required),
+                text: "Unauthorized: this server takes OAuth access tokens (see WWW-Authenticate)"
+                    .into(),
+            });
+        };
+        match oauth.authenticate(&token).await {
+            Ok(caller) => {
+                let missing = caller.missing(oauth.required_scopes());
+                if !missing.is_empty() {
+                    refuse("insufficient_scope");
+                    return Err(Refusal::Challenge {
+                        status: StatusCode::FORBIDDEN,
+                        header: oauth.challenge(
+                            Some(("insufficient_scope", "the token lacks a required scope")),
+                            &required,
+                        ),
+                        text: format!("Forbidden: the token lacks the scope {}", missing.join(" ")),
+                    });
+                }
+                Ok(Some(Client {
+                    id: ClientId(caller.pseudonym()),
+                    caller: Some(caller),
+                }))
+            }
+            Err(Rejection::Invalid(reason)) => {
+                refuse("unauthorized");
+                tracing::info!("refused an access token: {reason}");
+                Err(Refusal::Challenge {
+                    status: StatusCode::UNAUTHORIZED,
+                    header: oauth.challenge(Some(("invalid_token", &reason)), &required),
+                    text: format!("Unauthorized: {reason}"),
+                })
+            }
+            Err(Rejection::Unavailable(reason)) => {
+                refuse("auth_unavailable");
+                tracing::warn!("cannot check an access token now: {reason}");
+                Err(Refusal::Unavailable)
+            }
+        }
+    }
+
+    /// Static tokens only: `Ok(None)` when none are configured.
+    fn static_only(&self, headers: &HeaderMap) -> Result<Option<ClientId>, Refusal> {
         let Some(tokens) = &self.tokens else {
             return Ok(None);
         };
@@ -297,13 +367,35 @@ impl Guard {
     }
 }
 
+/// An authenticated client: its name for limits and logs, and the OAuth caller behind it.
+struct Client {
+    id: ClientId,
+    caller: Option<Arc<Caller>>,
+}
+
+/// `Authorization: Bearer TOKEN` (RFC 6750, section 2.1: the only way OAuth tokens are
+/// taken; never from the query string).
+fn bearer_token(headers: &HeaderMap) -> Option<String> {
+    presented_token(headers, None)
+}
+
 /// Why a request was turned away.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Refusal {
     Loading,
     Host,
     Origin,
-    Unauthorized { presented: bool },
+    Unauthorized {
+        presented: bool,
+    },
+    /// An OAuth refusal: 401 or 403 with its `WWW-Authenticate` challenge.
+    Challenge {
+        status: StatusCode,
+        header: String,
+        text: String,
+    },
+    /// The authorization server cannot be asked about the token now.
+    Unavailable,
 }
 
 impl IntoResponse for Refusal {
@@ -344,6 +436,20 @@ impl IntoResponse for Refusal {
                 )
                     .into_response()
             }
+            Refusal::Challenge {
+                status,
+                header: challenge,
+                text,
+            } => match header::HeaderValue::from_str(&challenge) {
+                Ok(value) => (status, [(header::WWW_AUTHENTICATE, value)], text).into_response(),
+                Err(_) => (status, text).into_response(),
+            },
+            Refusal::Unavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "5")],
+                "Service Unavailable: the authorization server cannot be reached to check the token",
+            )
+                .into_response(),
         }
     }
 }
@@ -363,10 +469,16 @@ fn host_name(host: &str) -> String {
 
 /// Middleware for the MCP routes.
 pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
-    match guard.check(request.headers(), request.uri()) {
+    if let Err(refusal) = guard.check(request.headers(), request.uri()) {
+        return refusal.into_response();
+    }
+    match guard.authenticate(request.headers()).await {
         Ok(client) => {
             if let Some(client) = client {
-                request.extensions_mut().insert(client);
+                request.extensions_mut().insert(client.id);
+                if let Some(caller) = client.caller {
+                    request.extensions_mut().insert(caller);
+                }
             }
             next.run(request).await
         }
@@ -415,7 +527,7 @@ pub async fn token_only(
     request: Request<Body>,
     next: Next,
 ) -> Response {
-    match guard.authenticate(request.headers()) {
+    match guard.static_only(request.headers()) {
         Ok(_) => next.run(request).await,
         Err(refusal) => refusal.into_response(),
     }
@@ -429,7 +541,13 @@ mod tests {
     fn guard(settings: ServerSettings, tokens: Option<Tokens>) -> Guard {
         let readiness = Readiness::new();
         readiness.set_loaded();
-        Guard::new(&settings, tokens.map(Arc::new), readiness, Metrics::new())
+        Guard::new(
+            &settings,
+            tokens.map(Arc::new),
+            None,
+            readiness,
+            Metrics::new(),
+        )
     }
 
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
@@ -516,8 +634,7 @@ mod tests {
         let tokens = Tokens::load(&auth, |name| Some(format!("secret-{name}"))).expect("tokens");
         let guard = guard(ServerSettings::default(), Some(tokens));
         let host = ("host", "localhost");
-        let check =
-            |pairs: &[(&str, &str)]| guard.check(&headers(pairs), &"/mcp".parse().expect("uri"));
+        let check = |pairs: &[(&str, &str)]| guard.static_only(&headers(pairs));
         assert_eq!(
             check(&[host, ("authorization", "Bearer secret-B")])
                 .ok()
@@ -594,5 +711,128 @@ mod tests {
         );
         let empty = read_token_file(&path).expect_err("error");
         assert!(empty.to_string().contains(&path.display().to_string()));
+    }
+
+    /// A guard with static tokens and an OAuth resource server that takes HS256 tokens
+    /// (no network needed; the key-set paths are tested in `oauth::tests`).
+    fn oauth_guard() -> Guard {
+        let settings = crate::config::OAuthSettings {
+            resource: "https://mcp.example.com/mcp".into(),
+            issuers: vec!["https://as.example".into()],
+            scopes: vec!["mcp:tools".into()],
+            algorithms: vec!["HS256".into()],
+            hmac_secret_env: Some("HMAC".into()),
+            clock_skew_seconds: 0,
+            jwks_refresh_seconds: 60,
+            resource_name: None,
+            introspection: None,
+        };
+        let oauth = ResourceServer::new(&settings, |_| Some("shared-secret".into())).expect("rs");
+        let auth = InboundAuth {
+            tokens_env: vec!["MACHINE".into()],
+            ..InboundAuth::default()
+        };
+        let tokens = Tokens::load(&auth, |_| Some("machine-token".into())).expect("tokens");
+        let readiness = Readiness::new();
+        readiness.set_loaded();
+        Guard::new(
+            &ServerSettings::default(),
+            Some(Arc::new(tokens)),
+            Some(Arc::new(oauth)),
+            readiness,
+            Metrics::new(),
+        )
+    }
+
+    fn hs256(scope: &str) -> String {
+        let exp = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("time")
+            .as_secs()
+            + 300;
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+            &serde_json::json!({"iss": "https://as.example", "sub": "alice",
+                "aud": "https://mcp.example.com/mcp", "exp": exp, "scope": scope}),
+            &jsonwebtoken::EncodingKey::from_secret(b"shared-secret"),
+        )
+        .expect("sign")
+    }
+
+    #[tokio::test]
+    async fn oauth_refusals_carry_the_challenge_the_mcp_authorization_spec_asks_for() {
+        let guard = oauth_guard();
+        let host = ("host", "localhost");
+        let refusal = |pairs: Vec<(&str, String)>| {
+            let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let headers = headers(&pairs);
+            let guard = &guard;
+            async move {
+                let response = guard
+                    .authenticate(&headers)
+                    .await
+                    .err()
+                    .expect("refused")
+                    .into_response();
+                let challenge = response.headers()[header::WWW_AUTHENTICATE]
+                    .to_str()
+                    .expect("ascii")
+                    .to_string();
+                (response.status(), challenge)
+            }
+        };
+        let metadata = r#"resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#;
+        let (status, challenge) = refusal(vec![(host.0, host.1.into())]).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            challenge,
+            format!(r#"Bearer {metadata}, scope="mcp:tools""#)
+        );
+
+        let bad = refusal(vec![("authorization", "Bearer not-a-jwt".into())]).await;
+        assert_eq!(bad.0, StatusCode::UNAUTHORIZED);
+        assert!(
+            bad.1.contains(metadata) && bad.1.contains(r#"error="invalid_token""#),
+            "{}",
+            bad.1
+        );
+
+        let narrow = refusal(vec![(
+            "authorization",
+            format!("Bearer {}", hs256("pets:read")),
+        )])
+        .await;
+        assert_eq!(narrow.0, StatusCode::FORBIDDEN);
+        assert!(
+            narrow.1.contains(r#"error="insufficient_scope""#)
+                && narrow.1.contains(r#"scope="mcp:tools""#),
+            "{}",
+            narrow.1
+        );
+
+        let token = hs256("mcp:tools pets:read");
+        let client = guard
+            .authenticate(&headers(&[("authorization", &format!("Bearer {token}"))]))
+            .await
+            .expect("accepted")
+            .expect("a client");
+        let caller = client.caller.expect("an OAuth caller");
+        assert_eq!(caller.subject, "alice");
+        assert_eq!(client.id, ClientId(caller.pseudonym()));
+
+        // Machine clients keep their static tokens beside OAuth.
+        let machine = guard
+            .authenticate(&headers(&[("authorization", "Bearer machine-token")]))
+            .await
+            .expect("accepted")
+            .expect("a client");
+        assert_eq!(machine.id, ClientId("token:1".into()));
+        assert!(machine.caller.is_none());
+        // The token never appears in what the client is told.
+        let text = format!(
+            "{:?}",
+            refusal(vec![("authorization", format!("Bearer {token}x"))]).await
+        );
+        assert!(!text.contains(&token), "{text}");
     }
 }

@@ -11,6 +11,7 @@
 pub mod guard;
 pub mod health;
 pub mod listener;
+pub mod oauth;
 pub mod tls;
 
 use std::sync::Arc;
@@ -28,12 +29,15 @@ use crate::mcp::Shared;
 use crate::mcp::admission::Admission;
 use guard::{Guard, Tokens};
 use health::{Readiness, ReadyState};
+use oauth::ResourceServer;
 
 /// The endpoint cannot be set up as configured.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
     #[error(transparent)]
     Auth(#[from] guard::AuthError),
+    #[error(transparent)]
+    OAuth(#[from] oauth::OAuthError),
     #[error("server.tls: {0}")]
     Tls(#[from] tls::TlsError),
 }
@@ -47,6 +51,8 @@ pub struct Control {
     /// Cancelled as the last step of a shutdown: ends every session and stream.
     pub stop: CancellationToken,
     tokens: Option<Arc<Tokens>>,
+    /// The OAuth resource server, with `[server.oauth]`.
+    pub oauth: Option<Arc<ResourceServer>>,
     tls: Option<tokio_rustls::TlsAcceptor>,
     grace: Duration,
 }
@@ -65,12 +71,19 @@ impl Control {
             })?)),
             None => None,
         };
+        let oauth = match &settings.oauth {
+            Some(oauth) => Some(Arc::new(ResourceServer::new(oauth, |name| {
+                std::env::var(name).ok()
+            })?)),
+            None => None,
+        };
         Ok(Control {
             readiness: Readiness::new(),
             admission: Admission::new(settings.max_in_flight_per_client),
             connections: listener::Connections::new(settings),
             stop: CancellationToken::new(),
             tokens,
+            oauth,
             tls,
             grace: Duration::from_secs(settings.shutdown_grace_seconds),
         })
@@ -95,6 +108,7 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) ->
     let guard = Arc::new(Guard::new(
         settings,
         control.tokens.clone(),
+        control.oauth.clone(),
         control.readiness.clone(),
         metrics.clone(),
     ));
@@ -107,16 +121,31 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) ->
         // token check.
         mcp = mcp.layer(cors(&settings.cors_origins));
     }
-    let mut router = Router::new()
-        .merge(mcp)
-        .route("/healthz", get(health::live))
-        .route(
-            "/readyz",
-            get(health::ready).with_state(ReadyState {
-                readiness: control.readiness.clone(),
-                shared,
-            }),
-        );
+    let mut router = Router::new().merge(mcp);
+    if let Some(oauth) = &control.oauth {
+        // Open to all (clients read it before they have a token), CORS like the MCP routes.
+        let document = axum::Json(oauth.metadata_document());
+        let mut metadata = Router::new();
+        for path in oauth.metadata_paths() {
+            let document = document.clone();
+            metadata = metadata.route(&path, get(move || async move { document }));
+        }
+        if !settings.cors_origins.is_empty() {
+            metadata = metadata.layer(cors(&settings.cors_origins));
+        }
+        router = router.merge(metadata);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let warm = oauth.clone();
+            runtime.spawn(async move { warm.warm().await });
+        }
+    }
+    router = router.route("/healthz", get(health::live)).route(
+        "/readyz",
+        get(health::ready).with_state(ReadyState {
+            readiness: control.readiness.clone(),
+            shared,
+        }),
+    );
     if settings.metrics {
         let sessions = endpoint.sessions;
         let mut route = get(scrape).with_state(Scrape { metrics, sessions });

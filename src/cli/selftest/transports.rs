@@ -105,6 +105,7 @@ impl HttpLeg {
         settings.allowed_origins.clear();
         settings.cors_origins.clear();
         settings.auth = None;
+        settings.oauth = None;
         settings.max_in_flight_per_client = 0;
         settings.shutdown_grace_seconds = 1;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
