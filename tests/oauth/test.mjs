@@ -18,7 +18,8 @@
 //   g  scope missing -> 403 insufficient_scope, scope="mcp:tools"
 //   h  opaque tokens through introspection (and a garbage one -> 401)
 //   i  the static token still works
-//   j  a tampered JWT and an alg:none JWT -> 401
+//   j  a tampered JWT, an alg:none JWT and an HS256 JWT keyed with the
+//      provider's public key -> 401
 //   f  key rotation: provider restarted with a new key (run last: it drops the
 //      provider's in-memory state)
 //   k  no token or secret in restmcp's stderr
@@ -26,7 +27,7 @@
 // tokens are random per run. On failure the work directory (config, both
 // stderr logs) is kept and named.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, createPublicKey, randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -74,6 +75,18 @@ const restmcpStderr = [];
 const providerStderr = [];
 let provider; // { child, issuer, port }
 let restmcp; // { child, base, resource }
+
+// Nothing outlives this process, however it ends: restmcp's process group and
+// the provider are killed on exit (the provider also exits when its stdin closes).
+process.on('exit', () => {
+  for (const [child, group] of [[restmcp?.child, true], [provider?.child, false]]) {
+    if (!child || child.exitCode !== null || child.signalCode !== null) continue;
+    try {
+      process.kill(group ? -child.pid : child.pid, 'SIGKILL');
+    } catch {}
+  }
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => process.exit(130));
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -569,6 +582,18 @@ describe('restmcp serve with [server.oauth]', () => {
     assertChallenge(await initialize(none), 401);
     const noneNoKid = `${jsonb64({ alg: 'none', typ: 'at+jwt' })}.${jsonb64(payload)}.`;
     assertChallenge(await initialize(noneNoKid), 401);
+  });
+
+  check('j. an HS256 JWT keyed with the provider\'s public key (algorithm confusion): 401', async () => {
+    const { header, payload } = decodeJwt(await validToken(REQUIRED_SCOPE));
+    const jwks = await getJson(`${provider.issuer}/jwks`);
+    const jwk = jwks.json.keys.find((k) => k.kid === header.kid);
+    const pem = createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+    const signingInput = `${jsonb64({ ...header, alg: 'HS256' })}.${jsonb64(payload)}`;
+    for (const secret of [pem, JSON.stringify(jwk), Buffer.from(jwk.n, 'base64url')]) {
+      const sig = createHmac('sha256', secret).update(signingInput).digest('base64url');
+      assertChallenge(await initialize(`${signingInput}.${sig}`), 401);
+    }
   });
 
   check('f. key rotation: a new key is fetched, the old one dropped', async () => {
