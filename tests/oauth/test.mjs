@@ -23,9 +23,12 @@
 //   f  key rotation: provider restarted with a new key (run last: it drops the
 //      provider's in-memory state)
 //   k  no token or secret in restmcp's stderr
+// Why: these are the resource-server cases of issue 23's "Done when", seen the
+// way a remote MCP client sees them, with tokens from a certified provider
+// rather than tokens we mint (only j forges tokens, on purpose).
 // Only 127.0.0.1 is contacted. Every step has a timeout. Secrets and static
-// tokens are random per run. On failure the work directory (config, both
-// stderr logs) is kept and named.
+// tokens are random per run. On failure (or with OAUTH_TEST_KEEP=1) the work
+// directory (config.toml, restmcp.stderr, provider.stderr) is kept and named.
 import { spawn } from 'node:child_process';
 import { createHmac, createPublicKey, randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
