@@ -152,6 +152,13 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
     }
     for (api_report, (_, loaded)) in report.apis.iter_mut().zip(&apis) {
         api_report.notes.extend(loaded.notes.iter().cloned());
+        if let Some(note) = config
+            .apis
+            .get(&api_report.name)
+            .and_then(|api| passthrough_note(&api_report.name, api))
+        {
+            api_report.notes.push(note);
+        }
         api_report.budget = Some(crate::discovery::budget(&catalog, &api_report.name));
     }
     // What is served: listed tools and the discovery tools, not every tool.
@@ -161,6 +168,23 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
         report,
         inputs,
     })
+}
+
+/// A warning when an API forwards the MCP client's own `Authorization` header: the token a
+/// client got for restmcp would reach the upstream (token passthrough, which the MCP
+/// Authorization specification forbids); `token_exchange` is the way to act for the user.
+fn passthrough_note(name: &str, api: &crate::config::ApiConfig) -> Option<String> {
+    let rule = api
+        .forward_headers
+        .iter()
+        .find(|rule| rule.from().eq_ignore_ascii_case("authorization"))?;
+    Some(format!(
+        "warning: apis.{name}.forward_headers passes the MCP client's own Authorization header on (as {}): \
+         a token issued for restmcp reaches the upstream (token passthrough, which the MCP \
+         Authorization specification forbids); to act for the user, exchange it instead \
+         (apis.{name}.auth.SCHEME.token_exchange)",
+        rule.to()
+    ))
 }
 
 /// The files and directories `config` names, without loading anything: what to watch when

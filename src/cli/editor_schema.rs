@@ -314,6 +314,17 @@ client_id_env = "I"
 client_secret_env = "S"
 token_url = "http://127.0.0.1:9999/token"
 scopes = []
+
+[apis.internal-2.auth.user]
+type = "oauth2"
+client_id_env = "I"
+client_secret_env = "S"
+
+[apis.internal-2.auth.user.token_exchange]
+token_url = "https://login.example.com/token"
+audience = "internal-2"
+resource = "https://internal-2.example.com/"
+scopes = ["orders:read"]
 "#,
         // Hand-written tools only: overlays and a base_url instead of a spec.
         r#"[apis.ping]
@@ -422,6 +433,10 @@ include = []
         "[server.auth]\ntokens_env = [\"T\"]\napi_key_header = \"X Key\"\n",
         "[server.tls]\ncert = \"cert.pem\"\n",
         "[server.oauth]\nresource = \"https://mcp.example.com/mcp\"\n",
+        "[apis.api.auth.u]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\ntoken_exchange = { token_url = \"https://as.example/token\" }\n",
+        "[apis.api.auth.u]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\ntoken_exchange = { token_url = \"as.example\", audience = \"x\" }\n",
+        "[apis.api.auth.u]\nclient_id_env = \"I\"\nclient_secret_env = \"S\"\ntoken_url = \"https://as.example/t\"\ntoken_exchange = { token_url = \"https://as.example/token\", audience = \"x\" }\n",
+        "[apis.api.auth.u]\nvalue_env = \"V\"\ntoken_exchange = { token_url = \"https://as.example/token\", audience = \"x\" }\n",
         "[server.oauth]\nresource = \"http://mcp.example.com/mcp\"\nissuers = [\"https://as.example\"]\n",
         "[server.oauth]\nresource = \"https://mcp.example.com/mcp\"\nissuers = []\n",
         "[server.oauth]\nresource = \"https://mcp.example.com/mcp\"\nissuers = [\"http://as.example\"]\n",

@@ -36,7 +36,13 @@ impl AuthKind {
             AuthKind::Bearer => &["token_env"],
             AuthKind::ApiKey => &["value_env", "in", "name"],
             AuthKind::Basic => &["username_env", "password_env"],
-            AuthKind::OAuth2 => &["client_id_env", "client_secret_env", "token_url", "scopes"],
+            AuthKind::OAuth2 => &[
+                "client_id_env",
+                "client_secret_env",
+                "token_url",
+                "scopes",
+                "token_exchange",
+            ],
         }
     }
 }
@@ -71,6 +77,29 @@ pub struct AuthConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_url: Option<String>,
     /// `oauth2`: the scopes to request, replacing the operation's required scopes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
+    /// `oauth2`: act for the user: exchange the caller's OAuth access token (RFC 8693) for
+    /// one meant for this upstream, instead of the client credentials grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_exchange: Option<TokenExchange>,
+}
+
+/// `[apis.NAME.auth.SCHEME.token_exchange]`: where and for what the caller's token is
+/// exchanged (RFC 8693). The client authenticates with the credential's `client_id_env`
+/// and `client_secret_env`, as for client credentials.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TokenExchange {
+    /// The authorization server's token endpoint.
+    pub token_url: String,
+    /// The logical name of the upstream the new token is for (`audience`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    /// The upstream's URL the new token is for (`resource`, RFC 8707).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// The scopes to ask for; by default the operation's required scopes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes: Option<Vec<String>>,
 }
@@ -117,6 +146,11 @@ impl AuthConfig {
                 Some(AuthKind::OAuth2),
             ),
             ("scopes", self.scopes.is_some(), Some(AuthKind::OAuth2)),
+            (
+                "token_exchange",
+                self.token_exchange.is_some(),
+                Some(AuthKind::OAuth2),
+            ),
         ];
         keys.into_iter()
             .filter(|(_, set, _)| *set)
@@ -199,7 +233,10 @@ impl AuthConfig {
             AuthKind::OAuth2 => &[
                 ("client_id_env", self.client_id_env.is_some()),
                 ("client_secret_env", self.client_secret_env.is_some()),
-                ("token_url", self.token_url.is_some() || !explicit),
+                (
+                    "token_url",
+                    self.token_url.is_some() || !explicit || self.token_exchange.is_some(),
+                ),
             ],
         };
         if let Some((key, _)) = required.iter().find(|(_, set)| !set) {
@@ -228,6 +265,47 @@ impl AuthConfig {
                 "token_url".into(),
                 "must be an absolute http:// or https:// URL".into(),
             ));
+        }
+        if let Some(exchange) = &self.token_exchange {
+            if !is_http_url(&exchange.token_url) {
+                return Err((
+                    "token_exchange.token_url".into(),
+                    "must be an absolute http:// or https:// URL".into(),
+                ));
+            }
+            if self.token_url.is_some() {
+                return Err((
+                    "token_url".into(),
+                    "is for the client credentials grant; with token_exchange, its token_url says where tokens are exchanged".into(),
+                ));
+            }
+            if exchange.audience.is_none() && exchange.resource.is_none() {
+                return Err((
+                    "token_exchange".into(),
+                    "names no target: set audience (the upstream's name at the authorization server) or resource (its URL), or both".into(),
+                ));
+            }
+            if let Some(resource) = &exchange.resource
+                && !url::Url::parse(resource).is_ok_and(|u| u.has_host() && u.fragment().is_none())
+            {
+                return Err((
+                    "token_exchange.resource".into(),
+                    "must be an absolute URL without a fragment (RFC 8707)".into(),
+                ));
+            }
+            if let Some(bad) = exchange
+                .scopes
+                .iter()
+                .flatten()
+                .find(|s| !is_scope_token(s))
+            {
+                return Err((
+                    "token_exchange.scopes".into(),
+                    format!(
+                        "\"{bad}\" is not a valid OAuth scope (RFC 6749 §3.3: no spaces, quotes or backslashes)"
+                    ),
+                ));
+            }
         }
         if let Some(scopes) = &self.scopes
             && let Some(bad) = scopes.iter().find(|s| !is_scope_token(s))
@@ -268,5 +346,72 @@ impl ApiKeyLocation {
             ApiKeyLocation::Query => "query",
             ApiKeyLocation::Cookie => "cookie",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(token_url: &str, audience: Option<&str>, resource: Option<&str>) -> AuthConfig {
+        AuthConfig {
+            client_id_env: Some("I".into()),
+            client_secret_env: Some("S".into()),
+            token_exchange: Some(TokenExchange {
+                token_url: token_url.into(),
+                audience: audience.map(str::to_string),
+                resource: resource.map(str::to_string),
+                scopes: None,
+            }),
+            ..AuthConfig::default()
+        }
+    }
+
+    #[test]
+    fn a_token_exchange_is_an_oauth2_credential_with_a_target() {
+        let good = exchange("https://as.example/token", Some("orders"), None);
+        assert_eq!(good.checked_kind(), Ok(AuthKind::OAuth2));
+        let explicit = AuthConfig {
+            kind: Some(AuthKind::OAuth2),
+            ..exchange(
+                "https://as.example/token",
+                None,
+                Some("https://orders.example/"),
+            )
+        };
+        assert_eq!(
+            explicit.checked_kind(),
+            Ok(AuthKind::OAuth2),
+            "no token_url needed"
+        );
+        let key = |config: AuthConfig| config.checked_kind().expect_err("refused").0;
+        assert_eq!(
+            key(exchange("https://as.example/token", None, None)),
+            "token_exchange"
+        );
+        assert_eq!(
+            key(exchange("as.example/token", Some("x"), None)),
+            "token_exchange.token_url"
+        );
+        assert_eq!(
+            key(exchange(
+                "https://as.example/token",
+                None,
+                Some("https://o.example/#frag")
+            )),
+            "token_exchange.resource"
+        );
+        assert_eq!(
+            key(AuthConfig {
+                token_url: Some("https://as.example/cc".into()),
+                ..exchange("https://as.example/token", Some("x"), None)
+            }),
+            "token_url"
+        );
+        let mut bad_scope = exchange("https://as.example/token", Some("x"), None);
+        if let Some(e) = bad_scope.token_exchange.as_mut() {
+            e.scopes = Some(vec!["two words".into()]);
+        }
+        assert_eq!(key(bad_scope), "token_exchange.scopes");
     }
 }

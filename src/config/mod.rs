@@ -64,7 +64,7 @@ pub use api::{
     ApiConfig, DiscoveryMode, Filter, Filters, HTTP_METHODS, RateLimit, conventional_overlay,
     is_overlay_file,
 };
-pub use auth::{ApiKeyLocation, AuthConfig, AuthKind};
+pub use auth::{ApiKeyLocation, AuthConfig, AuthKind, TokenExchange};
 pub use error::ConfigError;
 pub use headers::{ForwardHeader, HeaderRename};
 pub use layering::Overrides;

@@ -38,6 +38,7 @@ use super::Shared;
 use super::call::CallRequest;
 use super::jsonrpc;
 use super::session::{Handshake, SessionTable};
+use crate::identity;
 use crate::telemetry::trace::TraceContext;
 
 const NEWEST: &str = "2026-07-28";
@@ -258,6 +259,7 @@ impl Direct {
             _ => return error(id, ErrorData::invalid_params("missing params", None)),
         };
         let mut incoming = self.shared.current().dispatcher.context_of(&parts.headers);
+        incoming.caller = parts.extensions.get::<Arc<identity::Caller>>().cloned();
         let meta_text = |key: &str| meta.as_ref()?.get(key)?.as_str();
         if let Some(trace) = meta_text("traceparent")
             .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))

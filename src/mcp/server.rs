@@ -19,6 +19,7 @@ use super::Shared;
 use super::call::{AnswerBudget, CallRequest, Progress};
 use super::listed::ListedTool;
 use super::sizes::{Framing, Transport};
+use crate::identity::Caller;
 use crate::telemetry::trace::TraceContext;
 
 /// The MCP server handler; cheap to create (one per session or stateless request).
@@ -116,6 +117,8 @@ impl ServerHandler for McpServer {
         let mut incoming = parts
             .map(|parts| self.shared.current().dispatcher.context_of(&parts.headers))
             .unwrap_or_default();
+        // The user the guard validated an OAuth token of (HTTP with [server.oauth]).
+        incoming.caller = parts.and_then(|parts| parts.extensions.get::<Arc<Caller>>().cloned());
         // Over HTTP, the front says whether the answer goes out as SSE or plain JSON.
         let framing = parts.and_then(|parts| parts.extensions.get::<Framing>().copied());
         let budget = self

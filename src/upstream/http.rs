@@ -96,6 +96,7 @@ impl HttpExchange {
         let exchange = self.auth.authorized(
             api,
             &tool.route.security,
+            context.caller.as_deref(),
             request,
             |request| async {
                 let received = self

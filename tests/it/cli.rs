@@ -196,6 +196,29 @@ fn check_passes_on_a_clean_spec_and_reports_totals() {
 }
 
 #[test]
+fn check_warns_when_the_clients_own_authorization_header_is_forwarded() {
+    let passthrough = config_dir(
+        "[apis.pets]\nspec = \"specs/pets.yaml\"\nbase_url = \"http://127.0.0.1:9\"\n\
+         forward_headers = [\"X-Tenant\", { from = \"authorization\", to = \"X-User-Token\" }]\n",
+    );
+    let output = restmcp(&["check"], passthrough.path(), &[]);
+    let text = stdout(&output);
+    assert!(
+        text.contains("warning: apis.pets.forward_headers passes the MCP client's own Authorization header on (as X-User-Token)")
+            && text.contains("token_exchange"),
+        "{text}{}",
+        stderr(&output)
+    );
+    // Forwarding another header into Authorization is the operator's design, not passthrough.
+    let renamed = config_dir(
+        "[apis.pets]\nspec = \"specs/pets.yaml\"\nbase_url = \"http://127.0.0.1:9\"\n\
+         forward_headers = [{ from = \"X-Upstream-Token\", to = \"Authorization\" }]\n",
+    );
+    let text = stdout(&restmcp(&["check"], renamed.path(), &[]));
+    assert!(!text.contains("passthrough"), "{text}");
+}
+
+#[test]
 fn check_fails_and_explains_each_operation_it_could_not_map() {
     let spec = fixture("broken/missing-ref.yaml");
     let output = restmcp(

@@ -147,8 +147,13 @@ pub(super) fn api_auth(
                     Some(other) => return Err(mismatch(&key, other, kind)),
                     None => None,
                 };
-                let from_spec = config.token_url.is_none();
-                let token_url = config.token_url.clone().or(spec_token_url).ok_or_else(|| {
+                let exchange = config.token_exchange.as_ref();
+                let from_spec = config.token_url.is_none() && exchange.is_none();
+                let configured_url = match exchange {
+                    Some(exchange) => Some(exchange.token_url.clone()),
+                    None => config.token_url.clone(),
+                };
+                let token_url = configured_url.or(spec_token_url).ok_or_else(|| {
                     format!(
                         "{key}.token_url: the description's oauth2 scheme \"{scheme_name}\" has no client credentials flow; set token_url"
                     )
@@ -181,6 +186,7 @@ pub(super) fn api_auth(
                     token_url,
                     client_auth: Secret::new(format!("Basic {basic}")),
                     scopes: config.scopes.clone(),
+                    exchange: exchange.cloned(),
                     slots: Mutex::new(HashMap::new()),
                 }))
             }

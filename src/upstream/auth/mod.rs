@@ -49,6 +49,7 @@ use super::request::HttpRequest;
 use super::{Content, ToolResult};
 use crate::catalog::Catalog;
 use crate::config::Config;
+use crate::identity::Caller;
 use crate::spec::{ApiKeyLocation, HttpAuthScheme, SecurityRequirement, SecurityScheme};
 
 mod credentials;
@@ -79,6 +80,9 @@ pub struct CallContext {
     /// array body is given as it is, not as `{"result": …}`, and without an outputSchema
     /// too.
     pub bare_structured: bool,
+    /// The user the call acts for, when the MCP request carried a validated OAuth access
+    /// token (`[server.oauth]`): token exchange towards the upstream needs it.
+    pub caller: Option<Arc<Caller>>,
 }
 
 impl CallContext {
@@ -106,6 +110,7 @@ impl CallContext {
                 })
                 .collect(),
             bare_structured: false,
+            caller: None,
         }
     }
 }
@@ -204,6 +209,7 @@ impl Authenticator {
         api: &str,
         requirements: &[SecurityRequirement],
         request: &mut HttpRequest,
+        caller: Option<&Caller>,
     ) -> Result<Applied, String> {
         let mut applied = Applied::default();
         let Some(auth) = self.apis.get(api) else {
@@ -218,25 +224,28 @@ impl Authenticator {
             ));
         }
         for name in &auth.global {
-            self.apply_one(auth, name, &[], request, &mut applied)
+            self.apply_one(auth, name, &[], request, caller, &mut applied)
                 .await?;
         }
         if requirements.is_empty() {
             return Ok(applied);
         }
-        let chosen = requirements
-            .iter()
-            .find(|alt| !alt.is_empty() && alt.keys().all(|s| auth.satisfies(s, request)));
+        let chosen = requirements.iter().find(|alt| {
+            !alt.is_empty()
+                && alt
+                    .keys()
+                    .all(|s| auth.satisfies(s, request, caller.is_some()))
+        });
         let Some(chosen) = chosen else {
             let anonymous = requirements.iter().any(|alt| alt.is_empty());
             if anonymous || !auth.global.is_empty() || auth.credentials.is_empty() {
                 return Ok(applied);
             }
-            return Err(auth.unsatisfied(api, requirements));
+            return Err(auth.unsatisfied(api, requirements, caller.is_some()));
         };
         for (name, scopes) in chosen {
             if auth.credentials.contains_key(name) && !auth.global.contains(name) {
-                self.apply_one(auth, name, scopes, request, &mut applied)
+                self.apply_one(auth, name, scopes, request, caller, &mut applied)
                     .await?;
             }
         }
@@ -249,6 +258,7 @@ impl Authenticator {
         name: &str,
         scopes: &[String],
         request: &mut HttpRequest,
+        caller: Option<&Caller>,
         applied: &mut Applied,
     ) -> Result<(), String> {
         match &auth.credentials[name] {
@@ -268,11 +278,10 @@ impl Authenticator {
                 let Some(client) = &self.client else {
                     return Err("no HTTP client for token requests".into());
                 };
-                let (slot, generation, token) =
-                    oauth
-                        .token(client, scopes, &self.redactor)
-                        .await
-                        .map_err(|problem| format!("security scheme \"{name}\": {problem}"))?;
+                let (slot, generation, token) = oauth
+                    .token(client, scopes, &self.redactor, caller)
+                    .await
+                    .map_err(|problem| format!("security scheme \"{name}\": {problem}"))?;
                 set_header(
                     &mut request.headers,
                     "Authorization",
@@ -294,6 +303,7 @@ impl Authenticator {
         &self,
         api: &str,
         requirements: &[SecurityRequirement],
+        caller: Option<&Caller>,
         mut request: HttpRequest,
         send: F,
         status: impl Fn(&T) -> u16,
@@ -302,14 +312,14 @@ impl Authenticator {
         F: Fn(HttpRequest) -> Fut,
         Fut: Future<Output = (HttpRequest, Result<T, String>)>,
     {
-        let applied = self.apply(api, requirements, &mut request).await?;
+        let applied = self.apply(api, requirements, &mut request, caller).await?;
         let (mut request, answer) = send(request).await;
         match &answer {
             Ok(received) if status(received) == 401 && applied.uses_oauth() => {}
             _ => return Ok(answer),
         }
         self.invalidate(&applied);
-        if let Err(problem) = self.apply(api, requirements, &mut request).await {
+        if let Err(problem) = self.apply(api, requirements, &mut request, caller).await {
             return Ok(Err(format!(
                 "it answered 401 and a new access token could not be obtained: {problem}"
             )));
@@ -408,11 +418,14 @@ impl Authenticator {
 }
 
 impl ApiAuth {
-    /// True when scheme `name` has credentials, or the request already carries what the
-    /// scheme sends (a forwarded `Authorization`, a key given as an argument).
-    fn satisfies(&self, name: &str, request: &HttpRequest) -> bool {
-        if self.credentials.contains_key(name) {
-            return true;
+    /// True when scheme `name` has credentials (that act for the user only when the call
+    /// has a user), or the request already carries what the scheme sends (a forwarded
+    /// `Authorization`, a key given as an argument).
+    fn satisfies(&self, name: &str, request: &HttpRequest, has_caller: bool) -> bool {
+        match self.credentials.get(name) {
+            Some(Credential::OAuth2(oauth)) if oauth.acts_for_user() => return has_caller,
+            Some(_) => return true,
+            None => {}
         }
         match self.declared.get(name).and_then(carrier) {
             Some((ApiKeyLocation::Header, header)) => has_header(&request.headers, header),
@@ -424,14 +437,25 @@ impl ApiAuth {
 
     /// The error for requirements none of which can be met: each alternative with what is
     /// missing and the keys that would provide it.
-    fn unsatisfied(&self, api: &str, requirements: &[SecurityRequirement]) -> String {
+    fn unsatisfied(
+        &self,
+        api: &str,
+        requirements: &[SecurityRequirement],
+        has_caller: bool,
+    ) -> String {
+        let for_user = |name: &str| matches!(self.credentials.get(name), Some(Credential::OAuth2(o)) if o.acts_for_user());
         let alternatives: Vec<String> = requirements
             .iter()
             .map(|alt| {
                 alt.keys()
-                    .filter(|name| !self.credentials.contains_key(*name))
+                    .filter(|name| !self.credentials.contains_key(*name) || (for_user(name) && !has_caller))
                     .map(|name| {
                         let key = format!("[apis.{api}.auth.{name}]");
+                        if for_user(name) {
+                            return format!(
+                                "\"{name}\" (acts for the signed-in user: the call needs the user's OAuth access token, and carries none)"
+                            );
+                        }
                         match self.declared.get(name) {
                             None => format!("\"{name}\" (the description does not declare it)"),
                             Some(scheme) => match needed_keys(scheme) {
@@ -450,8 +474,13 @@ impl ApiAuth {
                     .join(" and ")
             })
             .collect();
+        let missing = if has_caller || !self.credentials.keys().any(|name| for_user(name)) {
+            "that are not configured"
+        } else {
+            "that this call cannot use"
+        };
         format!(
-            "API \"{api}\" requires credentials for this operation that are not configured: {}",
+            "API \"{api}\" requires credentials for this operation {missing}: {}",
             alternatives.join(", or ")
         )
     }

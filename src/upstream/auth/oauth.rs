@@ -1,7 +1,11 @@
-//! The OAuth 2.0 client credentials token client (RFC 6749 §4.4): tokens fetched with HTTP
-//! Basic client authentication (§2.3.1), cached per scope set, refreshed
-//! [`REFRESH_MARGIN`] before they expire, one fetch shared by concurrent callers, and
-//! invalidated after a 401. Every token issued is added to the redactor.
+//! The OAuth 2.0 token client: the client credentials grant (RFC 6749 §4.4), or, acting for
+//! the user, token exchange (RFC 8693: the caller's validated access token as
+//! `subject_token`, the upstream as `audience`/`resource`). Tokens are fetched with HTTP
+//! Basic client authentication (§2.3.1), cached per scope set (and per caller, for an
+//! exchange: at most [`MAX_EXCHANGED`] callers), refreshed [`REFRESH_MARGIN`] before they
+//! expire (an exchanged token also when the caller's token does), one fetch shared by
+//! concurrent callers, and invalidated after a 401. Every token issued is added to the
+//! redactor.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,11 +16,20 @@ use serde_json::Value;
 use url::form_urlencoded;
 
 use super::redact::Redactor;
+use crate::config::TokenExchange;
 use crate::http_client;
+use crate::identity::Caller;
 use crate::secret::Secret;
 
 /// A token is refreshed when it has less than this left to live.
 pub const REFRESH_MARGIN: Duration = Duration::from_secs(30);
+
+/// Exchanged tokens kept per credential (one per caller and scope set); at the cap, those
+/// no longer valid go first, then the ones that expire soonest.
+pub const MAX_EXCHANGED: usize = 10_000;
+
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 
 /// Token requests: no redirects (a redirect would carry the client secret elsewhere), a
 /// bounded wait.
@@ -37,7 +50,9 @@ pub(super) struct OAuthClient {
     pub(super) client_auth: Secret,
     /// From the config; else each operation's required scopes are requested.
     pub(super) scopes: Option<Vec<String>>,
-    /// One cache slot per requested scope set.
+    /// Set: tokens are the caller's, exchanged (RFC 8693), not the client's own.
+    pub(super) exchange: Option<TokenExchange>,
+    /// One cache slot per requested scope set (and caller, for an exchange).
     pub(super) slots: Mutex<HashMap<String, Arc<TokenSlot>>>,
 }
 
@@ -80,15 +95,26 @@ impl TokenSlot {
 }
 
 impl OAuthClient {
+    /// True when tokens are exchanged for the caller's, so a call needs an OAuth caller.
+    pub(super) fn acts_for_user(&self) -> bool {
+        self.exchange.is_some()
+    }
+
     /// A valid access token for `required` scopes (or the configured ones), fetching one if
-    /// the cache has none.
+    /// the cache has none. With token exchange, the token is `caller`'s, and there must be
+    /// a caller.
     pub(super) async fn token(
         &self,
         client: &reqwest::Client,
         required: &[String],
         redactor: &Redactor,
+        caller: Option<&Caller>,
     ) -> Result<(Arc<TokenSlot>, u64, Secret), String> {
-        let mut scopes: Vec<String> = match &self.scopes {
+        let configured = match &self.exchange {
+            Some(exchange) => &exchange.scopes,
+            None => &self.scopes,
+        };
+        let mut scopes: Vec<String> = match configured {
             Some(scopes) => scopes.clone(),
             None => {
                 let mut scopes = required.to_vec();
@@ -99,9 +125,24 @@ impl OAuthClient {
         };
         scopes.retain(|s| !s.is_empty());
         let scope = scopes.join(" ");
+        let (key, subject) = match (&self.exchange, caller) {
+            (None, _) => (scope.clone(), None),
+            (Some(_), Some(caller)) => (format!("{} {scope}", caller.pseudonym()), Some(caller)),
+            (Some(_), None) => {
+                return Err(
+                    "it acts for the signed-in user, and this call carries no user's \
+                     OAuth access token (connect over HTTP with a token from the authorization \
+                     server [server.oauth] names)"
+                        .into(),
+                );
+            }
+        };
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-            Arc::clone(slots.entry(scope.clone()).or_default())
+            if subject.is_some() && slots.len() >= MAX_EXCHANGED && !slots.contains_key(&key) {
+                make_room(&mut slots);
+            }
+            Arc::clone(slots.entry(key).or_default())
         };
         if let Some(token) = slot.valid() {
             return Ok((slot, token.generation, token.access));
@@ -110,25 +151,61 @@ impl OAuthClient {
         if let Some(token) = slot.valid() {
             return Ok((Arc::clone(&slot), token.generation, token.access));
         }
-        let token = self.fetch(client, &scope).await?;
+        let mut token = self.fetch(client, &scope, subject).await?;
+        if let Some(until) = subject.and_then(|caller| caller.expires_at) {
+            // An exchanged token is not used past the token it was exchanged for.
+            let left = until
+                .duration_since(std::time::SystemTime::now())
+                .unwrap_or(Duration::ZERO);
+            let cap = Instant::now() + left;
+            token.expires_at = Some(token.expires_at.map_or(cap, |at| at.min(cap)));
+        }
         redactor.add_issued(token.access.expose());
         let result = (Arc::clone(&slot), token.generation, token.access.clone());
         *slot.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(token);
         Ok(result)
     }
 
-    /// RFC 6749 §4.4.2: `grant_type=client_credentials` (and `scope`), client authenticated
-    /// with HTTP Basic.
-    async fn fetch(&self, client: &reqwest::Client, scope: &str) -> Result<Token, String> {
-        // The serializer is not Send: it must not live across an await.
-        let body = {
-            let mut form = form_urlencoded::Serializer::new(String::new());
-            form.append_pair("grant_type", "client_credentials");
-            if !scope.is_empty() {
-                form.append_pair("scope", scope);
+    /// The grant's form: RFC 6749 §4.4.2 `client_credentials`, or RFC 8693 §2.1 token
+    /// exchange of `subject`'s access token for one for the configured audience/resource.
+    fn grant(&self, scope: &str, subject: Option<&Caller>) -> String {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        match (&self.exchange, subject) {
+            (Some(exchange), Some(caller)) => {
+                form.append_pair("grant_type", TOKEN_EXCHANGE);
+                form.append_pair("subject_token", caller.token.expose());
+                form.append_pair("subject_token_type", ACCESS_TOKEN_TYPE);
+                form.append_pair("requested_token_type", ACCESS_TOKEN_TYPE);
+                if let Some(audience) = &exchange.audience {
+                    form.append_pair("audience", audience);
+                }
+                if let Some(resource) = &exchange.resource {
+                    form.append_pair("resource", resource);
+                }
             }
-            form.finish()
+            _ => {
+                form.append_pair("grant_type", "client_credentials");
+            }
+        }
+        if !scope.is_empty() {
+            form.append_pair("scope", scope);
+        }
+        form.finish()
+    }
+
+    /// Asks the token endpoint, client authenticated with HTTP Basic.
+    async fn fetch(
+        &self,
+        client: &reqwest::Client,
+        scope: &str,
+        subject: Option<&Caller>,
+    ) -> Result<Token, String> {
+        let what = if subject.is_some() {
+            "the token exchange at"
+        } else {
+            "the token endpoint"
         };
+        let body = self.grant(scope, subject);
         let started = Instant::now();
         let response = client
             .post(&self.token_url)
@@ -143,15 +220,18 @@ impl OAuthClient {
             .await
             .map_err(|e| {
                 format!(
-                    "the token endpoint {} could not be reached: {}",
+                    "{what} {} could not be reached: {}",
                     self.token_url,
                     http_client::describe_error(&e)
                 )
             })?;
         let status = response.status();
-        let body = read_capped(response, 64 * 1024)
-            .await
-            .map_err(|e| format!("reading the token endpoint's answer failed: {e}"))?;
+        let body = read_capped(response, 64 * 1024).await.map_err(|e| {
+            format!(
+                "reading the answer of {what} {} failed: {e}",
+                self.token_url
+            )
+        })?;
         let json: Option<Value> = serde_json::from_slice(&body).ok();
         if !status.is_success() {
             let detail = json
@@ -165,13 +245,13 @@ impl OAuthClient {
                 })
                 .unwrap_or_else(|| String::from_utf8_lossy(&body).chars().take(200).collect());
             return Err(format!(
-                "the token endpoint {} answered {status}: {detail}",
+                "{what} {} answered {status}: {detail}",
                 self.token_url
             ));
         }
         let Some(json) = json else {
             return Err(format!(
-                "the token endpoint {} answered {status} without a JSON body",
+                "{what} {} answered {status} without a JSON body",
                 self.token_url
             ));
         };
@@ -179,23 +259,30 @@ impl OAuthClient {
             .get("access_token")
             .and_then(Value::as_str)
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                format!(
-                    "the token endpoint {} answered without an access_token",
-                    self.token_url
-                )
-            })?;
+            .ok_or_else(|| format!("{what} {} answered without an access_token", self.token_url))?;
         if let Some(kind) = json.get("token_type").and_then(Value::as_str)
             && !kind.eq_ignore_ascii_case("bearer")
+            && !(subject.is_some() && kind.eq_ignore_ascii_case("N_A"))
         {
             return Err(format!(
-                "the token endpoint issued a \"{kind}\" token; only Bearer tokens are supported"
+                "{what} {} issued a \"{kind}\" token; only Bearer tokens are supported",
+                self.token_url
+            ));
+        }
+        if subject.is_some()
+            && let Some(issued) = json.get("issued_token_type").and_then(Value::as_str)
+            && issued != ACCESS_TOKEN_TYPE
+        {
+            return Err(format!(
+                "{what} {} issued a token of type {issued}, not an access token",
+                self.token_url
             ));
         }
         if access.chars().any(|c| c.is_control() || c == ' ') {
-            return Err(
-                "the token endpoint issued an access token restmcp cannot send in a header".into(),
-            );
+            return Err(format!(
+                "{what} {} issued an access token restmcp cannot send in a header",
+                self.token_url
+            ));
         }
         let lifetime = match json.get("expires_in") {
             Some(Value::Number(n)) => n.as_f64(),
@@ -210,6 +297,24 @@ impl OAuthClient {
             expires_at,
             generation: GENERATION.fetch_add(1, Ordering::Relaxed),
         })
+    }
+}
+
+/// Frees a slot in a full table of exchanged tokens: drops every slot without a valid
+/// token (and no fetch under way), and if none was, the one that expires soonest.
+fn make_room(slots: &mut HashMap<String, Arc<TokenSlot>>) {
+    let before = slots.len();
+    slots.retain(|_, slot| slot.valid().is_some() || slot.fetch.try_lock().is_err());
+    if slots.len() < before {
+        return;
+    }
+    let soonest = slots
+        .iter()
+        .filter_map(|(key, slot)| Some((key.clone(), slot.valid()?.expires_at)))
+        .min_by_key(|(_, at)| *at)
+        .map(|(key, _)| key);
+    if let Some(key) = soonest {
+        slots.remove(&key);
     }
 }
 

@@ -119,7 +119,7 @@ fn header<'r>(request: &'r HttpRequest, name: &str) -> Vec<&'r str> {
 }
 
 async fn applied(auth: &Authenticator, reqs: Value, mut request: HttpRequest) -> HttpRequest {
-    auth.apply("api", &requirements(reqs), &mut request)
+    auth.apply("api", &requirements(reqs), &mut request, None)
         .await
         .expect("applies");
     request
@@ -453,6 +453,7 @@ async fn unsatisfiable_requirements_name_the_schemes_and_keys_but_no_values() {
                 {"ghost": []}
             ])),
             &mut req,
+            None,
         )
         .await
         .expect_err("unsatisfiable");
@@ -481,7 +482,12 @@ async fn an_api_without_auth_configuration_is_called_as_built() {
     let unknown = Authenticator::default();
     let mut req = request("https://api.test/v1/a");
     unknown
-        .apply("api", &requirements(json!([{"bearer": []}])), &mut req)
+        .apply(
+            "api",
+            &requirements(json!([{"bearer": []}])),
+            &mut req,
+            None,
+        )
         .await
         .expect("no verdict without configuration");
 }
@@ -617,6 +623,7 @@ fn an_oauth2_scheme_without_client_credentials_needs_a_token_url() {
 
 fn context(headers: &[(&str, &str)]) -> CallContext {
     CallContext {
+        caller: None,
         trace: None,
         bare_structured: false,
         headers: headers
@@ -913,11 +920,17 @@ async fn invalidate_forces_a_new_fetch_but_never_drops_a_newer_token() {
     let auth = oauth_authenticator(&base, "").await;
     let reqs = requirements(json!([{"cc": []}]));
     let mut req = request("https://api.test/v1/a");
-    let first = auth.apply("api", &reqs, &mut req).await.expect("applies");
+    let first = auth
+        .apply("api", &reqs, &mut req, None)
+        .await
+        .expect("applies");
     assert!(first.uses_oauth());
     auth.invalidate(&first);
     let mut req = request("https://api.test/v1/a");
-    let second = auth.apply("api", &reqs, &mut req).await.expect("applies");
+    let second = auth
+        .apply("api", &reqs, &mut req, None)
+        .await
+        .expect("applies");
     assert_eq!(header(&req, "authorization"), ["Bearer tok-2"]);
     // A late invalidation of the first token leaves the second in place.
     auth.invalidate(&first);
@@ -951,7 +964,7 @@ async fn a_refused_token_request_is_an_error_naming_the_cause() {
     let auth = oauth_authenticator(&base, "").await;
     let mut req = request("https://api.test/v1/a");
     let error = auth
-        .apply("api", &requirements(json!([{"cc": []}])), &mut req)
+        .apply("api", &requirements(json!([{"cc": []}])), &mut req, None)
         .await
         .expect_err("refused");
     assert!(
@@ -991,9 +1004,14 @@ async fn a_401_with_an_oauth_token_is_retried_once_with_a_fresh_one() {
     let reqs = requirements(json!([{"cc": []}]));
     *endpoint.accepted.lock().expect("lock") = "tok-1".into();
     let answer = auth
-        .authorized("api", &reqs, request(&format!("{base}/data")), send, |r| {
-            r.0
-        })
+        .authorized(
+            "api",
+            &reqs,
+            None,
+            request(&format!("{base}/data")),
+            send,
+            |r| r.0,
+        )
         .await
         .expect("sent")
         .expect("answered");
@@ -1001,9 +1019,14 @@ async fn a_401_with_an_oauth_token_is_retried_once_with_a_fresh_one() {
     // tok-1 is revoked: the cached token gets a 401, a new one is fetched, the call succeeds.
     *endpoint.accepted.lock().expect("lock") = "tok-2".into();
     let answer = auth
-        .authorized("api", &reqs, request(&format!("{base}/data")), send, |r| {
-            r.0
-        })
+        .authorized(
+            "api",
+            &reqs,
+            None,
+            request(&format!("{base}/data")),
+            send,
+            |r| r.0,
+        )
         .await
         .expect("sent")
         .expect("answered");
@@ -1013,9 +1036,14 @@ async fn a_401_with_an_oauth_token_is_retried_once_with_a_fresh_one() {
     // A resource that refuses every token gets exactly one retry.
     *endpoint.accepted.lock().expect("lock") = "never".into();
     let answer = auth
-        .authorized("api", &reqs, request(&format!("{base}/data")), send, |r| {
-            r.0
-        })
+        .authorized(
+            "api",
+            &reqs,
+            None,
+            request(&format!("{base}/data")),
+            send,
+            |r| r.0,
+        )
         .await
         .expect("sent")
         .expect("answered");
@@ -1037,6 +1065,7 @@ async fn a_401_without_an_oauth_token_is_not_retried() {
         .authorized(
             "api",
             &requirements(json!([{"bearer": []}])),
+            None,
             request(&format!("{base}/data")),
             send,
             |r| r.0,
@@ -1057,6 +1086,7 @@ async fn an_unsatisfiable_call_is_never_sent() {
         .authorized(
             "api",
             &requirements(json!([{"bearer": []}])),
+            None,
             request(&format!("{base}/data")),
             send,
             |r| r.0,
@@ -1078,7 +1108,7 @@ fn dispatcher_call_futures_are_send() {
     is_send(dispatcher.call("none", serde_json::Map::new(), &context));
     let auth = Authenticator::default();
     let mut req = request("https://api.test/");
-    is_send(auth.apply("api", &[], &mut req));
+    is_send(auth.apply("api", &[], &mut req, None));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1099,7 +1129,12 @@ async fn credentials_are_never_attached_to_a_request_for_another_origin() {
     ] {
         let mut req = request(url);
         let error = auth
-            .apply("api", &requirements(json!([{"bearer": []}])), &mut req)
+            .apply(
+                "api",
+                &requirements(json!([{"bearer": []}])),
+                &mut req,
+                None,
+            )
             .await
             .expect_err(url);
         assert!(
@@ -1150,4 +1185,165 @@ fn a_spec_token_url_on_loopback_is_allowed_in_clear_text_only_there() {
         &[("I", "i"), ("S", "s")],
     );
     assert!(same_site.is_ok());
+}
+
+/// A credential that exchanges the caller's token (RFC 8693) at the test endpoint.
+async fn exchange_authenticator(base: &str) -> Authenticator {
+    authenticator_at(
+        &format!("{base}/token"),
+        &format!(
+            "credential_origins = [\"{base}\"]\n{OAUTH}[apis.api.auth.cc.token_exchange]\n\
+             token_url = \"{base}/token\"\naudience = \"orders\"\n\
+             resource = \"https://orders.example/\"\nscopes = [\"orders:read\"]\n"
+        ),
+        &OAUTH_VARS,
+    )
+    .expect("builds")
+}
+
+fn user(subject: &str, token: &str, expires_in: Duration) -> crate::identity::Caller {
+    crate::identity::Caller {
+        issuer: "https://as.example".into(),
+        subject: subject.into(),
+        client_id: Some("mcp-client".into()),
+        scopes: vec!["mcp:tools".into()],
+        expires_at: Some(std::time::SystemTime::now() + expires_in),
+        token: crate::secret::Secret::new(token),
+    }
+}
+
+async fn bearer_as(
+    auth: &Authenticator,
+    caller: Option<&crate::identity::Caller>,
+) -> Result<String, String> {
+    let mut req = request("https://api.test/v1/a");
+    auth.apply(
+        "api",
+        &requirements(json!([{"cc": ["x"]}])),
+        &mut req,
+        caller,
+    )
+    .await?;
+    Ok(header(&req, "authorization").join(","))
+}
+
+#[tokio::test]
+async fn the_callers_token_is_exchanged_once_per_user_and_sent_in_its_place() {
+    let (endpoint, base) = start().await;
+    endpoint.expires_in.store(3600, Ordering::SeqCst);
+    let auth = exchange_authenticator(&base).await;
+    let alice = user("alice", "alice-mcp-token", Duration::from_secs(600));
+    let bob = user("bob", "bob-mcp-token", Duration::from_secs(600));
+    assert_eq!(
+        bearer_as(&auth, Some(&alice)).await.expect("exchanged"),
+        "Bearer tok-1"
+    );
+    assert_eq!(
+        bearer_as(&auth, Some(&alice)).await.expect("cached"),
+        "Bearer tok-1"
+    );
+    assert_eq!(
+        bearer_as(&auth, Some(&bob)).await.expect("exchanged"),
+        "Bearer tok-2"
+    );
+    assert_eq!(endpoint.hits.load(Ordering::SeqCst), 2);
+    let seen = endpoint.seen.lock().expect("lock").clone();
+    assert_eq!(
+        seen[0].0, "Basic bXkrY2xpZW50OnMlM0FlJTJGYw==",
+        "client authentication"
+    );
+    assert_eq!(
+        seen[0].2,
+        "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange\
+         &subject_token=alice-mcp-token\
+         &subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token\
+         &requested_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token\
+         &audience=orders&resource=https%3A%2F%2Forders.example%2F&scope=orders%3Aread"
+    );
+    assert!(seen[1].2.contains("subject_token=bob-mcp-token"));
+    // The exchanged tokens are redacted from results like any issued token.
+    assert_eq!(auth.redact("tok-1 tok-2"), "[REDACTED] [REDACTED]");
+}
+
+#[tokio::test]
+async fn an_exchanged_token_is_not_used_past_the_token_it_was_exchanged_for() {
+    let (endpoint, base) = start().await;
+    endpoint.expires_in.store(3600, Ordering::SeqCst);
+    let auth = exchange_authenticator(&base).await;
+    // The caller's token has 20 s left, less than the refresh margin: each call exchanges.
+    let short = user("carol", "carol-mcp-token", Duration::from_secs(20));
+    assert_eq!(
+        bearer_as(&auth, Some(&short)).await.expect("exchanged"),
+        "Bearer tok-1"
+    );
+    assert_eq!(
+        bearer_as(&auth, Some(&short)).await.expect("exchanged"),
+        "Bearer tok-2"
+    );
+}
+
+#[tokio::test]
+async fn without_a_user_or_with_a_refused_exchange_nothing_is_sent() {
+    let (endpoint, base) = start().await;
+    let auth = exchange_authenticator(&base).await;
+    let error = bearer_as(&auth, None).await.expect_err("no caller");
+    assert!(
+        error.contains("\"cc\" (acts for the signed-in user") && error.contains("carries none"),
+        "{error}"
+    );
+    assert_eq!(endpoint.hits.load(Ordering::SeqCst), 0);
+    endpoint.reject.store(true, Ordering::SeqCst);
+    let alice = user("alice", "alice-mcp-token", Duration::from_secs(600));
+    let error = bearer_as(&auth, Some(&alice)).await.expect_err("refused");
+    assert!(
+        error.starts_with("security scheme \"cc\": the token exchange at http://")
+            && error.ends_with("answered 401 Unauthorized: invalid_client: unknown client"),
+        "{error}"
+    );
+    assert!(
+        !error.contains("alice-mcp-token") && !error.contains("s:e/c"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_401_exchanges_the_users_token_once_more() {
+    let (endpoint, base) = start().await;
+    let auth = exchange_authenticator(&base).await;
+    let alice = user("alice", "alice-mcp-token", Duration::from_secs(600));
+    *endpoint.accepted.lock().expect("lock") = "tok-2".into();
+    let answer = auth
+        .authorized(
+            "api",
+            &requirements(json!([{"cc": []}])),
+            Some(&alice),
+            request(&format!("{base}/data")),
+            send,
+            |r| r.0,
+        )
+        .await
+        .expect("sent")
+        .expect("answered");
+    assert_eq!(answer, (200, "echo: Bearer tok-2".to_string()));
+    assert_eq!(
+        endpoint.hits.load(Ordering::SeqCst),
+        2,
+        "one exchange, then one more"
+    );
+    // Only once: a second 401 is the answer.
+    *endpoint.accepted.lock().expect("lock") = "never".into();
+    let answer = auth
+        .authorized(
+            "api",
+            &requirements(json!([{"cc": []}])),
+            Some(&alice),
+            request(&format!("{base}/data")),
+            send,
+            |r| r.0,
+        )
+        .await
+        .expect("sent")
+        .expect("answered");
+    assert_eq!(answer.0, 401);
+    assert_eq!(endpoint.hits.load(Ordering::SeqCst), 3);
 }
