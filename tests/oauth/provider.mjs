@@ -1,8 +1,10 @@
-// A real OpenID provider for restmcp's OAuth resource-server tests: oidc-provider
-// (npm, OpenID Certified, pinned in package-lock.json), configured and nothing
-// more -- no handler of ours sits on the provider side, so what restmcp is
-// tested against is the provider's own discovery, JWKS, token and
-// introspection endpoints.
+// A real OpenID provider for restmcp's OAuth tests: oidc-provider (npm, OpenID
+// Certified, pinned in package-lock.json), configured, plus one grant of ours.
+// Discovery, JWKS, token, introspection, dynamic registration, authorization
+// code + PKCE and the login/consent pages are the provider's own; the only
+// handler of ours is RFC 8693 token exchange, because oidc-provider has no
+// built-in token-exchange grant (it offers registerGrantType() for such
+// extensions, which is what is used here).
 //
 //   node provider.mjs [--port N] [--kid KID]
 //
@@ -19,12 +21,31 @@
 //   svc-opaque  client_credentials, opaque access tokens     OAUTH_TEST_SVC_OPAQUE_SECRET
 //   restmcp     the resource server's own client, for introspection
 //                                                            OAUTH_TEST_INTROSPECTION_SECRET
+//   exchanger   RFC 8693 token exchange only                 OAUTH_TEST_EXCHANGER_SECRET
+// and any client registered dynamically (POST /reg, RFC 7591; public or
+// confidential) for the authorization-code flow with PKCE. Users log in on
+// oidc-provider's built-in development pages (devInteractions): any login name
+// with any password; the account id, and so `sub`, is the login name. Consent
+// is one "Continue" button.
 // Every resource indicator is accepted (a test can ask for a wrong audience);
 // the token's `aud` is the resource asked for, its scope the requested subset
-// of: mcp:tools pets:read pets:write other.
+// of: mcp:tools pets:read pets:write other echo:read.
+//
+// Token exchange (grant_type urn:ietf:params:oauth:grant-type:token-exchange,
+// client `exchanger` only): subject_token must be a JWT access token of this
+// provider (RS256 with its current key, typ at+jwt, its iss, not expired),
+// subject_token_type urn:ietf:params:oauth:token-type:access_token; exactly one
+// target, `resource` or `audience`; `scope` a subset of the scopes above. The
+// answer is a new JWT access token (same sub, aud = the target, the scope,
+// client_id exchanger, act {sub: exchanger}), issued_token_type
+// urn:ietf:params:oauth:token-type:access_token. Errors are RFC 8693 section
+// 2.2.2 / RFC 6749 section 5.2 JSON (invalid_request, invalid_grant,
+// invalid_scope, invalid_target) with an error_description.
+// GET /__test/exchanges answers {"ok": n, "failed": n, "bySubject": {sub: n}}
+// (counts since start), so a test can see whether a caller exchanged again.
 //
 // It exits when its parent goes away (stdin closed, or reparented).
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomUUID, verify } from 'node:crypto';
 import { fstatSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -45,7 +66,9 @@ function fail(message) {
 const port = Number(args.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`bad --port ${args.port}`);
 
-export const SCOPES = ['mcp:tools', 'pets:read', 'pets:write', 'other'];
+export const SCOPES = ['mcp:tools', 'pets:read', 'pets:write', 'other', 'echo:read'];
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const scopeList = SCOPES.join(' ');
 
 const secret = (name, fallback) => process.env[name] || fallback;
@@ -67,12 +90,17 @@ const clients = [
     ...serviceClient('restmcp', 'OAUTH_TEST_INTROSPECTION_SECRET', 'restmcp-introspection-secret-c43a90'),
     grant_types: [],
   },
+  {
+    ...serviceClient('exchanger', 'OAUTH_TEST_EXCHANGER_SECRET', 'exchanger-test-secret-7d3e91'),
+    grant_types: [TOKEN_EXCHANGE],
+  },
 ];
 
 // A fresh RSA key at every start: a restart publishes a different JWKS.
 const kid = args.kid || `key-${randomUUID()}`;
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const jwk = { ...privateKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' };
+const publicKey = createPublicKey(privateKey);
 
 function resourceServerInfo(resource, clientId) {
   return {
@@ -90,7 +118,8 @@ function configuration() {
     jwks: { keys: [jwk] },
     scopes: ['openid', ...SCOPES],
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true }, // login: any name (= sub), any password
+      registration: { enabled: true }, // RFC 7591, open (no initial access token)
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
@@ -102,13 +131,110 @@ function configuration() {
       },
     },
     // Client-credentials tokens have no account: give them `sub` = client_id in
-    // introspection too (the JWT format already does so).
-    extraTokenClaims: async (_ctx, token) => (token.accountId ? undefined : { sub: token.clientId }),
+    // introspection too (the JWT format already does so). Exchanged tokens (the
+    // only account tokens client `exchanger` gets) name it as the actor (RFC 8693 act).
+    extraTokenClaims: async (_ctx, token) => {
+      if (!token.accountId) return { sub: token.clientId };
+      if (token.clientId === 'exchanger') return { act: { sub: 'exchanger' } };
+      return undefined;
+    },
     ttl: {
       AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 3600,
       ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 3600,
     },
     clockTolerance: 0,
+  };
+}
+
+// ---------------------------------------------------------------- RFC 8693
+// oidc-provider has no built-in token-exchange grant; this is the smallest one
+// it allows: registerGrantType() with the provider's own AccessToken model and
+// ResourceServer class, so the exchanged token is signed, formatted and timed
+// exactly like the provider's other JWT access tokens.
+
+const exchanges = { ok: 0, failed: 0, bySubject: {} };
+
+class ExchangeError extends Error {
+  constructor(error, description) {
+    super(description);
+    this.error = error;
+  }
+}
+
+const b64json = (part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+
+// The subject token must be an access token this provider issued: a JWT with
+// typ at+jwt, signed RS256 with the current key, this issuer, not expired.
+function verifySubjectToken(token, issuer) {
+  const bad = (why) => new ExchangeError('invalid_grant', `subject_token ${why}`);
+  const parts = String(token).split('.');
+  if (parts.length !== 3) throw bad('is not a JWT access token of this provider');
+  let header;
+  let payload;
+  try {
+    header = b64json(parts[0]);
+    payload = b64json(parts[1]);
+  } catch {
+    throw bad('is not a JWT access token of this provider');
+  }
+  if (header.alg !== 'RS256' || header.kid !== kid) throw bad("is not signed with this provider's current key");
+  if (header.typ !== 'at+jwt') throw bad('is not an access token (typ is not at+jwt)');
+  const signed = Buffer.from(`${parts[0]}.${parts[1]}`);
+  if (!verify('RSA-SHA256', signed, publicKey, Buffer.from(parts[2], 'base64url'))) throw bad('has an invalid signature');
+  if (payload.iss !== issuer) throw bad('was issued by another issuer');
+  if (typeof payload.exp !== 'number' || payload.exp <= Date.now() / 1000) throw bad('is expired');
+  if (typeof payload.sub !== 'string' || !payload.sub) throw bad('has no subject');
+  return payload;
+}
+
+function tokenExchangeHandler(provider) {
+  return async function tokenExchange(ctx) {
+    try {
+      const { client, params } = ctx.oidc;
+      if (client.clientId !== 'exchanger') {
+        throw new ExchangeError('unauthorized_client', 'this client may not exchange tokens');
+      }
+      if (!params.subject_token) throw new ExchangeError('invalid_request', 'subject_token is required');
+      if (params.subject_token_type !== ACCESS_TOKEN_TYPE) {
+        throw new ExchangeError('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
+      }
+      if (params.requested_token_type && params.requested_token_type !== ACCESS_TOKEN_TYPE) {
+        throw new ExchangeError('invalid_request', `requested_token_type must be ${ACCESS_TOKEN_TYPE} (or absent)`);
+      }
+      if (params.actor_token) throw new ExchangeError('invalid_request', 'actor_token is not supported');
+      const targets = [params.resource, params.audience].filter(Boolean);
+      if (targets.length !== 1) {
+        throw new ExchangeError('invalid_target', 'exactly one of resource or audience is required');
+      }
+      const [target] = targets;
+      const scopes = (params.scope ?? '').split(' ').filter(Boolean);
+      const unknown = scopes.filter((s) => !SCOPES.includes(s));
+      if (unknown.length) throw new ExchangeError('invalid_scope', `scope not allowed: ${unknown.join(' ')}`);
+
+      const subject = verifySubjectToken(params.subject_token, provider.issuer);
+      const token = new provider.AccessToken({
+        accountId: subject.sub,
+        client,
+        scope: scopes.join(' ') || undefined,
+      });
+      token.resourceServer = new provider.ResourceServer(target, resourceServerInfo(target, client.clientId));
+      const value = await token.save();
+
+      exchanges.ok++;
+      exchanges.bySubject[subject.sub] = (exchanges.bySubject[subject.sub] ?? 0) + 1;
+      ctx.body = {
+        access_token: value,
+        issued_token_type: ACCESS_TOKEN_TYPE,
+        token_type: 'Bearer',
+        expires_in: token.expiration,
+        ...(token.scope ? { scope: token.scope } : {}),
+      };
+    } catch (e) {
+      exchanges.failed++;
+      if (!(e instanceof ExchangeError)) throw e;
+      ctx.status = 400;
+      ctx.body = { error: e.error, error_description: e.message };
+    }
   };
 }
 
@@ -125,7 +251,25 @@ server.listen(port, '127.0.0.1', () => {
     fail(`oidc-provider configuration rejected: ${e.message}`);
   }
   provider.proxy = false;
-  server.on('request', provider.callback());
+  provider.registerGrantType(TOKEN_EXCHANGE, tokenExchangeHandler(provider), [
+    'subject_token',
+    'subject_token_type',
+    'actor_token',
+    'actor_token_type',
+    'requested_token_type',
+    'resource',
+    'audience',
+    'scope',
+  ]);
+  const callback = provider.callback();
+  server.on('request', (req, res) => {
+    if (req.method === 'GET' && req.url === '/__test/exchanges') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(exchanges));
+      return;
+    }
+    callback(req, res);
+  });
   process.stdout.write(`READY ${iss}\n`);
 });
 
