@@ -3,7 +3,7 @@
 // handler of ours on the provider side). Plain HTTP with the global fetch, so
 // every status code and WWW-Authenticate header is checked as a client sees it.
 //
-//   node test.mjs --bin PATH/TO/restmcp [--spec PATH/TO/petstore.yaml]
+//   node test.mjs --bin PATH/TO/restmcp [--spec PATH/TO/petstore.yaml] [--python PATH]
 //   (or RESTMCP_BIN / RESTMCP_SPEC in the environment)
 //
 // Starts provider.mjs and `restmcp serve` (config in a temp dir, the shipped
@@ -23,14 +23,32 @@
 //   f  key rotation: provider restarted with a new key (run last: it drops the
 //      provider's in-memory state)
 //   k  no token or secret in restmcp's stderr
-// Why: these are the resource-server cases of issue 23's "Done when", seen the
-// way a remote MCP client sees them, with tokens from a certified provider
-// rather than tokens we mint (only j forges tokens, on purpose).
+// Then, with a second `restmcp serve` whose upstream is httpbin (PyPI, under
+// gunicorn, tests/oauth/echo-api.yaml) and whose user_oauth scheme is a
+// [token_exchange] with this provider (part 2, RFC 8693):
+//   provider  authorization code + PKCE for a dynamically registered client
+//      through the dev login/consent pages (sub = login name); the provider's
+//      token exchange and its RFC 8693 errors
+//   x1 alice's call reaches httpbin with an exchanged token (sub alice, aud the
+//      httpbin resource, scope echo:read, client exchanger), not her MCP token
+//   x2 the exchange cache: a second call exchanges nothing
+//   x3 bob gets his own exchange and his own subject upstream
+//   x4 the static token (no user): isError, and nothing reaches httpbin
+//   x5 an upstream 401: exchanged anew exactly once, retried once, then isError
+//   x6 a refused exchange (scope not allowed) and x7 an unreachable token
+//      endpoint: isError saying why, naming no secret, nothing reaches httpbin
+//   x8 no exchanged token, MCP token or secret in that restmcp's stderr
+// Why: these are the resource-server and token-exchange cases of issue 23's
+// "Done when", seen the way a remote MCP client sees them, with tokens from a
+// certified provider rather than tokens we mint (only j forges tokens, on
+// purpose), and an upstream nobody here wrote as the witness of what restmcp
+// sent. The x checks need --python PATH (a python with httpbin==0.10.4 and
+// gunicorn; run.sh passes its venv's) or OAUTH_TEST_PYTHON.
 // Only 127.0.0.1 is contacted. Every step has a timeout. Secrets and static
 // tokens are random per run. On failure (or with OAUTH_TEST_KEEP=1) the work
 // directory (config.toml, restmcp.stderr, provider.stderr) is kept and named.
 import { spawn } from 'node:child_process';
-import { createHmac, createPublicKey, randomBytes } from 'node:crypto';
+import { createHash, createHmac, createPublicKey, randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -47,6 +65,8 @@ function argValue(name) {
 }
 const BIN = path.resolve(ROOT, argValue('--bin') ?? process.env.RESTMCP_BIN ?? 'target/debug/restmcp');
 const SPEC = path.resolve(ROOT, argValue('--spec') ?? process.env.RESTMCP_SPEC ?? 'specs/petstore.yaml');
+const PYTHON = argValue('--python') ?? process.env.OAUTH_TEST_PYTHON; // with httpbin and gunicorn
+const ECHO_SPEC = path.join(HERE, 'echo-api.yaml');
 
 const STEP_MS = 15_000; // one HTTP request, one process start
 const TEST_MS = 60_000; // one test
@@ -60,6 +80,7 @@ const SECRETS = {
   OAUTH_TEST_SVC_SHORT_SECRET: rnd('svcshort'),
   OAUTH_TEST_SVC_OPAQUE_SECRET: rnd('svcopaque'),
   OAUTH_TEST_INTROSPECTION_SECRET: rnd('introspect'),
+  OAUTH_TEST_EXCHANGER_SECRET: rnd('exchanger'),
 };
 const STATIC_TOKEN = rnd('static');
 const CLIENT_SECRET = {
@@ -67,7 +88,10 @@ const CLIENT_SECRET = {
   'svc-short': SECRETS.OAUTH_TEST_SVC_SHORT_SECRET,
   'svc-opaque': SECRETS.OAUTH_TEST_SVC_OPAQUE_SECRET,
   restmcp: SECRETS.OAUTH_TEST_INTROSPECTION_SECRET,
+  exchanger: SECRETS.OAUTH_TEST_EXCHANGER_SECRET,
 };
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const issuedTokens = []; // every access token handed out, for (k)
 
 // ---------------------------------------------------------------- processes
@@ -77,12 +101,16 @@ let failures = 0;
 const restmcpStderr = [];
 const providerStderr = [];
 let provider; // { child, issuer, port }
-let restmcp; // { child, base, resource }
+let restmcp; // { child, base, resource }: the one the checks talk to
+const restmcps = []; // every restmcp started, killed as a group on exit
+let httpbin; // { child, base }
+const httpbinAccess = []; // gunicorn's access log: one line per request httpbin got
 
 // Nothing outlives this process, however it ends: restmcp's process group and
 // the provider are killed on exit (the provider also exits when its stdin closes).
 process.on('exit', () => {
-  for (const [child, group] of [[restmcp?.child, true], [provider?.child, false]]) {
+  const children = [...restmcps.map((r) => [r.child, true]), [httpbin?.child, true], [provider?.child, false]];
+  for (const [child, group] of children) {
     if (!child || child.exitCode !== null || child.signalCode !== null) continue;
     try {
       process.kill(group ? -child.pid : child.pid, 'SIGKILL');
@@ -192,15 +220,7 @@ async function startProvider(port, kid) {
   throw lastError;
 }
 
-async function startRestmcp(issuer) {
-  let lastError;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const resource = `${base}/mcp`;
-    writeFileSync(
-      path.join(workDir, 'config.toml'),
-      `[server]
+const petstoreConfig = (issuer) => (port, resource) => `[server]
 listen = "127.0.0.1:${port}"
 [server.auth]
 tokens_env = ["RESTMCP_TEST_STATIC_TOKEN"]
@@ -216,26 +236,39 @@ client_secret_env = "RESTMCP_TEST_INTROSPECTION_SECRET"
 [apis.petstore]
 spec = "petstore.yaml"
 mock = true
-`,
-    );
+`;
+
+// `restmcp serve` with the config configFor(port, resource) gives, written to
+// workDir/file; its stderr lines go to log.
+async function startRestmcp(configFor, { file = 'config.toml', log = restmcpStderr } = {}) {
+  let lastError;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const resource = `${base}/mcp`;
+    writeFileSync(path.join(workDir, file), configFor(port, resource));
     try {
       const { child } = await startAndWait(
         BIN,
-        ['--config', path.join(workDir, 'config.toml'), 'serve'],
+        ['--config', path.join(workDir, file), 'serve'],
         {
           cwd: workDir,
           env: childEnv({
             RESTMCP_TEST_STATIC_TOKEN: STATIC_TOKEN,
             RESTMCP_TEST_INTROSPECTION_SECRET: SECRETS.OAUTH_TEST_INTROSPECTION_SECRET,
+            RESTMCP_TEST_EXCHANGER_ID: 'exchanger',
+            RESTMCP_TEST_EXCHANGER_SECRET: SECRETS.OAUTH_TEST_EXCHANGER_SECRET,
           }),
           detached: true, // own process group: killed as a whole in after()
         },
         'stderr',
         /MCP over Streamable HTTP at (http:\/\/\S+)/,
-        restmcpStderr,
+        log,
         'restmcp serve',
       );
-      return { child, base, resource };
+      const started = { child, base, resource };
+      restmcps.push(started);
+      return started;
     } catch (e) {
       lastError = e;
       if (!/exited early/.test(e.message) || !/address|in use/i.test(e.message)) break;
@@ -299,7 +332,7 @@ async function getJson(url) {
 }
 
 // One JSON-RPC POST to /mcp; the answer may be JSON or an SSE stream.
-async function mcp(message, { token, session } = {}) {
+async function mcp(message, { token, session, server = restmcp } = {}) {
   const headers = {
     accept: 'application/json, text/event-stream',
     'content-type': 'application/json',
@@ -307,7 +340,7 @@ async function mcp(message, { token, session } = {}) {
   };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   if (session) headers['mcp-session-id'] = session;
-  const res = await fetch(restmcp.resource, {
+  const res = await fetch(server.resource, {
     method: 'POST',
     headers,
     body: JSON.stringify({ jsonrpc: '2.0', ...message }),
@@ -336,14 +369,14 @@ async function mcp(message, { token, session } = {}) {
   return { status: res.status, headers: res.headers, json, text };
 }
 
-const initialize = (token) =>
+const initialize = (token, server = restmcp) =>
   mcp(
     {
       id: 1,
       method: 'initialize',
       params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'restmcp-oauth-test', version: '0' } },
     },
-    { token },
+    { token, server },
   );
 
 // What a failed response looked like, for assertion messages.
@@ -409,6 +442,214 @@ function check(name, fn) {
   });
 }
 
+// ---------------------------------------------------------------- part 2 helpers
+
+const echoStderr = []; // the second restmcp's (token exchange towards httpbin)
+
+// httpbin under gunicorn, its own process group; the access log (stdout) is
+// kept line by line: the record of every request restmcp sent upstream.
+async function startHttpbin() {
+  assert.ok(PYTHON, 'no python with httpbin: pass --python PATH or set OAUTH_TEST_PYTHON (run.sh does)');
+  const httpbinStderr = [];
+  let lastError;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    try {
+      const { child } = await startAndWait(
+        PYTHON,
+        ['-m', 'gunicorn', '--bind', `127.0.0.1:${port}`, '--workers', '1', '--threads', '4',
+          '--log-level', 'info', '--access-logfile', '-', 'httpbin:app'],
+        { cwd: workDir, env: childEnv({ PYTHONDONTWRITEBYTECODE: '1' }), detached: true },
+        'stderr',
+        /Listening at: (http:\/\/\S+)/,
+        httpbinStderr,
+        'httpbin (gunicorn)',
+      );
+      let buf = '';
+      child.stdout.on('data', (chunk) => {
+        buf += chunk;
+        let nl;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          httpbinAccess.push(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+        }
+      });
+      return { child, base: `http://127.0.0.1:${port}` };
+    } catch (e) {
+      lastError = e;
+      if (!/in use|exited early/i.test(e.message)) break;
+    }
+  }
+  throw lastError;
+}
+
+// How many requests for `path` httpbin's access log shows (lines arrive a
+// little after the response).
+async function upstreamHits(pathPrefix) {
+  await sleep(300);
+  return httpbinAccess.filter((l) => l.includes(`"GET ${pathPrefix}`)).length;
+}
+
+// A user's MCP token the way a remote client gets one: dynamic registration
+// (a public client), then authorization code + PKCE with a resource indicator
+// through oidc-provider's own login and consent pages, answered like a browser
+// (cookies kept, redirects followed by hand until the redirect URI).
+async function userToken(login, { resource, scope }) {
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const reg = await fetch(`${provider.issuer}/reg`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+      scope,
+    }),
+    signal: AbortSignal.timeout(STEP_MS),
+  });
+  const client = await reg.json();
+  assert.equal(reg.status, 201, `registration: ${reg.status} ${JSON.stringify(client)}`);
+  const verifier = randomBytes(48).toString('base64url');
+  const state = randomBytes(16).toString('base64url');
+  const query = new URLSearchParams({
+    client_id: client.client_id,
+    response_type: 'code',
+    redirect_uri: redirectUri,
+    scope,
+    state,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    resource,
+  });
+  const cookies = new Map();
+  let url = `${provider.issuer}/auth?${query}`;
+  let body;
+  const forms = [];
+  for (let step = 0; step < 12 && !url.startsWith(redirectUri); step++) {
+    const res = await fetch(url, {
+      method: body ? 'POST' : 'GET',
+      body,
+      redirect: 'manual',
+      headers: {
+        cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      signal: AbortSignal.timeout(STEP_MS),
+    });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const eq = pair.indexOf('=');
+      cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+    body = undefined;
+    const location = res.headers.get('location');
+    if (location) {
+      url = new URL(location, url).href;
+      continue;
+    }
+    const html = await res.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    const prompt = /name="prompt" value="([^"]+)"/.exec(html)?.[1];
+    assert.ok(action && prompt, `no login or consent form at ${url} (status ${res.status}): ${html.slice(0, 300)}`);
+    forms.push(prompt);
+    url = new URL(action.replace(/&amp;/g, '&'), url).href;
+    body = new URLSearchParams(prompt === 'login' ? { prompt, login, password: 'any' } : { prompt }).toString();
+  }
+  assert.ok(url.startsWith(redirectUri), `never redirected back; last URL ${url}`);
+  assert.deepEqual(forms, ['login', 'consent'], 'the provider asked for login, then consent');
+  const back = new URL(url).searchParams;
+  assert.equal(back.get('state'), state);
+  assert.equal(back.get('iss'), provider.issuer, 'RFC 9207 iss in the authorization response');
+  const res = await fetch(`${provider.issuer}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: back.get('code'),
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      client_id: client.client_id,
+      resource,
+    }),
+    signal: AbortSignal.timeout(STEP_MS),
+  });
+  const token = await res.json();
+  assert.equal(res.status, 200, `authorization_code token request: ${JSON.stringify(token)}`);
+  issuedTokens.push(token.access_token);
+  return token.access_token;
+}
+
+// Token exchange asked of the provider directly (what restmcp is meant to do).
+async function exchangeDirect(params, secret = CLIENT_SECRET.exchanger) {
+  const res = await fetch(`${provider.issuer}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`exchanger:${secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({
+      grant_type: TOKEN_EXCHANGE,
+      subject_token_type: ACCESS_TOKEN_TYPE,
+      ...params,
+    }),
+    signal: AbortSignal.timeout(STEP_MS),
+  });
+  const body = await res.json();
+  if (body.access_token) issuedTokens.push(body.access_token);
+  return { status: res.status, body };
+}
+
+async function exchangeCounts() {
+  const r = await getJson(`${provider.issuer}/__test/exchanges`);
+  assert.equal(r.status, 200);
+  return r.json;
+}
+
+// initialize, initialized, tools/call NAME on `server`: the call's result.
+async function callTool(server, token, name, args = {}) {
+  const init = await initialize(token, server);
+  assert.equal(init.status, 200, `initialize: ${seen(init)}`);
+  const session = init.headers.get('mcp-session-id');
+  assert.ok(session, 'initialize answered without Mcp-Session-Id');
+  const note = await mcp({ method: 'notifications/initialized' }, { token, session, server });
+  assert.equal(note.status, 202, `notifications/initialized: ${seen(note)}`);
+  const call = await mcp({ id: 2, method: 'tools/call', params: { name, arguments: args } }, { token, session, server });
+  assert.equal(call.status, 200, `tools/call ${name}: ${seen(call)}`);
+  assert.ok(call.json?.result, `tools/call ${name} result: ${call.text.slice(0, 300)}`);
+  return call.json.result;
+}
+
+const resultText = (result) => (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+
+// The Authorization header httpbin echoed for a whoami call.
+function upstreamAuthorization(result) {
+  assert.notEqual(result.isError, true, `whoami isError: ${JSON.stringify(result).slice(0, 400)}`);
+  let echo = result.structuredContent;
+  if (!echo?.headers) echo = JSON.parse(resultText(result));
+  const header = echo.headers?.Authorization;
+  assert.ok(header, `httpbin saw no Authorization header: ${JSON.stringify(echo.headers)}`);
+  const m = /^Bearer (\S+)$/.exec(header);
+  assert.ok(m, `httpbin saw Authorization ${header.slice(0, 20)}..., not a Bearer token`);
+  return m[1];
+}
+
+// The same URL, with or without the trailing slash a URL library adds to an empty path.
+const sameResource = (a, b) => a.replace(/\/$/, '') === b.replace(/\/$/, '');
+
+// No secret or token of this run in text (a tool result).
+function leaksIn(text, tokens = []) {
+  const found = [];
+  for (const [name, value] of Object.entries({ ...SECRETS, STATIC_TOKEN })) if (text.includes(value)) found.push(name);
+  for (const [i, token] of [...issuedTokens, ...tokens].entries()) {
+    if (text.includes(token)) found.push(`token #${i}`);
+    const sig = token.split('.')[2];
+    if (sig && sig.length >= 40 && text.includes(sig)) found.push(`signature of token #${i}`);
+  }
+  return found;
+}
+
 // ---------------------------------------------------------------- the tests
 
 before(async () => {
@@ -421,17 +662,22 @@ before(async () => {
 });
 
 after(async () => {
-  if (restmcp?.child) {
+  for (const child of [...restmcps.map((r) => r.child), httpbin?.child]) {
+    if (!child) continue;
     try {
-      process.kill(-restmcp.child.pid, 'SIGTERM');
+      process.kill(-child.pid, 'SIGTERM');
     } catch {}
-    await stop(restmcp.child);
+    await stop(child);
   }
   await stop(provider?.child);
   writeFileSync(path.join(workDir, 'restmcp.stderr'), restmcpStderr.join('\n') + '\n');
+  writeFileSync(path.join(workDir, 'restmcp-echo.stderr'), echoStderr.join('\n') + '\n');
   writeFileSync(path.join(workDir, 'provider.stderr'), providerStderr.join('\n') + '\n');
+  writeFileSync(path.join(workDir, 'httpbin.access'), httpbinAccess.join('\n') + '\n');
   if (failures > 0 || process.env.OAUTH_TEST_KEEP) {
-    console.log(`# work directory kept: ${workDir} (config.toml, restmcp.stderr, provider.stderr)`);
+    console.log(
+      `# work directory kept: ${workDir} (config.toml, config-echo.toml, restmcp.stderr, restmcp-echo.stderr, provider.stderr, httpbin.access)`,
+    );
   } else {
     rmSync(workDir, { recursive: true, force: true });
   }
@@ -493,7 +739,7 @@ describe('restmcp serve with [server.oauth]', () => {
   before(async () => {
     try {
       copyFileSync(SPEC, path.join(workDir, 'petstore.yaml'));
-      restmcp = await startRestmcp(provider.issuer);
+      restmcp = await startRestmcp(petstoreConfig(provider.issuer));
     } catch (e) {
       failures++;
       throw e;
@@ -629,5 +875,204 @@ describe('restmcp serve with [server.oauth]', () => {
       if (sig && sig.length >= 40 && log.includes(sig)) leaks.push(`signature of issued token #${i}`);
     }
     assert.deepEqual(leaks, [], `found in restmcp stderr: ${leaks.join(', ')}`);
+  });
+});
+
+describe('provider: users (authorization code + PKCE) and RFC 8693 token exchange', () => {
+  const resource = 'http://127.0.0.1:9/mcp';
+
+  check('a registered public client gets a user token through login and consent: sub = login name', async () => {
+    const token = await userToken('carol', { resource, scope: `${REQUIRED_SCOPE} echo:read` });
+    const { header, payload } = decodeJwt(token);
+    assert.equal(header.typ, 'at+jwt');
+    assert.equal(payload.sub, 'carol');
+    assert.equal(payload.aud, resource);
+    assert.equal(payload.iss, provider.issuer);
+    assert.equal(payload.scope, `${REQUIRED_SCOPE} echo:read`);
+  });
+
+  check('token exchange: same sub, the target as aud, the scope asked for, client exchanger', async () => {
+    const subject = await userToken('carol', { resource, scope: REQUIRED_SCOPE });
+    const target = 'http://127.0.0.1:8';
+    const before = await exchangeCounts();
+    const { status, body } = await exchangeDirect({ subject_token: subject, resource: target, scope: 'echo:read' });
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.equal(body.issued_token_type, ACCESS_TOKEN_TYPE);
+    assert.equal(body.token_type, 'Bearer');
+    assert.equal(body.scope, 'echo:read');
+    assert.ok(body.expires_in > 0);
+    const { payload } = decodeJwt(body.access_token);
+    assert.equal(payload.sub, 'carol');
+    assert.equal(payload.aud, target);
+    assert.equal(payload.scope, 'echo:read');
+    assert.equal(payload.client_id, 'exchanger');
+    assert.deepEqual(payload.act, { sub: 'exchanger' });
+    const audience = await exchangeDirect({ subject_token: subject, audience: 'echo-api', scope: 'echo:read' });
+    assert.equal(audience.status, 200, JSON.stringify(audience.body));
+    assert.equal(decodeJwt(audience.body.access_token).payload.aud, 'echo-api');
+    const after = await exchangeCounts();
+    assert.equal(after.ok - before.ok, 2);
+    assert.equal(after.bySubject.carol - (before.bySubject.carol ?? 0), 2);
+  });
+
+  check('token exchange errors (RFC 8693 2.2.2): scope, subject token, target, client', async () => {
+    const subject = await userToken('carol', { resource, scope: REQUIRED_SCOPE });
+    const target = { resource: 'http://127.0.0.1:8' };
+    const cases = [
+      [{ subject_token: subject, ...target, scope: 'not:known' }, 'invalid_scope'],
+      [{ subject_token: `${subject}x`, ...target }, 'invalid_grant'],
+      [{ subject_token: (await getToken('svc-opaque', { resource, scope: REQUIRED_SCOPE })).access_token, ...target }, 'invalid_grant'],
+      [{ subject_token: subject, ...target, subject_token_type: 'urn:ietf:params:oauth:token-type:id_token' }, 'invalid_request'],
+      [{ subject_token: subject }, 'invalid_target'],
+      [{ ...target }, 'invalid_request'],
+    ];
+    for (const [params, error] of cases) {
+      const { status, body } = await exchangeDirect(params);
+      assert.equal(status, 400, `${JSON.stringify(params).slice(0, 80)}: ${JSON.stringify(body)}`);
+      assert.equal(body.error, error, JSON.stringify(body));
+      assert.ok(body.error_description, JSON.stringify(body));
+    }
+    const wrong = await exchangeDirect({ subject_token: subject, ...target }, 'not-the-secret');
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.body.error, 'invalid_client');
+  });
+});
+
+describe('restmcp serve: token exchange towards httpbin (issue 23, part 2)', () => {
+  let echo; // the restmcp whose upstream is httpbin
+  let alice; // MCP tokens of two users
+  let bob;
+  const mcpScope = `${REQUIRED_SCOPE} echo:read`; // echo:read too: the tools' own scope (part 3)
+
+  before(async () => {
+    try {
+      httpbin = await startHttpbin();
+      const deadPort = await freePort(); // nothing listens there: "provider down"
+      const userOauth = (name, { tokenUrl = `${provider.issuer}/token`, scopes = '["echo:read"]', prefix } = {}) => `
+[apis.${name}]
+spec = "echo-api.yaml"
+base_url = "${httpbin.base}"
+${prefix ? `prefix = "${prefix}"` : ''}
+[apis.${name}.auth.user_oauth]
+client_id_env = "RESTMCP_TEST_EXCHANGER_ID"
+client_secret_env = "RESTMCP_TEST_EXCHANGER_SECRET"
+[apis.${name}.auth.user_oauth.token_exchange]
+token_url = "${tokenUrl}"
+resource = "${httpbin.base}"
+scopes = ${scopes}
+`;
+      copyFileSync(ECHO_SPEC, path.join(workDir, 'echo-api.yaml'));
+      echo = await startRestmcp(
+        (port, resource) => `[server]
+listen = "127.0.0.1:${port}"
+[server.auth]
+tokens_env = ["RESTMCP_TEST_STATIC_TOKEN"]
+[server.oauth]
+resource = "${resource}"
+issuers = ["${provider.issuer}"]
+scopes = ["${REQUIRED_SCOPE}"]
+${userOauth('echo')}
+${userOauth('badscope', { scopes: '["not:known"]', prefix: 'badscope_' })}
+${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'down_' })}`,
+        { file: 'config-echo.toml', log: echoStderr },
+      );
+      alice = await userToken('alice', { resource: echo.resource, scope: mcpScope });
+      bob = await userToken('bob', { resource: echo.resource, scope: mcpScope });
+    } catch (e) {
+      failures++;
+      throw e;
+    }
+  });
+
+  let aliceUpstream; // the token httpbin saw for alice's first call
+
+  check('x1. alice: whoami reaches httpbin with an exchanged token for her (sub alice, aud httpbin, echo:read)', async () => {
+    const before = await exchangeCounts();
+    const result = await callTool(echo, alice, 'whoami');
+    aliceUpstream = upstreamAuthorization(result);
+    issuedTokens.push(aliceUpstream);
+    assert.notEqual(aliceUpstream, alice, 'restmcp passed the MCP token through (forbidden by the MCP spec)');
+    const { payload } = decodeJwt(aliceUpstream);
+    assert.equal(payload.sub, 'alice');
+    assert.ok(sameResource(String(payload.aud), httpbin.base), `aud ${payload.aud}, want ${httpbin.base}`);
+    assert.equal(payload.scope, 'echo:read');
+    assert.equal(payload.client_id, 'exchanger');
+    assert.equal(payload.iss, provider.issuer);
+    const after = await exchangeCounts();
+    assert.equal(after.ok - before.ok, 1, `exchanges: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`);
+    assert.equal(after.bySubject.alice - (before.bySubject.alice ?? 0), 1);
+  });
+
+  check('x2. the exchange cache: alice again (new session), no new exchange, the same upstream token', async () => {
+    const before = await exchangeCounts();
+    const token = upstreamAuthorization(await callTool(echo, alice, 'whoami'));
+    const after = await exchangeCounts();
+    assert.equal(after.ok - before.ok, 0, `exchanges: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`);
+    assert.equal(token, aliceUpstream, 'a cached exchanged token should be reused');
+  });
+
+  check('x3. bob: his own exchange, his own subject upstream', async () => {
+    const before = await exchangeCounts();
+    const token = upstreamAuthorization(await callTool(echo, bob, 'whoami'));
+    issuedTokens.push(token);
+    assert.notEqual(token, bob);
+    assert.notEqual(token, aliceUpstream);
+    assert.equal(decodeJwt(token).payload.sub, 'bob');
+    const after = await exchangeCounts();
+    assert.equal(after.bySubject.bob - (before.bySubject.bob ?? 0), 1);
+    assert.equal(after.ok - before.ok, 1);
+  });
+
+  check("x4. the static token (no user): isError, needs a user's OAuth token; nothing reaches httpbin", async () => {
+    const hits = await upstreamHits('/anything/profile');
+    const before = await exchangeCounts();
+    const result = await callTool(echo, STATIC_TOKEN, 'whoami');
+    assert.equal(result.isError, true, JSON.stringify(result).slice(0, 400));
+    assert.match(resultText(result), /oauth/i, resultText(result));
+    assert.equal(await upstreamHits('/anything/profile'), hits, 'httpbin was called');
+    const after = await exchangeCounts();
+    assert.equal(after.ok + after.failed, before.ok + before.failed, 'an exchange was attempted');
+    assert.deepEqual(leaksIn(resultText(result)), []);
+  });
+
+  check('x5. upstream 401: exchanged anew exactly once, retried once, then isError', async () => {
+    const hits = await upstreamHits('/status/401');
+    const before = await exchangeCounts(); // alice's token is cached (x1, x2)
+    const result = await callTool(echo, alice, 'alwaysUnauthorized');
+    const after = await exchangeCounts();
+    assert.equal(result.isError, true, JSON.stringify(result).slice(0, 400));
+    assert.equal(after.ok - before.ok, 1, `exchanges: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`);
+    assert.equal(after.bySubject.alice - before.bySubject.alice, 1);
+    assert.equal((await upstreamHits('/status/401')) - hits, 2, 'httpbin should see the call and one retry');
+    assert.deepEqual(leaksIn(resultText(result)), []);
+  });
+
+  check('x6. a refused exchange (scope not allowed): isError naming invalid_scope, no secret, nothing upstream', async () => {
+    const hits = await upstreamHits('/anything/profile');
+    const before = await exchangeCounts();
+    const result = await callTool(echo, alice, 'badscope_whoami');
+    assert.equal(result.isError, true, JSON.stringify(result).slice(0, 400));
+    assert.match(resultText(result), /invalid_scope/, resultText(result));
+    const after = await exchangeCounts();
+    assert.ok(after.failed > before.failed, 'the provider saw no exchange');
+    assert.equal(after.ok, before.ok);
+    assert.equal(await upstreamHits('/anything/profile'), hits, 'httpbin was called');
+    assert.deepEqual(leaksIn(resultText(result)), []);
+  });
+
+  check('x7. the token endpoint unreachable: isError saying the exchange failed, no secret, nothing upstream', async () => {
+    const hits = await upstreamHits('/anything/profile');
+    const result = await callTool(echo, alice, 'down_whoami');
+    assert.equal(result.isError, true, JSON.stringify(result).slice(0, 400));
+    assert.match(resultText(result), /exchange/i, resultText(result));
+    assert.equal(await upstreamHits('/anything/profile'), hits, 'httpbin was called');
+    assert.deepEqual(leaksIn(resultText(result)), []);
+  });
+
+  check('x8. no MCP token, exchanged token or secret in this restmcp\'s stderr', async () => {
+    await sleep(200);
+    const log = echoStderr.join('\n');
+    assert.ok(log.length > 0, 'restmcp wrote nothing to stderr (no banner?)');
+    assert.deepEqual(leaksIn(log, [alice, bob].filter(Boolean)), [], 'found in restmcp stderr');
   });
 });
