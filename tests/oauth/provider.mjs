@@ -142,6 +142,11 @@ function configuration() {
       AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 3600,
       ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 3600,
     },
+    // Refresh tokens for clients registered for them. Without a non-default
+    // issueRefreshToken (or an offline_access scope) oidc-provider does not
+    // support the refresh_token grant at all and rejects the registration of
+    // the MCP SDKs, whose default grant_types include it.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     clockTolerance: 0,
   };
 }

@@ -1,0 +1,448 @@
+#!/usr/bin/env python3
+"""The official MCP Python SDK's OAuth client against restmcp, given nothing but its URL.
+
+Issue 23's second "Done when": `mcp.client.auth.OAuthClientProvider` (mcp 2.3.0) connects to
+restmcp over Streamable HTTP knowing only restmcp's URL. Everything else it must find itself:
+restmcp's 401 challenge, its protected-resource metadata (RFC 9728), the provider's metadata
+(RFC 8414), dynamic registration (RFC 7591), then authorization code + PKCE with a resource
+indicator (RFC 8707) through the provider's login and consent pages, which this test answers
+like a browser (redirect_handler) before handing the final redirect's code and state back to the
+SDK (callback_handler). It then lists the tools and calls `whoami`, whose upstream is httpbin:
+httpbin's echo of the Authorization header it received proves that restmcp exchanged the user's
+token (RFC 8693) for one meant for httpbin, with the user's subject, and did not pass the MCP
+token through. Two users, alice (a confidential client, client_secret_basic) and bob (a public
+client, no secret), each in a fresh client with empty storage, must each see their own subject
+upstream.
+
+Why the SDK and not our own HTTP: the SDK is what real MCP clients run; it decides which
+metadata URLs to try, which scope and resource to ask for, and how to register, so it proves
+that restmcp's discovery chain works for a client nobody here wrote. httpbin (PyPI, under
+gunicorn) is an upstream nobody here wrote either.
+
+Processes, all on 127.0.0.1 and free ports, killed on any exit: tests/oauth/provider.mjs
+(oidc-provider, with the RFC 8693 grant), httpbin under gunicorn, `restmcp serve` with
+[server.oauth] and [apis.echo.auth.user_oauth.token_exchange] (tests/oauth/echo-api.yaml).
+
+One line per check, then `oauth-python: N passed, M failed`; exit 0 only when nothing failed.
+On failure (or with OAUTH_TEST_KEEP=1) the work directory (config.toml, restmcp.stderr,
+provider.stderr, httpbin.log) is kept and named.
+
+Usage: python_oauth.py --bin PATH/TO/restmcp [--node node]
+(run by tests/oauth/run.sh in a venv with mcp==2.3.0, httpbin==0.10.4 and gunicorn)
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urljoin, urlparse
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+HERE = Path(__file__).resolve().parent
+STEP = 20.0  # seconds: one process start, one HTTP request
+USER_TIMEOUT = 90.0  # seconds: one user's whole connect, flow and calls
+HARD_LIMIT = 300  # seconds: the process kills itself (and its children) past this
+EXCHANGER_SECRET = "exchanger-" + secrets.token_urlsafe(18)  # random per run
+STATIC_TOKEN = "static-" + secrets.token_urlsafe(18)
+
+# --------------------------------------------------------------------------------------
+# Results
+
+
+class Results:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        line = f"{'PASS' if ok else 'FAIL'} {name}"
+        if detail:
+            line += f" -- {detail}"
+        print(line, flush=True)
+        return ok
+
+
+R = Results()
+
+
+def short(value: Any, n: int = 300) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= n else text[:n] + "..."
+
+
+def jwt_payload(token: str) -> dict[str, Any]:
+    part = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+# --------------------------------------------------------------------------------------
+# Processes
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Child:
+    """A process in its own group, its output kept line by line; `wait_for` a line."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.name = name
+        self.lines: list[tuple[str, str]] = []  # (stream, line)
+        self.cond = threading.Condition()
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,  # provider.mjs exits when this closes
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        for stream in ("stdout", "stderr"):
+            threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream: str) -> None:
+        for line in getattr(self.proc, stream):
+            with self.cond:
+                self.lines.append((stream, line.rstrip("\n")))
+                self.cond.notify_all()
+
+    def wait_for(self, pattern: str, stream: str) -> re.Match[str]:
+        deadline = time.monotonic() + STEP
+        regex = re.compile(pattern)
+        with self.cond:
+            while True:
+                for s, line in self.lines:
+                    m = regex.search(line) if s == stream else None
+                    if m:
+                        return m
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}): {short(self.text('stderr'), 1500)}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RuntimeError(f"{self.name}: no line matching {pattern!r} within {STEP} s")
+                self.cond.wait(min(left, 0.5))
+
+    def text(self, stream: str) -> str:
+        with self.cond:
+            return "\n".join(line for s, line in self.lines if s == stream)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+CHILDREN: list[Child] = []
+
+
+def kill_all() -> None:
+    for child in CHILDREN:
+        child.stop()
+
+
+def child_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESTMCP_", "OAUTH_TEST_"))}
+    return {**env, **extra}
+
+
+# --------------------------------------------------------------------------------------
+# The browser: answers the provider's login and consent pages
+
+
+class Browser:
+    """What a user's browser does between the SDK's redirect_handler and callback_handler:
+    follows the authorization URL, signs in on oidc-provider's dev login page (any password),
+    clicks Continue on its consent page, and stops at the redirect to the client's redirect URI,
+    whose code, state and iss go back to the SDK."""
+
+    def __init__(self, login: str, redirect_uri: str) -> None:
+        self.login = login
+        self.redirect_uri = redirect_uri
+        self.authorization_urls: list[str] = []
+        self.forms: list[str] = []
+        self.result: AuthorizationCodeResult | None = None
+
+    async def redirect_handler(self, authorization_url: str) -> None:
+        self.authorization_urls.append(authorization_url)
+        url, data = authorization_url, None
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=STEP) as http:
+            for _ in range(12):
+                if url.startswith(self.redirect_uri):
+                    break
+                response = await (http.post(url, data=data) if data else http.get(url))
+                data = None
+                location = response.headers.get("location")
+                if location:
+                    url = urljoin(url, location)
+                    continue
+                html = response.text
+                action = re.search(r'<form[^>]*action="([^"]+)"', html)
+                prompt = re.search(r'name="prompt" value="([^"]+)"', html)
+                if not (action and prompt):
+                    raise RuntimeError(f"no login or consent form at {url} ({response.status_code}): {short(html)}")
+                self.forms.append(prompt.group(1))
+                url = urljoin(url, action.group(1).replace("&amp;", "&"))
+                data = {"prompt": "login", "login": self.login, "password": "any"} if prompt.group(1) == "login" else {"prompt": prompt.group(1)}
+        if not url.startswith(self.redirect_uri):
+            raise RuntimeError(f"the provider never redirected back; last URL {url}")
+        query = {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
+        if "code" not in query:
+            raise RuntimeError(f"redirected back without a code: {short(query)}")
+        self.result = AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+    async def callback_handler(self) -> AuthorizationCodeResult:
+        assert self.result is not None, "callback before redirect"
+        result, self.result = self.result, None
+        return result
+
+
+class MemoryStorage:
+    """The SDK's TokenStorage, in memory: each user starts with nothing."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client_info: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client_info = client_info
+
+
+# --------------------------------------------------------------------------------------
+# The checks
+
+
+class World:
+    issuer: str
+    httpbin: str
+    url: str  # restmcp's MCP endpoint: all the SDK is told
+    provider: Child
+    restmcp: Child
+
+
+def exchanges(w: World) -> dict[str, Any]:
+    with httpx2.Client(timeout=STEP) as http:
+        return http.get(f"{w.issuer}/__test/exchanges").json()
+
+
+async def one_user(w: World, login: str, auth_method: str | None, seen_upstream: dict[str, str]) -> None:
+    who = f"{login} ({auth_method or 'default auth method: confidential'})"
+    redirect_uri = f"http://127.0.0.1:{free_port()}/callback"  # never contacted: the browser stops there
+    browser = Browser(login, redirect_uri)
+    storage = MemoryStorage()
+    metadata: dict[str, Any] = {
+        "client_name": f"restmcp oauth test ({login})",
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+    }
+    if auth_method:
+        metadata["token_endpoint_auth_method"] = auth_method
+    oauth = OAuthClientProvider(
+        server_url=w.url,
+        client_metadata=OAuthClientMetadata.model_validate(metadata),
+        storage=storage,
+        redirect_handler=browser.redirect_handler,
+        callback_handler=browser.callback_handler,
+    )
+    before = exchanges(w)
+    with anyio.fail_after(USER_TIMEOUT):
+        async with httpx2.AsyncClient(auth=oauth, timeout=STEP) as http:
+            async with Client(streamable_http_client(w.url, http_client=http)) as client:
+                R.check(f"{who}: the SDK connected (discovery, registration, login, consent, code + PKCE)", True)
+                tools = [t.name for t in (await client.list_tools()).tools]
+                R.check(f"{who}: tools/list names whoami", "whoami" in tools, short(tools))
+                result = await client.call_tool("whoami", {})
+                echo = result.structured_content
+                if not isinstance(echo, dict) or "headers" not in echo:
+                    texts = [c.text for c in result.content if getattr(c, "type", "") == "text"]
+                    try:
+                        echo = json.loads(texts[0]) if texts else None
+                    except ValueError:
+                        echo = None
+                ok = result.is_error is not True and isinstance(echo, dict)
+                if not R.check(f"{who}: whoami is no error", ok, "" if ok else short(result.model_dump(mode="json"), 600)):
+                    return
+    after = exchanges(w)
+
+    # What the SDK did, from what it stored and what its browser saw.
+    auth_url = browser.authorization_urls[0] if browser.authorization_urls else ""
+    q = {k: v[0] for k, v in parse_qs(urlparse(auth_url).query).items()}
+    R.check(f"{who}: authorization request at the provider's endpoint, S256 PKCE, resource = restmcp",
+            auth_url.startswith(f"{w.issuer}/auth?") and q.get("code_challenge_method") == "S256"
+            and q.get("resource") == w.url, short(auth_url.split("&code_challenge=")[0], 200) + f" resource={q.get('resource')}")
+    R.check(f"{who}: the browser answered login then consent", browser.forms == ["login", "consent"], short(browser.forms))
+    info = storage.client_info
+    R.check(f"{who}: registered dynamically at the provider",
+            info is not None and bool(info.client_id) and (auth_method != "none" or not info.client_secret),
+            f"client_id={info.client_id if info else None}, auth={info.token_endpoint_auth_method if info else None}")
+    mcp_token = storage.tokens.access_token if storage.tokens else ""
+    mine = jwt_payload(mcp_token) if mcp_token.count(".") == 2 else {}
+    R.check(f"{who}: its MCP token is for restmcp with sub {login}",
+            mine.get("sub") == login and mine.get("aud") == w.url, short({k: mine.get(k) for k in ("sub", "aud", "scope")}))
+
+    # What httpbin saw.
+    header = next((v for k, v in (echo.get("headers") or {}).items() if k.lower() == "authorization"), "")
+    m = re.fullmatch(r"Bearer (\S+)", header)
+    if not R.check(f"{who}: httpbin saw a Bearer token", bool(m), f"Authorization: {short(header, 20)}"):
+        return
+    upstream = m.group(1)
+    R.check(f"{who}: not the MCP token (no passthrough)", upstream != mcp_token)
+    claims = jwt_payload(upstream) if upstream.count(".") == 2 else {}
+    R.check(f"{who}: the upstream token is an exchanged one: sub {login}, aud httpbin, scope echo:read, client exchanger",
+            claims.get("sub") == login and str(claims.get("aud", "")).rstrip("/") == w.httpbin
+            and claims.get("scope") == "echo:read" and claims.get("client_id") == "exchanger",
+            short({k: claims.get(k) for k in ("sub", "aud", "scope", "client_id", "act")}))
+    got = after.get("bySubject", {}).get(login, 0) - before.get("bySubject", {}).get(login, 0)
+    R.check(f"{who}: exactly one exchange for {login}", got == 1, f"{before} -> {after}")
+    seen_upstream[login] = upstream
+
+
+async def run(w: World) -> None:
+    seen: dict[str, str] = {}
+    for login, method in (("alice", None), ("bob", "none")):
+        try:
+            await one_user(w, login, method, seen)
+        except Exception as e:  # noqa: BLE001 - every failure is a FAIL line, then on to the next user
+            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+            if isinstance(e, BaseExceptionGroup):
+                detail += " | " + " | ".join(short(repr(x), 400) for x in e.exceptions)
+            R.check(f"{login}: the whole flow", False, short(detail, 1500))
+    if len(seen) == 2:
+        R.check("alice and bob reached httpbin with different tokens", seen["alice"] != seen["bob"])
+    # No secret or token of this run in restmcp's stderr.
+    log = w.restmcp.text("stderr")
+    leaks = [name for name, value in (("exchanger secret", EXCHANGER_SECRET), ("static token", STATIC_TOKEN)) if value in log]
+    leaks += [f"{who}'s upstream token" for who, tok in seen.items() if tok in log or tok.split(".")[-1] in log]
+    R.check("no secret or exchanged token in restmcp's stderr", not leaks, ", ".join(leaks))
+
+
+def start(args: argparse.Namespace, work: Path) -> World:
+    w = World()
+    w.provider = Child("provider.mjs", [args.node, str(HERE / "provider.mjs"), "--port", "0"],
+                       child_env({"OAUTH_TEST_EXCHANGER_SECRET": EXCHANGER_SECRET}), HERE)
+    CHILDREN.append(w.provider)
+    w.issuer = w.provider.wait_for(r"^READY (http://127\.0\.0\.1:\d+)$", "stdout").group(1)
+
+    port = free_port()
+    httpbin = Child("httpbin", [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "1",
+                                "--threads", "4", "--log-level", "info", "--access-logfile", "-", "httpbin:app"],
+                    child_env({"PYTHONDONTWRITEBYTECODE": "1"}), work)
+    CHILDREN.append(httpbin)
+    httpbin.wait_for(r"Listening at: http://", "stderr")
+    w.httpbin = f"http://127.0.0.1:{port}"
+
+    shutil.copy(HERE / "echo-api.yaml", work / "echo-api.yaml")
+    port = free_port()
+    w.url = f"http://127.0.0.1:{port}/mcp"
+    (work / "config.toml").write_text(f"""[server]
+listen = "127.0.0.1:{port}"
+[server.auth]
+tokens_env = ["RESTMCP_TEST_STATIC_TOKEN"]
+[server.oauth]
+resource = "{w.url}"
+issuers = ["{w.issuer}"]
+scopes = ["mcp:tools"]
+[apis.echo]
+spec = "echo-api.yaml"
+base_url = "{w.httpbin}"
+[apis.echo.auth.user_oauth]
+client_id_env = "RESTMCP_TEST_EXCHANGER_ID"
+client_secret_env = "RESTMCP_TEST_EXCHANGER_SECRET"
+[apis.echo.auth.user_oauth.token_exchange]
+token_url = "{w.issuer}/token"
+resource = "{w.httpbin}"
+scopes = ["echo:read"]
+""")
+    w.restmcp = Child("restmcp serve", [args.bin, "--config", str(work / "config.toml"), "serve"],
+                      child_env({"RESTMCP_TEST_EXCHANGER_ID": "exchanger", "RESTMCP_TEST_EXCHANGER_SECRET": EXCHANGER_SECRET,
+                                 "RESTMCP_TEST_STATIC_TOKEN": STATIC_TOKEN}), work)
+    CHILDREN.append(w.restmcp)
+    w.restmcp.wait_for(r"MCP over Streamable HTTP at http://", "stderr")
+    return w
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin", required=True, help="the restmcp binary")
+    parser.add_argument("--node", default="node", help="node, to run provider.mjs")
+    args = parser.parse_args()
+    args.bin = str(Path(args.bin).resolve())
+
+    signal.signal(signal.SIGALRM, lambda *_: (print("oauth-python: hard time limit reached", flush=True), kill_all(), os._exit(2)))
+    signal.alarm(HARD_LIMIT)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: (kill_all(), os._exit(130)))
+
+    work = Path(tempfile.mkdtemp(prefix="restmcp-oauth-py-"))
+    w: World | None = None
+    try:
+        try:
+            w = start(args, work)
+        except Exception as e:  # noqa: BLE001
+            R.check("start provider.mjs, httpbin and restmcp serve", False, short(str(e), 2000))
+        else:
+            print(f"provider {w.issuer}, httpbin {w.httpbin}, restmcp {w.url}", flush=True)
+            anyio.run(run, w)
+    finally:
+        kill_all()
+        for child, name in ((w and w.restmcp, "restmcp.stderr"), (w and w.provider, "provider.stderr")):
+            if child:
+                (work / name).write_text(child.text("stderr") + "\n")
+        for child in CHILDREN:
+            if child.name == "httpbin":
+                (work / "httpbin.log").write_text(child.text("stdout") + "\n" + child.text("stderr") + "\n")
+        if R.failed or os.environ.get("OAUTH_TEST_KEEP"):
+            print(f"# work directory kept: {work}", flush=True)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"oauth-python: {R.passed} passed, {R.failed} failed", flush=True)
+    return 0 if R.failed == 0 and R.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
