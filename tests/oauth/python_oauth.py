@@ -10,7 +10,9 @@ like a browser (redirect_handler) before handing the final redirect's code and s
 SDK (callback_handler). It then lists the tools and calls `whoami`, whose upstream is httpbin:
 httpbin's echo of the Authorization header it received proves that restmcp exchanged the user's
 token (RFC 8693) for one meant for httpbin, with the user's subject, and did not pass the MCP
-token through. Two users, alice (a confidential client, client_secret_basic) and bob (a public
+token through; httpbin's access log, which records the Authorization header it received, is the
+witness (restmcp redacts the tokens it obtained from tool results, so httpbin's echo in the
+result reads "Bearer [REDACTED]"). Two users, alice (a confidential client, client_secret_basic) and bob (a public
 client, no secret), each in a fresh client with empty storage, must each see their own subject
 upstream.
 
@@ -93,6 +95,10 @@ R = Results()
 def short(value: Any, n: int = 300) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= n else text[:n] + "..."
+
+
+def header_of(echo: dict[str, Any]) -> str:
+    return next((v for k, v in (echo.get("headers") or {}).items() if k.lower() == "authorization"), "")
 
 
 def jwt_payload(token: str) -> dict[str, Any]:
@@ -262,6 +268,15 @@ class World:
     url: str  # restmcp's MCP endpoint: all the SDK is told
     provider: Child
     restmcp: Child
+    httpbin_log: Child
+
+
+ACCESS_FORMAT = '%(h)s %(t)s "%(r)s" %(s)s authorization="%({authorization}i)s"'
+
+
+def upstream_lines(w: World) -> list[str]:
+    """httpbin's access-log lines for whoami (GET /anything/profile), oldest first."""
+    return [line for line in w.httpbin_log.text("stdout").splitlines() if '"GET /anything/profile' in line]
 
 
 def exchanges(w: World) -> dict[str, Any]:
@@ -290,6 +305,7 @@ async def one_user(w: World, login: str, auth_method: str | None, seen_upstream:
         callback_handler=browser.callback_handler,
     )
     before = exchanges(w)
+    hits_before = len(upstream_lines(w))
     with anyio.fail_after(USER_TIMEOUT):
         async with httpx2.AsyncClient(auth=oauth, timeout=STEP) as http:
             async with Client(streamable_http_client(w.url, http_client=http)) as client:
@@ -308,6 +324,8 @@ async def one_user(w: World, login: str, auth_method: str | None, seen_upstream:
                 if not R.check(f"{who}: whoami is no error", ok, "" if ok else short(result.model_dump(mode="json"), 600)):
                     return
     after = exchanges(w)
+    await anyio.sleep(0.3)  # the access-log line arrives just after the response
+    hits = upstream_lines(w)[hits_before:]
 
     # What the SDK did, from what it stored and what its browser saw.
     auth_url = browser.authorization_urls[0] if browser.authorization_urls else ""
@@ -326,12 +344,15 @@ async def one_user(w: World, login: str, auth_method: str | None, seen_upstream:
     R.check(f"{who}: its MCP token is for restmcp with sub {login}",
             mine.get("sub") == login and mine.get("aud") == w.url, short({k: mine.get(k) for k in ("sub", "aud", "scope")}))
 
-    # What httpbin saw.
-    header = next((v for k, v in (echo.get("headers") or {}).items() if k.lower() == "authorization"), "")
-    m = re.fullmatch(r"Bearer (\S+)", header)
-    if not R.check(f"{who}: httpbin saw a Bearer token", bool(m), f"Authorization: {short(header, 20)}"):
+    # What httpbin received (its access log), and what the result shows of it.
+    m = re.search(r'authorization="Bearer ([^"\s]+)"', hits[0]) if len(hits) == 1 else None
+    if not R.check(f"{who}: httpbin received one whoami request, with a Bearer token", bool(m),
+                   f"{len(hits)} request(s): " + short(" | ".join(re.sub(r'(authorization="[^"]{0,12})[^"]*', r"\1...", h) for h in hits))):
         return
     upstream = m.group(1)
+    R.check(f"{who}: the upstream token is not in the tool result (restmcp redacts it)",
+            upstream not in json.dumps(result.model_dump(mode="json")),
+            f"httpbin's echo in the result: Authorization {short(header_of(echo), 30)}")
     R.check(f"{who}: not the MCP token (no passthrough)", upstream != mcp_token)
     claims = jwt_payload(upstream) if upstream.count(".") == 2 else {}
     R.check(f"{who}: the upstream token is an exchanged one: sub {login}, aud httpbin, scope echo:read, client exchanger",
@@ -371,11 +392,13 @@ def start(args: argparse.Namespace, work: Path) -> World:
 
     port = free_port()
     httpbin = Child("httpbin", [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-                                "--threads", "4", "--log-level", "info", "--access-logfile", "-", "httpbin:app"],
+                                "--threads", "4", "--log-level", "info", "--access-logfile", "-",
+                                "--access-logformat", ACCESS_FORMAT, "httpbin:app"],
                     child_env({"PYTHONDONTWRITEBYTECODE": "1"}), work)
     CHILDREN.append(httpbin)
     httpbin.wait_for(r"Listening at: http://", "stderr")
     w.httpbin = f"http://127.0.0.1:{port}"
+    w.httpbin_log = httpbin
 
     shutil.copy(HERE / "echo-api.yaml", work / "echo-api.yaml")
     port = free_port()

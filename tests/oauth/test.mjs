@@ -30,7 +30,8 @@
 //      through the dev login/consent pages (sub = login name); the provider's
 //      token exchange and its RFC 8693 errors
 //   x1 alice's call reaches httpbin with an exchanged token (sub alice, aud the
-//      httpbin resource, scope echo:read, client exchanger), not her MCP token
+//      httpbin resource, scope echo:read, client exchanger), not her MCP token;
+//      httpbin's access log is the witness (the result shows no token)
 //   x2 the exchange cache: a second call exchanges nothing
 //   x3 bob gets his own exchange and his own subject upstream
 //   x4 the static token (no user): isError, and nothing reaches httpbin
@@ -447,7 +448,11 @@ function check(name, fn) {
 const echoStderr = []; // the second restmcp's (token exchange towards httpbin)
 
 // httpbin under gunicorn, its own process group; the access log (stdout) is
-// kept line by line: the record of every request restmcp sent upstream.
+// kept line by line: the record of every request restmcp sent upstream, with
+// the Authorization header httpbin received. That log, not httpbin's echo in
+// the tool result, is the witness: restmcp redacts the tokens it obtained from
+// tool results (the echo shows "Bearer [REDACTED]").
+const ACCESS_FORMAT = '%(h)s %(t)s "%(r)s" %(s)s authorization="%({authorization}i)s"';
 async function startHttpbin() {
   assert.ok(PYTHON, 'no python with httpbin: pass --python PATH or set OAUTH_TEST_PYTHON (run.sh does)');
   const httpbinStderr = [];
@@ -458,7 +463,7 @@ async function startHttpbin() {
       const { child } = await startAndWait(
         PYTHON,
         ['-m', 'gunicorn', '--bind', `127.0.0.1:${port}`, '--workers', '1', '--threads', '4',
-          '--log-level', 'info', '--access-logfile', '-', 'httpbin:app'],
+          '--log-level', 'info', '--access-logfile', '-', '--access-logformat', ACCESS_FORMAT, 'httpbin:app'],
         { cwd: workDir, env: childEnv({ PYTHONDONTWRITEBYTECODE: '1' }), detached: true },
         'stderr',
         /Listening at: (http:\/\/\S+)/,
@@ -623,16 +628,18 @@ async function callTool(server, token, name, args = {}) {
 
 const resultText = (result) => (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 
-// The Authorization header httpbin echoed for a whoami call.
-function upstreamAuthorization(result) {
+// The bearer token httpbin received for the one whoami call made after it had
+// `hitsBefore` of them; the call succeeded and its result shows no token.
+async function upstreamToken(result, hitsBefore) {
   assert.notEqual(result.isError, true, `whoami isError: ${JSON.stringify(result).slice(0, 400)}`);
-  let echo = result.structuredContent;
-  if (!echo?.headers) echo = JSON.parse(resultText(result));
-  const header = echo.headers?.Authorization;
-  assert.ok(header, `httpbin saw no Authorization header: ${JSON.stringify(echo.headers)}`);
-  const m = /^Bearer (\S+)$/.exec(header);
-  assert.ok(m, `httpbin saw Authorization ${header.slice(0, 20)}..., not a Bearer token`);
-  return m[1];
+  await sleep(300);
+  const lines = httpbinAccess.filter((l) => l.includes('"GET /anything/profile')).slice(hitsBefore);
+  assert.equal(lines.length, 1, `httpbin got ${lines.length} requests for the call: ${lines.join(' | ').slice(0, 300)}`);
+  const m = /authorization="Bearer ([^"\s]+)"/.exec(lines[0]);
+  assert.ok(m, `httpbin received no Bearer token: ${lines[0].replace(/authorization="(.{0,12})[^"]*"/, 'authorization="$1..."')}`);
+  const token = m[1];
+  assert.ok(!JSON.stringify(result).includes(token), 'the exchanged token appears in the tool result');
+  return token;
 }
 
 // The same URL, with or without the trailing slash a URL library adds to an empty path.
@@ -988,8 +995,9 @@ ${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'd
 
   check('x1. alice: whoami reaches httpbin with an exchanged token for her (sub alice, aud httpbin, echo:read)', async () => {
     const before = await exchangeCounts();
+    const hits = await upstreamHits('/anything/profile');
     const result = await callTool(echo, alice, 'whoami');
-    aliceUpstream = upstreamAuthorization(result);
+    aliceUpstream = await upstreamToken(result, hits);
     issuedTokens.push(aliceUpstream);
     assert.notEqual(aliceUpstream, alice, 'restmcp passed the MCP token through (forbidden by the MCP spec)');
     const { payload } = decodeJwt(aliceUpstream);
@@ -1005,7 +1013,8 @@ ${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'd
 
   check('x2. the exchange cache: alice again (new session), no new exchange, the same upstream token', async () => {
     const before = await exchangeCounts();
-    const token = upstreamAuthorization(await callTool(echo, alice, 'whoami'));
+    const hits = await upstreamHits('/anything/profile');
+    const token = await upstreamToken(await callTool(echo, alice, 'whoami'), hits);
     const after = await exchangeCounts();
     assert.equal(after.ok - before.ok, 0, `exchanges: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`);
     assert.equal(token, aliceUpstream, 'a cached exchanged token should be reused');
@@ -1013,7 +1022,8 @@ ${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'd
 
   check('x3. bob: his own exchange, his own subject upstream', async () => {
     const before = await exchangeCounts();
-    const token = upstreamAuthorization(await callTool(echo, bob, 'whoami'));
+    const hits = await upstreamHits('/anything/profile');
+    const token = await upstreamToken(await callTool(echo, bob, 'whoami'), hits);
     issuedTokens.push(token);
     assert.notEqual(token, bob);
     assert.notEqual(token, aliceUpstream);
@@ -1023,7 +1033,7 @@ ${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'd
     assert.equal(after.ok - before.ok, 1);
   });
 
-  check("x4. the static token (no user): isError, needs a user's OAuth token; nothing reaches httpbin", async () => {
+  check("x4. the static token (no user): isError, needs a user's OAuth token; nothing reaches httpbin", async (t) => {
     const hits = await upstreamHits('/anything/profile');
     const before = await exchangeCounts();
     const result = await callTool(echo, STATIC_TOKEN, 'whoami');
@@ -1033,9 +1043,10 @@ ${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'd
     const after = await exchangeCounts();
     assert.equal(after.ok + after.failed, before.ok + before.failed, 'an exchange was attempted');
     assert.deepEqual(leaksIn(resultText(result)), []);
+    t.diagnostic(`result: ${resultText(result).slice(0, 300)}`);
   });
 
-  check('x5. upstream 401: exchanged anew exactly once, retried once, then isError', async () => {
+  check('x5. upstream 401: exchanged anew exactly once, retried once, then isError', async (t) => {
     const hits = await upstreamHits('/status/401');
     const before = await exchangeCounts(); // alice's token is cached (x1, x2)
     const result = await callTool(echo, alice, 'alwaysUnauthorized');
@@ -1045,9 +1056,10 @@ ${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'd
     assert.equal(after.bySubject.alice - before.bySubject.alice, 1);
     assert.equal((await upstreamHits('/status/401')) - hits, 2, 'httpbin should see the call and one retry');
     assert.deepEqual(leaksIn(resultText(result)), []);
+    t.diagnostic(`result: ${resultText(result).slice(0, 300)}`);
   });
 
-  check('x6. a refused exchange (scope not allowed): isError naming invalid_scope, no secret, nothing upstream', async () => {
+  check('x6. a refused exchange (scope not allowed): isError naming invalid_scope, no secret, nothing upstream', async (t) => {
     const hits = await upstreamHits('/anything/profile');
     const before = await exchangeCounts();
     const result = await callTool(echo, alice, 'badscope_whoami');
@@ -1058,15 +1070,17 @@ ${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'd
     assert.equal(after.ok, before.ok);
     assert.equal(await upstreamHits('/anything/profile'), hits, 'httpbin was called');
     assert.deepEqual(leaksIn(resultText(result)), []);
+    t.diagnostic(`result: ${resultText(result).slice(0, 300)}`);
   });
 
-  check('x7. the token endpoint unreachable: isError saying the exchange failed, no secret, nothing upstream', async () => {
+  check('x7. the token endpoint unreachable: isError saying the exchange failed, no secret, nothing upstream', async (t) => {
     const hits = await upstreamHits('/anything/profile');
     const result = await callTool(echo, alice, 'down_whoami');
     assert.equal(result.isError, true, JSON.stringify(result).slice(0, 400));
     assert.match(resultText(result), /exchange/i, resultText(result));
     assert.equal(await upstreamHits('/anything/profile'), hits, 'httpbin was called');
     assert.deepEqual(leaksIn(resultText(result)), []);
+    t.diagnostic(`result: ${resultText(result).slice(0, 300)}`);
   });
 
   check('x8. no MCP token, exchanged token or secret in this restmcp\'s stderr', async () => {
