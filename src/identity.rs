@@ -57,6 +57,15 @@ impl Caller {
     }
 }
 
+/// Marks a response refused because the caller's token lacks scopes: the MCP layer, which
+/// knows the tool, sets it; the HTTP guard, which knows the resource's metadata URL, turns
+/// the response into the RFC 6750 `insufficient_scope` challenge naming `scopes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InsufficientScope {
+    /// The scopes to ask for to make the refused request.
+    pub scopes: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

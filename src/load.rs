@@ -160,6 +160,20 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
             api_report.notes.push(note);
         }
         api_report.budget = Some(crate::discovery::budget(&catalog, &api_report.name));
+        for tool in catalog
+            .tools()
+            .iter()
+            .filter(|tool| tool.route.api == api_report.name)
+        {
+            let scopes: std::collections::BTreeSet<String> = catalog
+                .required_scopes(tool)
+                .into_iter()
+                .flatten()
+                .collect();
+            for scope in scopes {
+                *api_report.scopes.entry(scope).or_default() += 1;
+            }
+        }
     }
     // What is served: listed tools and the discovery tools, not every tool.
     report.list_bytes = crate::discovery::served_list_bytes(&catalog);

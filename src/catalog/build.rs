@@ -166,6 +166,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         notes: Vec::new(),
         budget: None,
         dialects: Vec::new(),
+        scopes: Default::default(),
     };
     let mut schemes = BTreeMap::new();
     if let Some(docs) = input.docs {

@@ -169,6 +169,39 @@ impl Catalog {
         self.security_schemes.get(api)
     }
 
+    /// The OAuth scopes `tool` needs, from its operation's `security`: one list per
+    /// alternative, each the scopes listed under its OAuth 2.0 and OpenID Connect schemes
+    /// (other schemes need none). Empty when some alternative needs no scope (or there is
+    /// no requirement): then any token may call it.
+    pub fn required_scopes(&self, tool: &Tool) -> Vec<Vec<String>> {
+        let schemes = self.security_schemes(&tool.route.api);
+        let scoped = |name: &str| match schemes.and_then(|schemes| schemes.get(name)) {
+            Some(SecurityScheme::OAuth2 { .. }) => true,
+            Some(SecurityScheme::Unsupported { kind }) => {
+                kind == "oauth2" || kind == "openIdConnect"
+            }
+            _ => false,
+        };
+        let alternatives: Vec<Vec<String>> = tool
+            .route
+            .security
+            .iter()
+            .map(|alternative| {
+                let scopes: BTreeSet<String> = alternative
+                    .iter()
+                    .filter(|(name, _)| scoped(name))
+                    .flat_map(|(_, scopes)| scopes.iter().cloned())
+                    .filter(|scope| !scope.is_empty())
+                    .collect();
+                scopes.into_iter().collect()
+            })
+            .collect();
+        if alternatives.iter().any(Vec::is_empty) {
+            return Vec::new();
+        }
+        alternatives
+    }
+
     /// How API `api` offers its tools (`All` for an API not in the catalog).
     pub fn listing(&self, api: &str) -> Option<&Listing> {
         self.listings.get(api)

@@ -1,6 +1,7 @@
 //! What synthesis did with each operation, for `restmcp check`: mapped or skipped (and
 //! why), renamed (from what, why), what was dropped, and the size of the result.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -37,6 +38,10 @@ pub struct ApiReport {
     /// What each client schema dialect had to drop or change, tool by tool.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dialects: Vec<DialectReport>,
+    /// Each OAuth scope the API's operations ask for, with the number of tools that ask
+    /// for it (in some alternative of their `security`); a token needs it to see those.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub scopes: BTreeMap<String, usize>,
 }
 
 /// What one schema dialect had to drop from an API's tools.
@@ -356,6 +361,18 @@ impl Report {
             }
             if let Some(budget) = &api.budget {
                 let _ = writeln!(out, "{}", budget.render());
+            }
+            if !api.scopes.is_empty() {
+                let scopes: Vec<String> = api
+                    .scopes
+                    .iter()
+                    .map(|(scope, tools)| format!("{scope} ({tools})"))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "  OAuth scopes the tools ask for (tools each is needed by): {}",
+                    scopes.join(", ")
+                );
             }
             for dialect in &api.dialects {
                 if !dialect.checked {

@@ -44,6 +44,7 @@ pub fn print(
             .collect();
         let explained = serde_json::json!({
             "tool": found.to_mcp(),
+            "scopes": loaded.catalog.required_scopes(found),
             "route": found.route,
             "origin": found.origin,
             "provenance": provenance,
@@ -51,13 +52,18 @@ pub fn print(
         serde_json::to_writer_pretty(&mut *out, &explained)?;
         writeln!(out)?;
     } else {
-        write!(out, "{}", render(found, config))?;
+        write!(
+            out,
+            "{}",
+            render(found, config, &loaded.catalog.required_scopes(found))
+        )?;
     }
     Ok(())
 }
 
 /// The human-readable explanation.
-pub fn render(tool: &Tool, config: &Config) -> String {
+/// `scopes` are the tool's OAuth scope alternatives ([`crate::catalog::Catalog::required_scopes`]).
+pub fn render(tool: &Tool, config: &Config, scopes: &[Vec<String>]) -> String {
     let source_of = |what: &str| {
         tool.provenance
             .iter()
@@ -130,6 +136,19 @@ pub fn render(tool: &Tool, config: &Config) -> String {
             hints.join(", ")
         },
         source_of("annotations").unwrap_or_else(|| format!("default for {}", tool.route.method)),
+    );
+    line(
+        "scopes",
+        if scopes.is_empty() {
+            "(none: any OAuth token may call it)".into()
+        } else {
+            scopes
+                .iter()
+                .map(|alternative| alternative.join(" "))
+                .collect::<Vec<_>>()
+                .join("  or  ")
+        },
+        "the operation's security (OAuth 2.0 and OpenID Connect schemes); with [server.oauth] a token must grant one alternative".into(),
     );
     let api = config.apis.get(&tool.route.api);
     let (configured, configured_source) = match api {

@@ -24,7 +24,7 @@ use subtle::ConstantTimeEq as _;
 use super::health::Readiness;
 use super::oauth::{Rejection, ResourceServer};
 use crate::config::{InboundAuth, ServerSettings};
-use crate::identity::Caller;
+use crate::identity::{Caller, InsufficientScope};
 use crate::mcp::admission::ClientId;
 use crate::secret::Secret;
 use crate::telemetry::metrics::Metrics;
@@ -480,7 +480,34 @@ pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Ne
                     request.extensions_mut().insert(caller);
                 }
             }
-            next.run(request).await
+            let mut response = next.run(request).await;
+            // A tool the token's scopes do not open: the MCP layer refused it, and the
+            // challenge says what to ask for (the server's scopes and the tool's).
+            if let (Some(oauth), Some(refused)) = (
+                &guard.oauth,
+                response.extensions().get::<InsufficientScope>().cloned(),
+            ) {
+                let mut scopes: Vec<&str> =
+                    oauth.required_scopes().iter().map(String::as_str).collect();
+                for scope in &refused.scopes {
+                    if !scopes.contains(&scope.as_str()) {
+                        scopes.push(scope);
+                    }
+                }
+                let challenge = oauth.challenge(
+                    Some((
+                        "insufficient_scope",
+                        "the token lacks a scope this tool needs",
+                    )),
+                    &scopes,
+                );
+                if let Ok(value) = header::HeaderValue::from_str(&challenge) {
+                    response
+                        .headers_mut()
+                        .insert(header::WWW_AUTHENTICATE, value);
+                }
+            }
+            response
         }
         Err(refusal) => refusal.into_response(),
     }

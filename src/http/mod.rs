@@ -123,12 +123,18 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) ->
     }
     let mut router = Router::new().merge(mcp);
     if let Some(oauth) = &control.oauth {
-        // Open to all (clients read it before they have a token), CORS like the MCP routes.
-        let document = axum::Json(oauth.metadata_document());
+        // Open to all (clients read it before they have a token), CORS like the MCP routes;
+        // made per request, as a reload may change the scopes the tools ask for.
         let mut metadata = Router::new();
         for path in oauth.metadata_paths() {
-            let document = document.clone();
-            metadata = metadata.route(&path, get(move || async move { document }));
+            let (oauth, shared) = (oauth.clone(), shared.clone());
+            metadata = metadata.route(
+                &path,
+                get(move || {
+                    let document = oauth.metadata_document(&shared.tool_scopes());
+                    async move { axum::Json(document) }
+                }),
+            );
         }
         if !settings.cors_origins.is_empty() {
             metadata = metadata.layer(cors(&settings.cors_origins));

@@ -145,6 +145,19 @@ impl Shared {
                 }
             }
         }
+        // With an OAuth caller, a tool its token's scopes do not open is refused (over
+        // Streamable HTTP the front answers such a call with 403 before it gets here; this
+        // also covers calls through a discovery tool and the SDK's path).
+        if let Some(user) = &incoming.caller
+            && let Some(missing) = snapshot.scopes().missing(&name, &user.scopes)
+        {
+            let result = ToolResult::error(format!(
+                "The access token does not grant the scope(s) {} that tool \"{name}\" needs; \
+                 authorize again asking for them.",
+                missing.join(" ")
+            ));
+            return Ok((to_call_result(result, version), name, false));
+        }
         if let Some(tool) = snapshot.catalog().get(&name) {
             let dialect = snapshot
                 .presentation

@@ -211,19 +211,34 @@ impl Direct {
         let id = request_id(message)?;
         let caller = self.caller(&parts.headers, message, method).await?;
         match method {
-            "tools/list" => self.list(message, id, caller),
+            "tools/list" => self.list(
+                message,
+                id,
+                caller,
+                parts.extensions.get::<Arc<identity::Caller>>().cloned(),
+            ),
             _ => Some(self.call(parts, message, id, caller).await),
         }
     }
 
-    fn list(&self, message: &Value, id: RequestId, caller: Caller) -> Option<Response<Body>> {
+    fn list(
+        &self,
+        message: &Value,
+        id: RequestId,
+        caller: Caller,
+        user: Option<Arc<identity::Caller>>,
+    ) -> Option<Response<Body>> {
         let cursor = match jsonrpc::member(message, &["params", "cursor"]) {
             None | Some(Value::Null) => None,
             Some(Value::String(cursor)) => Some(cursor.as_str()),
             Some(_) => return None,
         };
         let snapshot = self.shared.current();
-        let view = snapshot.view(caller.client.as_deref(), Some(&caller.version));
+        let view = snapshot.listing_view(
+            caller.client.as_deref(),
+            Some(&caller.version),
+            user.as_deref(),
+        );
         match self.shared.list_result(&view, cursor, &caller.version) {
             Ok(page) => Some(answer_serialized(&id, &page)),
             Err(e) => Some(error(id, e)),

@@ -51,6 +51,7 @@ use serde_json::{Value, json};
 use tower::{Service, ServiceExt as _};
 
 use super::McpServer;
+use super::Shared;
 use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
 use super::jsonrpc::{self, check_message, failure_message};
@@ -71,6 +72,8 @@ pub struct Front {
 
 /// What the steps of one request read: the settings and the shared bounds.
 struct Steps {
+    /// The tool set, for the scope check of an OAuth caller's `tools/call`.
+    shared: Arc<Shared>,
     max_body: usize,
     json_response: bool,
     require_accept: bool,
@@ -85,21 +88,24 @@ struct Steps {
 }
 
 impl Front {
+    /// The front of `sdk`'s service; `shared` gives the tool set (for the scope check)
+    /// and the metrics.
     pub(super) fn new(
         sdk: Sdk,
+        shared: Arc<Shared>,
         settings: &crate::config::ServerSettings,
         admission: Arc<Admission>,
-        metrics: Arc<Metrics>,
         direct: Option<Arc<Direct>>,
         sessions: Option<Arc<SessionTable>>,
         streams: Arc<Streams>,
     ) -> Self {
         let steps = Steps {
+            metrics: shared.metrics().clone(),
+            shared,
             max_body: settings.max_request_bytes,
             json_response: settings.json_response,
             require_accept: settings.require_accept,
             admission,
-            metrics,
             direct,
             sessions,
             streams,
@@ -449,6 +455,11 @@ impl Steps {
         let accepts_json = header_text(&parts.headers, header::ACCEPT.as_str())
             .is_some_and(|accept| accept.contains("application/json"));
         let plain_json = self.json_response && accepts_json && !streams_progress;
+        if method == "tools/call"
+            && let Some(refused) = self.scope_refusal(&parts, message.as_ref())
+        {
+            return refused;
+        }
         let reservation = match self
             .reserve_session(session.as_deref(), &method, message.as_ref())
             .await
@@ -565,6 +576,28 @@ impl Steps {
 
     /// What the direct path takes of a single message: the handshake notifications it
     /// notes, and the requests it answers itself when they want plain JSON.
+    /// 403 for an OAuth caller's `tools/call` of a tool its token's scopes do not open,
+    /// marked with the scopes to ask for (the guard writes the challenge). A name this
+    /// cannot resolve (a client's shortened alias) is left to the call, which refuses it
+    /// with an error result.
+    fn scope_refusal(&self, parts: &Parts, message: Option<&Value>) -> Option<Response<Body>> {
+        let user = parts.extensions.get::<Arc<crate::identity::Caller>>()?;
+        let name = jsonrpc::member(message?, &["params", "name"])?.as_str()?;
+        let snapshot = self.shared.current();
+        snapshot.catalog().get(name)?;
+        let missing = snapshot.scopes().missing(name, &user.scopes)?;
+        self.metrics.record_refusal("insufficient_scope");
+        let mut response = Response::new(Body::from(format!(
+            "Forbidden: the access token does not grant the scope(s) {} that tool \"{name}\" needs",
+            missing.join(" ")
+        )));
+        *response.status_mut() = StatusCode::FORBIDDEN;
+        response
+            .extensions_mut()
+            .insert(crate::identity::InsufficientScope { scopes: missing });
+        Some(response)
+    }
+
     async fn direct_path(
         &self,
         parts: &Parts,

@@ -51,6 +51,7 @@ pub fn endpoint(
         .disable_allowed_hosts();
     let shared_for_sse = shared.clone();
     let shared_for_direct = shared.clone();
+    let shared_for_front = shared.clone();
     let metrics = shared.metrics().clone();
     let mut manager = LocalSessionManager::default();
     // The session table expires idle sessions, counting the calls answered directly, which
@@ -83,9 +84,9 @@ pub fn endpoint(
     });
     let front = super::front::Front::new(
         service,
+        shared_for_front,
         settings,
         admission.clone(),
-        metrics,
         direct,
         table,
         streams.clone(),

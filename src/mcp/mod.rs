@@ -11,7 +11,8 @@
 //! - `server`: [`McpServer`], the `ServerHandler` the SDK drives;
 //! - `revision`: which protocol generation a client speaks and the SDK's finishing
 //!   touches per revision; `listed`: a tool as a listing carries it; [`view`]: what one
-//!   client sees (dialects, name budgets);
+//!   client sees (dialects, name budgets); `scopes`: which tools an OAuth caller's scopes
+//!   open (its listing and its calls);
 //! - transports: [`stdio`], [`http`] (Streamable HTTP, with `front` in front of the SDK's
 //!   service and `direct`, the fast path for `tools/call` and `tools/list`), [`sse`] (the
 //!   legacy HTTP+SSE transport);
@@ -91,6 +92,7 @@ pub mod http;
 mod jsonrpc;
 mod listed;
 mod revision;
+mod scopes;
 mod server;
 pub mod session;
 pub mod sizes;

@@ -91,7 +91,15 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let snapshot = self.shared.current();
         let version = context.protocol_version();
-        let view = snapshot.view(client_name(&context).as_deref(), version.as_ref());
+        let user = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<Caller>>().cloned());
+        let view = snapshot.listing_view(
+            client_name(&context).as_deref(),
+            version.as_ref(),
+            user.as_deref(),
+        );
         let cursor = request.and_then(|r| r.cursor);
         Ok(self.shared.list_page(&view, cursor.as_deref())?.to_sdk())
     }

@@ -18,15 +18,25 @@ use rmcp::{ErrorData, Peer, RoleServer};
 
 use super::listed::{ListedTool, Page};
 use super::revision::version_index;
+use super::scopes::ScopePolicy;
 use super::sizes::{self, Limits};
 use super::view;
 use crate::catalog::{Catalog, SchemaText};
 use crate::discovery::Discovery;
+use crate::identity::Caller;
 use crate::telemetry::metrics::Metrics;
 use crate::upstream::Dispatcher;
 
 /// Views by client rule and protocol version.
 type ViewCache = std::collections::HashMap<(Option<usize>, u8), Arc<view::View>>;
+
+/// Listings cut to what a set of OAuth scopes opens, by client rule, protocol version and
+/// the scopes that decide ([`ScopePolicy::key`]).
+type ScopedViews = std::collections::HashMap<(Option<usize>, u8, Vec<String>), Arc<view::View>>;
+
+/// Scoped listings kept per snapshot; at the cap they are all dropped and made again on
+/// demand (a listing is a filter over the view's tools, cheap to redo).
+const MAX_SCOPED_VIEWS: usize = 64;
 
 /// One tool set and everything derived from it, replaced as a whole.
 pub struct Snapshot {
@@ -45,6 +55,9 @@ pub struct Snapshot {
     /// `title` and no `outputSchema`, and 2026-07-28, where structured results may be any
     /// JSON value, gets a wrapped (`{"result": …}`) outputSchema unwrapped.
     listed: [OnceLock<Arc<Vec<ListedTool>>>; 4],
+    /// Which tools which OAuth scopes open; worked out when an OAuth caller first asks.
+    scopes: OnceLock<ScopePolicy>,
+    scoped: Mutex<ScopedViews>,
 }
 
 impl Snapshot {
@@ -58,6 +71,8 @@ impl Snapshot {
             views: Mutex::default(),
             plain: Default::default(),
             listed: Default::default(),
+            scopes: OnceLock::new(),
+            scoped: Mutex::default(),
         }
     }
 
@@ -94,6 +109,56 @@ impl Snapshot {
                 ))
             })
             .clone()
+    }
+
+    /// The tools' scope requirements.
+    pub(super) fn scopes(&self) -> &ScopePolicy {
+        self.scopes.get_or_init(|| ScopePolicy::new(self.catalog()))
+    }
+
+    /// What [`Snapshot::view`] lists for `caller`: with an OAuth caller, only the tools
+    /// its token's scopes open (the discovery tools always).
+    pub(super) fn listing_view(
+        &self,
+        client: Option<&str>,
+        version: Option<&ProtocolVersion>,
+        caller: Option<&Caller>,
+    ) -> Arc<view::View> {
+        let base = self.view(client, version);
+        let Some(caller) = caller else {
+            return base;
+        };
+        let policy = self.scopes();
+        if policy.is_open() {
+            return base;
+        }
+        let key = (
+            base.rule,
+            version_index(version) as u8,
+            policy.key(&caller.scopes),
+        );
+        let mut scoped = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(view) = scoped.get(&key) {
+            return view.clone();
+        }
+        if scoped.len() >= MAX_SCOPED_VIEWS {
+            scoped.clear();
+        }
+        let tools: Vec<ListedTool> = base
+            .tools
+            .iter()
+            .filter(|tool| {
+                policy
+                    .missing(base.catalog_name(&tool.name), &caller.scopes)
+                    .is_none()
+            })
+            .cloned()
+            .collect();
+        let mut view = view::View::plain(Arc::new(tools));
+        view.rule = base.rule;
+        let view = Arc::new(view);
+        scoped.insert(key, view.clone());
+        view
     }
 
     /// The catalog this snapshot serves.
@@ -216,6 +281,12 @@ impl Shared {
     }
 
     /// Page sizes and message budgets.
+    /// Every OAuth scope some tool of the current tool set asks for (sorted): what a
+    /// token may be granted here, beside `[server.oauth] scopes`.
+    pub fn tool_scopes(&self) -> Vec<String> {
+        self.current().scopes().scopes().to_vec()
+    }
+
     pub fn limits(&self) -> &Limits {
         &self.limits
     }

@@ -193,6 +193,20 @@ fn check_passes_on_a_clean_spec_and_reports_totals() {
         "{text}"
     );
     assert!(text.contains(" tokens"), "{text}");
+    assert!(
+        text.contains("OAuth scopes the tools ask for (tools each is needed by): read:pets (7), write:pets (7)"),
+        "{text}"
+    );
+    // explain names a tool's scope alternatives; getPetById also takes an API key.
+    let explain = |tool: &str| {
+        stdout(&restmcp(
+            &["explain", "--spec", spec.to_str().expect("utf-8"), tool],
+            Path::new("."),
+            &[],
+        ))
+    };
+    assert!(explain("addPet").contains("  scopes       read:pets write:pets\n"));
+    assert!(explain("getPetById").contains("  scopes       (none: any OAuth token may call it)"));
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod layers;
 mod mcp;
 mod mock;
 mod negotiation;
+mod oauth;
 mod overlays;
 mod prism;
 mod properties;

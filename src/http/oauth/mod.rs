@@ -175,15 +175,23 @@ impl ResourceServer {
         &self.scopes
     }
 
-    /// The Protected Resource Metadata document (RFC 9728, section 2).
-    pub fn metadata_document(&self) -> Value {
+    /// The Protected Resource Metadata document (RFC 9728, section 2). `scopes_supported`
+    /// lists the configured scopes, then `tool_scopes` (those the tools' operations ask
+    /// for), so a client that registers or asks for scopes from it can reach every tool.
+    pub fn metadata_document(&self, tool_scopes: &[String]) -> Value {
         let mut document = json!({
             "resource": self.resource,
             "authorization_servers": self.issuers.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
             "bearer_methods_supported": ["header"],
         });
-        if !self.scopes.is_empty() {
-            document["scopes_supported"] = json!(self.scopes);
+        let mut scopes = self.scopes.clone();
+        for scope in tool_scopes {
+            if !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+        if !scopes.is_empty() {
+            document["scopes_supported"] = json!(scopes);
         }
         if let Some(name) = &self.resource_name {
             document["resource_name"] = json!(name);

@@ -365,12 +365,12 @@ fn metadata_and_challenges_point_clients_to_the_authorization_servers() {
         ..settings("https://as.example")
     });
     assert_eq!(
-        rs.metadata_document(),
+        rs.metadata_document(&["mcp:tools".into(), "pets:read".into()]),
         json!({
             "resource": RESOURCE,
             "authorization_servers": ["https://as.example"],
             "bearer_methods_supported": ["header"],
-            "scopes_supported": ["mcp:tools"],
+            "scopes_supported": ["mcp:tools", "pets:read"],
             "resource_name": "Pets",
         })
     );
