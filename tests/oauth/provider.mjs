@@ -29,7 +29,7 @@
 // is one "Continue" button.
 // Every resource indicator is accepted (a test can ask for a wrong audience);
 // the token's `aud` is the resource asked for, its scope the requested subset
-// of: mcp:tools pets:read pets:write other echo:read.
+// of: mcp:tools pets:read pets:write other echo:read echo:admin.
 //
 // Token exchange (grant_type urn:ietf:params:oauth:grant-type:token-exchange,
 // client `exchanger` only): subject_token must be a JWT access token of this
@@ -66,7 +66,7 @@ function fail(message) {
 const port = Number(args.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`bad --port ${args.port}`);
 
-export const SCOPES = ['mcp:tools', 'pets:read', 'pets:write', 'other', 'echo:read'];
+export const SCOPES = ['mcp:tools', 'pets:read', 'pets:write', 'other', 'echo:read', 'echo:admin'];
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const scopeList = SCOPES.join(' ');

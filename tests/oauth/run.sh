@@ -12,7 +12,10 @@
 #     missing scope, opaque tokens through introspection, key rotation, the
 #     static token beside OAuth, no secret in stderr), then token exchange
 #     towards httpbin (end to end, the cache, one re-exchange after a 401,
-#     refused and unreachable exchanges, no user behind a static token);
+#     refused and unreachable exchanges, no user behind a static token), then
+#     scope-aware tools (users with different scopes see different tools/list
+#     results; a call without the tool's scope gets 403 insufficient_scope and
+#     never reaches httpbin; cacheScope "private" on 2026-07-28);
 #   tests/oauth/python_oauth.py the SDK's OAuth client given only restmcp's
 #     URL: discovery, dynamic registration, code + PKCE through the provider's
 #     login page, then a tool whose upstream sees an exchanged, per-user token.

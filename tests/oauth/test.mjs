@@ -39,11 +39,29 @@
 //   x6 a refused exchange (scope not allowed) and x7 an unreachable token
 //      endpoint: isError saying why, naming no secret, nothing reaches httpbin
 //   x8 no exchanged token, MCP token or secret in that restmcp's stderr
+// And with that same restmcp, scope-aware tools (part 3: a tool's scopes come
+// from its operation's security; echo-api.yaml's adminReport needs echo:admin,
+// openInfo nothing), for users alice (mcp:tools echo:read), bob (mcp:tools
+// echo:read echo:admin) and carol (mcp:tools):
+//   s1 the static token lists every tool
+//   s2 alice's tools/list lacks the adminReport tools, bob's has them all
+//   s3 carol's lists only the open tools (no whoami either)
+//   s4 alice calling adminReport, and carol calling whoami: HTTP 403, Bearer
+//      error="insufficient_scope", scope = mcp:tools plus the tool's missing
+//      scope, resource_metadata, error_description, no JSON-RPC result; no
+//      exchange, nothing reaches httpbin
+//   s5 bob's adminReport reaches httpbin with an exchanged token for bob
+//   s6 openInfo (security: []) works for carol and the static token, and
+//      httpbin receives no Authorization
+//   s7 on 2026-07-28 (stateless, no initialize) alice's tools/list is hers and
+//      says cacheScope "private"; s8 her adminReport call there: the same 403
+//   s9 no token of these checks in that restmcp's stderr
 // Why: these are the resource-server and token-exchange cases of issue 23's
-// "Done when", seen the way a remote MCP client sees them, with tokens from a
+// "Done when" (and part 3's "two users with different scopes see different
+// tools/list results"), seen the way a remote MCP client sees them, with tokens from a
 // certified provider rather than tokens we mint (only j forges tokens, on
 // purpose), and an upstream nobody here wrote as the witness of what restmcp
-// sent. The x checks need --python PATH (a python with httpbin==0.10.4 and
+// sent. The x and s checks need --python PATH (a python with httpbin==0.10.4 and
 // gunicorn; run.sh passes its venv's) or OAUTH_TEST_PYTHON.
 // Only 127.0.0.1 is contacted. Every step has a timeout. Secrets and static
 // tokens are random per run. On failure (or with OAUTH_TEST_KEEP=1) the work
@@ -333,11 +351,12 @@ async function getJson(url) {
 }
 
 // One JSON-RPC POST to /mcp; the answer may be JSON or an SSE stream.
-async function mcp(message, { token, session, server = restmcp } = {}) {
+async function mcp(message, { token, session, server = restmcp, protocol = PROTOCOL, extraHeaders = {} } = {}) {
   const headers = {
     accept: 'application/json, text/event-stream',
     'content-type': 'application/json',
-    'mcp-protocol-version': PROTOCOL,
+    'mcp-protocol-version': protocol,
+    ...extraHeaders,
   };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   if (session) headers['mcp-session-id'] = session;
@@ -626,14 +645,86 @@ async function callTool(server, token, name, args = {}) {
   return call.json.result;
 }
 
+// ---------------------------------------------------------------- part 3 helpers
+
+// initialize and initialized on `server` with `token`: the session id.
+async function openSession(server, token) {
+  const init = await initialize(token, server);
+  assert.equal(init.status, 200, `initialize: ${seen(init)}`);
+  const session = init.headers.get('mcp-session-id');
+  assert.ok(session, 'initialize answered without Mcp-Session-Id');
+  const note = await mcp({ method: 'notifications/initialized' }, { token, session, server });
+  assert.equal(note.status, 202, `notifications/initialized: ${seen(note)}`);
+  return session;
+}
+
+// Every tool name tools/list shows `token` on `server` (all pages), sorted.
+async function listTools(server, token) {
+  const session = await openSession(server, token);
+  const names = [];
+  let cursor;
+  for (let page = 0; page < 20; page++) {
+    const r = await mcp(
+      { id: 10 + page, method: 'tools/list', params: cursor ? { cursor } : {} },
+      { token, session, server },
+    );
+    assert.equal(r.status, 200, `tools/list: ${seen(r)}`);
+    const result = r.json?.result;
+    assert.ok(Array.isArray(result?.tools), `tools/list result: ${r.text.slice(0, 300)}`);
+    names.push(...result.tools.map((t) => t.name));
+    cursor = result.nextCursor;
+    if (!cursor) break;
+  }
+  return names.sort();
+}
+
+// A tools/call in a session, the raw HTTP answer (status, headers, body) kept.
+async function callRaw(server, token, name, args = {}) {
+  const session = await openSession(server, token);
+  return mcp({ id: 2, method: 'tools/call', params: { name, arguments: args } }, { token, session, server });
+}
+
+// A request the 2026-07-28 way: no initialize, no session; MCP-Protocol-Version,
+// Mcp-Method (and Mcp-Name for a call) headers agreeing with the body, whose _meta
+// carries the protocol version, clientInfo and clientCapabilities (as restmcp's
+// direct path and the SDKs of tests/interop expect).
+const NEWEST = '2026-07-28';
+async function stateless(server, token, method, params = {}) {
+  const extraHeaders = { 'mcp-method': method };
+  if (method === 'tools/call') extraHeaders['mcp-name'] = params.name;
+  const _meta = {
+    'io.modelcontextprotocol/protocolVersion': NEWEST,
+    'io.modelcontextprotocol/clientInfo': { name: 'restmcp-oauth-test', version: '0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  return mcp({ id: 7, method, params: { ...params, _meta } }, { token, server, protocol: NEWEST, extraHeaders });
+}
+
+// The 403 insufficient_scope challenge of a call the token cannot make (issue 23,
+// part 3): Bearer, resource_metadata, error, error_description and scope = the
+// server's scopes plus the scopes of the tool's missing alternative (any order);
+// no JSON-RPC result. Returns the challenge's parameters.
+function assertScopeChallenge(r, server, wantScopes) {
+  const header = r.headers.get('www-authenticate');
+  assert.equal(r.status, 403, `want 403 insufficient_scope: ${seen(r)}`);
+  assert.ok(header?.startsWith('Bearer '), `WWW-Authenticate should start with "Bearer ": ${header}`);
+  const { params } = parseChallenge(header);
+  assert.equal(params.error, 'insufficient_scope', `error= in WWW-Authenticate: ${header}`);
+  assert.ok(params.error_description, `no error_description= in WWW-Authenticate: ${header}`);
+  assert.equal(params.resource_metadata, `${server.base}/.well-known/oauth-protected-resource/mcp`, header);
+  assert.deepEqual((params.scope ?? '').split(' ').filter(Boolean).sort(), [...wantScopes].sort(), `scope= in ${header}`);
+  assert.equal(r.json?.result, undefined, `a JSON-RPC result came with the 403: ${r.text.slice(0, 300)}`);
+  return params;
+}
+
 const resultText = (result) => (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 
-// The bearer token httpbin received for the one whoami call made after it had
-// `hitsBefore` of them; the call succeeded and its result shows no token.
-async function upstreamToken(result, hitsBefore) {
-  assert.notEqual(result.isError, true, `whoami isError: ${JSON.stringify(result).slice(0, 400)}`);
+// The bearer token httpbin received for the one call of `pathPrefix` (whoami's by
+// default) made after it had `hitsBefore` of them; the call succeeded and its result shows no token.
+async function upstreamToken(result, hitsBefore, pathPrefix = '/anything/profile') {
+  assert.notEqual(result.isError, true, `the call isError: ${JSON.stringify(result).slice(0, 400)}`);
   await sleep(300);
-  const lines = httpbinAccess.filter((l) => l.includes('"GET /anything/profile')).slice(hitsBefore);
+  const lines = httpbinAccess.filter((l) => l.includes(`"GET ${pathPrefix}`)).slice(hitsBefore);
   assert.equal(lines.length, 1, `httpbin got ${lines.length} requests for the call: ${lines.join(' | ').slice(0, 300)}`);
   const m = /authorization="Bearer ([^"\s]+)"/.exec(lines[0]);
   assert.ok(m, `httpbin received no Bearer token: ${lines[0].replace(/authorization="(.{0,12})[^"]*"/, 'authorization="$1..."')}`);
@@ -945,8 +1036,9 @@ describe('provider: users (authorization code + PKCE) and RFC 8693 token exchang
   });
 });
 
+let echo; // the restmcp whose upstream is httpbin (parts 2 and 3)
+
 describe('restmcp serve: token exchange towards httpbin (issue 23, part 2)', () => {
-  let echo; // the restmcp whose upstream is httpbin
   let alice; // MCP tokens of two users
   let bob;
   const mcpScope = `${REQUIRED_SCOPE} echo:read`; // echo:read too: the tools' own scope (part 3)
@@ -1088,5 +1180,124 @@ ${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'd
     const log = echoStderr.join('\n');
     assert.ok(log.length > 0, 'restmcp wrote nothing to stderr (no banner?)');
     assert.deepEqual(leaksIn(log, [alice, bob].filter(Boolean)), [], 'found in restmcp stderr');
+  });
+});
+
+describe('restmcp serve: scope-aware tools (issue 23, part 3)', () => {
+  // Tokens of three users of the same server (the part 2 one, upstream httpbin):
+  // alice as a normal user, bob with echo:admin too, carol with only mcp:tools.
+  let alice;
+  let bob;
+  let carol;
+  let all; // what the static token sees: every tool
+  const ADMIN = /(^|_)adminReport$/; // echo:admin
+  const READ = /(^|_)(whoami|alwaysUnauthorized)$/; // echo:read
+  const ours = []; // tokens of these checks, for s9
+
+  before(async () => {
+    try {
+      assert.ok(echo, 'the restmcp of part 2 did not start');
+      alice = await userToken('alice', { resource: echo.resource, scope: `${REQUIRED_SCOPE} echo:read` });
+      bob = await userToken('bob', { resource: echo.resource, scope: `${REQUIRED_SCOPE} echo:read echo:admin` });
+      carol = await userToken('carol', { resource: echo.resource, scope: REQUIRED_SCOPE });
+      ours.push(alice, bob, carol);
+    } catch (e) {
+      failures++;
+      throw e;
+    }
+  });
+
+  check('s1. the static token sees every tool, adminReport and openInfo included', async (t) => {
+    all = await listTools(echo, STATIC_TOKEN);
+    for (const name of ['whoami', 'alwaysUnauthorized', 'adminReport', 'openInfo', 'badscope_adminReport', 'down_openInfo']) {
+      assert.ok(all.includes(name), `${name} missing from ${JSON.stringify(all)}`);
+    }
+    t.diagnostic(`static: ${all.join(' ')}`);
+  });
+
+  check('s2. same server, two users: alice (echo:read) lacks adminReport, bob (echo:read echo:admin) sees it', async (t) => {
+    assert.ok(all, 's1 did not list the tools');
+    const a = await listTools(echo, alice);
+    const b = await listTools(echo, bob);
+    t.diagnostic(`alice: ${a.join(' ')}`);
+    t.diagnostic(`bob: ${b.join(' ')}`);
+    assert.deepEqual(a, all.filter((n) => !ADMIN.test(n)), 'alice sees every tool but the echo:admin ones');
+    assert.deepEqual(b, all, 'bob sees every tool');
+    assert.ok(a.includes('whoami') && a.includes('openInfo') && !a.includes('adminReport'));
+    assert.ok(b.includes('whoami') && b.includes('openInfo') && b.includes('adminReport'));
+  });
+
+  check('s3. a token with only mcp:tools (carol) sees only the open tools: no whoami, no adminReport', async (t) => {
+    assert.ok(all, 's1 did not list the tools');
+    const c = await listTools(echo, carol);
+    t.diagnostic(`carol: ${c.join(' ')}`);
+    assert.deepEqual(c, all.filter((n) => !ADMIN.test(n) && !READ.test(n)));
+    assert.ok(c.includes('openInfo') && !c.includes('whoami'));
+  });
+
+  check('s4. alice calls adminReport: 403 insufficient_scope, scope="mcp:tools echo:admin", nothing reaches httpbin', async (t) => {
+    const hits = await upstreamHits('/anything/admin');
+    const before = await exchangeCounts();
+    const r = await callRaw(echo, alice, 'adminReport');
+    t.diagnostic(`status ${r.status}, WWW-Authenticate: ${r.headers.get('www-authenticate')}, body: ${r.text.slice(0, 200)}`);
+    assertScopeChallenge(r, echo, [REQUIRED_SCOPE, 'echo:admin']);
+    assert.equal(await upstreamHits('/anything/admin'), hits, 'httpbin was called');
+    const after = await exchangeCounts();
+    assert.equal(after.ok + after.failed, before.ok + before.failed, 'an exchange was attempted');
+  });
+
+  check('s4. carol (only mcp:tools) calls whoami: 403 insufficient_scope, scope="mcp:tools echo:read"', async (t) => {
+    const hits = await upstreamHits('/anything/profile');
+    const r = await callRaw(echo, carol, 'whoami');
+    t.diagnostic(`status ${r.status}, WWW-Authenticate: ${r.headers.get('www-authenticate')}`);
+    assertScopeChallenge(r, echo, [REQUIRED_SCOPE, 'echo:read']);
+    assert.equal(await upstreamHits('/anything/profile'), hits, 'httpbin was called');
+  });
+
+  check('s5. bob calls adminReport: it works, httpbin gets an exchanged token for bob', async () => {
+    const hits = await upstreamHits('/anything/admin');
+    const result = await callTool(echo, bob, 'adminReport');
+    const token = await upstreamToken(result, hits, '/anything/admin');
+    ours.push(token);
+    issuedTokens.push(token);
+    assert.notEqual(token, bob, 'restmcp passed the MCP token through');
+    assert.equal(decodeJwt(token).payload.sub, 'bob');
+  });
+
+  check('s6. openInfo (security: []) works for carol and the static token, with no token sent upstream', async () => {
+    for (const [who, token] of [['carol', carol], ['static', STATIC_TOKEN]]) {
+      const hits = await upstreamHits('/anything/open');
+      const result = await callTool(echo, token, 'openInfo');
+      assert.notEqual(result.isError, true, `${who}: ${JSON.stringify(result).slice(0, 400)}`);
+      await sleep(300);
+      const lines = httpbinAccess.filter((l) => l.includes('"GET /anything/open')).slice(hits);
+      assert.equal(lines.length, 1, `${who}: httpbin got ${lines.length} requests: ${lines.join(' | ').slice(0, 300)}`);
+      assert.match(lines[0], /authorization="-?"/, `${who}: httpbin received an Authorization header`);
+    }
+  });
+
+  check('s7. 2026-07-28 (stateless): alice\'s tools/list is hers, with cacheScope "private"', async (t) => {
+    const r = await stateless(echo, alice, 'tools/list');
+    assert.equal(r.status, 200, `tools/list: ${seen(r)}`);
+    const result = r.json?.result;
+    assert.ok(Array.isArray(result?.tools), `tools/list result: ${r.text.slice(0, 300)}`);
+    const names = result.tools.map((x) => x.name);
+    const { tools: _tools, ...rest } = result;
+    t.diagnostic(`result without tools: ${JSON.stringify(rest)}`);
+    assert.equal(result.cacheScope, 'private', `cacheScope in ${JSON.stringify(rest)}`);
+    assert.ok(names.includes('whoami') && !names.includes('adminReport'), JSON.stringify(names));
+  });
+
+  check('s8. 2026-07-28 (stateless): alice calls adminReport: the same 403 challenge', async (t) => {
+    const hits = await upstreamHits('/anything/admin');
+    const r = await stateless(echo, alice, 'tools/call', { name: 'adminReport', arguments: {} });
+    t.diagnostic(`status ${r.status}, WWW-Authenticate: ${r.headers.get('www-authenticate')}`);
+    assertScopeChallenge(r, echo, [REQUIRED_SCOPE, 'echo:admin']);
+    assert.equal(await upstreamHits('/anything/admin'), hits, 'httpbin was called');
+  });
+
+  check('s9. no token of these checks in this restmcp\'s stderr', async () => {
+    await sleep(200);
+    assert.deepEqual(leaksIn(echoStderr.join('\n'), ours.filter(Boolean)), [], 'found in restmcp stderr');
   });
 });
