@@ -27,6 +27,11 @@
 // oidc-provider's built-in development pages (devInteractions): any login name
 // with any password; the account id, and so `sub`, is the login name. Consent
 // is one "Continue" button.
+// A dynamically registered client may ask for any of the scopes below, whatever
+// `scope` it registered with: oidc-provider would otherwise hold it to that
+// registered scope (answering invalid_scope "requested scope is not allowed"),
+// and the MCP SDKs register with the scope of their first challenge and step up
+// later (403 insufficient_scope) without registering again.
 // Every resource indicator is accepted (a test can ask for a wrong audience);
 // the token's `aud` is the resource asked for, its scope the requested subset
 // of: mcp:tools pets:read pets:write other echo:read echo:admin.
@@ -115,6 +120,17 @@ function resourceServerInfo(resource, clientId) {
 function configuration() {
   return {
     clients,
+    // Drops the registered `scope` of a dynamically registered client (ctx is set
+    // for a registration request, unset for the static clients above), so a
+    // scope step-up is not refused for being outside it. The only way to change
+    // standard metadata oidc-provider offers: the validator of an extra property
+    // runs on the whole metadata, before the standard checks.
+    extraClientMetadata: {
+      properties: ['x_restmcp_test'],
+      validator: (ctx, _key, _value, metadata) => {
+        if (ctx) delete metadata.scope;
+      },
+    },
     jwks: { keys: [jwk] },
     scopes: ['openid', ...SCOPES],
     features: {

@@ -16,6 +16,19 @@ result reads "Bearer [REDACTED]"). Two users, alice (a confidential client, clie
 client, no secret), each in a fresh client with empty storage, must each see their own subject
 upstream.
 
+Scope-aware tools (issue 23, part 3): the SDK's first token has the scope of restmcp's 401
+challenge (mcp:tools), so alice's and bob's first tools/list must not show whoami (echo:read), and
+calling it anyway gets restmcp's 403 insufficient_scope, on which the SDK steps up (SEP-2350:
+authorizes again, login and consent again, for the challenged scope together with the one it
+had) and retries. A third user, dave, proves that step-up on its own: no adminReport in his first
+listing, one 403 naming echo:admin (seen by an httpx2 response hook), one new authorization
+asking for mcp:tools echo:admin, the retried call reaching httpbin with his exchanged token,
+adminReport listed afterwards; and the SDK's listing (2026-07-28) says cacheScope private. The
+step-up works only because provider.mjs does not hold dynamically registered clients to the
+scope they registered with: the SDK registers with the scope of its first challenge and never
+registers again, and oidc-provider would refuse the step-up's authorization request with
+error=invalid_scope ("requested scope is not allowed").
+
 Why the SDK and not our own HTTP: the SDK is what real MCP clients run; it decides which
 metadata URLs to try, which scope and resource to ask for, and how to register, so it proves
 that restmcp's discovery chain works for a client nobody here wrote. httpbin (PyPI, under
@@ -274,9 +287,32 @@ class World:
 ACCESS_FORMAT = '%(h)s %(t)s "%(r)s" %(s)s authorization="%({authorization}i)s"'
 
 
-def upstream_lines(w: World) -> list[str]:
-    """httpbin's access-log lines for whoami (GET /anything/profile), oldest first."""
-    return [line for line in w.httpbin_log.text("stdout").splitlines() if '"GET /anything/profile' in line]
+def upstream_lines(w: World, path: str = "/anything/profile") -> list[str]:
+    """httpbin's access-log lines for `path` (whoami's, GET /anything/profile, by default), oldest first."""
+    return [line for line in w.httpbin_log.text("stdout").splitlines() if f'"GET {path}' in line]
+
+
+def token_scope(storage: MemoryStorage) -> list[str]:
+    """The scope claim of the MCP access token the SDK holds (what restmcp decides by)."""
+    token = storage.tokens.access_token if storage.tokens else ""
+    return str(jwt_payload(token).get("scope", "")).split() if token.count(".") == 2 else []
+
+
+def challenge_params(header: str) -> dict[str, str]:
+    """WWW-Authenticate: Bearer k="v", k2=v2 -> {k: v, k2: v2}."""
+    return {k.lower(): v if v else bare for k, v, bare in re.findall(r'([A-Za-z0-9_-]+)=(?:"((?:[^"\\]|\\.)*)"|([^\s,"]+))', header)}
+
+
+class Wire:
+    """Every response the SDK's HTTP client received, its OAuth flow's included (an httpx2
+    response hook): method, URL, status, WWW-Authenticate."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, int, str]] = []
+
+    async def hook(self, response: httpx2.Response) -> None:
+        self.seen.append((response.request.method, str(response.request.url), response.status_code,
+                          response.headers.get("www-authenticate", "")))
 
 
 def exchanges(w: World) -> dict[str, Any]:
@@ -310,8 +346,13 @@ async def one_user(w: World, login: str, auth_method: str | None, seen_upstream:
         async with httpx2.AsyncClient(auth=oauth, timeout=STEP) as http:
             async with Client(streamable_http_client(w.url, http_client=http)) as client:
                 R.check(f"{who}: the SDK connected (discovery, registration, login, consent, code + PKCE)", True)
+                granted = token_scope(storage)
                 tools = [t.name for t in (await client.list_tools()).tools]
-                R.check(f"{who}: tools/list names whoami", "whoami" in tools, short(tools))
+                # Scope-aware tools (part 3): whoami needs echo:read, which the SDK's first token
+                # (the scope of restmcp's 401 challenge) may lack; then calling it steps up.
+                R.check(f"{who}: tools/list shows whoami only if the token has echo:read, openInfo always, adminReport never",
+                        ("whoami" in tools) == ("echo:read" in granted) and "openInfo" in tools and "adminReport" not in tools,
+                        f"token scope {' '.join(granted)!r}, tools {short(tools)}")
                 result = await client.call_tool("whoami", {})
                 echo = result.structured_content
                 if not isinstance(echo, dict) or "headers" not in echo:
@@ -364,17 +405,91 @@ async def one_user(w: World, login: str, auth_method: str | None, seen_upstream:
     seen_upstream[login] = upstream
 
 
+async def step_up(w: World, seen_upstream: dict[str, str]) -> None:
+    """Scope-aware tools (part 3) through the SDK: dave's first token lacks echo:admin, so
+    adminReport is not listed and calling it gets restmcp's 403 insufficient_scope; the SDK
+    (SEP-2350 step-up) authorizes again, asking for the challenge's scope together with the
+    scope it had, through login and consent again, and retries the call, which then works."""
+    login = "dave"
+    redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
+    browser = Browser(login, redirect_uri)
+    storage = MemoryStorage()
+    wire = Wire()
+    oauth = OAuthClientProvider(
+        server_url=w.url,
+        client_metadata=OAuthClientMetadata.model_validate({
+            "client_name": f"restmcp oauth test ({login})",
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+        }),
+        storage=storage,
+        redirect_handler=browser.redirect_handler,
+        callback_handler=browser.callback_handler,
+    )
+    with anyio.fail_after(USER_TIMEOUT):
+        async with httpx2.AsyncClient(auth=oauth, timeout=STEP, event_hooks={"response": [wire.hook]}) as http:
+            async with Client(streamable_http_client(w.url, http_client=http)) as client:
+                first = token_scope(storage)
+                listing = await client.list_tools()
+                tools = [t.name for t in listing.tools]
+                R.check(f"{login}: first token without echo:admin, tools/list without adminReport",
+                        bool(first) and "echo:admin" not in first and "adminReport" not in tools and "openInfo" in tools,
+                        f"token scope {' '.join(first)!r}, tools {short(tools)}")
+                version = client.protocol_version
+                R.check(f"{login}: the SDK's tools/list ({version}) says cacheScope private",
+                        version != "2026-07-28" or getattr(listing, "cache_scope", None) == "private",
+                        f"cache_scope {getattr(listing, 'cache_scope', None)!r}")
+                authorizations, forms, mark = len(browser.authorization_urls), len(browser.forms), len(wire.seen)
+                hits = len(upstream_lines(w, "/anything/admin"))
+                result = await client.call_tool("adminReport", {})
+                stepped = token_scope(storage)
+                after = [t.name for t in (await client.list_tools()).tools]
+    await anyio.sleep(0.3)  # the access-log line arrives just after the response
+    responses = wire.seen[mark:]
+    print("# " + login + ": responses during the call: "
+          + short(" | ".join(f"{m} {urlparse(u).path} {st}" + (f" [{h}]" if h else "") for m, u, st, h in responses), 1200), flush=True)
+    forbidden = [h for _m, u, st, h in responses if st == 403 and u == w.url]
+    params = challenge_params(forbidden[0]) if forbidden else {}
+    R.check(f"{login}: calling adminReport, the SDK got restmcp's 403 insufficient_scope naming echo:admin",
+            len(forbidden) == 1 and forbidden[0].startswith("Bearer ") and params.get("error") == "insufficient_scope"
+            and "echo:admin" in params.get("scope", "").split() and bool(params.get("resource_metadata")),
+            f"{len(forbidden)} 403(s): {short(forbidden, 400)}")
+    new_auth = browser.authorization_urls[authorizations:]
+    asked = parse_qs(urlparse(new_auth[0]).query).get("scope", [""])[0].split() if new_auth else []
+    R.check(f"{login}: the SDK authorized again, once, asking for echo:admin and keeping its first scopes",
+            len(new_auth) == 1 and "echo:admin" in asked and set(first) <= set(asked),
+            f"{len(new_auth)} new authorization(s), scope asked {' '.join(asked)!r}")
+    R.check(f"{login}: the browser answered login and consent again", browser.forms[forms:] == ["login", "consent"],
+            short(browser.forms))
+    R.check(f"{login}: the new token has echo:admin", "echo:admin" in stepped, f"token scope {' '.join(stepped)!r}")
+    ok = result.is_error is not True
+    R.check(f"{login}: the retried adminReport is no error", ok, "" if ok else short(result.model_dump(mode="json"), 600))
+    lines = upstream_lines(w, "/anything/admin")[hits:]
+    m = re.search(r'authorization="Bearer ([^"\s]+)"', lines[0]) if len(lines) == 1 else None
+    claims = jwt_payload(m.group(1)) if m and m.group(1).count(".") == 2 else {}
+    R.check(f"{login}: httpbin got one adminReport request, with an exchanged token for {login}",
+            claims.get("sub") == login and claims.get("client_id") == "exchanger",
+            f"{len(lines)} request(s), token claims {short({k: claims.get(k) for k in ('sub', 'aud', 'scope', 'client_id')})}")
+    if m:
+        seen_upstream[login] = m.group(1)
+    R.check(f"{login}: after the step-up tools/list shows adminReport", "adminReport" in after, short(after))
+
+
 async def run(w: World) -> None:
     seen: dict[str, str] = {}
-    for login, method in (("alice", None), ("bob", "none")):
+    for login, method in (("alice", None), ("bob", "none"), ("dave", "step-up")):
         try:
-            await one_user(w, login, method, seen)
+            if method == "step-up":
+                await step_up(w, seen)
+            else:
+                await one_user(w, login, method, seen)
         except Exception as e:  # noqa: BLE001 - every failure is a FAIL line, then on to the next user
             detail = "".join(traceback.format_exception_only(type(e), e)).strip()
             if isinstance(e, BaseExceptionGroup):
                 detail += " | " + " | ".join(short(repr(x), 400) for x in e.exceptions)
             R.check(f"{login}: the whole flow", False, short(detail, 1500))
-    if len(seen) == 2:
+    if "alice" in seen and "bob" in seen:
         R.check("alice and bob reached httpbin with different tokens", seen["alice"] != seen["bob"])
     # No secret or token of this run in restmcp's stderr.
     log = w.restmcp.text("stderr")

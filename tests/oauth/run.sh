@@ -18,7 +18,9 @@
 #     never reaches httpbin; cacheScope "private" on 2026-07-28);
 #   tests/oauth/python_oauth.py the SDK's OAuth client given only restmcp's
 #     URL: discovery, dynamic registration, code + PKCE through the provider's
-#     login page, then a tool whose upstream sees an exchanged, per-user token.
+#     login page, then a tool whose upstream sees an exchanged, per-user token;
+#     scope-aware tools through the SDK: its step-up on 403 insufficient_scope
+#     (authorizing again for the challenged scope) and the retried call.
 #
 #   RESTMCP_BIN=path/to/restmcp bash tests/oauth/run.sh
 #
