@@ -1,6 +1,7 @@
-// restmcp as an OAuth 2.1 resource server (issue 23, part 1), proven against a
-// real OpenID provider: oidc-provider (provider.mjs; configuration only, no
-// handler of ours on the provider side). Plain HTTP with the global fetch, so
+// restmcp as an OAuth 2.1 resource server acting for its users (issue 23, parts
+// 1 to 3), proven against a real OpenID provider: oidc-provider (provider.mjs;
+// its configuration, plus the RFC 8693 grant it lacks, the only handler of ours
+// on the provider side). Plain HTTP with the global fetch, so
 // every status code and WWW-Authenticate header is checked as a client sees it.
 //
 //   node test.mjs --bin PATH/TO/restmcp [--spec PATH/TO/petstore.yaml] [--python PATH]
