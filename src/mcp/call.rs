@@ -166,6 +166,8 @@ impl Shared {
         }
         let request_id = trace::request_id();
         let trace_id = incoming.trace.as_ref().map(TraceContext::trace_id);
+        // An OAuth caller is named in the log by its pseudonym, never by subject or token.
+        let caller = incoming.caller.as_ref().map(|user| user.pseudonym());
         let call = snapshot
             .dispatcher
             .call_with_stats(&name, arguments, &incoming);
@@ -214,7 +216,7 @@ impl Shared {
                     &called.stats,
                     started.elapsed(),
                     &request_id,
-                    trace_id.as_deref(),
+                    (trace_id.as_deref(), caller.as_deref()),
                 );
                 let progressed = progress.is_some() && waited > 0.0;
                 Ok((
@@ -289,7 +291,7 @@ fn record_call(
     stats: &CallStats,
     elapsed: Duration,
     request_id: &str,
-    trace_id: Option<&str>,
+    (trace_id, caller): (Option<&str>, Option<&str>),
 ) {
     metrics.record_call(&CallRecord {
         api: &stats.api,
@@ -315,6 +317,7 @@ fn record_call(
                 upstream_ms,
                 attempts = stats.attempts,
                 trace_id,
+                caller,
                 "tool call"
             )
         };

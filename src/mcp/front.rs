@@ -328,6 +328,18 @@ impl Steps {
     /// a session, POST carries messages, anything else (GET) opens a stream.
     async fn route(&self, sdk: Sdk, request: Request<Body>, client: ClientId) -> Response<Body> {
         let session = header_text(request.headers(), "mcp-session-id").map(str::to_string);
+        if let (Some(table), Some(session), Some(authenticated)) = (
+            &self.sessions,
+            &session,
+            request.extensions().get::<ClientId>(),
+        ) && table.owned_by_other(session, &authenticated.0)
+        {
+            self.metrics.record_refusal("foreign_session");
+            tracing::warn!("refused a request naming a session another client opened");
+            let mut response = Response::new(Body::from("Not Found: no such session"));
+            *response.status_mut() = StatusCode::NOT_FOUND;
+            return response;
+        }
         let activity = match (&self.sessions, &session) {
             (Some(table), Some(session)) => table.activity(session),
             _ => None,
@@ -485,11 +497,12 @@ impl Steps {
             session.is_some(),
             self.json_response,
         ));
+        let owner = parts.extensions.get::<ClientId>().map(|id| id.0.clone());
         let response = forward(sdk, Request::from_parts(parts, Body::from(bytes))).await;
         if let (Some(table), Some(reservation)) = (&self.sessions, reservation)
             && let Some(opened) = header_text(response.headers(), "mcp-session-id")
         {
-            table.opened(opened, reservation);
+            table.opened(opened, reservation, owner);
         }
         let response = match id {
             Some(id) if plain_json => as_json(response, &id).await,
@@ -574,8 +587,6 @@ impl Steps {
         }
     }
 
-    /// What the direct path takes of a single message: the handshake notifications it
-    /// notes, and the requests it answers itself when they want plain JSON.
     /// 403 for an OAuth caller's `tools/call` of a tool its token's scopes do not open,
     /// marked with the scopes to ask for (the guard writes the challenge). A name this
     /// cannot resolve (a client's shortened alias) is left to the call, which refuses it
@@ -598,6 +609,8 @@ impl Steps {
         Some(response)
     }
 
+    /// What the direct path takes of a single message: the handshake notifications it
+    /// notes, and the requests it answers itself when they want plain JSON.
     async fn direct_path(
         &self,
         parts: &Parts,

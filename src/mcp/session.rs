@@ -119,6 +119,9 @@ struct Entry {
     busy: usize,
     /// Noted when the SDK's answer to `initialize` was read (plain JSON answers only).
     handshake: Option<Handshake>,
+    /// The authenticated client that opened it (a static token's `token:N` or an OAuth
+    /// caller's pseudonym): no one else may use it.
+    owner: Option<String>,
 }
 
 /// The cap is full and every session is busy.
@@ -222,8 +225,8 @@ impl SessionTable {
         })
     }
 
-    /// Session `id` was opened with `reservation`.
-    pub fn opened(&self, id: &str, mut reservation: Reservation) {
+    /// Session `id` was opened with `reservation` by `owner` (None: no authentication).
+    pub fn opened(&self, id: &str, mut reservation: Reservation, owner: Option<String>) {
         reservation.used = true;
         let mut state = self.state();
         state.pending = state.pending.saturating_sub(1);
@@ -233,8 +236,20 @@ impl SessionTable {
                 last_active: Instant::now(),
                 busy: 0,
                 handshake: None,
+                owner,
             },
         );
+    }
+
+    /// True when session `id` was opened by an authenticated client other than `client`:
+    /// a session id is not a credential, so another user's request with it is refused as
+    /// if the session did not exist.
+    pub fn owned_by_other(&self, id: &str, client: &str) -> bool {
+        self.state()
+            .entries
+            .get(id)
+            .and_then(|entry| entry.owner.as_deref())
+            .is_some_and(|owner| owner != client)
     }
 
     /// Session `id` was ended by its client.
@@ -286,6 +301,7 @@ impl SessionTable {
                             last_active: Instant::now(),
                             busy: 0,
                             handshake: None,
+                            owner: None,
                         },
                     );
                 }

@@ -111,8 +111,57 @@ pub struct Dispatcher {
     /// APIs answered by another exchange (the mock upstream).
     exchanges: HashMap<String, Arc<dyn Exchange>>,
     auth: Arc<Authenticator>,
-    /// Token buckets of the tools that have a rate limit.
-    buckets: HashMap<String, Mutex<Bucket>>,
+    /// Token buckets of the tools that have a rate limit: one shared by the callers
+    /// without an identity, and one per OAuth caller (by pseudonym), made on first call.
+    buckets: HashMap<String, Limited>,
+}
+
+/// Callers per tool whose buckets are kept; at the cap, the buckets that have refilled
+/// (the same as new ones) go, else the one least recently used.
+const MAX_CALLERS_PER_TOOL: usize = 10_000;
+
+/// A tool's rate limit: its configured size, the shared bucket and the callers' own.
+struct Limited {
+    limit: RateLimit,
+    shared: Mutex<Bucket>,
+    callers: Mutex<HashMap<String, Bucket>>,
+}
+
+impl Limited {
+    fn new(limit: &RateLimit) -> Limited {
+        Limited {
+            limit: *limit,
+            shared: Mutex::new(Bucket::new(limit)),
+            callers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes a token from `caller`'s bucket (the shared one without a caller).
+    fn take(&self, caller: Option<&str>, now: Instant) -> Result<(), Duration> {
+        let Some(caller) = caller else {
+            return self
+                .shared
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take(now);
+        };
+        let mut callers = self.callers.lock().unwrap_or_else(|p| p.into_inner());
+        if !callers.contains_key(caller) && callers.len() >= MAX_CALLERS_PER_TOOL {
+            callers.retain(|_, bucket| !bucket.is_full(now));
+            if callers.len() >= MAX_CALLERS_PER_TOOL
+                && let Some(oldest) = callers
+                    .iter()
+                    .min_by_key(|(_, bucket)| bucket.updated)
+                    .map(|(key, _)| key.clone())
+            {
+                callers.remove(&oldest);
+            }
+        }
+        callers
+            .entry(caller.to_string())
+            .or_insert_with(|| Bucket::new(&self.limit))
+            .take(now)
+    }
 }
 
 /// A token bucket (tokens refill continuously up to `burst`).
@@ -132,6 +181,12 @@ impl Bucket {
             tokens: burst,
             updated: Instant::now(),
         }
+    }
+
+    /// True when the bucket has refilled by `now`: it is then the same as a new one.
+    fn is_full(&self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.updated).as_secs_f64();
+        self.tokens + elapsed * self.per_second >= self.burst
     }
 
     /// Takes a token, or says how long until one is available.
@@ -202,7 +257,7 @@ impl Dispatcher {
                     .tool_rate_limits
                     .get(&tool.name)
                     .or(settings.rate_limit.as_ref())?;
-                Some((tool.name.clone(), Mutex::new(Bucket::new(limit))))
+                Some((tool.name.clone(), Limited::new(limit)))
             })
             .collect();
         Ok(Dispatcher {
@@ -312,12 +367,9 @@ impl Dispatcher {
                 ),
             ));
         }
-        if let Some(bucket) = self.buckets.get(name) {
-            let taken = bucket
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take(Instant::now());
-            if let Err(wait) = taken {
+        if let Some(limited) = self.buckets.get(name) {
+            let caller = context.caller.as_ref().map(|caller| caller.pseudonym());
+            if let Err(wait) = limited.take(caller.as_deref(), Instant::now()) {
                 return Ok(refused(
                     CallOutcome::RateLimited,
                     format!(

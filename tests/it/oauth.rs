@@ -19,6 +19,7 @@ fn config() -> String {
      [server.oauth]\nresource = \"http://127.0.0.1/mcp\"\nissuers = [\"https://as.example\"]\n\
      scopes = [\"mcp:tools\"]\nalgorithms = [\"HS256\"]\nhmac_secret_env = \"RESTMCP_TEST_HMAC\"\n\
      [apis.petstore]\nspec = \"specs/petstore.yaml\"\nmock = true\n\
+     tool_rate_limits = { getPetById = { per_second = 0.001, burst = 1 } }\n\
      [reload]\nenabled = false\n"
         .to_string()
 }
@@ -179,4 +180,57 @@ async fn a_tokens_scopes_decide_which_tools_it_lists_and_calls() {
     let (status, _, body) = post(&url, &writer, Some(&bob_session), call).await;
     assert_eq!(status, 200);
     assert_ne!(body["result"]["isError"], json!(true), "{body}");
+
+    // A session id is not a credential: Bob cannot use the session Alice opened.
+    let (status, _, _) = post(
+        &url,
+        &writer,
+        Some(&id),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(status, 404, "another user's session is unknown to Bob");
+
+    // getPetById allows one call per 1,000 s: per person, so Alice's second call waits
+    // while Bob's first goes through.
+    let get = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "getPetById", "arguments": {"petId": 1}}});
+    let (_, _, body) = post(&url, &reader, Some(&id), get.clone()).await;
+    assert!(
+        body["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("rate-limited")),
+        "{body}"
+    );
+    let (_, _, body) = post(&url, &writer, Some(&bob_session), get).await;
+    assert_ne!(body["result"]["isError"], json!(true), "{body}");
+
+    // The call log names each caller by pseudonym, never by subject or token.
+    let pseudonym = |subject: &str| {
+        restmcp::identity::Caller {
+            issuer: "https://as.example".into(),
+            subject: subject.into(),
+            client_id: None,
+            scopes: Vec::new(),
+            expires_at: None,
+            token: restmcp::secret::Secret::new(""),
+        }
+        .pseudonym()
+    };
+    assert!(
+        binary
+            .wait_for_log(&pseudonym("bob"), std::time::Duration::from_secs(5))
+            .await
+    );
+    let log = binary.log();
+    assert!(log.contains(&pseudonym("alice")), "{log}");
+    for secret in [
+        "alice",
+        "bob",
+        reader.as_str(),
+        writer.as_str(),
+        SHARED_SECRET,
+    ] {
+        assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+    }
 }
