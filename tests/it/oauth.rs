@@ -224,6 +224,17 @@ async fn a_tokens_scopes_decide_which_tools_it_lists_and_calls() {
     );
     let log = binary.log();
     assert!(log.contains(&pseudonym("alice")), "{log}");
+    let scrape = reqwest::get(url.replace("/mcp", "/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        scrape.contains(r#"restmcp_http_refused_total{reason="insufficient_scope"} 1"#)
+            && scrape.contains(r#"restmcp_http_refused_total{reason="foreign_session"} 1"#),
+        "{scrape}"
+    );
     for secret in [
         "alice",
         "bob",
@@ -232,5 +243,6 @@ async fn a_tokens_scopes_decide_which_tools_it_lists_and_calls() {
         SHARED_SECRET,
     ] {
         assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+        assert!(!scrape.contains(secret), "{secret} in the metrics");
     }
 }
