@@ -118,7 +118,26 @@ impl Drop for CloseOnDrop {
     }
 }
 
-async fn open(State(state): State<SseState>) -> Response {
+/// The legacy transport carries no request context to the tool calls, so an OAuth caller
+/// (whose scopes decide its tools and whose token is exchanged towards upstreams) is sent to
+/// Streamable HTTP rather than served without those checks. Static tokens work here.
+fn oauth_refusal(request: &axum::extract::Request) -> Option<Response> {
+    request
+        .extensions()
+        .get::<std::sync::Arc<crate::identity::Caller>>()?;
+    Some(
+        (
+            StatusCode::FORBIDDEN,
+            "Forbidden: OAuth access tokens are served over Streamable HTTP (/mcp), not the legacy HTTP+SSE transport",
+        )
+            .into_response(),
+    )
+}
+
+async fn open(State(state): State<SseState>, request: axum::extract::Request) -> Response {
+    if let Some(refused) = oauth_refusal(&request) {
+        return refused;
+    }
     let Some(slot) = state.streams.open() else {
         return state.streams.refusal();
     };
@@ -224,6 +243,9 @@ async fn message(
     Query(query): Query<SessionQuery>,
     request: axum::extract::Request,
 ) -> Response {
+    if let Some(refused) = oauth_refusal(&request) {
+        return refused;
+    }
     let found = state
         .sessions
         .open

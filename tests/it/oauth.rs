@@ -181,6 +181,24 @@ async fn a_tokens_scopes_decide_which_tools_it_lists_and_calls() {
     assert_eq!(status, 200);
     assert_ne!(body["result"]["isError"], json!(true), "{body}");
 
+    // The legacy HTTP+SSE transport carries no caller to its calls: OAuth tokens are sent
+    // to Streamable HTTP; static tokens still open it.
+    let sse = |bearer: String| {
+        let url = url.replace("/mcp", "/sse");
+        async move {
+            reqwest::Client::new()
+                .get(url)
+                .header("authorization", format!("Bearer {bearer}"))
+                .send()
+                .await
+                .expect("GET /sse")
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(sse(reader.clone()).await, 403);
+    assert_eq!(sse(STATIC_TOKEN.to_string()).await, 200);
+
     // A session id is not a credential: Bob cannot use the session Alice opened.
     let (status, _, _) = post(
         &url,
