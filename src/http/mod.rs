@@ -1,8 +1,10 @@
 //! The HTTP face of `restmcp serve`: the MCP routes of [`crate::mcp::http`] behind the
 //! checks an exposed sidecar endpoint needs ([`guard`]: readiness, Host and Origin,
-//! authentication; CORS only when configured), beside `/healthz`, `/readyz` ([`health`])
-//! and `/metrics`; and [`serve`], which runs it with graceful shutdown. [`listener`] accepts
-//! connections within their caps and timeouts (plain or through [`tls`]).
+//! authentication; CORS only when configured), beside `/healthz`, `/readyz` ([`health`]),
+//! `/metrics` and, with `[server.oauth]`, the Protected Resource Metadata of the OAuth
+//! resource server ([`oauth`]); and [`serve`], which runs it with graceful shutdown.
+//! [`listener`] accepts connections within their caps and timeouts (plain or through
+//! [`tls`]).
 //!
 //! Shutdown happens in three steps: stop accepting connections and report not ready; wait
 //! until no MCP request is in flight (at most `shutdown_grace_seconds`); then end every

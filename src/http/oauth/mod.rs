@@ -12,7 +12,7 @@
 //!
 //! Verdicts are cached per token until it expires ([`cache`]); a JWT's verdict is dropped
 //! when its issuer's keys are fetched anew. A token that passes becomes a
-//! [`Caller`](crate::identity::Caller). Problems are told in terms of the token's claims,
+//! [`crate::identity::Caller`]. Problems are told in terms of the token's claims,
 //! never its value, and no secret reaches a log line.
 
 pub mod cache;
@@ -256,18 +256,7 @@ impl ResourceServer {
         }
         if token.split('.').count() == 3 {
             let (caller, keys) = self.verify_jwt(token).await?;
-            let caller = Arc::new(caller);
-            let until = now + remaining(caller.expires_at).unwrap_or(NO_EXPIRY_TTL);
-            self.cache.put(
-                key,
-                Verdict::Valid {
-                    caller: caller.clone(),
-                    keys,
-                },
-                until,
-                now,
-            );
-            return Ok(caller);
+            return Ok(self.remember(key, caller, keys, now));
         }
         let Some(introspection) = &self.introspection else {
             return Err(Rejection::Invalid(
@@ -275,20 +264,7 @@ impl ResourceServer {
             ));
         };
         match self.introspect(introspection, token).await {
-            Ok(caller) => {
-                let caller = Arc::new(caller);
-                let until = now + remaining(caller.expires_at).unwrap_or(NO_EXPIRY_TTL);
-                self.cache.put(
-                    key,
-                    Verdict::Valid {
-                        caller: caller.clone(),
-                        keys: 0,
-                    },
-                    until,
-                    now,
-                );
-                Ok(caller)
-            }
+            Ok(caller) => Ok(self.remember(key, caller, 0, now)),
             Err(Rejection::Invalid(reason)) => {
                 self.cache.put(
                     key,
@@ -300,6 +276,19 @@ impl ResourceServer {
             }
             Err(unavailable) => Err(unavailable),
         }
+    }
+
+    /// Caches `caller` as the verdict on the token with digest `key` until it expires
+    /// (a minute without `exp`).
+    fn remember(&self, key: [u8; 32], caller: Caller, keys: u64, now: Instant) -> Arc<Caller> {
+        let caller = Arc::new(caller);
+        let until = now + remaining(caller.expires_at).unwrap_or(NO_EXPIRY_TTL);
+        let verdict = Verdict::Valid {
+            caller: caller.clone(),
+            keys,
+        };
+        self.cache.put(key, verdict, until, now);
+        caller
     }
 
     /// Whether a cached verdict made under key-set generation `keys` still holds: 0 (no
