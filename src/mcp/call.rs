@@ -271,6 +271,7 @@ impl Drop for Unfinished<'_> {
             upstream: None,
             bytes_sent: 0,
             bytes_received: 0,
+            caller: None,
         });
         tracing::info!(
             target: crate::telemetry::writer::CALL_TARGET,
@@ -301,6 +302,7 @@ fn record_call(
         upstream: stats.upstream,
         bytes_sent: stats.bytes_sent,
         bytes_received: stats.bytes_received,
+        caller,
     });
     let duration_ms = elapsed.as_secs_f64() * 1e3;
     let upstream_ms = stats.upstream.map(|d| d.as_secs_f64() * 1e3);

@@ -77,7 +77,13 @@ pub struct CallRecord<'a> {
     pub upstream: Option<Duration>,
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// The OAuth caller's pseudonym (`sub:…`), when the call had one.
+    pub caller: Option<&'a str>,
 }
+
+/// OAuth callers counted one by one in `restmcp_caller_tool_calls_total`; the calls of
+/// callers beyond them count under `caller="other"`, so a scrape stays bounded.
+pub const MAX_CALLER_SERIES: usize = 100;
 
 /// Every metric restmcp exports. Cheap to update from many tasks at once.
 #[derive(Default)]
@@ -91,6 +97,9 @@ pub struct Metrics {
     reloads: AtomicU64,
     reload_failures: AtomicU64,
     tools: AtomicU64,
+    /// Calls per OAuth caller pseudonym, for the first [`MAX_CALLER_SERIES`] callers.
+    callers: Mutex<FxHashMap<String, u64>>,
+    other_callers: AtomicU64,
 }
 
 struct ToolCounters {
@@ -191,6 +200,19 @@ impl Metrics {
         api.bytes_sent.fetch_add(call.bytes_sent, Ordering::Relaxed);
         api.bytes_received
             .fetch_add(call.bytes_received, Ordering::Relaxed);
+        if let Some(caller) = call.caller {
+            let mut callers = lock(&self.callers);
+            let room = callers.len() < MAX_CALLER_SERIES;
+            match callers.get_mut(caller) {
+                Some(count) => *count += 1,
+                None if room => {
+                    callers.insert(caller.to_string(), 1);
+                }
+                None => {
+                    self.other_callers.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
     }
 
     fn tool_counters(&self, api: &str, tool: &str) -> Arc<ToolCounters> {
@@ -311,6 +333,33 @@ impl Metrics {
             }
         }
         drop(calls);
+
+        let callers = lock(&self.callers);
+        if !callers.is_empty() {
+            family(
+                &mut out,
+                "restmcp_caller_tool_calls_total",
+                "counter",
+                "Tool calls by OAuth caller (its pseudonym, a hash of issuer and subject); callers past the first 100 count as \"other\".",
+            );
+            let mut sorted: Vec<(&String, &u64)> = callers.iter().collect();
+            sorted.sort();
+            for (caller, n) in sorted {
+                let _ = writeln!(
+                    out,
+                    "restmcp_caller_tool_calls_total{{caller=\"{}\"}} {n}",
+                    escape(caller)
+                );
+            }
+            let other = self.other_callers.load(Ordering::Relaxed);
+            if other > 0 {
+                let _ = writeln!(
+                    out,
+                    "restmcp_caller_tool_calls_total{{caller=\"other\"}} {other}"
+                );
+            }
+        }
+        drop(callers);
 
         let apis = read(&self.apis);
         let mut apis: Vec<(&String, &Arc<ApiStats>)> = apis.iter().collect();
@@ -494,6 +543,7 @@ mod tests {
                 upstream: Some(Duration::from_millis(2)),
                 bytes_sent: 10,
                 bytes_received: 100,
+                caller: None,
             });
         }
         let text = metrics.render(Some(2));
@@ -576,6 +626,7 @@ mod tests {
             upstream: None,
             bytes_sent: 0,
             bytes_received: 0,
+            caller: None,
         });
         let guard = metrics.call_started();
         let stream = metrics.stream_opened();
@@ -595,5 +646,46 @@ mod tests {
         assert!(text.contains("restmcp_tool_calls_in_flight 0"));
         assert!(text.contains("restmcp_open_streams 0"));
         assert!(!text.contains("restmcp_sessions"));
+    }
+
+    #[test]
+    fn calls_count_per_oauth_caller_for_the_first_hundred_then_as_other() {
+        let metrics = Metrics::new();
+        fn call(caller: Option<&str>) -> CallRecord<'_> {
+            CallRecord {
+                api: "a",
+                tool: "t",
+                outcome: "ok",
+                duration: Duration::from_millis(1),
+                upstream: None,
+                bytes_sent: 0,
+                bytes_received: 0,
+                caller,
+            }
+        }
+        metrics.record_call(&call(None));
+        assert!(
+            !metrics
+                .render(None)
+                .contains("restmcp_caller_tool_calls_total")
+        );
+        let names: Vec<String> = (0..=MAX_CALLER_SERIES)
+            .map(|i| format!("sub:{i:016x}"))
+            .collect();
+        for name in &names {
+            metrics.record_call(&call(Some(name)));
+        }
+        metrics.record_call(&call(Some(&names[0])));
+        metrics.record_call(&call(Some(&names[MAX_CALLER_SERIES])));
+        let text = metrics.render(None);
+        assert!(
+            text.contains(r#"restmcp_caller_tool_calls_total{caller="sub:0000000000000000"} 2"#)
+        );
+        assert!(text.contains(r#"restmcp_caller_tool_calls_total{caller="other"} 2"#));
+        let series = text
+            .lines()
+            .filter(|line| line.starts_with("restmcp_caller_tool_calls_total{"))
+            .count();
+        assert_eq!(series, MAX_CALLER_SERIES + 1, "bounded");
     }
 }

@@ -250,7 +250,11 @@ async fn a_tokens_scopes_decide_which_tools_it_lists_and_calls() {
         .expect("text");
     assert!(
         scrape.contains(r#"restmcp_http_refused_total{reason="insufficient_scope"} 1"#)
-            && scrape.contains(r#"restmcp_http_refused_total{reason="foreign_session"} 1"#),
+            && scrape.contains(r#"restmcp_http_refused_total{reason="foreign_session"} 1"#)
+            && scrape.contains(&format!(
+                "restmcp_caller_tool_calls_total{{caller=\"{}\"}} 2",
+                pseudonym("bob")
+            )),
         "{scrape}"
     );
     for secret in [
