@@ -45,6 +45,32 @@ pub fn shared() -> Result<&'static reqwest::Client, String> {
         .map_err(Clone::clone)
 }
 
+/// The body of `response`, refused once it passes `cap` bytes (an answer from elsewhere is
+/// read only within a bound).
+pub async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| describe_error(&e))? {
+        body.extend_from_slice(&chunk);
+        if body.len() > cap {
+            return Err(format!("the answer is larger than {cap} bytes"));
+        }
+    }
+    Ok(body)
+}
+
+/// The `Authorization` value an OAuth client authenticates with (`client_secret_basic`):
+/// RFC 6749 §2.3.1 form-encodes id and secret before the Basic encoding.
+pub fn basic_client_auth(client_id: &str, client_secret: &str) -> String {
+    use base64::Engine as _;
+    let form =
+        |text: &str| url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
+    let credentials = format!("{}:{}", form(client_id), form(client_secret));
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(credentials)
+    )
+}
+
 /// A one-line cause for a transport error, without the URL's query string (which may hold
 /// a key) and without reqwest's nested debug output.
 pub fn describe_error(error: &reqwest::Error) -> String {

@@ -11,10 +11,10 @@ use crate::secret::Secret;
 /// The person (or machine) behind a validated OAuth access token.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    /// The authorization server that issued the token (`iss`).
-    pub issuer: String,
-    /// The token's subject (`sub`); for a client-credentials token, usually the client.
-    pub subject: String,
+    issuer: String,
+    subject: String,
+    /// Made once with the caller (a verdict is cached per token), read on every call.
+    pseudonym: String,
     /// The OAuth client the token was issued to (`client_id` or `azp`), when it says.
     pub client_id: Option<String>,
     /// The scopes the token grants.
@@ -26,6 +26,31 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The caller `issuer` (`iss`) issued `token` for, whose subject (`sub`) is `subject`;
+    /// no client, scopes or expiry until set.
+    pub fn new(issuer: String, subject: String, token: Secret) -> Caller {
+        let pseudonym = pseudonym(&issuer, &subject);
+        Caller {
+            issuer,
+            subject,
+            pseudonym,
+            client_id: None,
+            scopes: Vec::new(),
+            expires_at: None,
+            token,
+        }
+    }
+
+    /// The authorization server that issued the token (`iss`).
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The token's subject (`sub`); for a client-credentials token, usually the client.
+    pub fn subject(&self) -> &str {
+        &self.subject
+    }
+
     /// Whether the token grants `scope`.
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.iter().any(|s| s == scope)
@@ -42,19 +67,23 @@ impl Caller {
 
     /// A stable name for the caller that reveals neither subject nor token: `sub:` and the
     /// first 16 hex digits of SHA-256 over issuer and subject.
-    pub fn pseudonym(&self) -> String {
-        let mut input = Vec::with_capacity(self.issuer.len() + 1 + self.subject.len());
-        input.extend_from_slice(self.issuer.as_bytes());
-        input.push(0);
-        input.extend_from_slice(self.subject.as_bytes());
-        let digest = ring::digest::digest(&ring::digest::SHA256, &input);
-        let mut name = String::with_capacity(20);
-        name.push_str("sub:");
-        for byte in &digest.as_ref()[..8] {
-            name.push_str(&format!("{byte:02x}"));
-        }
-        name
+    pub fn pseudonym(&self) -> &str {
+        &self.pseudonym
     }
+}
+
+fn pseudonym(issuer: &str, subject: &str) -> String {
+    let mut input = Vec::with_capacity(issuer.len() + 1 + subject.len());
+    input.extend_from_slice(issuer.as_bytes());
+    input.push(0);
+    input.extend_from_slice(subject.as_bytes());
+    let digest = ring::digest::digest(&ring::digest::SHA256, &input);
+    let mut name = String::with_capacity(20);
+    name.push_str("sub:");
+    for byte in &digest.as_ref()[..8] {
+        name.push_str(&format!("{byte:02x}"));
+    }
+    name
 }
 
 /// Marks a response refused because the caller's token lacks scopes: the MCP layer, which
@@ -71,20 +100,15 @@ mod tests {
     use super::*;
 
     fn caller(issuer: &str, subject: &str, scopes: &[&str]) -> Caller {
-        Caller {
-            issuer: issuer.into(),
-            subject: subject.into(),
-            client_id: None,
-            scopes: scopes.iter().map(|s| s.to_string()).collect(),
-            expires_at: None,
-            token: Secret::new("the-token"),
-        }
+        let mut caller = Caller::new(issuer.into(), subject.into(), Secret::new("the-token"));
+        caller.scopes = scopes.iter().map(|s| s.to_string()).collect();
+        caller
     }
 
     #[test]
     fn a_pseudonym_is_stable_per_issuer_and_subject_and_hides_both() {
         let alice = caller("https://as.example", "alice", &[]);
-        let name = alice.pseudonym();
+        let name = alice.pseudonym().to_string();
         assert_eq!(
             name,
             caller("https://as.example", "alice", &["x"]).pseudonym()

@@ -330,7 +330,7 @@ impl Guard {
                     });
                 }
                 Ok(Some(Client {
-                    id: ClientId(caller.pseudonym()),
+                    id: ClientId(caller.pseudonym().to_string()),
                     caller: Some(caller),
                 }))
             }
@@ -844,8 +844,8 @@ mod tests {
             .expect("accepted")
             .expect("a client");
         let caller = client.caller.expect("an OAuth caller");
-        assert_eq!(caller.subject, "alice");
-        assert_eq!(client.id, ClientId(caller.pseudonym()));
+        assert_eq!(caller.subject(), "alice");
+        assert_eq!(client.id, ClientId(caller.pseudonym().to_string()));
 
         // Machine clients keep their static tokens beside OAuth.
         let machine = guard

@@ -216,7 +216,7 @@ impl Shared {
                     &called.stats,
                     started.elapsed(),
                     &request_id,
-                    (trace_id.as_deref(), caller.as_deref()),
+                    (trace_id.as_deref(), caller),
                 );
                 let progressed = progress.is_some() && waited > 0.0;
                 Ok((

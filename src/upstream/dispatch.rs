@@ -369,7 +369,7 @@ impl Dispatcher {
         }
         if let Some(limited) = self.buckets.get(name) {
             let caller = context.caller.as_ref().map(|caller| caller.pseudonym());
-            if let Err(wait) = limited.take(caller.as_deref(), Instant::now()) {
+            if let Err(wait) = limited.take(caller, Instant::now()) {
                 return Ok(refused(
                     CallOutcome::RateLimited,
                     format!(

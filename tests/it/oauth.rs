@@ -225,15 +225,13 @@ async fn a_tokens_scopes_decide_which_tools_it_lists_and_calls() {
 
     // The call log names each caller by pseudonym, never by subject or token.
     let pseudonym = |subject: &str| {
-        restmcp::identity::Caller {
-            issuer: "https://as.example".into(),
-            subject: subject.into(),
-            client_id: None,
-            scopes: Vec::new(),
-            expires_at: None,
-            token: restmcp::secret::Secret::new(""),
-        }
+        restmcp::identity::Caller::new(
+            "https://as.example".into(),
+            subject.into(),
+            restmcp::secret::Secret::new(""),
+        )
         .pseudonym()
+        .to_string()
     };
     assert!(
         binary

@@ -245,29 +245,18 @@ pub fn parse_key_set(jwks: &Value) -> Vec<SigningKey> {
 /// GETs or POSTs `request` and reads a JSON object from the answer, within
 /// [`MAX_DOCUMENT_BYTES`] and [`FETCH_TIMEOUT`]. Problems name the URL, never a credential.
 pub async fn fetch_json(request: reqwest::RequestBuilder) -> Result<Value, FetchError> {
-    let mut response = request
+    let response = request
         .header(reqwest::header::ACCEPT, "application/json")
         .timeout(FETCH_TIMEOUT)
         .send()
         .await
         .map_err(|e| crate::http_client::describe_error(&e))?;
-    let url = response.url().clone();
-    let mut shown = url.clone();
+    let mut shown = response.url().clone();
     shown.set_query(None);
     let status = response.status();
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
+    let body = crate::http_client::read_capped(response, MAX_DOCUMENT_BYTES)
         .await
-        .map_err(|e| format!("{shown}: {}", crate::http_client::describe_error(&e)))?
-    {
-        if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-            return Err(format!(
-                "{shown}: the answer is larger than {MAX_DOCUMENT_BYTES} bytes"
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
+        .map_err(|problem| format!("{shown}: {problem}"))?;
     if !status.is_success() {
         return Err(format!("{shown} answered {status}"));
     }

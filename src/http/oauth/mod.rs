@@ -60,8 +60,8 @@ pub enum Rejection {
 }
 
 struct Introspection {
-    client_id: String,
-    secret: Secret,
+    /// The whole `Authorization` value restmcp authenticates with (`client_secret_basic`).
+    client_auth: Secret,
     url: Option<String>,
 }
 
@@ -116,8 +116,10 @@ impl ResourceServer {
         };
         let introspection = match &settings.introspection {
             Some(i) => Some(Introspection {
-                client_id: i.client_id.clone(),
-                secret: secret("introspection.client_secret_env", &i.client_secret_env)?,
+                client_auth: Secret::new(crate::http_client::basic_client_auth(
+                    &i.client_id,
+                    secret("introspection.client_secret_env", &i.client_secret_env)?.expose(),
+                )),
                 url: i.url.clone(),
             }),
             None => None,
@@ -248,7 +250,7 @@ impl ResourceServer {
         let now = Instant::now();
         let key = cache::digest(token);
         match self.cache.get(&key, now) {
-            Some(Verdict::Valid { caller, keys }) if self.keys_still(&caller.issuer, keys) => {
+            Some(Verdict::Valid { caller, keys }) if self.keys_still(caller.issuer(), keys) => {
                 return Ok(caller);
             }
             Some(Verdict::Invalid(reason)) => return Err(Rejection::Invalid(reason)),
@@ -370,14 +372,12 @@ impl ResourceServer {
             .sub
             .or_else(|| client_id.clone())
             .ok_or_else(|| Rejection::Invalid("the token names no subject".into()))?;
-        Ok(Caller {
-            issuer: claims.iss.unwrap_or_else(|| issuer.to_string()),
-            subject,
-            client_id,
-            scopes: scopes_of(claims.scope.as_ref().or(claims.scp.as_ref())),
-            expires_at: claims.exp.map(|exp| UNIX_EPOCH + Duration::from_secs(exp)),
-            token: Secret::new(token),
-        })
+        let issuer = claims.iss.unwrap_or_else(|| issuer.to_string());
+        let mut caller = Caller::new(issuer, subject, Secret::new(token));
+        caller.client_id = client_id;
+        caller.scopes = scopes_of(claims.scope.as_ref().or(claims.scp.as_ref()));
+        caller.expires_at = claims.exp.map(|exp| UNIX_EPOCH + Duration::from_secs(exp));
+        Ok(caller)
     }
 
     /// RFC 7662: asks the authorization server about an opaque token.
@@ -409,8 +409,6 @@ impl ResourceServer {
                     })?
             }
         };
-        let form =
-            |text: &str| url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
         let body = url::form_urlencoded::Serializer::new(String::new())
             .append_pair("token", token)
             .append_pair("token_type_hint", "access_token")
@@ -418,9 +416,9 @@ impl ResourceServer {
         let request = self
             .client
             .post(&endpoint)
-            .basic_auth(
-                form(&introspection.client_id),
-                Some(form(introspection.secret.expose())),
+            .header(
+                reqwest::header::AUTHORIZATION,
+                introspection.client_auth.expose(),
             )
             .header(
                 reqwest::header::CONTENT_TYPE,

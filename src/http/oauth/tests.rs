@@ -174,7 +174,7 @@ async fn a_signed_token_for_this_resource_names_its_caller_and_scopes() {
         .authenticate(&token("a", &issuer, json!({})))
         .await
         .expect("valid");
-    assert_eq!(caller.subject, "alice");
+    assert_eq!(caller.subject(), "alice");
     assert_eq!(caller.client_id.as_deref(), Some("app"));
     assert_eq!(caller.scopes, ["mcp:tools", "pets:read"]);
     assert!(caller.pseudonym().starts_with("sub:"));
@@ -318,7 +318,7 @@ async fn opaque_tokens_are_introspected_once_and_checked_for_audience_and_activi
         ),
     ]);
     let caller = rs.authenticate("opaque-good").await.expect("active");
-    assert_eq!(caller.subject, "bob");
+    assert_eq!(caller.subject(), "bob");
     assert_eq!(caller.scopes, ["mcp:tools"]);
     rs.authenticate("opaque-good").await.expect("cached");
     assert_eq!(state.introspections.load(Ordering::SeqCst), 1);

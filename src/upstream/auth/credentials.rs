@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use percent_encoding::utf8_percent_encode;
-use url::form_urlencoded;
 
 use super::oauth::OAuthClient;
 use super::placement::{COOKIE_VALUE, QUERY_VALUE};
@@ -174,17 +173,12 @@ pub(super) fn api_auth(
                 }
                 let client_id = read("client_id_env", &config.client_id_env)?;
                 let client_secret = read("client_secret_env", &config.client_secret_env)?;
-                // RFC 6749 §2.3.1: both are form-encoded before Basic encoding.
-                let basic = STANDARD.encode(format!(
-                    "{}:{}",
-                    form_urlencoded::byte_serialize(client_id.as_bytes()).collect::<String>(),
-                    form_urlencoded::byte_serialize(client_secret.as_bytes()).collect::<String>()
-                ));
+                let client_auth = crate::http_client::basic_client_auth(&client_id, &client_secret);
                 redactor.add(&client_secret);
-                redactor.add(&basic);
+                redactor.add(client_auth.trim_start_matches("Basic "));
                 Credential::OAuth2(Arc::new(OAuthClient {
                     token_url,
-                    client_auth: Secret::new(format!("Basic {basic}")),
+                    client_auth: Secret::new(client_auth),
                     scopes: config.scopes.clone(),
                     exchange: exchange.cloned(),
                     slots: Mutex::new(HashMap::new()),

@@ -226,12 +226,14 @@ impl OAuthClient {
                 )
             })?;
         let status = response.status();
-        let body = read_capped(response, 64 * 1024).await.map_err(|e| {
-            format!(
-                "reading the answer of {what} {} failed: {e}",
-                self.token_url
-            )
-        })?;
+        let body = http_client::read_capped(response, 64 * 1024)
+            .await
+            .map_err(|e| {
+                format!(
+                    "reading the answer of {what} {} failed: {e}",
+                    self.token_url
+                )
+            })?;
         let json: Option<Value> = serde_json::from_slice(&body).ok();
         if !status.is_success() {
             let detail = json
@@ -316,19 +318,4 @@ fn make_room(slots: &mut HashMap<String, Arc<TokenSlot>>) {
     if let Some(key) = soonest {
         slots.remove(&key);
     }
-}
-
-async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| http_client::describe_error(&e))?
-    {
-        body.extend_from_slice(&chunk);
-        if body.len() > cap {
-            return Err(format!("the answer is larger than {cap} bytes"));
-        }
-    }
-    Ok(body)
 }

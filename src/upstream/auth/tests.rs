@@ -1202,14 +1202,15 @@ async fn exchange_authenticator(base: &str) -> Authenticator {
 }
 
 fn user(subject: &str, token: &str, expires_in: Duration) -> crate::identity::Caller {
-    crate::identity::Caller {
-        issuer: "https://as.example".into(),
-        subject: subject.into(),
-        client_id: Some("mcp-client".into()),
-        scopes: vec!["mcp:tools".into()],
-        expires_at: Some(std::time::SystemTime::now() + expires_in),
-        token: crate::secret::Secret::new(token),
-    }
+    let mut caller = crate::identity::Caller::new(
+        "https://as.example".into(),
+        subject.into(),
+        crate::secret::Secret::new(token),
+    );
+    caller.client_id = Some("mcp-client".into());
+    caller.scopes = vec!["mcp:tools".into()];
+    caller.expires_at = Some(std::time::SystemTime::now() + expires_in);
+    caller
 }
 
 async fn bearer_as(
