@@ -141,6 +141,7 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
                 max_description_length: api.max_description_length,
                 max_parameter_description_length: api.max_parameter_description_length,
                 accept: api.accept.as_deref(),
+                confirm: api.confirm.as_ref(),
             }
         })
         .collect();

@@ -10,9 +10,10 @@ use super::report::{ApiReport, OperationOutcome, OperationReport, Report};
 use super::select::{self, Candidate, Selection};
 use super::synthesize::{self, Context, Draft};
 use super::{
-    Catalog, Listing, McpToolList, Origin, SharedSchemas, Tool, handwritten, json_len, naming,
+    Annotations, Catalog, Confirmation, Listing, McpToolList, Origin, SharedSchemas, Tool,
+    handwritten, json_len, naming,
 };
-use crate::config::{DiscoveryMode, ToolSettings};
+use crate::config::{ConfirmPolicy, DiscoveryMode, ToolSettings};
 use crate::schema::RefGraph;
 use crate::spec::{self, DocumentSet, SecurityScheme, SpecError};
 
@@ -38,6 +39,9 @@ pub struct ApiInput<'a> {
     /// `apis.NAME.accept`: the `Accept` header of every tool of the API, instead of the one
     /// built from the spec (an overlay's `accept` still wins).
     pub accept: Option<&'a str>,
+    /// `apis.NAME.confirm`: which tools a human confirms before their requests are sent
+    /// (an overlay's `confirm` wins per tool).
+    pub confirm: Option<&'a ConfirmPolicy>,
 }
 
 impl<'a> ApiInput<'a> {
@@ -57,6 +61,7 @@ impl<'a> ApiInput<'a> {
             max_description_length: None,
             max_parameter_description_length: None,
             accept: None,
+            confirm: None,
         }
     }
 }
@@ -77,6 +82,12 @@ pub enum CatalogError {
     },
     #[error("API \"{api}\": {error}")]
     Patch { api: String, error: PatchError },
+    #[error("apis.{api}.confirm: no tool is named \"{name}\"{}", suggestion.as_ref().map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default())]
+    UnknownConfirmTool {
+        api: String,
+        name: String,
+        suggestion: Option<String>,
+    },
     #[error("apis.{api}.pinned: no tool is named \"{name}\"{}", suggestion.as_ref().map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default())]
     UnknownPinned {
         api: String,
@@ -98,6 +109,18 @@ pub fn build(
         catalog
             .security_schemes
             .insert(input.name.to_string(), schemes);
+        if let Some(ConfirmPolicy::Tools(names)) = input.confirm {
+            for name in names {
+                if !tools.iter().any(|tool| &tool.name == name) {
+                    let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                    return Err(CatalogError::UnknownConfirmTool {
+                        api: input.name.to_string(),
+                        name: name.clone(),
+                        suggestion: naming::closest(name, &known).map(str::to_string),
+                    });
+                }
+            }
+        }
         for pinned in input.pinned {
             if !tools.iter().any(|tool| &tool.name == pinned) {
                 let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -137,6 +160,35 @@ pub fn build(
         tools: catalog.tools.iter().map(Tool::mcp).collect(),
     });
     Ok((catalog, report))
+}
+
+/// Settles whether a human confirms the tool's calls, when no overlay said: as the API's
+/// `confirm` policy says of its hints. Hints a spec's `x-mcp` relaxed (a DELETE marked not
+/// destructive) do not waive confirmation: the policy then sees the cautious ones the
+/// method gave (`synthesized`).
+fn resolve_confirmation(tool: &mut Tool, policy: Option<&ConfirmPolicy>, synthesized: Annotations) {
+    if tool.route.confirm != Confirmation::Policy {
+        return;
+    }
+    let from_spec = tool
+        .provenance
+        .iter()
+        .any(|(what, from)| what == "annotations" && from.starts_with(patch::SPEC_EXTENSION));
+    let hints = tool.annotations;
+    let (destructive, read_only) = if from_spec {
+        (
+            hints.destructive_hint || synthesized.destructive_hint,
+            hints.read_only_hint && synthesized.read_only_hint,
+        )
+    } else {
+        (hints.destructive_hint, hints.read_only_hint)
+    };
+    let needed = policy.is_some_and(|policy| policy.covers(&tool.name, destructive, read_only));
+    tool.route.confirm = if needed {
+        Confirmation::Always
+    } else {
+        Confirmation::Never
+    };
 }
 
 type BuiltApi = (Vec<Tool>, ApiReport, BTreeMap<String, SecurityScheme>);
@@ -286,9 +338,11 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
                 tool.route.accept = accept.trim().to_string();
                 tool.note("accept", format!("config apis.{}.accept", input.name));
             }
+            let synthesized = tool.annotations;
             for (patch_source, patch) in &op_patches {
                 patch::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;
             }
+            resolve_confirmation(&mut tool, input.confirm, synthesized);
             let changes = if tool.name == named.name {
                 named.changes
             } else {
@@ -319,6 +373,10 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         &mut report.source,
     )
     .map_err(patch_error)?;
+    for tool in &mut tools {
+        let own = tool.annotations;
+        resolve_confirmation(tool, input.confirm, own);
+    }
     let mut seen: HashMap<&str, &Tool> = HashMap::new();
     for tool in &tools {
         if let Some(first) = seen.insert(&tool.name, tool) {

@@ -237,6 +237,7 @@ pub fn build(
             timeout: None,
             max_response_bytes: None,
             response_fields: Vec::new(),
+            confirm: Default::default(),
             mock: cx
                 .mock
                 .then(|| Arc::new(mock_answer(method, spec.output_schema.as_ref()))),
@@ -267,6 +268,9 @@ pub fn build(
     }
     if let Some(response) = &spec.response {
         patch::apply_response(&mut tool, response, source)?;
+    }
+    if let Some(confirm) = spec.confirm {
+        patch::set_confirmation(&mut tool, confirm, source);
     }
     Ok(tool)
 }

@@ -35,7 +35,7 @@ use serde_json::{Map, Value, json};
 use super::arguments::{FixedValue, Location};
 use super::naming::is_valid_tool_name;
 use super::projection::{FieldTree, project_output_schema};
-use super::{Annotations, SchemaText, Tool, ToolLimit};
+use super::{Annotations, Confirmation, SchemaText, Tool, ToolLimit};
 use crate::json::escape_token as escape_segment;
 
 /// A map that keeps the order entries were written in (tools/list follows it).
@@ -111,6 +111,10 @@ pub struct ToolPatch {
     pub response: Option<ResponsePatch>,
     #[serde(default)]
     pub arguments: Ordered<ArgumentPatch>,
+    /// A human confirms each call before its request is sent (`true`), or never needs to
+    /// (`false`), whatever the API's `confirm` policy says. A spec's `x-mcp` can only ask
+    /// for confirmation, never waive it.
+    pub confirm: Option<bool>,
 }
 
 /// MCP annotation hints to set.
@@ -186,6 +190,9 @@ pub struct NewTool {
     /// has an `output_schema`, else `*/*`.
     pub accept: Option<String>,
     pub response: Option<ResponsePatch>,
+    /// A human confirms each call first (`true`) or never (`false`), whatever the API's
+    /// `confirm` policy says.
+    pub confirm: Option<bool>,
 }
 
 /// One argument of a hand-written tool: where it goes, and its JSON Schema.
@@ -349,10 +356,26 @@ pub fn apply(
     if let Some(response) = &patch.response {
         apply_response(tool, response, source)?;
     }
+    if let Some(confirm) = patch.confirm {
+        set_confirmation(tool, confirm, source);
+    }
     for (argument, change) in &patch.arguments.0 {
         apply_argument(tool, argument, change, source)?;
     }
     Ok(())
+}
+
+/// Sets whether a human confirms the tool's calls; a spec can only ask for it.
+pub(super) fn set_confirmation(tool: &mut Tool, confirm: bool, source: &PatchSource) {
+    if source.is_spec() && !confirm {
+        return;
+    }
+    tool.route.confirm = if confirm {
+        Confirmation::Always
+    } else {
+        Confirmation::Never
+    };
+    tool.note("confirm", source.describe(&["confirm"]));
 }
 
 /// An `accept` value as the header to send, or why it cannot be one.

@@ -177,6 +177,7 @@ pub(super) fn synthesize<'d>(
             timeout: None,
             max_response_bytes: None,
             response_fields: Vec::new(),
+            confirm: Default::default(),
             mock,
             full_input: budgeted.full,
         },

@@ -21,6 +21,31 @@ pub struct Annotations {
     pub open_world_hint: bool,
 }
 
+/// Whether a call needs a human's confirmation ([`Route::confirm`]). While the catalog is
+/// built, `Policy` stands for "as the API's `confirm` policy says"; a built catalog holds
+/// only `Always` and `Never`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confirmation {
+    #[default]
+    Policy,
+    Always,
+    Never,
+}
+
+impl Confirmation {
+    fn is_never(&self) -> bool {
+        *self != Confirmation::Always
+    }
+}
+
+impl Route {
+    /// Whether a human confirms each call of this tool before its request is sent.
+    pub fn needs_confirmation(&self) -> bool {
+        self.confirm == Confirmation::Always
+    }
+}
+
 /// How a successful JSON response becomes `structuredContent`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OutputPlan {
@@ -60,6 +85,10 @@ pub struct Route {
     /// Set by an overlay: only these fields of a JSON response are returned.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub response_fields: Vec<String>,
+    /// Whether a human confirms each call before its request is sent: set by an overlay
+    /// (or a spec's `x-mcp`, which can only ask for it), else by `apis.NAME.confirm`.
+    #[serde(skip_serializing_if = "Confirmation::is_never")]
+    pub confirm: Confirmation,
     /// For an API in mock mode: what the mock upstream answers.
     #[serde(skip)]
     pub mock: Option<Arc<MockAnswer>>,

@@ -51,7 +51,7 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
         .map_err(anyhow::Error::msg)?;
     let snapshot = Snapshot::new(dispatcher)
         .with_presentation(crate::mcp::view::Presentation::from_config(&config));
-    let shared = Shared::with_settings(snapshot, &config.server);
+    let shared = Shared::with_settings(snapshot, &config.server)?;
     let shutdown = CancellationToken::new();
     let mut banner = format!(
         "restmcp {}: MCP over stdio, {}\n",
@@ -80,7 +80,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     let control = crate::http::Control::new(&config.server)?;
     let empty = Dispatcher::with_settings(Arc::default(), Default::default())
         .map_err(anyhow::Error::msg)?;
-    let shared = Shared::with_settings(Snapshot::new(empty), &config.server);
+    let shared = Shared::with_settings(Snapshot::new(empty), &config.server)?;
     let app = crate::http::app(shared.clone(), &config.server, &control);
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));

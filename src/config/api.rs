@@ -107,6 +107,42 @@ pub struct ApiConfig {
     /// Overrides `tools.dialect` for this API's tools (a client rule's dialect wins).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<Dialect>,
+    /// Which tools need a human's confirmation before their request is sent
+    /// (`[server.confirm]` says how it is asked); an overlay's `confirm` wins per tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<ConfirmPolicy>,
+}
+
+/// `apis.NAME.confirm`: the tools of an API whose calls a human confirms first.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum ConfirmPolicy {
+    /// `"destructive"` (tools with `destructiveHint`), `"writes"` (tools without
+    /// `readOnlyHint`) or `"none"`.
+    Kind(ConfirmKind),
+    /// These tools, by name.
+    Tools(Vec<String>),
+}
+
+/// The named [`ConfirmPolicy`] kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfirmKind {
+    Destructive,
+    Writes,
+    None,
+}
+
+impl ConfirmPolicy {
+    /// Whether a tool with these hints (and this name) needs confirmation under the policy.
+    pub fn covers(&self, name: &str, destructive: bool, read_only: bool) -> bool {
+        match self {
+            ConfirmPolicy::Kind(ConfirmKind::Destructive) => destructive,
+            ConfirmPolicy::Kind(ConfirmKind::Writes) => !read_only,
+            ConfirmPolicy::Kind(ConfirmKind::None) => false,
+            ConfirmPolicy::Tools(names) => names.iter().any(|n| n == name),
+        }
+    }
 }
 
 /// How an API's tools are offered in `tools/list` (`apis.NAME.discovery`); the `discovery`

@@ -61,8 +61,8 @@ mod tools;
 mod validate;
 
 pub use api::{
-    ApiConfig, DiscoveryMode, Filter, Filters, HTTP_METHODS, RateLimit, conventional_overlay,
-    is_overlay_file,
+    ApiConfig, ConfirmKind, ConfirmPolicy, DiscoveryMode, Filter, Filters, HTTP_METHODS, RateLimit,
+    conventional_overlay, is_overlay_file,
 };
 pub use auth::{ApiKeyLocation, AuthConfig, AuthKind, TokenExchange};
 pub use error::ConfigError;
@@ -75,8 +75,9 @@ pub use loading::{
 pub use log::{LogFormat, LogSettings};
 pub use reload::ReloadSettings;
 pub use server::{
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_STDIO_MESSAGE_BYTES, InboundAuth, IntrospectionSettings,
-    MIN_MESSAGE_BYTES, OAuthSettings, ReadinessSettings, ServerSettings, TlsSettings,
+    ConfirmSettings, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_STDIO_MESSAGE_BYTES, InboundAuth,
+    IntrospectionSettings, MIN_MESSAGE_BYTES, OAuthSettings, ReadinessSettings, ServerSettings,
+    TlsSettings, WithoutElicitation,
 };
 pub use specs_dir::discover;
 pub(crate) use syntax::is_token;

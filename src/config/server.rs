@@ -58,6 +58,8 @@ pub struct ServerSettings {
     /// Serve HTTPS with this certificate and key (PEM files).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSettings>,
+    /// How calls that need a human's confirmation (`apis.NAME.confirm`) are asked for.
+    pub confirm: ConfirmSettings,
     /// What `/readyz` checks beyond a loaded tool set.
     pub readiness: ReadinessSettings,
     /// Seconds a client gets to send a request's complete headers, counted from its first
@@ -178,6 +180,46 @@ fn default_jwks_refresh() -> u64 {
     60
 }
 
+/// `[server.confirm]`: how restmcp asks a human before a call that needs confirmation
+/// (`apis.NAME.confirm`, an overlay's `confirm`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConfirmSettings {
+    /// An environment variable holding the key (at least 32 bytes) that signs the
+    /// `requestState` of a 2026-07-28 confirmation. Replicas behind a balancer must share
+    /// it; unset, each process makes a random one at start (a confirmation then has to
+    /// come back to the process that asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_key_env: Option<String>,
+    /// Seconds a 2026-07-28 confirmation question stays answerable.
+    pub state_ttl_seconds: u64,
+    /// What happens to a call that needs confirmation when the client cannot ask its user
+    /// (no `elicitation` capability): `refuse` (the default: an error result, nothing is
+    /// sent) or `proceed` (the call is sent unconfirmed and the log says so).
+    pub without_elicitation: WithoutElicitation,
+}
+
+impl Default for ConfirmSettings {
+    fn default() -> Self {
+        ConfirmSettings {
+            state_key_env: None,
+            state_ttl_seconds: 300,
+            without_elicitation: WithoutElicitation::Refuse,
+        }
+    }
+}
+
+/// `server.confirm.without_elicitation`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum WithoutElicitation {
+    /// Fail closed: an error result, nothing sent.
+    #[default]
+    Refuse,
+    /// Send the call unconfirmed (logged as such).
+    Proceed,
+}
+
 /// How restmcp authenticates to the introspection endpoint (client_secret_basic).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -257,6 +299,7 @@ impl Default for ServerSettings {
             auth: None,
             oauth: None,
             tls: None,
+            confirm: ConfirmSettings::default(),
             readiness: ReadinessSettings::default(),
             header_read_timeout_seconds: 30,
             body_read_timeout_seconds: 60,

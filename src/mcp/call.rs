@@ -7,16 +7,20 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolResult, ContentBlock, ProgressNotificationParam, ProtocolVersion, RequestId,
+    CallToolResponse, CallToolResult, ContentBlock, ProgressNotificationParam, ProtocolVersion,
+    RequestId,
 };
 use rmcp::{ErrorData, Peer, RoleServer};
 
 use super::Shared;
+use super::confirm::{Asker, Verdict};
 use super::sizes::{self, Budget};
 use crate::discovery::Action;
 use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
-use crate::upstream::{CallContext, CallOutcome, CallStats, Content, ToolResult};
+use crate::upstream::{
+    CallContext, CallOutcome, CallStats, Called, Content, Prepared, ToolResult, UnknownTool,
+};
 
 /// One `tools/call` as a client made it, whichever transport it came by.
 pub(crate) struct CallRequest<'a> {
@@ -31,6 +35,8 @@ pub(crate) struct CallRequest<'a> {
     /// The budget of the answer's message, when the transport limits it: the result is cut
     /// to fit ([`sizes::fit`]).
     pub budget: Option<AnswerBudget>,
+    /// How the user can be asked, for a tool that needs confirmation ([`super::confirm`]).
+    pub asker: Asker,
 }
 
 /// The budget of one answer, for [`Shared::call`].
@@ -61,15 +67,18 @@ impl Shared {
         mut request: CallRequest<'_>,
         cancelled: &tokio_util::sync::CancellationToken,
         progress: Option<Progress>,
-    ) -> Result<(CallToolResult, String), ErrorData> {
+    ) -> Result<(CallToolResponse, String), ErrorData> {
         let Some(answer) = request.budget.take() else {
             let (result, tool, _) = self.call_unbounded(request, cancelled, progress).await?;
             return Ok((result, tool));
         };
         let (name, client, version) = (request.name, request.client, request.version);
         let (result, tool, progressed) = self.call_unbounded(request, cancelled, progress).await?;
-        if answer.only_after_progress && !progressed {
+        let CallToolResponse::Complete(result) = result else {
             return Ok((result, tool));
+        };
+        if answer.only_after_progress && !progressed {
+            return Ok((result.into(), tool));
         }
         let AnswerBudget { budget, id, .. } = answer;
         // Whether the client's listing promised structured content for this tool (looked up
@@ -91,7 +100,7 @@ impl Shared {
                 budget.key
             );
         }
-        Ok((result, tool))
+        Ok((result.into(), tool))
     }
 
     /// [`Shared::call`] without a budget; also says whether a progress notification went
@@ -101,7 +110,7 @@ impl Shared {
         request: CallRequest<'_>,
         cancelled: &tokio_util::sync::CancellationToken,
         progress: Option<Progress>,
-    ) -> Result<(CallToolResult, String, bool), ErrorData> {
+    ) -> Result<(CallToolResponse, String, bool), ErrorData> {
         let snapshot = self.current();
         let started = std::time::Instant::now();
         let metrics = self.metrics();
@@ -113,6 +122,7 @@ impl Shared {
             version,
             mut incoming,
             budget: _,
+            asker,
         } = request;
         // 2026-07-28 allows any JSON value as structured content: the body as the API
         // returned it, and a text that is exactly that value.
@@ -133,7 +143,7 @@ impl Shared {
                 .handle(&catalog, &name, &arguments, &describe)
             {
                 Action::Answer(result) => {
-                    return Ok((to_call_result(result, version), name, false));
+                    return Ok((to_call_result(result, version).into(), name, false));
                 }
                 // Dispatched exactly as a call of the tool by its own name.
                 Action::Dispatch {
@@ -156,7 +166,7 @@ impl Shared {
                  authorize again asking for them.",
                 missing.join(" ")
             ));
-            return Ok((to_call_result(result, version), name, false));
+            return Ok((to_call_result(result, version).into(), name, false));
         }
         if let Some(tool) = snapshot.catalog().get(&name) {
             let dialect = snapshot
@@ -168,9 +178,8 @@ impl Shared {
         let trace_id = incoming.trace.as_ref().map(TraceContext::trace_id);
         // An OAuth caller is named in the log by its pseudonym, never by subject or token.
         let caller = incoming.caller.as_ref().map(|user| user.pseudonym());
-        let call = snapshot
-            .dispatcher
-            .call_with_stats(&name, arguments, &incoming);
+        let call =
+            self.prepare_confirm_send(&snapshot.dispatcher, &name, arguments, &incoming, asker);
         tokio::pin!(call);
         let mut ticks = tokio::time::interval_at(
             tokio::time::Instant::now() + PROGRESS_INTERVAL,
@@ -209,7 +218,10 @@ impl Shared {
         unfinished.why = None;
         drop(unfinished);
         match outcome {
-            Ok(called) => {
+            // Not a call yet: the client asks its user and calls again.
+            Ok(Step::Ask(question)) => Ok((question.into(), name.clone(), false)),
+            Err(Refusal::State(error)) => Err(error),
+            Ok(Step::Done(called)) => {
                 record_call(
                     metrics,
                     &name,
@@ -220,13 +232,13 @@ impl Shared {
                 );
                 let progressed = progress.is_some() && waited > 0.0;
                 Ok((
-                    to_call_result(called.result, version),
+                    to_call_result(called.result, version).into(),
                     name.clone(),
                     progressed,
                 ))
             }
             // MCP: an unknown tool is a protocol error with code -32602.
-            Err(unknown) => {
+            Err(Refusal::Unknown(unknown)) => {
                 tracing::info!(
                     target: crate::telemetry::writer::CALL_TARGET,
                     request_id = %request_id,
@@ -237,6 +249,58 @@ impl Shared {
                 Err(ErrorData::invalid_params(unknown.to_string(), None))
             }
         }
+    }
+}
+
+/// Where a call went, past the checks that precede sending.
+enum Step {
+    /// Sent (or refused before sending, with a result saying why).
+    Done(Called),
+    /// Not sent: the client is to ask its user (2026-07-28's `input_required`).
+    Ask(rmcp::model::InputRequiredResult),
+}
+
+/// A call that is a protocol error.
+enum Refusal {
+    Unknown(UnknownTool),
+    /// A `requestState` that restmcp did not issue for this call, or that was used.
+    State(ErrorData),
+}
+
+impl Shared {
+    /// Checks and builds the request, asks the user when the tool needs confirmation,
+    /// then sends it.
+    async fn prepare_confirm_send(
+        &self,
+        dispatcher: &crate::upstream::Dispatcher,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        incoming: &CallContext,
+        asker: Asker,
+    ) -> Result<Step, Refusal> {
+        let ready = match dispatcher
+            .prepare(name, arguments)
+            .map_err(Refusal::Unknown)?
+        {
+            Prepared::Ready(ready) => ready,
+            Prepared::Refused(called) => return Ok(Step::Done(called)),
+        };
+        if ready.tool().route.needs_confirmation() {
+            let caller = incoming
+                .caller
+                .as_ref()
+                .map_or("", |caller| caller.pseudonym());
+            let preview = ready.preview();
+            match self.confirmer.confirm(&preview, asker, caller).await {
+                Verdict::Proceed => {}
+                Verdict::Refused(text) => {
+                    return Ok(Step::Done(Called::unconfirmed(preview.api, text)));
+                }
+                Verdict::Ask(question) => return Ok(Step::Ask(question)),
+                Verdict::Invalid(error) => return Err(Refusal::State(error)),
+            }
+        }
+        Ok(Step::Done(dispatcher.send(ready, incoming).await))
     }
 }
 

@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Shared;
 use super::call::CallRequest;
+use super::confirm::Asker;
 use super::jsonrpc;
 use super::session::{Handshake, SessionTable};
 use crate::identity;
@@ -107,6 +108,43 @@ fn answer_serialized(id: &RequestId, result: &Bytes) -> Response<Body> {
     json_response(super::jsonrpc::success_bytes(&id, result))
 }
 
+/// What a 2026-07-28 `tools/call` carries for a confirmation ([`super::confirm`]): the
+/// answers and state of an earlier round, and whether its client can elicit.
+fn rounds(
+    params: &mut serde_json::Map<String, Value>,
+    meta: Option<&Value>,
+) -> Result<Asker, ErrorData> {
+    let responses = match params.remove("inputResponses") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(responses)) => Some(responses.into_iter().collect()),
+        Some(_) => {
+            return Err(ErrorData::invalid_params(
+                "inputResponses must be an object",
+                None,
+            ));
+        }
+    };
+    let state = match params.remove("requestState") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(state)) => Some(state),
+        Some(_) => {
+            return Err(ErrorData::invalid_params(
+                "requestState must be a string",
+                None,
+            ));
+        }
+    };
+    let can_elicit = meta
+        .and_then(|meta| meta.get(META_CAPABILITIES))
+        .and_then(|capabilities| capabilities.get("elicitation"))
+        .is_some();
+    Ok(Asker::Rounds {
+        responses,
+        state,
+        can_elicit,
+    })
+}
+
 impl Direct {
     pub(super) fn new(
         shared: Arc<Shared>,
@@ -155,6 +193,14 @@ impl Direct {
                 || jsonrpc::member(message, &["params", "_meta"]).is_some_and(|meta| {
                     meta.get(META_VERSION).is_some() || meta.get("progressToken").is_some()
                 })
+            {
+                return None;
+            }
+            // A call that may ask its user for confirmation needs the SDK's peer.
+            if method == "tools/call"
+                && jsonrpc::member(message, &["params", "name"])
+                    .and_then(Value::as_str)
+                    .is_some_and(|name| self.shared.current().may_confirm(name))
             {
                 return None;
             }
@@ -253,7 +299,7 @@ impl Direct {
         caller: Caller,
     ) -> Response<Body> {
         let params = message.get_mut("params").map(Value::take);
-        let (name, arguments, meta) = match params {
+        let (name, arguments, meta, asker) = match params {
             Some(Value::Object(mut params)) => {
                 let name = match params.remove("name") {
                     Some(Value::String(name)) => name,
@@ -269,7 +315,16 @@ impl Direct {
                         );
                     }
                 };
-                (name, arguments, params.remove("_meta"))
+                let meta = params.remove("_meta");
+                let asker = match caller.session {
+                    // Calls that may need confirmation are left to the SDK (`caller`).
+                    Some(_) => Asker::Unable,
+                    None => match rounds(&mut params, meta.as_ref()) {
+                        Ok(asker) => asker,
+                        Err(e) => return error(id, e),
+                    },
+                };
+                (name, arguments, meta, asker)
             }
             _ => return error(id, ErrorData::invalid_params("missing params", None)),
         };
@@ -300,6 +355,7 @@ impl Direct {
             incoming,
             // A plain JSON answer: no client limits its size.
             budget: None,
+            asker,
         };
         let outcome = self.shared.call(request, &cancelled, None).await;
         if let (Some(running), Some((session, id))) = (running, key) {
@@ -308,7 +364,7 @@ impl Direct {
         match outcome {
             Ok((result, _)) => answer(
                 id,
-                super::revision::finish(ServerResult::CallToolResult(result), &caller.version),
+                super::revision::finish(ServerResult::from(result), &caller.version),
             ),
             // A cancelled call too: the POST still needs an answer, and "request
             // cancelled" says what happened.

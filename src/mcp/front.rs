@@ -466,7 +466,16 @@ impl Steps {
             .is_some();
         let accepts_json = header_text(&parts.headers, header::ACCEPT.as_str())
             .is_some_and(|accept| accept.contains("application/json"));
-        let plain_json = self.json_response && accepts_json && !streams_progress;
+        // A session's call that may ask its user for confirmation streams: the question
+        // (`elicitation/create`) travels on the call's SSE stream before the answer.
+        let asks_user = session.is_some()
+            && method == "tools/call"
+            && message
+                .as_ref()
+                .and_then(|m| jsonrpc::member(m, &["params", "name"]))
+                .and_then(Value::as_str)
+                .is_some_and(|name| self.shared.current().may_confirm(name));
+        let plain_json = self.json_response && accepts_json && !streams_progress && !asks_user;
         if method == "tools/call"
             && let Some(refused) = self.scope_refusal(&parts, message.as_ref())
         {

@@ -86,6 +86,7 @@
 
 pub mod admission;
 mod call;
+mod confirm;
 mod direct;
 mod front;
 pub mod http;
@@ -102,5 +103,6 @@ pub mod stdio;
 pub mod streams;
 pub mod view;
 
+pub use confirm::ConfirmError;
 pub use server::McpServer;
 pub use snapshot::{Shared, Snapshot};

@@ -17,6 +17,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::Shared;
 use super::call::{AnswerBudget, CallRequest, Progress};
+use super::confirm::Asker;
 use super::listed::ListedTool;
 use super::sizes::{Framing, Transport};
 use crate::identity::Caller;
@@ -152,6 +153,23 @@ impl ServerHandler for McpServer {
             token,
             peer: context.peer.clone(),
         });
+        // A session's client is asked on the session; a 2026-07-28 request carries the
+        // answers of an earlier round itself.
+        let asker = if version.as_ref() == Some(&ProtocolVersion::V_2026_07_28) {
+            Asker::Rounds {
+                responses: request.input_responses,
+                state: request.request_state,
+                can_elicit: context
+                    .meta
+                    .get("io.modelcontextprotocol/clientCapabilities")
+                    .and_then(|capabilities| capabilities.get("elicitation"))
+                    .is_some(),
+            }
+        } else if context.peer.peer_info().is_some() {
+            Asker::Session(context.peer.clone())
+        } else {
+            Asker::Unable
+        };
         let call = CallRequest {
             name: &request.name,
             arguments: request.arguments.unwrap_or_default(),
@@ -159,12 +177,15 @@ impl ServerHandler for McpServer {
             version: version.as_ref(),
             incoming,
             budget,
+            asker,
         };
         let (result, tool) = self.shared.call(call, &context.ct, progress).await?;
-        let is_error = result.is_error == Some(true);
-        self.log_call(&context.peer, &tool, is_error, started.elapsed())
-            .await;
-        Ok(result.into())
+        if let CallToolResponse::Complete(result) = &result {
+            let is_error = result.is_error == Some(true);
+            self.log_call(&context.peer, &tool, is_error, started.elapsed())
+                .await;
+        }
+        Ok(result)
     }
 
     /// The generations before 2026-07-28 have logging: after `logging/setLevel`, each tool

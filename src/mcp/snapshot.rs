@@ -16,6 +16,7 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::SubscriptionSink;
 use rmcp::{ErrorData, Peer, RoleServer};
 
+use super::confirm::{ConfirmError, Confirmer};
 use super::listed::{ListedTool, Page};
 use super::revision::version_index;
 use super::scopes::ScopePolicy;
@@ -58,6 +59,8 @@ pub struct Snapshot {
     /// Which tools which OAuth scopes open; worked out when an OAuth caller first asks.
     scopes: OnceLock<ScopePolicy>,
     scoped: Mutex<ScopedViews>,
+    /// Whether some tool needs confirmation (see [`Snapshot::may_confirm`]).
+    confirming: OnceLock<bool>,
 }
 
 impl Snapshot {
@@ -73,7 +76,24 @@ impl Snapshot {
             listed: Default::default(),
             scopes: OnceLock::new(),
             scoped: Mutex::default(),
+            confirming: OnceLock::new(),
         }
+    }
+
+    /// Whether a `tools/call` of `name` (as a client names it) may ask its user for
+    /// confirmation: a tool that needs it, or, when some tool does, a discovery tool or a
+    /// name the catalog does not know (an alias of one of the client's dialect).
+    pub(super) fn may_confirm(&self, name: &str) -> bool {
+        let catalog = self.catalog();
+        if !*self
+            .confirming
+            .get_or_init(|| catalog.tools().iter().any(|t| t.route.needs_confirmation()))
+        {
+            return false;
+        }
+        catalog
+            .get(name)
+            .is_none_or(|tool| tool.route.needs_confirmation())
     }
 
     /// This snapshot with the configured dialects and client rules.
@@ -252,6 +272,8 @@ pub struct Shared {
     /// Page sizes and message budgets.
     pub(super) limits: Limits,
     metrics: Arc<Metrics>,
+    /// Asks users to confirm the calls that need it.
+    pub(super) confirmer: Confirmer,
 }
 
 impl Shared {
@@ -261,13 +283,23 @@ impl Shared {
             page_size,
             ..Default::default()
         };
-        Shared::with_settings(snapshot, &settings)
+        Shared::build(snapshot, &settings, Confirmer::unkeyed(&settings.confirm))
     }
 
-    /// `snapshot` served with the page size and message budgets of `settings`.
+    /// `snapshot` served with the page size, message budgets and confirmation settings of
+    /// `settings`; the confirmation key is read from the environment.
     pub fn with_settings(
         snapshot: Snapshot,
         settings: &crate::config::ServerSettings,
+    ) -> Result<Arc<Shared>, ConfirmError> {
+        let confirmer = Confirmer::new(&settings.confirm, |name| std::env::var(name).ok())?;
+        Ok(Shared::build(snapshot, settings, confirmer))
+    }
+
+    fn build(
+        snapshot: Snapshot,
+        settings: &crate::config::ServerSettings,
+        confirmer: Confirmer,
     ) -> Arc<Shared> {
         let metrics = Metrics::new();
         metrics.set_tools(snapshot.catalog().len());
@@ -277,6 +309,7 @@ impl Shared {
             subscribers: Mutex::new(Vec::new()),
             limits: Limits::from_settings(settings),
             metrics,
+            confirmer,
         })
     }
 

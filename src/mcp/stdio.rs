@@ -285,6 +285,14 @@ impl Filter {
         {
             return false;
         }
+        // A call that may ask its user for confirmation needs the SDK's peer.
+        if params
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|name| self.shared.current().may_confirm(name))
+        {
+            return false;
+        }
         let meta = params.get("_meta");
         // Progress goes through the SDK's peer; a request naming its own revision is
         // the SDK's to judge.
@@ -427,6 +435,8 @@ impl DirectCall {
             version: Some(&self.version),
             incoming: self.incoming,
             budget,
+            // Calls that may need confirmation are left to the SDK (`call`).
+            asker: super::confirm::Asker::Unable,
         };
         let outcome = self.shared.call(request, &self.cancelled, None).await;
         let still_wanted = self
@@ -442,10 +452,7 @@ impl DirectCall {
             Ok((result, _)) => serde_json::to_vec(&JsonRpcResponse {
                 jsonrpc: JsonRpcVersion2_0,
                 id: self.id,
-                result: super::revision::finish(
-                    ServerResult::CallToolResult(result),
-                    &self.version,
-                ),
+                result: super::revision::finish(ServerResult::from(result), &self.version),
             }),
             Err(error) => serde_json::to_vec(&JsonRpcError {
                 jsonrpc: JsonRpcVersion2_0,

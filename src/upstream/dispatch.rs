@@ -42,6 +42,9 @@ pub enum CallOutcome {
     Timeout,
     Unreachable,
     RateLimited,
+    /// Not sent: the user declined (or could not be asked for) the confirmation the tool
+    /// needs.
+    Unconfirmed,
 }
 
 impl CallOutcome {
@@ -54,6 +57,7 @@ impl CallOutcome {
             CallOutcome::Timeout => "timeout",
             CallOutcome::Unreachable => "unreachable",
             CallOutcome::RateLimited => "rate_limited",
+            CallOutcome::Unconfirmed => "unconfirmed",
         }
     }
 
@@ -99,6 +103,17 @@ impl CallStats {
 pub struct Called {
     pub result: ToolResult,
     pub stats: CallStats,
+}
+
+impl Called {
+    /// A call of a tool of API `api` that was not sent because its confirmation was not
+    /// given: an error result with `text`.
+    pub fn unconfirmed(api: &str, text: String) -> Called {
+        Called {
+            result: ToolResult::error(text),
+            stats: CallStats::new(api, CallOutcome::Unconfirmed),
+        }
+    }
 }
 
 /// Calls tools of one catalog.
@@ -328,17 +343,20 @@ impl Dispatcher {
         arguments: Map<String, Value>,
         context: &CallContext,
     ) -> Result<Called, UnknownTool> {
-        let mut called = self.call_unredacted(name, arguments, context).await?;
-        called.result = self.auth.redact_result(called.result);
-        Ok(called)
+        Ok(match self.prepare(name, arguments)? {
+            Prepared::Ready(ready) => self.send(ready, context).await,
+            Prepared::Refused(called) => called,
+        })
     }
 
-    async fn call_unredacted(
+    /// The first half of a call: checks the arguments against the tool's schema and builds
+    /// the request, sending nothing. A [`Ready`] call is what a human confirming it is shown
+    /// ([`Ready::preview`]); [`Dispatcher::send`] sends it.
+    pub fn prepare(
         &self,
         name: &str,
         arguments: Map<String, Value>,
-        context: &CallContext,
-    ) -> Result<Called, UnknownTool> {
+    ) -> Result<Prepared<'_>, UnknownTool> {
         let Some(index) = self.catalog.index_of(name) else {
             return Err(UnknownTool(name.to_string()));
         };
@@ -347,39 +365,25 @@ impl Dispatcher {
             return Err(UnknownTool(name.to_string()));
         };
         let api = tool.route.api.as_str();
-        let refused = |outcome: CallOutcome, text: String| Called {
-            result: ToolResult::error(text),
-            stats: CallStats::new(api, outcome),
+        let refused = |text: String| {
+            Prepared::Refused(Called {
+                result: ToolResult::error(text),
+                stats: CallStats::new(api, CallOutcome::ToolError),
+            })
         };
         // Checked in place: the map is moved into a `Value` and back, never copied.
         let arguments = Value::Object(arguments);
         let violations = compiled.check_arguments(&arguments);
-        let arguments = match arguments {
+        let mut arguments = match arguments {
             Value::Object(arguments) => arguments,
             _ => Map::new(),
         };
         if !violations.is_empty() {
-            return Ok(refused(
-                CallOutcome::ToolError,
-                format!(
-                    "Invalid arguments for tool \"{name}\"; no request was sent:\n- {}",
-                    violations.join("\n- ")
-                ),
-            ));
+            return Ok(refused(format!(
+                "Invalid arguments for tool \"{name}\"; no request was sent:\n- {}",
+                violations.join("\n- ")
+            )));
         }
-        if let Some(limited) = self.buckets.get(name) {
-            let caller = context.caller.as_ref().map(|caller| caller.pseudonym());
-            if let Err(wait) = limited.take(caller, Instant::now()) {
-                return Ok(refused(
-                    CallOutcome::RateLimited,
-                    format!(
-                        "Tool \"{name}\" is rate-limited; no request was sent. Retry in {:.1} s.",
-                        wait.as_secs_f64().max(0.1)
-                    ),
-                ));
-            }
-        }
-        let mut arguments = arguments;
         for binding in &tool.route.arguments.bindings {
             if let Some(fixed) = &binding.fixed {
                 arguments.insert(binding.argument.clone(), fixed.value());
@@ -389,17 +393,51 @@ impl Dispatcher {
                 arguments.insert(binding.argument.clone(), default.clone());
             }
         }
-        let request = match request::build(&tool.route, &arguments) {
-            Ok(request) => request,
-            Err(problem) => {
-                return Ok(refused(
-                    CallOutcome::ToolError,
-                    format!(
-                        "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"
-                    ),
-                ));
-            }
+        match request::build(&tool.route, &arguments) {
+            Ok(request) => Ok(Prepared::Ready(Ready {
+                tool,
+                compiled,
+                request,
+            })),
+            Err(problem) => Ok(refused(format!(
+                "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"
+            ))),
+        }
+    }
+
+    /// The second half of a call: the tool's rate limit, then the request goes to the
+    /// upstream (or the mock) and its answer is mapped to a result, with every secret
+    /// redacted.
+    pub async fn send(&self, ready: Ready<'_>, context: &CallContext) -> Called {
+        let mut called = self.send_unredacted(ready, context).await;
+        called.result = self.auth.redact_result(called.result);
+        called
+    }
+
+    async fn send_unredacted(&self, ready: Ready<'_>, context: &CallContext) -> Called {
+        let Ready {
+            tool,
+            compiled,
+            request,
+        } = ready;
+        let name = tool.name.as_str();
+        let api = tool.route.api.as_str();
+        let refused = |outcome: CallOutcome, text: String| Called {
+            result: ToolResult::error(text),
+            stats: CallStats::new(api, outcome),
         };
+        if let Some(limited) = self.buckets.get(name) {
+            let caller = context.caller.as_ref().map(|caller| caller.pseudonym());
+            if let Err(wait) = limited.take(caller, Instant::now()) {
+                return refused(
+                    CallOutcome::RateLimited,
+                    format!(
+                        "Tool \"{name}\" is rate-limited; no request was sent. Retry in {:.1} s.",
+                        wait.as_secs_f64().max(0.1)
+                    ),
+                );
+            }
+        }
         let defaults = UpstreamSettings::default();
         let settings = self.apis.get(&tool.route.api).unwrap_or(&defaults);
         let configured = settings
@@ -417,13 +455,13 @@ impl Dispatcher {
             // did not plug the mock in (`crate::mock::plug`): say so rather than send the
             // request to the mock's placeholder host.
             None if tool.route.mock.is_some() => {
-                return Ok(refused(
+                return refused(
                     CallOutcome::ToolError,
                     format!(
                         "Tool \"{name}\" is answered by the mock upstream, which is not \
                          plugged in here; no request was sent."
                     ),
-                ));
+                );
             }
             None => &self.http,
         };
@@ -521,7 +559,56 @@ impl Dispatcher {
         stats.attempts = attempts;
         stats.upstream = upstream;
         stats.bytes_sent = bytes_sent;
-        Ok(Called { result, stats })
+        Called { result, stats }
+    }
+}
+
+/// A call after [`Dispatcher::prepare`]: ready to send, or refused before anything was.
+pub enum Prepared<'d> {
+    Ready(Ready<'d>),
+    Refused(Called),
+}
+
+/// A call whose arguments passed and whose request is built, not yet sent.
+pub struct Ready<'d> {
+    tool: &'d crate::catalog::Tool,
+    compiled: Arc<super::validate::Compiled>,
+    request: request::HttpRequest,
+}
+
+/// What a call is about to do, as a human confirming it is shown: the request as built
+/// from the arguments, before credentials are added (so no secret is in it).
+#[derive(Debug, Clone, Copy)]
+pub struct Preview<'a> {
+    pub api: &'a str,
+    pub tool: &'a str,
+    pub method: crate::spec::Method,
+    pub url: &'a str,
+    /// The body and its media type, when the request has one.
+    pub body: Option<(&'a str, &'a [u8])>,
+}
+
+impl Ready<'_> {
+    /// The tool being called.
+    pub fn tool(&self) -> &crate::catalog::Tool {
+        self.tool
+    }
+
+    /// What the call is about to send.
+    pub fn preview(&self) -> Preview<'_> {
+        let media_type = self
+            .request
+            .headers
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+            .map_or("application/octet-stream", |(_, value)| value.as_str());
+        Preview {
+            api: &self.tool.route.api,
+            tool: &self.tool.name,
+            method: self.request.method,
+            url: &self.request.url,
+            body: self.request.body.as_deref().map(|body| (media_type, body)),
+        }
     }
 }
 

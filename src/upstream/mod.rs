@@ -28,7 +28,9 @@ mod settings;
 pub mod validate;
 
 pub use auth::{Authenticator, CallContext};
-pub use dispatch::{CallOutcome, CallStats, Called, Dispatcher, UnknownTool};
+pub use dispatch::{
+    CallOutcome, CallStats, Called, Dispatcher, Prepared, Preview, Ready, UnknownTool,
+};
 pub use exchange::Exchange;
 pub use settings::UpstreamSettings;
 

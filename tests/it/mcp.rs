@@ -53,7 +53,7 @@ pub async fn start_with(
     settings: ServerSettings,
 ) -> Server {
     restmcp::http_client::install_crypto_provider();
-    let shared = Shared::with_settings(Snapshot::new(dispatcher), &settings);
+    let shared = Shared::with_settings(Snapshot::new(dispatcher), &settings).expect("shared");
     let shutdown = CancellationToken::new();
     let control = restmcp::http::Control::new(&settings).expect("control");
     control.readiness.set_loaded();

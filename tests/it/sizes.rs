@@ -147,7 +147,7 @@ impl Setup {
 
     async fn shared(&self, settings: &ServerSettings) -> Arc<Shared> {
         let dispatcher = self.dispatcher().await;
-        Shared::with_settings(Snapshot::new(dispatcher), settings)
+        Shared::with_settings(Snapshot::new(dispatcher), settings).expect("shared")
     }
 
     async fn dispatcher(&self) -> restmcp::upstream::Dispatcher {

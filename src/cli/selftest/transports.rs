@@ -97,7 +97,8 @@ impl HttpLeg {
         let dispatcher = Dispatcher::new(catalog, config)
             .map(crate::mock::plug)
             .map_err(SelftestError::Dispatcher)?;
-        let shared = Shared::with_settings(Snapshot::new(dispatcher), &config.server);
+        let shared = Shared::with_settings(Snapshot::new(dispatcher), &config.server)
+            .map_err(|e| SelftestError::Dispatcher(e.to_string()))?;
         let mut settings = config.server.clone();
         // Only this process's own client reaches the port; Host and Origin rules are for
         // browsers on a real listener, and are not what a selftest tests.

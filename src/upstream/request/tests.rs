@@ -62,6 +62,7 @@ fn route(path: &str, bindings: Vec<Binding>, body: Option<BodyPlan>) -> Route {
         timeout: None,
         max_response_bytes: None,
         response_fields: Vec::new(),
+        confirm: Default::default(),
         mock: None,
         full_input: None,
     }
