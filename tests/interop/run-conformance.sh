@@ -11,7 +11,9 @@
 # At run time only 127.0.0.1 is contacted.
 #
 # restmcp serves the tools of tests/fixtures/echo-api.yaml (upstream
-# http://127.0.0.1:9, never called by these scenarios) on a free loopback port.
+# http://127.0.0.1:9, never called by these scenarios) and, in mock mode with
+# confirm = "destructive", those of tests/fixtures/confirm-conformance.yaml (the
+# input-required-result-* scenarios' tools) on a free loopback port.
 # Each scenario runs at the protocol revision named after its '@'; scenarios
 # that belong to both revisions run once on each wire (the stateful initialize
 # handshake of 2025-11-25, the stateless per-request _meta of 2026-07-28).
@@ -35,6 +37,7 @@ conf="$here/conformance"
 bin="${RESTMCP_BIN:-target/debug/restmcp}"
 case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
 spec="$root/tests/fixtures/echo-api.yaml"
+confirm_spec="$root/tests/fixtures/confirm-conformance.yaml"
 
 scenarios=(
   # 2025-11-25 (stateful wire)
@@ -53,6 +56,18 @@ scenarios=(
   caching@2026-07-28
   http-header-validation@2026-07-28
   input-required-result-unsupported-methods@2026-07-28
+  # Human confirmation (issue #24): the suite's tools test_input_required_result_* are
+  # destructive operations of tests/fixtures/confirm-conformance.yaml, which restmcp asks
+  # the user to confirm (input_required, signed requestState). The other
+  # input-required-result-* scenarios need what a confirmation does not ask for: sampling,
+  # roots, several questions or rounds, a key named user_name, prompts, or an answer
+  # accepted without the state (ignore-extra-params sends none), or they declare a client
+  # without elicitation and want a question anyway (capability-check: restmcp fails closed).
+  input-required-result-result-type@2026-07-28
+  input-required-result-request-state@2026-07-28
+  input-required-result-tampered-state@2026-07-28
+  input-required-result-missing-input-response@2026-07-28
+  input-required-result-validate-input@2026-07-28
 )
 
 SCENARIO_TIMEOUT_S=180 # per scenario, around the suite's own 60 s
@@ -63,6 +78,7 @@ die() { echo "run-conformance.sh: $*" >&2; exit 1; }
 
 [[ -x "$bin" ]] || die "restmcp binary not found or not executable: $bin (set RESTMCP_BIN or run cargo build)"
 [[ -f "$spec" ]] || die "spec not found: $spec"
+[[ -f "$confirm_spec" ]] || die "spec not found: $confirm_spec"
 command -v npm >/dev/null || die "npm not found"
 command -v timeout >/dev/null || die "timeout (coreutils) not found"
 
@@ -147,8 +163,18 @@ for attempt in 1 2 3; do
   (
     cd "$work"
     for v in $(compgen -e | grep '^RESTMCP_' || true); do unset "$v"; done
-    export RESTMCP_SERVER__LISTEN="127.0.0.1:$port"
-    exec "$bin" serve --spec "$spec" --base-url http://127.0.0.1:9
+    cat >config.toml <<TOML
+[server]
+listen = "127.0.0.1:$port"
+[apis.echo]
+spec = "$spec"
+base_url = "http://127.0.0.1:9"
+[apis.confirm]
+spec = "$confirm_spec"
+mock = true
+confirm = "destructive"
+TOML
+    exec "$bin" serve --config config.toml
   ) </dev/null >/dev/null 2>"$server_err" &
   server_pid=$!
   deadline=$((SECONDS + BANNER_TIMEOUT_S))
