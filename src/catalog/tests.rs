@@ -1659,3 +1659,83 @@ fn an_accept_that_is_not_a_header_value_is_refused() {
         build(&[ApiInput::new("t", Some(&docs))], &ToolSettings::default()).expect_err("refused");
     assert!(error.to_string().contains("x-mcp/accept"), "{error}");
 }
+
+#[test]
+fn confirmation_follows_the_api_policy_the_overlay_and_never_a_spec_waiver() {
+    use crate::config::{ConfirmKind, ConfirmPolicy};
+    let ok = || json!({"200": {"description": "ok"}});
+    let spec = openapi(json!({
+        "/pets": {
+            "get": {"operationId": "listPets", "responses": ok()},
+            "post": {"operationId": "addPet", "responses": ok()}
+        },
+        "/pets/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "delete": {"operationId": "deletePet", "responses": ok()},
+            "put": {"operationId": "replacePet", "responses": ok(),
+                "x-mcp": {"confirm": false, "annotations": {"destructiveHint": false}}},
+            "patch": {"operationId": "patchPet", "responses": ok(),
+                "x-mcp": {"annotations": {"destructiveHint": false, "readOnlyHint": true}}}
+        },
+        "/audit": {"get": {"operationId": "readAudit", "responses": ok(),
+            "x-mcp": {"confirm": true}}}
+    }));
+    let docs = DocumentSet::single(
+        Url::parse("file:///specs/api.json").expect("url"),
+        "api.json".into(),
+        spec,
+    );
+    let overlay = patch::parse_file(
+        "o.yaml",
+        b"tools:\n  deletePet: {confirm: false}\n  listPets: {confirm: true}\n",
+    )
+    .expect("overlay");
+    let overlays = [("o.yaml".to_string(), overlay)];
+    let asked = |policy: Option<&ConfirmPolicy>, overlays: &[(String, patch::OverlayFile)]| {
+        let input = ApiInput {
+            overlays,
+            confirm: policy,
+            ..ApiInput::new("t", Some(&docs))
+        };
+        let (catalog, _) = build(&[input], &ToolSettings::default()).expect("builds");
+        let mut names: Vec<String> = catalog
+            .tools()
+            .iter()
+            .filter(|t| t.route.needs_confirmation())
+            .map(|t| t.name.clone())
+            .collect();
+        names.sort();
+        names
+    };
+    let destructive = ConfirmPolicy::Kind(ConfirmKind::Destructive);
+    // The spec's x-mcp relaxing a PUT's or PATCH's hints, or saying confirm: false, waives
+    // nothing; its confirm: true is honoured.
+    assert_eq!(
+        asked(Some(&destructive), &[]),
+        ["deletePet", "patchPet", "readAudit", "replacePet"]
+    );
+    assert_eq!(
+        asked(Some(&ConfirmPolicy::Kind(ConfirmKind::Writes)), &[]),
+        ["addPet", "deletePet", "patchPet", "readAudit", "replacePet"]
+    );
+    assert_eq!(asked(None, &[]), ["readAudit"]);
+    assert_eq!(
+        asked(Some(&ConfirmPolicy::Tools(vec!["addPet".into()])), &[]),
+        ["addPet", "readAudit"]
+    );
+    // The operator's overlay wins both ways.
+    assert_eq!(
+        asked(Some(&destructive), &overlays),
+        ["listPets", "patchPet", "readAudit", "replacePet"]
+    );
+    // A listed name that is no tool is an error that says what was meant.
+    let input = ApiInput {
+        confirm: Some(&ConfirmPolicy::Tools(vec!["deletePets".into()])),
+        ..ApiInput::new("t", Some(&docs))
+    };
+    let error = build(&[input], &ToolSettings::default()).expect_err("unknown tool");
+    assert_eq!(
+        error.to_string(),
+        "apis.t.confirm: no tool is named \"deletePets\" (did you mean \"deletePet\"?)"
+    );
+}

@@ -114,7 +114,7 @@ pub struct ApiConfig {
 }
 
 /// `apis.NAME.confirm`: the tools of an API whose calls a human confirms first.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum ConfirmPolicy {
     /// `"destructive"` (tools with `destructiveHint`), `"writes"` (tools without
@@ -125,12 +125,43 @@ pub enum ConfirmPolicy {
 }
 
 /// The named [`ConfirmPolicy`] kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ConfirmKind {
     Destructive,
     Writes,
     None,
+}
+
+impl<'de> Deserialize<'de> for ConfirmPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PolicyVisitor;
+        impl<'de> serde::de::Visitor<'de> for PolicyVisitor {
+            type Value = ConfirmPolicy;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"destructive\", \"writes\", \"none\" or a list of tool names")
+            }
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Self::Value, E> {
+                match value {
+                    "destructive" => Ok(ConfirmPolicy::Kind(ConfirmKind::Destructive)),
+                    "writes" => Ok(ConfirmPolicy::Kind(ConfirmKind::Writes)),
+                    "none" => Ok(ConfirmPolicy::Kind(ConfirmKind::None)),
+                    other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+                }
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    names.push(name);
+                }
+                Ok(ConfirmPolicy::Tools(names))
+            }
+        }
+        deserializer.deserialize_any(PolicyVisitor)
+    }
 }
 
 impl ConfirmPolicy {

@@ -213,3 +213,41 @@ fn api_names_from_spec_paths() {
     assert_eq!(api_name_from_spec("https://x.test/openapi.json"), "openapi");
     assert_eq!(api_name_from_spec("///"), "api");
 }
+
+#[test]
+fn confirm_takes_a_kind_or_tool_names_and_says_what_it_wants() {
+    use super::{ConfirmKind, ConfirmPolicy};
+    let policy = |toml: &str| load(toml).expect("loads").apis["api"].confirm.clone();
+    assert_eq!(
+        policy("confirm = \"destructive\"\n"),
+        Some(ConfirmPolicy::Kind(ConfirmKind::Destructive))
+    );
+    assert_eq!(
+        policy("confirm = [\"deletePet\"]\n"),
+        Some(ConfirmPolicy::Tools(vec!["deletePet".into()]))
+    );
+    let wrong = error("confirm = \"always\"\n");
+    assert!(
+        wrong.contains("apis.api.confirm")
+            && wrong.contains("\"destructive\", \"writes\", \"none\" or a list of tool names"),
+        "{wrong}"
+    );
+    let server = |toml: &str| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let toml = format!("{toml}[apis.api]\nspec = \"api.json\"\n");
+        std::fs::write(&path, toml).expect("write");
+        Config::load(&path, &Overrides::default()).map_err(|e| e.to_string())
+    };
+    let config = server("[server.confirm]\nwithout_elicitation = \"proceed\"\n").expect("loads");
+    assert_eq!(
+        config.server.confirm.without_elicitation,
+        super::WithoutElicitation::Proceed
+    );
+    assert_eq!(config.server.confirm.state_ttl_seconds, 300);
+    assert!(
+        server("[server.confirm]\nwithout_elicitation = \"ask\"\n")
+            .expect_err("unknown")
+            .contains("server.confirm.without_elicitation")
+    );
+}

@@ -32,6 +32,14 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use crate::config::{ConfirmSettings, WithoutElicitation};
 use crate::upstream::Preview;
 
+/// Why a client cannot be asked: it did not declare the capability.
+const NO_CAPABILITY: &str =
+    "it did not declare the elicitation capability; use a client that supports elicitation";
+
+/// Why a client cannot be asked: there is no session to send the question on.
+const NO_SESSION: &str = "restmcp serves it without sessions (server.sessions = false), so no \
+     question can reach it; enable sessions or use a 2026-07-28 client";
+
 /// The key of the confirmation question in `inputRequests` and `inputResponses`.
 pub(crate) const QUESTION: &str = "confirm";
 
@@ -144,7 +152,7 @@ impl Confirmer {
                     .supported_elicitation_modes()
                     .contains(&rmcp::service::ElicitationMode::Form)
                 {
-                    return self.unable(preview);
+                    return self.unable(preview, NO_CAPABILITY);
                 }
                 let params = ElicitRequestParams::FormElicitationParams {
                     meta: None,
@@ -171,7 +179,7 @@ impl Confirmer {
                 can_elicit,
             } => {
                 if !can_elicit {
-                    return self.unable(preview);
+                    return self.unable(preview, NO_CAPABILITY);
                 }
                 let bound = binding(preview, caller);
                 let answer = responses.as_ref().and_then(|r| r.get(QUESTION));
@@ -197,12 +205,12 @@ impl Confirmer {
                 }
                 verdict_of(preview, answer.action)
             }
-            Asker::Unable => self.unable(preview),
+            Asker::Unable => self.unable(preview, NO_SESSION),
         }
     }
 
-    /// The verdict for a client that cannot be asked.
-    fn unable(&self, preview: &Preview<'_>) -> Verdict {
+    /// The verdict for a client that cannot be asked, and `why`.
+    fn unable(&self, preview: &Preview<'_>, why: &str) -> Verdict {
         match self.without_elicitation {
             WithoutElicitation::Proceed => {
                 tracing::warn!(
@@ -214,8 +222,7 @@ impl Confirmer {
             }
             WithoutElicitation::Refuse => Verdict::Refused(format!(
                 "Tool \"{}\" needs a human's confirmation before {} {} is sent, and this client \
-                 cannot ask its user (it did not declare the elicitation capability); nothing \
-                 was sent. Use a client that supports elicitation.",
+                 cannot ask its user ({why}); nothing was sent.",
                 preview.tool, preview.method, preview.url
             )),
         }

@@ -3,6 +3,7 @@
 mod bad_input;
 mod bodies;
 mod cli;
+mod confirm;
 mod deploy;
 mod dialects;
 mod discovery;

@@ -1,0 +1,227 @@
+//! Human confirmation through the real binary (issue #24, part 1), against the in-process
+//! echo upstream that counts what reaches it: an initialize-based session is asked with
+//! `elicitation/create` (rmcp's client, over Streamable HTTP with sessions, so the question
+//! travels on the call's SSE stream), a 2026-07-28 client gets `input_required` with a
+//! signed `requestState`. tests/confirm/ runs the same against the official Python and
+//! TypeScript SDKs with httpbin as the upstream, and the conformance suite's
+//! input-required-result-* scenarios run in tests/interop/run-conformance.sh.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::overlays::project;
+use crate::reload::Binary;
+use crate::support::call;
+
+/// `echo` with confirm = "writes": updateItem (POST) and createCharge need confirmation,
+/// but an overlay waives it for createCharge and asks it for getFile (GET).
+fn config(upstream: &str) -> String {
+    format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n\
+         [apis.echo]\nspec = \"specs/echo.yaml\"\nbase_url = \"{upstream}\"\n\
+         overlays = [\"confirm.overlay.yaml\"]\nconfirm = \"writes\"\n\
+         [reload]\nenabled = false\n"
+    )
+}
+
+const OVERLAY: &str = "tools:\n  createCharge: {confirm: false}\n  getFile: {confirm: true}\n";
+
+/// A user who answers every question with `action`, remembering what they were shown.
+#[derive(Clone)]
+struct User {
+    action: ElicitationAction,
+    shown: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for User {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("confirming-user", "1"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
+            self.shown.lock().expect("lock").push(message);
+        }
+        Ok(ElicitResult::new(self.action.clone()))
+    }
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    serde_json::to_value(&result.content)
+        .expect("json")
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_session_asks_its_user_and_sends_only_what_was_accepted() {
+    restmcp::http_client::install_crypto_provider();
+    let upstream = crate::upstream::start().await;
+    let dir = project(
+        &config(&upstream.url()),
+        &[("confirm.overlay.yaml", OVERLAY)],
+    );
+    let binary = Binary::start(dir.path()).await;
+    let sent = || upstream.counters.all.load(Ordering::SeqCst);
+    let user = |action| User {
+        action,
+        shown: Arc::default(),
+    };
+
+    // Accepted: shown the method, the resolved URL, the body and the API; sent once.
+    let accepting = user(ElicitationAction::Accept);
+    let client = accepting
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+        .await
+        .expect("initialize");
+    let before = sent();
+    let result = call(&client, "updateItem", json!({"id__path": 1, "name": "Rex"})).await;
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    assert_eq!(sent(), before + 1, "the accepted call is sent once");
+    let shown = accepting.shown.lock().expect("lock").clone();
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    let question = &shown[0];
+    let url = format!("POST {}/echo/items/1", upstream.url());
+    assert!(question.contains(&url), "{question}");
+    assert!(question.contains("API: echo"), "{question}");
+    assert!(question.contains("\"name\":\"Rex\""), "{question}");
+    // The overlay waives it for createCharge, and asks it for a GET.
+    call(&client, "createCharge", json!({"amount": 5})).await;
+    assert_eq!(accepting.shown.lock().expect("lock").len(), 1);
+    call(&client, "getFile", json!({"path": "a.txt"})).await;
+    assert_eq!(accepting.shown.lock().expect("lock").len(), 2);
+    client.cancel().await.expect("close");
+
+    // Declined and cancelled: an error result, nothing sent.
+    for action in [ElicitationAction::Decline, ElicitationAction::Cancel] {
+        let client = user(action)
+            .serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+            .await
+            .expect("initialize");
+        let before = sent();
+        let result = call(&client, "updateItem", json!({"id__path": 2, "name": "Rex"})).await;
+        assert_eq!(result.is_error, Some(true));
+        assert!(
+            text(&result).contains("nothing was sent"),
+            "{}",
+            text(&result)
+        );
+        assert_eq!(sent(), before, "a refused call reaches nobody");
+        client.cancel().await.expect("close");
+    }
+
+    // A client without elicitation: fail closed.
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+            .await
+            .expect("initialize");
+    let before = sent();
+    let result = call(&client, "updateItem", json!({"id__path": 3, "name": "Rex"})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        text(&result).contains("cannot ask its user"),
+        "{}",
+        text(&result)
+    );
+    assert_eq!(sent(), before);
+    // Reads are not asked about.
+    let result = call(&client, "getItem", json!({"id": "4"})).await;
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    assert_eq!(sent(), before + 1);
+    client.cancel().await.expect("close");
+}
+
+/// One stateless 2026-07-28 `tools/call`.
+async fn stateless(url: &str, name: &str, params: Value) -> Value {
+    restmcp::http_client::install_crypto_provider();
+    let mut params = params;
+    params["name"] = json!(name);
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("POST")
+        .json()
+        .await
+        .expect("JSON answer")
+}
+
+#[tokio::test]
+async fn a_stateless_confirmation_runs_once_and_its_state_cannot_be_reused_or_moved() {
+    let upstream = crate::upstream::start().await;
+    let dir = project(
+        &config(&upstream.url()),
+        &[("confirm.overlay.yaml", OVERLAY)],
+    );
+    let binary = Binary::start(dir.path()).await;
+    let sent = || upstream.counters.all.load(Ordering::SeqCst);
+    let arguments = json!({"id__path": 7, "name": "Rex"});
+    let before = sent();
+    let asked = stateless(&binary.url, "updateItem", json!({"arguments": arguments})).await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let question = &result["inputRequests"]["confirm"];
+    assert_eq!(question["method"], "elicitation/create");
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("POST ") && m.contains("/echo/items/7")),
+        "{question}"
+    );
+    let state = result["requestState"].as_str().expect("state").to_string();
+    assert_eq!(sent(), before, "asking sends nothing");
+
+    let answer = |arguments: &Value, state: &str| {
+        json!({"arguments": arguments, "requestState": state,
+               "inputResponses": {"confirm": {"action": "accept"}}})
+    };
+    // The state for id 7 does not open id 8's call.
+    let moved = stateless(
+        &binary.url,
+        "updateItem",
+        answer(&json!({"id__path": 8, "name": "Rex"}), &state),
+    )
+    .await;
+    assert_eq!(moved["error"]["code"], -32602, "{moved}");
+    let done = stateless(&binary.url, "updateItem", answer(&arguments, &state)).await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert_eq!(sent(), before + 1);
+    let replayed = stateless(&binary.url, "updateItem", answer(&arguments, &state)).await;
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    assert!(
+        replayed["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already used")),
+        "{replayed}"
+    );
+    assert_eq!(sent(), before + 1, "a replay sends nothing");
+}
