@@ -14,7 +14,7 @@
 // needs confirmation) and API "kennel" (prefix w_) with confirm = "writes" (w_createPet and
 // w_deletePet need it), over stdio and Streamable HTTP, to
 //   @modelcontextprotocol/sdk 1.32.2 (v1), protocol 2025-11-25, and
-//   @modelcontextprotocol/client 2.4.0 (v2), protocol 2025-11-25 and 2026-07-28.
+//   @modelcontextprotocol/client 2.4.0 (v2), protocol 2025-11-25, 2025-06-18 and 2026-07-28.
 // Each suite uses a client that declares the elicitation capability (form mode) and registers
 // its handler the SDK's way, and a second client that declares none. Checked:
 //   - deletePet, confirmed: the handler gets one elicitation/create (form, empty
@@ -30,7 +30,10 @@
 //     itself through the same elicitation handler); then, by hand (allowInputRequired),
 //     a retry without an answer gets a new input_required, and a tampered requestState,
 //     one for other arguments, one for another tool and a replayed one (after accept and
-//     after decline) are refused with -32602 and nothing is sent.
+//     after decline) are refused with -32602 and nothing is sent;
+//   - v2 at 2025-06-18 too (elicitation exists there, form only);
+//   - on a second server (state_ttl_seconds = 2, without_elicitation = "proceed"): the opt-out
+//     sends deletePet for a client without elicitation, and an expired requestState is refused.
 // With --httpbin, FILE is that gunicorn's --access-logfile; its format must keep the request
 // line in quotes ("%(r)s", as gunicorn's default does).
 // Output: `ok N - name (detail)` / `not ok N - name: why`, then `ts-confirm: P passed, F
@@ -339,8 +342,10 @@ const STATE_KEY = randomBytes(32).toString('hex');
 const API = 'shelter'; // confirm = "destructive"
 const WRITES_API = 'kennel'; // prefix w_, confirm = "writes"
 
-function writeConfig(httpbinUrl, port) {
-  const file = path.join(workDir, 'confirm.toml');
+// The config for restmcp: `ttl` is [server.confirm] state_ttl_seconds, `extra` more lines
+// for that table (without_elicitation), `name` the file's name in the work directory.
+function writeConfig(httpbinUrl, port, { name = 'confirm.toml', ttl = 300, extra = '' } = {}) {
+  const file = path.join(workDir, name);
   const spec = JSON.stringify(SPEC);
   const base = JSON.stringify(httpbinUrl);
   writeFileSync(
@@ -350,8 +355,8 @@ listen = "127.0.0.1:${port}"
 
 [server.confirm]
 state_key_env = "${STATE_KEY_ENV}"
-state_ttl_seconds = 300
-
+state_ttl_seconds = ${ttl}
+${extra}
 [apis.${API}]
 spec = ${spec}
 base_url = ${base}
@@ -369,10 +374,10 @@ confirm = "writes"
 
 const restmcpEnv = () => childEnv({ [STATE_KEY_ENV]: STATE_KEY });
 
-async function startServe(httpbinUrl, stderrLines) {
+async function startServe(httpbinUrl, stderrLines, options) {
   let lastError;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const config = writeConfig(httpbinUrl, await freePort());
+    const config = writeConfig(httpbinUrl, await freePort(), options);
     try {
       const { child, match } = await startChild(
         'restmcp serve',
@@ -418,6 +423,7 @@ const SDKS = {
       new v2.Client(INFO, {
         capabilities: caps,
         ...(revision === '2026-07-28' ? { versionNegotiation: { mode: 'auto' } } : {}),
+        ...(revision === '2025-06-18' ? { supportedProtocolVersions: ['2025-06-18'] } : {}),
       }),
     onElicit: (client, fn) => client.setRequestHandler('elicitation/create', (request) => fn(request.params)),
     stdio: (params) => new v2Stdio.StdioClientTransport(params),
@@ -879,6 +885,91 @@ async function closeClient(client, transport, c) {
   }
 }
 
+// The documented opt-out and the state's expiry, on a server of their own:
+//   - without_elicitation = "proceed": a client without elicitation gets deletePet sent;
+//   - state_ttl_seconds = 2: a 2026-07-28 requestState accepted after 3.5 s is refused with
+//     -32602 and nothing is sent.
+async function optOutChecks(httpbinUrl, log, stderrLines) {
+  const c = (name) => `opt-out server: ${name}`;
+  let server;
+  try {
+    server = await startServe(httpbinUrl, stderrLines, {
+      name: 'confirm-proceed.toml',
+      ttl: 2,
+      extra: 'without_elicitation = "proceed"\n',
+    });
+  } catch (e) {
+    fail(c('start (state_ttl_seconds = 2, without_elicitation = "proceed")'), errText(e));
+    return;
+  }
+  try {
+    for (const [tag, revision] of [
+      ['v1', '2025-11-25'],
+      ['v2', '2026-07-28'],
+    ]) {
+      const sdk = SDKS[tag];
+      const client = sdk.client({}, revision);
+      client.onerror = () => {};
+      const transport = sdk.http(server.url);
+      const name = `${tag} ${revision} without elicitation, "proceed": deletePet is sent unconfirmed`;
+      try {
+        await withTimeout(sdk.connect(client, transport), STEP_TIMEOUT_MS, 'connect');
+        const id = freshId(`proceed-${tag}`);
+        const target = `/anything/pets/${id}`;
+        const r = await withTimeout(sdk.callTool(client, { name: 'deletePet', arguments: { petId: id } }), STEP_TIMEOUT_MS, 'deletePet');
+        await log.settle();
+        const sent = log.count('DELETE', target);
+        check(c(name), r.isError !== true && echoOf(r)?.method === 'DELETE' && sent === 1,
+          `isError ${r.isError}, echo method ${echoOf(r)?.method}, ${sent} DELETE in the log; ${short(textOf(r), 160)}`);
+      } catch (e) {
+        fail(c(name), errText(e));
+      } finally {
+        await withTimeout(client.close(), STEP_TIMEOUT_MS, 'close').catch(() => {});
+      }
+    }
+
+    const client = SDKS.v2.client(ELICIT_CAPS, '2026-07-28');
+    client.onerror = () => {};
+    const name = 'v2 2026-07-28: a requestState accepted after its 2 s TTL: -32602, nothing sent';
+    try {
+      await withTimeout(SDKS.v2.connect(client, SDKS.v2.http(server.url)), STEP_TIMEOUT_MS, 'connect');
+      const id = freshId('expired');
+      const target = `/anything/pets/${id}`;
+      const manual = { ...reqOpts, allowInputRequired: true };
+      const first = await SDKS.v2.callTool(client, { name: 'deletePet', arguments: { petId: id } }, manual);
+      if (first?.resultType !== 'input_required' || typeof first.requestState !== 'string') {
+        fail(c(name), `first call: ${short(first, 300)}`);
+      } else {
+        await sleep(3_500);
+        let outcome;
+        try {
+          outcome = `answered ${short(
+            await SDKS.v2.callTool(client, {
+              name: 'deletePet',
+              arguments: { petId: id },
+              inputResponses: { confirm: { action: 'accept' } },
+              requestState: first.requestState,
+            }, manual),
+            300,
+          )}`;
+        } catch (e) {
+          outcome = e?.code === -32602 ? null : errText(e);
+        }
+        await log.settle();
+        const seen = log.matching(target);
+        check(c(name), !outcome && !seen.length,
+          [outcome && `not refused with -32602: ${outcome}`, seen.length && `httpbin received ${seen.join(', ')}`].filter(Boolean).join('; '));
+      }
+    } catch (e) {
+      fail(c(name), errText(e));
+    } finally {
+      await withTimeout(client.close(), STEP_TIMEOUT_MS, 'close').catch(() => {});
+    }
+  } finally {
+    await stopChild(server.child);
+  }
+}
+
 function tail(lines, n = 15) {
   return lines.join('\n').split('\n').filter(Boolean).slice(-n).join('\n    ');
 }
@@ -936,6 +1027,8 @@ async function main() {
     ['v1', '2025-11-25', 'http', { action: 'accept' }],
     ['v2', '2025-11-25', 'stdio', { action: 'accept', content: {} }],
     ['v2', '2025-11-25', 'http', { action: 'accept', content: {} }],
+    ['v2', '2025-06-18', 'stdio', { action: 'accept' }],
+    ['v2', '2025-06-18', 'http', { action: 'accept' }],
     ['v2', '2026-07-28', 'stdio', { action: 'accept' }],
     ['v2', '2026-07-28', 'http', { action: 'accept' }],
   ];
@@ -959,6 +1052,13 @@ async function main() {
     }
   }
   if (serve) await stopChild(serve.child);
+
+  // (3) a second restmcp serve: state_ttl_seconds = 2 and without_elicitation = "proceed"
+  const optStderr = [];
+  const failedBefore = failed;
+  await optOutChecks(httpbinUrl, log, optStderr);
+  if (failed > failedBefore)
+    console.log(`# --- restmcp serve (ttl 2, proceed) stderr (tail):\n#     ${tail(optStderr).replace(/\n/g, '\n#')}`);
 
   if (failed > 0) {
     console.log(`# httpbin's access log (last 20): ${log.tail(20) || '(empty)'}`);
