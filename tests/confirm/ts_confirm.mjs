@@ -27,7 +27,8 @@
 //   - the client without elicitation: a fail-closed isError, nothing sent, nothing asked;
 //   - 2026-07-28 only: the wire shows the input_required result and the retry carrying
 //     inputResponses.confirm and the echoed requestState (the v2 SDK drives that flow by
-//     itself through the same elicitation handler); then, by hand (allowInputRequired),
+//     itself through the same elicitation handler); then, by hand (client.request() with
+//     allowInputRequired),
 //     a retry without an answer gets a new input_required, and a tampered requestState,
 //     one for other arguments, one for another tool and a replayed one (after accept and
 //     after decline) are refused with -32602 and nothing is sent;
@@ -105,13 +106,15 @@ const groups = new Set(); // of those, the ones leading their own process group
 const workDir = mkdtempSync(path.join(os.tmpdir(), 'restmcp-ts-confirm-'));
 let keepWorkDir = false;
 
+// One line per check: line breaks in a detail (restmcp's question has some) become " ⏎ ".
+const oneLine = (s) => String(s).replace(/\s*\n\s*/g, ' ⏎ ');
 function pass(name, detail = '') {
   passed++;
-  console.log(`ok ${++checkNo} - ${name}${detail ? ` (${detail})` : ''}`);
+  console.log(`ok ${++checkNo} - ${name}${detail ? ` (${oneLine(detail)})` : ''}`);
 }
 function fail(name, why) {
   failed++;
-  console.log(`not ok ${++checkNo} - ${name}: ${why}`);
+  console.log(`not ok ${++checkNo} - ${name}: ${oneLine(why)}`);
 }
 function check(name, ok, detail) {
   if (ok) pass(name, detail);
@@ -672,7 +675,7 @@ async function suite({ label, sdk, revision, log, httpbinUrl, makeTransport, acc
     });
 
     // -- 2026-07-28 by hand: the requestState is bound, signed and single-use
-    if (revision === '2026-07-28') await manualStateChecks({ c, sdk, client, log, asked });
+    if (revision === '2026-07-28') await manualStateChecks({ c, client, log, asked });
 
     check(c('no transport errors'), transportErrors.length === 0, short(transportErrors.join(' | ')));
   } finally {
@@ -711,11 +714,14 @@ function tamper(state) {
   return state.slice(0, i) + swap + state.slice(i + 1);
 }
 
-// The v2 SDK's manual mode (allowInputRequired: true) hands back the input_required result
-// itself, so the test can answer with states the SDK would never send.
-async function manualStateChecks({ c, sdk, client, log, asked }) {
-  const manual = { ...reqOpts, allowInputRequired: true };
-  const call = (params) => sdk.callTool(client, params, manual);
+// The v2 SDK's manual mode hands back the input_required result itself, so the test can
+// answer with states the SDK would never send. That is client.request() with
+// allowInputRequired: true (callTool() would hold the input_required value against the
+// tool's outputSchema and throw "did not return structured content").
+const manualCall = (client, params) => client.request({ method: 'tools/call', params }, { ...reqOpts, allowInputRequired: true });
+
+async function manualStateChecks({ c, client, log, asked }) {
+  const call = (params) => manualCall(client, params);
   const ask = async (name, args) => {
     const r = await call({ name, arguments: args });
     if (r?.resultType !== 'input_required' || typeof r.requestState !== 'string')
@@ -935,8 +941,7 @@ async function optOutChecks(httpbinUrl, log, stderrLines) {
       await withTimeout(SDKS.v2.connect(client, SDKS.v2.http(server.url)), STEP_TIMEOUT_MS, 'connect');
       const id = freshId('expired');
       const target = `/anything/pets/${id}`;
-      const manual = { ...reqOpts, allowInputRequired: true };
-      const first = await SDKS.v2.callTool(client, { name: 'deletePet', arguments: { petId: id } }, manual);
+      const first = await manualCall(client, { name: 'deletePet', arguments: { petId: id } });
       if (first?.resultType !== 'input_required' || typeof first.requestState !== 'string') {
         fail(c(name), `first call: ${short(first, 300)}`);
       } else {
@@ -944,12 +949,12 @@ async function optOutChecks(httpbinUrl, log, stderrLines) {
         let outcome;
         try {
           outcome = `answered ${short(
-            await SDKS.v2.callTool(client, {
+            await manualCall(client, {
               name: 'deletePet',
               arguments: { petId: id },
               inputResponses: { confirm: { action: 'accept' } },
               requestState: first.requestState,
-            }, manual),
+            }),
             300,
           )}`;
         } catch (e) {
