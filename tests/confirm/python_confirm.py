@@ -1,0 +1,956 @@
+#!/usr/bin/env python3
+"""Confirmation by a human, through the protocol (issue 24, part 1), against the official MCP Python SDK.
+
+restmcp serves tests/confirm/confirm-api.yaml as the API "shelter", whose paths are all under
+httpbin's /anything/ (httpbin 0.10.4 under gunicorn: an upstream nobody here wrote, which
+echoes any method back). gunicorn's access log (--access-logfile) is the witness of what did,
+or did not, reach the upstream: each check uses a path of its own (/anything/pets/<check>),
+and before reading the log a check sends httpbin a marker request and waits for its line, so
+everything restmcp sent earlier is in the file by then.
+
+Servers (`restmcp serve`, all on 127.0.0.1 and free ports, killed on any exit):
+  A   confirm = "destructive" (deletePet and updatePet ask), an overlay with
+      `getPet: {confirm: true}` (a GET that asks), a state key from RESTMCP_CONFIRM_KEY;
+  A2  the same config and key on another port: a second replica;
+  B   confirm = "writes" (createPet asks and shows its body), an overlay with
+      `updatePet: {confirm: false}` (a PUT that does not ask), state_ttl_seconds = 2 and a key
+      of its own;
+  C   confirm = "destructive" with without_elicitation = "proceed" (the documented opt-out);
+and `restmcp stdio --config A` children for the stdio suites.
+
+With the SDK's own high-level API (`mcp.Client` with an `elicitation_callback`, which at
+2026-07-28 also drives the input_required retry loop by itself), over
+  stdio at 2025-11-25 (mode="legacy": the initialize handshake), Streamable HTTP at 2025-11-25
+  (mode="legacy"), Streamable HTTP at 2026-07-28 (mode "auto": server/discover) and stdio at
+  2026-07-28 (mode "auto"),
+each suite checks:
+  - deletePet, accepted: the callback gets one form-mode elicitation whose requestedSchema is
+    the empty form and whose message names DELETE, the resolved URL with the petId, the API's
+    name and the tool; the result is httpbin's echo (method DELETE, that URL) and the access
+    log shows exactly one request, that DELETE;
+  - deletePet declined, and cancelled: isError, the text says declined/cancelled and nothing
+    sent, and the access log shows no new request;
+  - updatePet (PUT, destructive), accepted: the message names PUT; the echo has the JSON body;
+  - getPet (GET, confirm: true in the overlay), declined: asked, nothing sent;
+  - createPet and listPets (not destructive) run without any elicitation;
+  - a client without an elicitation callback (so no elicitation capability) gets the
+    fail-closed isError for deletePet and nothing reaches httpbin, while listPets still works;
+  - on 2026-07-28 over HTTP the wire (an httpx2 request hook) shows the SDK's retry carrying
+    inputResponses.confirm = accept and the requestState restmcp sent.
+2026-07-28 by raw JSON-RPC over HTTP (httpx2, the SDK's own HTTP client), for what no SDK will
+do: the input_required result's exact shape; a retry without inputResponses (or without
+requestState) gets a new input_required; a tampered requestState, one for other arguments,
+one for another tool, one signed with another key (server B), an expired one (server B, after
+its 2 s) and a replayed one (after accept: httpbin saw one DELETE only; after decline, replayed
+as accept) are refused with JSON-RPC error -32602 and nothing is sent; a state issued by A is
+honoured by the replica A2; a client whose clientCapabilities lack elicitation gets the
+fail-closed result while createPet runs for it.
+The body shown (server B, confirm = "writes", SDK at 2025-11-25): createPet's message shows
+POST, the URL and the JSON body; with a 10 kB name the message stays under 2 kB and says it was
+shortened, and the upstream still gets the whole body; listPets and updatePet (confirm: false)
+do not ask.
+The opt-out (server C): a client without elicitation gets deletePet sent, over the SDK at
+2025-11-25 and raw at 2026-07-28.
+
+Output: `ok N - name` / `not ok N - name` (with `#` detail lines), then `1..N` and
+`confirm-python: P passed, F failed`; exit status 0 only when nothing failed. On failure (or
+with CONFIRM_TEST_KEEP=1) the work directory (configs, every process's stderr) is kept and named.
+
+Usage: python_confirm.py --bin PATH/TO/restmcp [--httpbin URL --access-log FILE]
+(run by tests/confirm/run.sh in a venv with mcp==2.3.0, httpbin==0.10.4 and gunicorn==27.0.1;
+without --httpbin it starts its own httpbin under gunicorn with the venv's Python).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+HERE = Path(__file__).resolve().parent
+STEP = 20.0  # seconds: one process start, one request
+SUITE_TIMEOUT = 120.0  # seconds: one suite's connect, calls and close
+HARD_LIMIT = 420  # seconds: the process kills itself (and its children) past this
+API = "shelter"  # the API's name in restmcp's config, which the confirmation must show
+NEW = "2026-07-28"
+OLD = "2025-11-25"
+EMPTY_FORM = {"type": "object", "properties": {}}
+ELICIT_CAPS = {"elicitation": {"form": {}}}
+B_TTL = 2  # server B's state_ttl_seconds
+ACCESS_FORMAT = '%(h)s %(t)s "%(r)s" %(s)s %(b)s'
+MARKER_PATH = "/status/204"
+
+# --------------------------------------------------------------------------------------
+# Results
+
+
+class Results:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+        self.failures: list[str] = []
+
+    def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        n = self.passed + self.failed + 1
+        if ok:
+            self.passed += 1
+            print(f"ok {n} - {name}", flush=True)
+        else:
+            self.failed += 1
+            self.failures.append(f"{n} - {name}")
+            print(f"not ok {n} - {name}", flush=True)
+            for line in (detail or "").splitlines() or [""]:
+                if line:
+                    print(f"#   {line}", flush=True)
+        return ok
+
+
+R = Results()
+
+
+def short(value: Any, n: int = 400) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str) if isinstance(value, (dict, list)) else repr(value)
+    return text if len(text) <= n else text[:n] + f"... ({len(text)} chars)"
+
+
+def error_text(e: BaseException) -> str:
+    detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+    if isinstance(e, BaseExceptionGroup):
+        detail += " | " + " | ".join(short(repr(x), 400) for x in e.exceptions)
+    return short(detail, 1500)
+
+
+# --------------------------------------------------------------------------------------
+# Processes
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Child:
+    """A process in its own group, its output kept line by line; `wait_for` a line."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.name = name
+        self.lines: list[tuple[str, str]] = []  # (stream, line)
+        self.cond = threading.Condition()
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        for stream in ("stdout", "stderr"):
+            threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream: str) -> None:
+        for line in getattr(self.proc, stream):
+            with self.cond:
+                self.lines.append((stream, line.rstrip("\n")))
+                self.cond.notify_all()
+
+    def wait_for(self, pattern: str, stream: str) -> re.Match[str]:
+        deadline = time.monotonic() + STEP
+        regex = re.compile(pattern)
+        with self.cond:
+            while True:
+                for s, line in self.lines:
+                    m = regex.search(line) if s == stream else None
+                    if m:
+                        return m
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}): {short(self.text('stderr'), 1500)}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RuntimeError(f"{self.name}: no line matching {pattern!r} within {STEP} s: {short(self.text('stderr'), 1500)}")
+                self.cond.wait(min(left, 0.5))
+
+    def text(self, stream: str) -> str:
+        with self.cond:
+            return "\n".join(line for s, line in self.lines if s == stream)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+CHILDREN: list[Child] = []
+
+
+def kill_all() -> None:
+    for child in CHILDREN:
+        child.stop()
+
+
+def child_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESTMCP_", "CONFIRM_TEST_"))}
+    return {**env, **extra}
+
+
+# --------------------------------------------------------------------------------------
+# httpbin's access log: what reached the upstream
+
+
+REQUEST_LINE = re.compile(r'"([A-Z]+) (\S+) HTTP/[\d.]+"')
+
+
+class AccessLog:
+    """gunicorn's --access-logfile of httpbin: one line per request, written once it answered."""
+
+    def __init__(self, path: Path, base: str) -> None:
+        self.path = path
+        self.base = base
+        self.markers = 0
+
+    def requests(self) -> list[tuple[str, str]]:
+        """(method, target) of every request so far, the markers left out."""
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in text.splitlines():
+            m = REQUEST_LINE.search(line)
+            if m and not m.group(2).startswith(MARKER_PATH):
+                out.append((m.group(1), m.group(2)))
+        return out
+
+    async def settled(self) -> list[tuple[str, str]]:
+        """The requests once everything sent before this call is logged: send a marker request
+        of our own, wait for its line (gunicorn logs after answering, so what restmcp got an
+        answer for earlier is logged by then, give or take a thread switch)."""
+        self.markers += 1
+        marker = f"{MARKER_PATH}?confirm-marker={os.getpid()}-{self.markers}"
+        async with httpx2.AsyncClient(timeout=STEP) as http:
+            await http.get(self.base + marker)
+        deadline = time.monotonic() + STEP
+        while time.monotonic() < deadline:
+            try:
+                if marker in self.path.read_text(encoding="utf-8", errors="replace"):
+                    await anyio.sleep(0.1)
+                    return self.requests()
+            except FileNotFoundError:
+                pass
+            await anyio.sleep(0.05)
+        raise RuntimeError(f"httpbin's access log {self.path} never showed the marker {marker}")
+
+    async def mark(self) -> int:
+        return len(await self.settled())
+
+    async def since(self, mark: int) -> list[tuple[str, str]]:
+        return (await self.settled())[mark:]
+
+
+def fmt(reqs: list[tuple[str, str]]) -> str:
+    return short(", ".join(f"{m} {t}" for m, t in reqs) or "none", 600)
+
+
+# --------------------------------------------------------------------------------------
+# The world
+
+
+class World:
+    work: Path
+    bin: str
+    httpbin: str
+    log: AccessLog
+    a: str  # MCP URLs
+    a2: str
+    b: str
+    c: str
+    a_config: Path
+    key_a: str
+    stderr_files: list[tuple[Child, str]]
+
+
+def pet_url(w: World, pid: str | None = None) -> str:
+    return f"{w.httpbin}/anything/pets" + (f"/{pid}" if pid is not None else "")
+
+
+def start_httpbin(work: Path) -> tuple[str, Path]:
+    port = free_port()
+    log = work / "httpbin-access.log"
+    httpbin = Child("httpbin", [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "1",
+                                "--threads", "4", "--log-level", "info", "--access-logfile", str(log),
+                                "--access-logformat", ACCESS_FORMAT, "httpbin:app"],
+                    child_env({"PYTHONDONTWRITEBYTECODE": "1"}), work)
+    CHILDREN.append(httpbin)
+    httpbin.wait_for(r"Listening at: http://", "stderr")
+    return f"http://127.0.0.1:{port}", log
+
+
+def write_config(w: World, name: str, port: int, confirm: str, extra_server: str, overlay: str | None) -> Path:
+    overlays = ""
+    if overlay is not None:
+        (w.work / f"{name}-overlay.yaml").write_text(overlay)
+        overlays = f'overlays = ["{name}-overlay.yaml"]\n'
+    path = w.work / f"{name}.toml"
+    path.write_text(f"""[server]
+listen = "127.0.0.1:{port}"
+[server.confirm]
+{extra_server}
+[apis.{API}]
+spec = "confirm-api.yaml"
+base_url = "{w.httpbin}"
+confirm = "{confirm}"
+{overlays}""")
+    return path
+
+
+def start_server(w: World, name: str, config: Path, env: dict[str, str]) -> Child:
+    child = Child(f"restmcp serve ({name})", [w.bin, "serve", "--config", str(config)], child_env(env), w.work)
+    CHILDREN.append(child)
+    w.stderr_files.append((child, f"restmcp-{name}.stderr"))
+    return child
+
+
+def start(args: argparse.Namespace, work: Path) -> World:
+    w = World()
+    w.work = work
+    w.bin = args.bin
+    w.stderr_files = []
+    if args.httpbin:
+        w.httpbin = args.httpbin.rstrip("/")
+        w.log = AccessLog(Path(args.access_log).resolve(), w.httpbin)
+    else:
+        w.httpbin, log = start_httpbin(work)
+        w.log = AccessLog(log, w.httpbin)
+    shutil.copy(HERE / "confirm-api.yaml", work / "confirm-api.yaml")
+
+    w.key_a = secrets.token_urlsafe(32)
+    key_b = secrets.token_urlsafe(32)
+    overlay_a = "tools:\n  getPet:\n    confirm: true\n"
+    keyed = 'state_key_env = "RESTMCP_CONFIRM_KEY"\nstate_ttl_seconds = 300\nwithout_elicitation = "refuse"'
+    ports = {n: free_port() for n in ("a", "a2", "b", "c")}
+    w.a_config = write_config(w, "a", ports["a"], "destructive", keyed, overlay_a)
+    a2 = write_config(w, "a2", ports["a2"], "destructive", keyed, overlay_a)
+    b = write_config(w, "b", ports["b"], "writes",
+                     f'state_key_env = "RESTMCP_CONFIRM_KEY"\nstate_ttl_seconds = {B_TTL}',
+                     "tools:\n  updatePet:\n    confirm: false\n")
+    c = write_config(w, "c", ports["c"], "destructive", 'without_elicitation = "proceed"', None)
+    children = [
+        start_server(w, "a", w.a_config, {"RESTMCP_CONFIRM_KEY": w.key_a}),
+        start_server(w, "a2", a2, {"RESTMCP_CONFIRM_KEY": w.key_a}),
+        start_server(w, "b", b, {"RESTMCP_CONFIRM_KEY": key_b}),
+        start_server(w, "c", c, {}),
+    ]
+    for child in children:
+        child.wait_for(r"MCP over Streamable HTTP at http://", "stderr")
+    w.a, w.a2, w.b, w.c = (f"http://127.0.0.1:{ports[n]}/mcp" for n in ("a", "a2", "b", "c"))
+    return w
+
+
+# --------------------------------------------------------------------------------------
+# SDK helpers
+
+
+class Asker:
+    """The client's elicitation callback: records every request and answers as told."""
+
+    def __init__(self, answer: str = "accept") -> None:
+        self.answer = answer
+        self.seen: list[types.ElicitRequestParams] = []
+
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.seen.append(params)
+        if self.answer == "accept":
+            return types.ElicitResult(action="accept", content={})
+        return types.ElicitResult(action=self.answer)  # type: ignore[arg-type]
+
+
+class Wire:
+    """An httpx2 request hook: the JSON-RPC bodies the SDK POSTs."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+
+    async def hook(self, request: httpx2.Request) -> None:
+        if request.method == "POST":
+            try:
+                body = json.loads(request.content)
+            except (ValueError, httpx2.RequestNotRead):
+                return
+            if isinstance(body, dict):
+                self.bodies.append(body)
+
+
+def result_text(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def echo_of(result: types.CallToolResult) -> dict[str, Any] | None:
+    """httpbin's echo: the structured content, else the JSON of the text."""
+    data = result.structured_content
+    if isinstance(data, dict) and "result" in data and "method" not in data:
+        data = data["result"]
+    if isinstance(data, dict) and "method" in data:
+        return data
+    try:
+        data = json.loads(result_text(result))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def dump(result: Any) -> str:
+    try:
+        return short(result.model_dump(mode="json", by_alias=True, exclude_none=True), 800)
+    except AttributeError:
+        return short(result, 800)
+
+
+DECLINED = re.compile(r"declin|cancel|refus|did not (accept|confirm)|not confirmed", re.I)
+NOTHING_SENT = re.compile(r"nothing (was |is |has been )?sent|(was|is|has) not (been )?sent|not sent|never sent|nothing (was |is )?(reached|called|made)", re.I)
+CANNOT = re.compile(r"cannot|can't|can not|unable|not able|does not (support|declare|offer)|doesn't support|no elicitation|without elicitation|lacks", re.I)
+SHORTENED = re.compile(r"shorten|truncat|first [\d,]+ (characters?|chars?|bytes?)?\s*(of [\d,]+ )?(are |were )?shown|omitted|elided|cut|…|\.\.\.", re.I)
+
+
+def form_ok(params: Any) -> tuple[bool, str]:
+    """A form-mode elicitation with the empty form."""
+    mode = getattr(params, "mode", None)
+    schema = getattr(params, "requested_schema", None)
+    return mode == "form" and schema == EMPTY_FORM, f"mode {mode!r}, requestedSchema {short(schema, 200)}"
+
+
+def names_all(message: str, *parts: str) -> tuple[bool, str]:
+    missing = [p for p in parts if p not in message]
+    return not missing, f"missing {missing} in message {short(message, 700)!r}"
+
+
+# --------------------------------------------------------------------------------------
+# The SDK suites: the same checks on each transport and revision
+
+
+async def sdk_suite(w: World, label: str, make: Callable[[Asker | None, Wire | None], Client], version: str,
+                    slug: str, wire_checks: bool) -> None:
+    asker = Asker()
+    wire = Wire() if wire_checks else None
+    async with make(asker, wire) as client:
+        R.check(f"{label}: the SDK connected at {version}", client.protocol_version == version,
+                f"protocol_version {client.protocol_version!r}")
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        hints = {n: bool(t.annotations and t.annotations.destructive_hint) for n, t in tools.items()}
+        R.check(f"{label}: tools/list has deletePet and updatePet destructive, createPet and listPets not",
+                hints.get("deletePet") is True and hints.get("updatePet") is True
+                and hints.get("createPet") is False and hints.get("listPets") is False, short(hints))
+
+        # deletePet, accepted.
+        pid = f"{slug}-accept"
+        url = pet_url(w, pid)
+        mark = await w.log.mark()
+        asker.answer, asker.seen = "accept", []
+        wire_mark = len(wire.bodies) if wire else 0
+        result = await client.call_tool("deletePet", {"petId": pid})
+        sent = await w.log.since(mark)
+        asked = list(asker.seen)
+        R.check(f"{label}: accepted deletePet: the callback got one elicitation", len(asked) == 1, f"{len(asked)} elicitation(s)")
+        if asked:
+            ok, why = form_ok(asked[0])
+            R.check(f"{label}: accepted deletePet: form mode, requestedSchema the empty form", ok, why)
+            print(f"# {label}: the elicitation's message: {json.dumps(asked[0].message)}", flush=True)
+            ok, why = names_all(asked[0].message, "DELETE", url, API, "deletePet")
+            R.check(f"{label}: accepted deletePet: the message names DELETE, {url}, API {API!r} and the tool", ok, why)
+        echo = echo_of(result)
+        R.check(f"{label}: accepted deletePet: the result is httpbin's echo of DELETE {url}",
+                result.is_error is not True and echo is not None and echo.get("method") == "DELETE" and echo.get("url") == url,
+                dump(result))
+        R.check(f"{label}: accepted deletePet: httpbin got exactly one request, that DELETE",
+                sent == [("DELETE", f"/anything/pets/{pid}")], fmt(sent))
+        if wire is not None:
+            calls = [b for b in wire.bodies[wire_mark:] if b.get("method") == "tools/call"]
+            first = calls[0]["params"] if calls else {}
+            retry = calls[1]["params"] if len(calls) > 1 else {}
+            R.check(f"{label}: on the wire, the SDK's first tools/call had no answer, its retry carried "
+                    "inputResponses.confirm accept and a requestState",
+                    len(calls) == 2 and "inputResponses" not in first and "requestState" not in first
+                    and (retry.get("inputResponses") or {}).get("confirm", {}).get("action") == "accept"
+                    and isinstance(retry.get("requestState"), str) and bool(retry.get("requestState"))
+                    and retry.get("arguments") == {"petId": pid} and retry.get("name") == "deletePet",
+                    short([c.get("params") for c in calls], 900))
+
+        # deletePet declined, then cancelled.
+        for answer in ("decline", "cancel"):
+            pid = f"{slug}-{answer}"
+            mark = await w.log.mark()
+            asker.answer, asker.seen = answer, []
+            result = await client.call_tool("deletePet", {"petId": pid})
+            sent = await w.log.since(mark)
+            text = result_text(result)
+            R.check(f"{label}: deletePet answered {answer}: asked once, isError", len(asker.seen) == 1 and result.is_error is True,
+                    f"{len(asker.seen)} elicitation(s); {dump(result)}")
+            R.check(f"{label}: deletePet answered {answer}: the text says {'declined' if answer == 'decline' else 'cancelled'} and nothing sent",
+                    bool(DECLINED.search(text)) and bool(NOTHING_SENT.search(text)), short(text))
+            R.check(f"{label}: deletePet answered {answer}: httpbin got nothing", sent == [], fmt(sent))
+
+        # updatePet (PUT, destructive), accepted: the body goes through.
+        pid = f"{slug}-put"
+        mark = await w.log.mark()
+        asker.answer, asker.seen = "accept", []
+        result = await client.call_tool("updatePet", {"petId": pid, "name": "Rex", "tag": "dog"})
+        sent = await w.log.since(mark)
+        echo = echo_of(result)
+        message = asker.seen[0].message if asker.seen else ""
+        ok, why = names_all(message, "PUT", pet_url(w, pid), API)
+        R.check(f"{label}: updatePet (PUT) asked once, the message names PUT, the URL and the API",
+                len(asker.seen) == 1 and ok, f"{len(asker.seen)} elicitation(s); {why}")
+        R.check(f"{label}: updatePet accepted: httpbin echoed PUT with the JSON body, one request",
+                echo is not None and echo.get("method") == "PUT" and echo.get("json") == {"name": "Rex", "tag": "dog"}
+                and sent == [("PUT", f"/anything/pets/{pid}")], f"{dump(result)}; httpbin: {fmt(sent)}")
+
+        # getPet: a GET, but the overlay says confirm: true.
+        pid = f"{slug}-get"
+        mark = await w.log.mark()
+        asker.answer, asker.seen = "decline", []
+        result = await client.call_tool("getPet", {"petId": pid})
+        sent = await w.log.since(mark)
+        R.check(f"{label}: getPet (GET, overlay confirm: true) asks; declined, isError and httpbin got nothing",
+                len(asker.seen) == 1 and result.is_error is True and sent == [],
+                f"{len(asker.seen)} elicitation(s); {dump(result)}; httpbin: {fmt(sent)}")
+
+        # createPet and listPets: not destructive, no question.
+        mark = await w.log.mark()
+        asker.answer, asker.seen = "decline", []  # were it asked, the call would fail
+        body = {"name": f"{slug}-pet", "tag": "cat"}
+        result = await client.call_tool("createPet", body)
+        listed = await client.call_tool("listPets", {})
+        sent = await w.log.since(mark)
+        echo = echo_of(result)
+        R.check(f"{label}: createPet and listPets ran without any elicitation", asker.seen == [], f"{len(asker.seen)} elicitation(s)")
+        R.check(f"{label}: createPet: httpbin echoed POST with the JSON body; listPets is no error",
+                result.is_error is not True and echo is not None and echo.get("method") == "POST" and echo.get("json") == body
+                and listed.is_error is not True, dump(result))
+        R.check(f"{label}: createPet and listPets: httpbin got one POST and one GET",
+                sorted(sent) == [("GET", "/anything/pets"), ("POST", "/anything/pets")], fmt(sent))
+
+    # A client without an elicitation callback: no elicitation capability, so fail closed.
+    async with make(None, None) as client:
+        pid = f"{slug}-nocap"
+        mark = await w.log.mark()
+        result = await client.call_tool("deletePet", {"petId": pid})
+        listed = await client.call_tool("listPets", {})
+        sent = await w.log.since(mark)
+        text = result_text(result)
+        R.check(f"{label}: no elicitation capability: deletePet is an isError result saying it needs a confirmation "
+                "this client cannot give",
+                result.is_error is True and "confirm" in text.lower() and bool(CANNOT.search(text)), dump(result))
+        R.check(f"{label}: no elicitation capability: the DELETE never reached httpbin (listPets did)",
+                sent == [("GET", "/anything/pets")] and listed.is_error is not True, fmt(sent))
+
+
+def stdio_maker(w: World, mode: str, errlog: Any) -> Callable[[Asker | None, Wire | None], Client]:
+    params = StdioServerParameters(command=w.bin, args=["stdio", "--config", str(w.a_config)],
+                                   env={"RESTMCP_CONFIRM_KEY": w.key_a}, cwd=str(w.work))
+
+    def make(asker: Asker | None, _wire: Wire | None) -> Client:
+        return Client(stdio_client(params, errlog=errlog), mode=mode, elicitation_callback=asker, read_timeout_seconds=STEP)
+
+    return make
+
+
+def http_maker(url: str, mode: str) -> Callable[[Asker | None, Wire | None], Client]:
+    def make(asker: Asker | None, wire: Wire | None) -> Client:
+        if wire is None:
+            return Client(url, mode=mode, elicitation_callback=asker, read_timeout_seconds=STEP)
+        http = httpx2.AsyncClient(timeout=STEP, event_hooks={"request": [wire.hook]})
+        return Client(streamable_http_client(url, http_client=http), mode=mode, elicitation_callback=asker,
+                      read_timeout_seconds=STEP)
+
+    return make
+
+
+# --------------------------------------------------------------------------------------
+# 2026-07-28 by raw JSON-RPC: what no SDK will do (tamper, replay, other arguments)
+
+
+class Raw:
+    """Plain 2026-07-28 requests: no session; MCP-Protocol-Version, Mcp-Method and Mcp-Name
+    headers agreeing with the body, whose _meta carries the version, clientInfo and
+    clientCapabilities."""
+
+    def __init__(self, http: httpx2.AsyncClient, url: str) -> None:
+        self.http = http
+        self.url = url
+        self.id = 0
+
+    async def send(self, method: str, params: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
+        self.id += 1
+        params = {**params, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": NEW,
+            "io.modelcontextprotocol/clientInfo": {"name": "restmcp-confirm-raw", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        }}
+        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": NEW, "Mcp-Method": method}
+        if method == "tools/call":
+            headers["Mcp-Name"] = params["name"]
+        body = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}
+        response = await self.http.post(self.url, json=body, headers=headers)
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            for line in response.text.splitlines():
+                if line.startswith("data:"):
+                    try:
+                        message = json.loads(line[5:].strip())
+                    except ValueError:
+                        continue
+                    if isinstance(message, dict) and message.get("id") == self.id:
+                        return message
+            return {"http_status": response.status_code, "raw": short(response.text, 600)}
+        try:
+            message = response.json()
+        except ValueError:
+            return {"http_status": response.status_code, "raw": short(response.text, 600)}
+        return message if isinstance(message, dict) else {"http_status": response.status_code, "raw": message}
+
+    async def call(self, name: str, arguments: dict[str, Any], *, caps: dict[str, Any] | None = None,
+                   answer: str | None = None, state: str | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if answer is not None:
+            params["inputResponses"] = {"confirm": {"action": answer}}
+        if state is not None:
+            params["requestState"] = state
+        return await self.send("tools/call", params, ELICIT_CAPS if caps is None else caps)
+
+
+def result_of(message: dict[str, Any]) -> dict[str, Any]:
+    r = message.get("result")
+    return r if isinstance(r, dict) else {}
+
+
+def is_input_required(message: dict[str, Any]) -> bool:
+    r = result_of(message)
+    return r.get("resultType") == "input_required" and isinstance(r.get("requestState"), str) and bool(r.get("requestState"))
+
+
+def is_invalid_params(message: dict[str, Any]) -> bool:
+    err = message.get("error")
+    return "result" not in message and isinstance(err, dict) and err.get("code") == -32602
+
+
+def raw_text(message: dict[str, Any]) -> str:
+    return "\n".join(c.get("text", "") for c in result_of(message).get("content") or [] if isinstance(c, dict))
+
+
+def raw_echo(message: dict[str, Any]) -> dict[str, Any] | None:
+    data = result_of(message).get("structuredContent")
+    if isinstance(data, dict) and "method" in data:
+        return data
+    try:
+        data = json.loads(raw_text(message))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def tamper(state: str) -> str:
+    """The state with one character in its middle changed (to another of the same alphabet)."""
+    if not state:
+        return "tampered"
+    i = len(state) // 2
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    c = state[i]
+    replacement = alphabet[(alphabet.index(c) + 7) % len(alphabet)] if c in alphabet else "A"
+    return state[:i] + replacement + state[i + 1:]
+
+
+async def raw_suite(w: World) -> None:
+    async with httpx2.AsyncClient(timeout=STEP) as http:
+        a = Raw(http, w.a)
+        found = await a.send("server/discover", {}, ELICIT_CAPS)
+        R.check("raw 2026-07-28: server/discover lists 2026-07-28",
+                NEW in (result_of(found).get("supportedVersions") or []), short(found))
+
+        # The input_required result's shape.
+        pid = "raw-accept"
+        url = pet_url(w, pid)
+        mark = await w.log.mark()
+        first = await a.call("deletePet", {"petId": pid})
+        r = result_of(first)
+        confirm = (r.get("inputRequests") or {}).get("confirm") or {}
+        params = confirm.get("params") or {}
+        R.check("raw: deletePet's first answer is resultType input_required with a requestState string",
+                is_input_required(first), short(first, 900))
+        R.check("raw: inputRequests has one key, confirm: method elicitation/create, form mode, the empty form",
+                list((r.get("inputRequests") or {}).keys()) == ["confirm"] and confirm.get("method") == "elicitation/create"
+                and params.get("mode") == "form" and params.get("requestedSchema") == EMPTY_FORM,
+                short(r.get("inputRequests"), 900))
+        ok, why = names_all(str(params.get("message", "")), "DELETE", url, API, "deletePet")
+        R.check("raw: the form's message names DELETE, the resolved URL, the API and the tool", ok, why)
+        R.check("raw: an input_required result is not a tool result (no content, no isError)",
+                "content" not in r and "isError" not in r, short(sorted(r.keys())))
+        state = r.get("requestState", "")
+
+        # Not answered yet: a new question, nothing sent.
+        again = await a.call("deletePet", {"petId": pid}, state=state)
+        no_state = await a.call("deletePet", {"petId": pid}, answer="accept")
+        R.check("raw: a retry with the requestState but no inputResponses gets a new input_required",
+                is_input_required(again), short(again, 600))
+        R.check("raw: a retry with inputResponses.confirm accept but no requestState gets a new input_required",
+                is_input_required(no_state), short(no_state, 600))
+
+        # Tampered.
+        bad = tamper(state)
+        tampered = await a.call("deletePet", {"petId": pid}, answer="accept", state=bad)
+        R.check("raw: a tampered requestState (one character changed) with accept is refused with -32602",
+                bad != state and is_invalid_params(tampered), short(tampered, 600))
+        sent = await w.log.since(mark)
+        R.check("raw: nothing reached httpbin before the real accept", sent == [], fmt(sent))
+
+        # The accept, then its replay.
+        mark = await w.log.mark()
+        accepted = await a.call("deletePet", {"petId": pid}, answer="accept", state=state)
+        echo = raw_echo(accepted)
+        R.check("raw: the accepted retry is httpbin's echo of the DELETE",
+                result_of(accepted).get("isError") is not True and echo is not None
+                and echo.get("method") == "DELETE" and echo.get("url") == url, short(accepted, 800))
+        replay = await a.call("deletePet", {"petId": pid}, answer="accept", state=state)
+        R.check("raw: replaying the accepted (requestState, inputResponses) is refused with -32602",
+                is_invalid_params(replay), short(replay, 600))
+        sent = await w.log.since(mark)
+        R.check("raw: httpbin saw one DELETE only", sent == [("DELETE", f"/anything/pets/{pid}")], fmt(sent))
+        # The same replay at replica A2 (same key). Whether a replica knows what another one has
+        # used depends on a shared store, which part 1 does not promise: noted, not checked.
+        a2 = Raw(http, w.a2)
+        mark = await w.log.mark()
+        replay2 = await a2.call("deletePet", {"petId": pid}, answer="accept", state=state)
+        sent = await w.log.since(mark)
+        print(f"# note: the accepted state replayed at replica A2: "
+              f"{'refused (-32602)' if is_invalid_params(replay2) else 'NOT refused: ' + short(replay2, 200)}; "
+              f"httpbin got {fmt(sent)}", flush=True)
+
+        # Other arguments, another tool, another key.
+        mark = await w.log.mark()
+        s1 = result_of(await a.call("deletePet", {"petId": "raw-args-1"})).get("requestState", "")
+        other_args = await a.call("deletePet", {"petId": "raw-args-2"}, answer="accept", state=s1)
+        R.check("raw: a requestState replayed with other arguments is refused with -32602",
+                bool(s1) and is_invalid_params(other_args), short(other_args, 600))
+        s2 = result_of(await a.call("deletePet", {"petId": "raw-tool"})).get("requestState", "")
+        other_tool = await a.call("updatePet", {"petId": "raw-tool", "name": "Rex"}, answer="accept", state=s2)
+        R.check("raw: a deletePet requestState used for updatePet is refused with -32602",
+                bool(s2) and is_invalid_params(other_tool), short(other_tool, 600))
+        b = Raw(http, w.b)
+        s3 = result_of(await a.call("deletePet", {"petId": "raw-key"})).get("requestState", "")
+        other_key = await b.call("deletePet", {"petId": "raw-key"}, answer="accept", state=s3)
+        R.check("raw: a requestState signed by server A is refused by server B, which has another key (-32602)",
+                bool(s3) and is_invalid_params(other_key), short(other_key, 600))
+        sent = await w.log.since(mark)
+        R.check("raw: none of those reached httpbin", sent == [], fmt(sent))
+
+        # Decline, cancel; replaying a declined state as accept.
+        mark = await w.log.mark()
+        s4 = result_of(await a.call("deletePet", {"petId": "raw-decline"})).get("requestState", "")
+        declined = await a.call("deletePet", {"petId": "raw-decline"}, answer="decline", state=s4)
+        text = raw_text(declined)
+        R.check("raw: decline gives an isError result saying declined and nothing sent",
+                result_of(declined).get("isError") is True and bool(DECLINED.search(text)) and bool(NOTHING_SENT.search(text)),
+                short(declined, 600))
+        flipped = await a.call("deletePet", {"petId": "raw-decline"}, answer="accept", state=s4)
+        R.check("raw: the declined requestState replayed with accept is refused with -32602",
+                is_invalid_params(flipped), short(flipped, 600))
+        s5 = result_of(await a.call("deletePet", {"petId": "raw-cancel"})).get("requestState", "")
+        cancelled = await a.call("deletePet", {"petId": "raw-cancel"}, answer="cancel", state=s5)
+        R.check("raw: cancel gives an isError result, nothing sent",
+                result_of(cancelled).get("isError") is True and bool(NOTHING_SENT.search(raw_text(cancelled))),
+                short(cancelled, 600))
+        sent = await w.log.since(mark)
+        R.check("raw: nothing declined or cancelled reached httpbin", sent == [], fmt(sent))
+
+        # Across replicas: a state from A accepted at A2 (same key).
+        mark = await w.log.mark()
+        s6 = result_of(await a.call("deletePet", {"petId": "raw-replica"})).get("requestState", "")
+        at_a2 = await a2.call("deletePet", {"petId": "raw-replica"}, answer="accept", state=s6)
+        echo = raw_echo(at_a2)
+        sent = await w.log.since(mark)
+        R.check("raw: a requestState from replica A is honoured by replica A2 (shared state key); one DELETE",
+                bool(s6) and echo is not None and echo.get("method") == "DELETE"
+                and sent == [("DELETE", "/anything/pets/raw-replica")], f"{short(at_a2, 600)}; httpbin: {fmt(sent)}")
+
+        # No elicitation capability: fail closed; a tool that needs no confirmation still runs.
+        mark = await w.log.mark()
+        nocap = await a.call("deletePet", {"petId": "raw-nocap"}, caps={})
+        text = raw_text(nocap)
+        R.check("raw: clientCapabilities without elicitation: deletePet gets the fail-closed isError (no input_required)",
+                result_of(nocap).get("isError") is True and "confirm" in text.lower() and bool(CANNOT.search(text))
+                and not is_input_required(nocap), short(nocap, 600))
+        created = await a.call("createPet", {"name": "raw-nocap"}, caps={})
+        sent = await w.log.since(mark)
+        R.check("raw: without elicitation createPet still runs; httpbin got that POST and no DELETE",
+                (raw_echo(created) or {}).get("method") == "POST" and sent == [("POST", "/anything/pets")],
+                f"{short(created, 400)}; httpbin: {fmt(sent)}")
+
+        # Expired (server B: state_ttl_seconds = 2).
+        mark = await w.log.mark()
+        s7 = result_of(await b.call("deletePet", {"petId": "raw-expired"})).get("requestState", "")
+        await anyio.sleep(B_TTL + 1.5)
+        expired = await b.call("deletePet", {"petId": "raw-expired"}, answer="accept", state=s7)
+        sent = await w.log.since(mark)
+        R.check(f"raw: a requestState accepted after its {B_TTL} s are over is refused with -32602; nothing sent",
+                bool(s7) and is_invalid_params(expired) and sent == [], f"{short(expired, 600)}; httpbin: {fmt(sent)}")
+
+
+# --------------------------------------------------------------------------------------
+# The body shown (confirm = "writes") and the opt-out (without_elicitation = "proceed")
+
+
+async def body_suite(w: World) -> None:
+    asker = Asker()
+    async with Client(w.b, mode="legacy", elicitation_callback=asker, read_timeout_seconds=STEP) as client:
+        R.check(f"writes: the SDK connected at {OLD}", client.protocol_version == OLD, client.protocol_version)
+        mark = await w.log.mark()
+        asker.seen = []
+        listed = await client.call_tool("listPets", {})
+        put = await client.call_tool("updatePet", {"petId": "writes-put", "name": "Rex"})
+        sent = await w.log.since(mark)
+        R.check("writes: listPets (read-only) and updatePet (overlay confirm: false) ran without elicitation",
+                asker.seen == [] and listed.is_error is not True and put.is_error is not True
+                and sorted(sent) == [("GET", "/anything/pets"), ("PUT", "/anything/pets/writes-put")],
+                f"{len(asker.seen)} elicitation(s); httpbin: {fmt(sent)}")
+
+        body = {"name": "Rex", "tag": "dog"}
+        mark = await w.log.mark()
+        asker.answer, asker.seen = "accept", []
+        result = await client.call_tool("createPet", body)
+        sent = await w.log.since(mark)
+        message = asker.seen[0].message if asker.seen else ""
+        ok, why = names_all(message, "POST", pet_url(w), API, "createPet", "Rex", "tag", "dog")
+        R.check("writes: createPet asks once; the message shows POST, the URL, the API and the JSON body",
+                len(asker.seen) == 1 and ok, f"{len(asker.seen)} elicitation(s); {why}")
+        R.check("writes: accepted, httpbin echoed the POST with that body, one request",
+                (echo_of(result) or {}).get("json") == body and sent == [("POST", "/anything/pets")],
+                f"{dump(result)}; httpbin: {fmt(sent)}")
+
+        big = "Big-" + "x" * 10240
+        mark = await w.log.mark()
+        asker.seen = []
+        result = await client.call_tool("createPet", {"name": big, "tag": "whale"})
+        sent = await w.log.since(mark)
+        message = asker.seen[0].message if asker.seen else ""
+        print(f"# writes: the message for a 10 kB name: {json.dumps(message)}", flush=True)
+        R.check("writes: a 10 kB name: asked once, the message stays under 2 kB", len(asker.seen) == 1 and 0 < len(message) < 2000,
+                f"{len(asker.seen)} elicitation(s); message of {len(message)} chars")
+        R.check("writes: the message shows the body's start and says it was shortened",
+                "Big-xxxx" in message and big not in message and bool(SHORTENED.search(message)), short(message, 2500))
+        R.check("writes: accepted, the upstream still got the whole 10 kB body",
+                (echo_of(result) or {}).get("json") == {"name": big, "tag": "whale"} and sent == [("POST", "/anything/pets")],
+                f"{short(dump(result), 300)}; httpbin: {fmt(sent)}")
+
+
+async def proceed_suite(w: World) -> None:
+    async with Client(w.c, mode="legacy", read_timeout_seconds=STEP) as client:
+        mark = await w.log.mark()
+        result = await client.call_tool("deletePet", {"petId": "proceed-sdk"})
+        sent = await w.log.since(mark)
+        R.check(f"proceed: SDK at {OLD} without elicitation: deletePet is sent (without_elicitation = \"proceed\")",
+                result.is_error is not True and (echo_of(result) or {}).get("method") == "DELETE"
+                and sent == [("DELETE", "/anything/pets/proceed-sdk")], f"{dump(result)}; httpbin: {fmt(sent)}")
+    async with httpx2.AsyncClient(timeout=STEP) as http:
+        mark = await w.log.mark()
+        message = await Raw(http, w.c).call("deletePet", {"petId": "proceed-raw"}, caps={})
+        sent = await w.log.since(mark)
+        R.check("proceed: raw 2026-07-28 without elicitation: deletePet is sent",
+                (raw_echo(message) or {}).get("method") == "DELETE" and sent == [("DELETE", "/anything/pets/proceed-raw")],
+                f"{short(message, 600)}; httpbin: {fmt(sent)}")
+
+
+# --------------------------------------------------------------------------------------
+
+
+async def run(w: World, stdio_log: Any) -> None:
+    suites: list[tuple[str, Callable[[], Any]]] = [
+        (f"stdio {OLD}", lambda: sdk_suite(w, f"stdio {OLD}", stdio_maker(w, "legacy", stdio_log), OLD, "stdio25", False)),
+        (f"http {OLD}", lambda: sdk_suite(w, f"http {OLD}", http_maker(w.a, "legacy"), OLD, "http25", False)),
+        (f"http {NEW}", lambda: sdk_suite(w, f"http {NEW}", http_maker(w.a, "auto"), NEW, "http26", True)),
+        (f"stdio {NEW}", lambda: sdk_suite(w, f"stdio {NEW}", stdio_maker(w, "auto", stdio_log), NEW, "stdio26", False)),
+        ("raw 2026-07-28", lambda: raw_suite(w)),
+        ("writes", lambda: body_suite(w)),
+        ("proceed", lambda: proceed_suite(w)),
+    ]
+    for name, suite in suites:
+        try:
+            with anyio.fail_after(SUITE_TIMEOUT):
+                await suite()
+        except Exception as e:  # noqa: BLE001 - every failure is a "not ok" line, then on to the next suite
+            R.check(f"{name}: the suite ran to its end", False, error_text(e))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin", required=True, help="the restmcp binary")
+    parser.add_argument("--httpbin", help="a running httpbin's base URL (else one is started here)")
+    parser.add_argument("--access-log", help="that httpbin's gunicorn --access-logfile (with --httpbin)")
+    args = parser.parse_args()
+    args.bin = str(Path(args.bin).resolve())
+    if bool(args.httpbin) != bool(args.access_log):
+        parser.error("--httpbin and --access-log go together")
+
+    signal.signal(signal.SIGALRM, lambda *_: (print("confirm-python: hard time limit reached", flush=True), kill_all(), os._exit(2)))
+    signal.alarm(HARD_LIMIT)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: (kill_all(), os._exit(130)))
+
+    work = Path(tempfile.mkdtemp(prefix="restmcp-confirm-py-"))
+    w: World | None = None
+    stdio_log_path = work / "restmcp-stdio.stderr"
+    try:
+        with open(stdio_log_path, "w", encoding="utf-8") as stdio_log:
+            try:
+                w = start(args, work)
+            except Exception as e:  # noqa: BLE001
+                R.check("start httpbin and the restmcp servers", False, error_text(e))
+            else:
+                print(f"# httpbin {w.httpbin} (access log {w.log.path}); restmcp A {w.a}, A2 {w.a2}, B {w.b}, C {w.c}", flush=True)
+                anyio.run(run, w, stdio_log)
+    finally:
+        kill_all()
+        if w is not None:
+            for child, name in w.stderr_files:
+                (work / name).write_text(child.text("stderr") + "\n")
+        for child in CHILDREN:
+            if child.name == "httpbin":
+                (work / "httpbin.stderr").write_text(child.text("stderr") + "\n")
+        if R.failed or os.environ.get("CONFIRM_TEST_KEEP"):
+            print(f"# work directory kept: {work}", flush=True)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"1..{R.passed + R.failed}", flush=True)
+    for failure in R.failures:
+        print(f"# failed: {failure}", flush=True)
+    print(f"confirm-python: {R.passed} passed, {R.failed} failed", flush=True)
+    return 0 if R.failed == 0 and R.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
