@@ -16,13 +16,14 @@ Servers (`restmcp serve`, all on 127.0.0.1 and free ports, killed on any exit):
       `updatePet: {confirm: false}` (a PUT that does not ask), state_ttl_seconds = 2 and a key
       of its own;
   C   confirm = "destructive" with without_elicitation = "proceed" (the documented opt-out);
+  D   confirm = "destructive" with `[server] sessions = false` (no Mcp-Session-Id);
 and `restmcp stdio --config A` children for the stdio suites.
 
 With the SDK's own high-level API (`mcp.Client` with an `elicitation_callback`, which at
 2026-07-28 also drives the input_required retry loop by itself), over
   stdio at 2025-11-25 (mode="legacy": the initialize handshake), Streamable HTTP at 2025-11-25
-  (mode="legacy"), Streamable HTTP at 2026-07-28 (mode "auto": server/discover) and stdio at
-  2026-07-28 (mode "auto"),
+  (mode="legacy"), Streamable HTTP at 2026-07-28 (mode "auto": server/discover), stdio at
+  2026-07-28 (mode "auto") and the legacy HTTP+SSE transport at 2025-11-25 (/sse),
 each suite checks:
   - deletePet, accepted: the callback gets one form-mode elicitation whose requestedSchema is
     the empty form and whose message names DELETE, the resolved URL with the petId, the API's
@@ -30,6 +31,7 @@ each suite checks:
     log shows exactly one request, that DELETE;
   - deletePet declined, and cancelled: isError, the text says declined/cancelled and nothing
     sent, and the access log shows no new request;
+  - the callback answering a JSON-RPC error instead of a result: the call fails, nothing sent;
   - updatePet (PUT, destructive), accepted: the message names PUT; the echo has the JSON body;
   - getPet (GET, confirm: true in the overlay), declined: asked, nothing sent;
   - createPet and listPets (not destructive) run without any elicitation;
@@ -42,9 +44,13 @@ do: the input_required result's exact shape; a retry without inputResponses (or 
 requestState) gets a new input_required; a tampered requestState, one for other arguments,
 one for another tool, one signed with another key (server B), an expired one (server B, after
 its 2 s) and a replayed one (after accept: httpbin saw one DELETE only; after decline, replayed
-as accept) are refused with JSON-RPC error -32602 and nothing is sent; a state issued by A is
-honoured by the replica A2; a client whose clientCapabilities lack elicitation gets the
+as accept) are refused with JSON-RPC error -32602 and nothing is sent; five concurrent accepts
+with one state send one DELETE; a state issued by A is honoured by the replica A2 (the same
+state replayed at A2 after A used it is printed as a note, not checked: part 1 promises no
+store shared by replicas); a client whose clientCapabilities lack elicitation gets the
 fail-closed result while createPet runs for it.
+Sessions off (server D): a 2025-11-25 HTTP client with elicitation is either asked (and then
+the DELETE is sent) or refused with nothing sent; never sent unasked.
 The body shown (server B, confirm = "writes", SDK at 2025-11-25): createPet's message shows
 POST, the URL and the JSON body; with a 10 kB name the message stays under 2 kB and says it was
 shortened, and the upstream still gets the whole body; listPets and updatePet (confirm: false)
@@ -84,6 +90,7 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -293,6 +300,7 @@ class World:
     a2: str
     b: str
     c: str
+    d: str
     a_config: Path
     key_a: str
     stderr_files: list[tuple[Child, str]]
@@ -314,7 +322,8 @@ def start_httpbin(work: Path) -> tuple[str, Path]:
     return f"http://127.0.0.1:{port}", log
 
 
-def write_config(w: World, name: str, port: int, confirm: str, extra_server: str, overlay: str | None) -> Path:
+def write_config(w: World, name: str, port: int, confirm: str, extra_server: str, overlay: str | None,
+                 server: str = "") -> Path:
     overlays = ""
     if overlay is not None:
         (w.work / f"{name}-overlay.yaml").write_text(overlay)
@@ -322,7 +331,7 @@ def write_config(w: World, name: str, port: int, confirm: str, extra_server: str
     path = w.work / f"{name}.toml"
     path.write_text(f"""[server]
 listen = "127.0.0.1:{port}"
-[server.confirm]
+{server}[server.confirm]
 {extra_server}
 [apis.{API}]
 spec = "confirm-api.yaml"
@@ -356,22 +365,24 @@ def start(args: argparse.Namespace, work: Path) -> World:
     key_b = secrets.token_urlsafe(32)
     overlay_a = "tools:\n  getPet:\n    confirm: true\n"
     keyed = 'state_key_env = "RESTMCP_CONFIRM_KEY"\nstate_ttl_seconds = 300\nwithout_elicitation = "refuse"'
-    ports = {n: free_port() for n in ("a", "a2", "b", "c")}
+    ports = {n: free_port() for n in ("a", "a2", "b", "c", "d")}
     w.a_config = write_config(w, "a", ports["a"], "destructive", keyed, overlay_a)
     a2 = write_config(w, "a2", ports["a2"], "destructive", keyed, overlay_a)
     b = write_config(w, "b", ports["b"], "writes",
                      f'state_key_env = "RESTMCP_CONFIRM_KEY"\nstate_ttl_seconds = {B_TTL}',
                      "tools:\n  updatePet:\n    confirm: false\n")
     c = write_config(w, "c", ports["c"], "destructive", 'without_elicitation = "proceed"', None)
+    d = write_config(w, "d", ports["d"], "destructive", "", None, server="sessions = false\n")
     children = [
         start_server(w, "a", w.a_config, {"RESTMCP_CONFIRM_KEY": w.key_a}),
         start_server(w, "a2", a2, {"RESTMCP_CONFIRM_KEY": w.key_a}),
         start_server(w, "b", b, {"RESTMCP_CONFIRM_KEY": key_b}),
         start_server(w, "c", c, {}),
+        start_server(w, "d", d, {}),
     ]
     for child in children:
         child.wait_for(r"MCP over Streamable HTTP at http://", "stderr")
-    w.a, w.a2, w.b, w.c = (f"http://127.0.0.1:{ports[n]}/mcp" for n in ("a", "a2", "b", "c"))
+    w.a, w.a2, w.b, w.c, w.d = (f"http://127.0.0.1:{ports[n]}/mcp" for n in ("a", "a2", "b", "c", "d"))
     return w
 
 
@@ -386,10 +397,12 @@ class Asker:
         self.answer = answer
         self.seen: list[types.ElicitRequestParams] = []
 
-    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
         self.seen.append(params)
         if self.answer == "accept":
             return types.ElicitResult(action="accept", content={})
+        if self.answer == "error":
+            return types.ErrorData(code=types.INTERNAL_ERROR, message="the confirmation dialog could not be shown")
         return types.ElicitResult(action=self.answer)  # type: ignore[arg-type]
 
 
@@ -437,7 +450,7 @@ def dump(result: Any) -> str:
 DECLINED = re.compile(r"declin|cancel|refus|did not (accept|confirm)|not confirmed", re.I)
 NOTHING_SENT = re.compile(r"nothing (was |is |has been )?sent|(was|is|has) not (been )?sent|not sent|never sent|nothing (was |is )?(reached|called|made)", re.I)
 CANNOT = re.compile(r"cannot|can't|can not|unable|not able|does not (support|declare|offer)|doesn't support|no elicitation|without elicitation|lacks", re.I)
-SHORTENED = re.compile(r"shorten|truncat|first [\d,]+ (characters?|chars?|bytes?)?\s*(of [\d,]+ )?(are |were )?shown|omitted|elided|cut|…|\.\.\.", re.I)
+SHORTENED = re.compile(r"shorten|truncat|first [\d,]+ (characters?|chars?|bytes?)?\s*(of [\d,]+ )?(are |were )?shown|omitted|elided|\bcut\b|…|\.\.\.", re.I)
 
 
 def form_ok(params: Any) -> tuple[bool, str]:
@@ -517,6 +530,21 @@ async def sdk_suite(w: World, label: str, make: Callable[[Asker | None, Wire | N
                     bool(DECLINED.search(text)) and bool(NOTHING_SENT.search(text)), short(text))
             R.check(f"{label}: deletePet answered {answer}: httpbin got nothing", sent == [], fmt(sent))
 
+        # The callback fails (answers a JSON-RPC error instead of a result): nothing is sent.
+        # At 2026-07-28 the SDK then gives up by itself (MCPError) without retrying.
+        pid = f"{slug}-error"
+        mark = await w.log.mark()
+        asker.answer, asker.seen = "error", []
+        try:
+            outcome = await client.call_tool("deletePet", {"petId": pid})
+            failed = outcome.is_error is True
+            shown = dump(outcome)
+        except MCPError as e:
+            failed, shown = True, f"MCPError {e.error.code}: {e.error.message}"
+        sent = await w.log.since(mark)
+        R.check(f"{label}: the callback answers an error instead: asked once, the call fails, httpbin got nothing",
+                len(asker.seen) == 1 and failed and sent == [], f"{len(asker.seen)} elicitation(s); {shown}; httpbin: {fmt(sent)}")
+
         # updatePet (PUT, destructive), accepted: the body goes through.
         pid = f"{slug}-put"
         mark = await w.log.mark()
@@ -570,6 +598,13 @@ async def sdk_suite(w: World, label: str, make: Callable[[Asker | None, Wire | N
                 result.is_error is True and "confirm" in text.lower() and bool(CANNOT.search(text)), dump(result))
         R.check(f"{label}: no elicitation capability: the DELETE never reached httpbin (listPets did)",
                 sent == [("GET", "/anything/pets")] and listed.is_error is not True, fmt(sent))
+
+
+def sse_maker(url: str) -> Callable[[Asker | None, Wire | None], Client]:
+    def make(asker: Asker | None, _wire: Wire | None) -> Client:
+        return Client(sse_client(url, timeout=STEP), mode="legacy", elicitation_callback=asker, read_timeout_seconds=STEP)
+
+    return make
 
 
 def stdio_maker(w: World, mode: str, errlog: Any) -> Callable[[Asker | None, Wire | None], Client]:
@@ -788,6 +823,25 @@ async def raw_suite(w: World) -> None:
         sent = await w.log.since(mark)
         R.check("raw: nothing declined or cancelled reached httpbin", sent == [], fmt(sent))
 
+        # The same accepting answer five times at once: one may go through, no more.
+        mark = await w.log.mark()
+        s8 = result_of(await a.call("deletePet", {"petId": "raw-race"})).get("requestState", "")
+        answers: list[dict[str, Any]] = []
+
+        async def one() -> None:
+            answers.append(await a.call("deletePet", {"petId": "raw-race"}, answer="accept", state=s8))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(5):
+                tg.start_soon(one)
+        sent = await w.log.since(mark)
+        done = [m for m in answers if (raw_echo(m) or {}).get("method") == "DELETE"]
+        refused = [m for m in answers if is_invalid_params(m)]
+        R.check("raw: five concurrent accepts with one requestState: one result, four -32602, one DELETE at httpbin",
+                bool(s8) and len(done) == 1 and len(refused) == 4 and sent == [("DELETE", "/anything/pets/raw-race")],
+                f"{len(done)} result(s), {len(refused)} refusal(s), others {short([m for m in answers if m not in done and m not in refused], 400)}; "
+                f"httpbin: {fmt(sent)}")
+
         # Across replicas: a state from A accepted at A2 (same key).
         mark = await w.log.mark()
         s6 = result_of(await a.call("deletePet", {"petId": "raw-replica"})).get("requestState", "")
@@ -868,6 +922,26 @@ async def body_suite(w: World) -> None:
                 f"{short(dump(result), 300)}; httpbin: {fmt(sent)}")
 
 
+async def sessionless_suite(w: World) -> None:
+    """Server D has `sessions = false`: every Streamable HTTP request stands alone, so an
+    initialize-based client's answer to an elicitation/create may have nowhere to go. Whatever
+    restmcp does then, it must not send the DELETE unasked: either it asks and the accept sends
+    it, or it does not ask, answers isError and sends nothing."""
+    asker = Asker("accept")
+    async with Client(w.d, mode="legacy", elicitation_callback=asker, read_timeout_seconds=STEP) as client:
+        mark = await w.log.mark()
+        result = await client.call_tool("deletePet", {"petId": "sessionless"})
+        sent = await w.log.since(mark)
+        text = result_text(result)
+        asked_and_sent = len(asker.seen) == 1 and result.is_error is not True and sent == [("DELETE", "/anything/pets/sessionless")]
+        refused = asker.seen == [] and result.is_error is True and sent == [] and "confirm" in text.lower()
+        print(f"# sessions = false, {OLD} with elicitation: {'asked, then sent' if asked_and_sent else 'not asked: ' + short(text, 400)}",
+              flush=True)
+        R.check(f"sessions = false: a {OLD} client with elicitation over HTTP is either asked (then the DELETE is sent) "
+                "or refused (isError, nothing sent)", asked_and_sent or refused,
+                f"{len(asker.seen)} elicitation(s); {dump(result)}; httpbin: {fmt(sent)}")
+
+
 async def proceed_suite(w: World) -> None:
     async with Client(w.c, mode="legacy", read_timeout_seconds=STEP) as client:
         mark = await w.log.mark()
@@ -894,6 +968,8 @@ async def run(w: World, stdio_log: Any) -> None:
         (f"http {OLD}", lambda: sdk_suite(w, f"http {OLD}", http_maker(w.a, "legacy"), OLD, "http25", False)),
         (f"http {NEW}", lambda: sdk_suite(w, f"http {NEW}", http_maker(w.a, "auto"), NEW, "http26", True)),
         (f"stdio {NEW}", lambda: sdk_suite(w, f"stdio {NEW}", stdio_maker(w, "auto", stdio_log), NEW, "stdio26", False)),
+        (f"legacy SSE {OLD}", lambda: sdk_suite(w, f"legacy SSE {OLD}", sse_maker(w.a.removesuffix("/mcp") + "/sse"), OLD, "sse25", False)),
+        ("sessions = false", lambda: sessionless_suite(w)),
         ("raw 2026-07-28", lambda: raw_suite(w)),
         ("writes", lambda: body_suite(w)),
         ("proceed", lambda: proceed_suite(w)),
@@ -931,7 +1007,7 @@ def main() -> int:
             except Exception as e:  # noqa: BLE001
                 R.check("start httpbin and the restmcp servers", False, error_text(e))
             else:
-                print(f"# httpbin {w.httpbin} (access log {w.log.path}); restmcp A {w.a}, A2 {w.a2}, B {w.b}, C {w.c}", flush=True)
+                print(f"# httpbin {w.httpbin} (access log {w.log.path}); restmcp A {w.a}, A2 {w.a2}, B {w.b}, C {w.c}, D {w.d}", flush=True)
                 anyio.run(run, w, stdio_log)
     finally:
         kill_all()

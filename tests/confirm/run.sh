@@ -4,8 +4,8 @@
 #   httpbin==0.10.4 under gunicorn==27.0.1 as the upstream, its access log (gunicorn
 #     --access-logfile) the witness of what did or did not reach it;
 #   tests/confirm/python_confirm.py  the official Python SDK (mcp==2.3.0): stdio and Streamable
-#     HTTP at 2025-11-25 (elicitation/create on the session) and at 2026-07-28 (the
-#     input_required result, which the SDK answers and retries by itself), the callback
+#     HTTP at 2025-11-25 (elicitation/create on the session; legacy HTTP+SSE too) and at
+#     2026-07-28 (the input_required result, which the SDK answers and retries by itself), the callback
 #     accepting, declining and cancelling, a client without elicitation (fail closed), the
 #     body shown and shortened (confirm = "writes"), the opt-out (without_elicitation =
 #     "proceed"); and raw 2026-07-28 JSON-RPC for what no SDK does: a tampered, replayed,
