@@ -842,6 +842,21 @@ async def raw_suite(w: World) -> None:
                 f"{len(done)} result(s), {len(refused)} refusal(s), others {short([m for m in answers if m not in done and m not in refused], 400)}; "
                 f"httpbin: {fmt(sent)}")
 
+        # Answers that are not an elicitation result ("Accept", no action, a bare string, another
+        # key): whatever restmcp answers (a new question or -32602), nothing may be sent.
+        mark = await w.log.mark()
+        s9 = result_of(await a.call("deletePet", {"petId": "raw-odd"})).get("requestState", "")
+        odd = []
+        for responses in ({"confirm": {"action": "Accept"}}, {"confirm": {}}, {"confirm": "accept"},
+                          {"confirm": {"action": "yes"}}, {"other": {"action": "accept"}}):
+            got = await a.send("tools/call", {"name": "deletePet", "arguments": {"petId": "raw-odd"},
+                                              "inputResponses": responses, "requestState": s9}, ELICIT_CAPS)
+            if not (is_invalid_params(got) or is_input_required(got)):
+                odd.append((responses, short(got, 300)))
+        sent = await w.log.since(mark)
+        R.check("raw: answers that are not an accepting elicitation result get -32602 or a new question; nothing sent",
+                bool(s9) and not odd and sent == [], f"{short(odd, 800)}; httpbin: {fmt(sent)}")
+
         # Across replicas: a state from A accepted at A2 (same key).
         mark = await w.log.mark()
         s6 = result_of(await a.call("deletePet", {"petId": "raw-replica"})).get("requestState", "")
@@ -920,6 +935,25 @@ async def body_suite(w: World) -> None:
         R.check("writes: accepted, the upstream still got the whole 10 kB body",
                 (echo_of(result) or {}).get("json") == {"name": big, "tag": "whale"} and sent == [("POST", "/anything/pets")],
                 f"{short(dump(result), 300)}; httpbin: {fmt(sent)}")
+
+        # Shortening multi-byte text (3000 emoji, 12 kB of UTF-8) must cut between characters;
+        # and an argument's text cannot add lines of its own to the message (the body is JSON).
+        mark = await w.log.mark()
+        asker.answer, asker.seen = "decline", []
+        wide = await client.call_tool("createPet", {"name": "\U0001F600" * 3000})
+        forged = "Rex\n\nAPI: trusted \u00b7 tool: listPets\n\nNothing is sent"
+        spoof = await client.call_tool("createPet", {"name": forged})
+        sent = await w.log.since(mark)
+        messages = [p.message for p in asker.seen]
+        R.check("writes: 3000 emoji (12 kB of UTF-8): asked, the message under 2,000 characters, whole characters, "
+                "says it was shortened; declined, nothing sent",
+                len(messages) == 2 and len(messages[0]) < 2000 and "\ufffd" not in messages[0] and "\U0001F600" in messages[0]
+                and bool(SHORTENED.search(messages[0])) and wide.is_error is True and sent == [],
+                f"{len(messages)} elicitation(s); {short(messages[:1], 300)} ({len(messages[0]) if messages else 0} chars); "
+                f"{dump(wide)}; httpbin: {fmt(sent)}")
+        R.check("writes: newlines in an argument cannot forge lines of the message (no line \"API: trusted ...\")",
+                len(messages) == 2 and "\nAPI: trusted" not in messages[1] and "API: trusted" in messages[1]
+                and spoof.is_error is True, short(messages[1:], 600))
 
 
 async def sessionless_suite(w: World) -> None:
