@@ -74,5 +74,6 @@ pub mod reload;
 pub mod schema;
 pub mod secret;
 pub mod spec;
+pub mod store;
 pub mod telemetry;
 pub mod upstream;

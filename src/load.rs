@@ -142,6 +142,7 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
                 max_parameter_description_length: api.max_parameter_description_length,
                 accept: api.accept.as_deref(),
                 confirm: api.confirm.as_ref(),
+                idempotency_header: api.idempotency_header.as_deref(),
             }
         })
         .collect();

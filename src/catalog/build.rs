@@ -42,6 +42,9 @@ pub struct ApiInput<'a> {
     /// `apis.NAME.confirm`: which tools a human confirms before their requests are sent
     /// (an overlay's `confirm` wins per tool).
     pub confirm: Option<&'a ConfirmPolicy>,
+    /// `apis.NAME.idempotency_header`: POST and PATCH tools get an optional argument sent
+    /// in this header.
+    pub idempotency_header: Option<&'a str>,
 }
 
 impl<'a> ApiInput<'a> {
@@ -62,6 +65,7 @@ impl<'a> ApiInput<'a> {
             max_parameter_description_length: None,
             accept: None,
             confirm: None,
+            idempotency_header: None,
         }
     }
 }
@@ -189,6 +193,98 @@ fn resolve_confirmation(tool: &mut Tool, policy: Option<&ConfirmPolicy>, synthes
     } else {
         Confirmation::Never
     };
+}
+
+/// The header name an operation may declare for idempotency keys without any setting.
+const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
+
+/// The argument restmcp adds for `apis.NAME.idempotency_header`.
+const IDEMPOTENCY_ARGUMENT: &str = "idempotency_key";
+
+/// Settles how a non-idempotent tool sends idempotency keys: through the header parameter
+/// the operation declares (named `Idempotency-Key`, or `configured`), else, with
+/// `configured`, through an optional argument restmcp adds for POST and PATCH.
+fn plan_idempotency(tool: &mut Tool, configured: Option<&str>) {
+    if tool.route.method.is_idempotent() {
+        return;
+    }
+    let named = |wire: &str| {
+        wire.eq_ignore_ascii_case(IDEMPOTENCY_KEY)
+            || configured.is_some_and(|header| wire.eq_ignore_ascii_case(header))
+    };
+    let declared = tool
+        .route
+        .arguments
+        .bindings
+        .iter()
+        .find(|b| b.location == super::arguments::Location::Header && named(&b.wire_name));
+    if let Some(binding) = declared {
+        if binding.fixed.is_none() {
+            tool.route.idempotency = Some(super::Idempotency {
+                header: binding.wire_name.clone(),
+                argument: binding.argument.clone(),
+            });
+        }
+        return;
+    }
+    let Some(header) = configured else {
+        return;
+    };
+    if !matches!(tool.route.method, spec::Method::Post | spec::Method::Patch)
+        || tool.route.arguments.get(IDEMPOTENCY_ARGUMENT).is_some()
+    {
+        return;
+    }
+    let added = tool.input_schema.edit(|schema| {
+        let Some(object) = schema.as_object_mut() else {
+            return false;
+        };
+        let properties = object
+            .entry("properties")
+            .or_insert_with(|| serde_json::json!({}));
+        let Some(properties) = properties.as_object_mut() else {
+            return false;
+        };
+        if properties.contains_key(IDEMPOTENCY_ARGUMENT) {
+            return false;
+        }
+        properties.insert(
+            IDEMPOTENCY_ARGUMENT.into(),
+            serde_json::json!({
+                "type": "string",
+                "description": format!(
+                    "Sent as {header}. Give the same key when retrying this call: a repeat \
+                     with the same arguments returns the first result instead of acting twice."
+                ),
+            }),
+        );
+        true
+    });
+    if !added {
+        return;
+    }
+    tool.route
+        .arguments
+        .bindings
+        .push(super::arguments::Binding {
+            argument: IDEMPOTENCY_ARGUMENT.into(),
+            location: super::arguments::Location::Header,
+            wire_name: header.to_string(),
+            style: spec::Style::Simple,
+            explode: false,
+            allow_reserved: false,
+            content_type: None,
+            required: false,
+            binary: false,
+            fixed: None,
+            default: None,
+        });
+    tool.route.idempotency = Some(super::Idempotency {
+        header: header.to_string(),
+        argument: IDEMPOTENCY_ARGUMENT.into(),
+    });
+    let source = format!("config apis.{}.idempotency_header", tool.route.api);
+    tool.note("idempotency_key", source);
 }
 
 type BuiltApi = (Vec<Tool>, ApiReport, BTreeMap<String, SecurityScheme>);
@@ -376,6 +472,7 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
     for tool in &mut tools {
         let own = tool.annotations;
         resolve_confirmation(tool, input.confirm, own);
+        plan_idempotency(tool, input.idempotency_header);
     }
     let mut seen: HashMap<&str, &Tool> = HashMap::new();
     for tool in &tools {

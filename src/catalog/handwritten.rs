@@ -238,6 +238,7 @@ pub fn build(
             max_response_bytes: None,
             response_fields: Vec::new(),
             confirm: Default::default(),
+            idempotency: None,
             mock: cx
                 .mock
                 .then(|| Arc::new(mock_answer(method, spec.output_schema.as_ref()))),

@@ -60,8 +60,8 @@ pub use select::Selection;
 pub use synthesize::default_filename;
 pub use text::truncate_text;
 pub use tool::{
-    Annotations, BaseUrl, Confirmation, FullInput, McpTool, MockAnswer, Origin, OutputPlan, Route,
-    Tool, ToolLimit,
+    Annotations, BaseUrl, Confirmation, FullInput, Idempotency, McpTool, MockAnswer, Origin,
+    OutputPlan, Route, Tool, ToolLimit,
 };
 
 use crate::config::DiscoveryMode;

@@ -178,6 +178,7 @@ pub(super) fn synthesize<'d>(
             max_response_bytes: None,
             response_fields: Vec::new(),
             confirm: Default::default(),
+            idempotency: None,
             mock,
             full_input: budgeted.full,
         },

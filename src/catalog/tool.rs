@@ -39,6 +39,15 @@ impl Confirmation {
     }
 }
 
+/// How a call of a non-idempotent operation carries its idempotency key: every request
+/// sends one in `header` (the `argument`'s value, else a generated one), and a key the
+/// model gave makes a repeat of the call answer from the stored result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Idempotency {
+    pub header: String,
+    pub argument: String,
+}
+
 impl Route {
     /// Whether a human confirms each call of this tool before its request is sent.
     pub fn needs_confirmation(&self) -> bool {
@@ -89,6 +98,10 @@ pub struct Route {
     /// (or a spec's `x-mcp`, which can only ask for it), else by `apis.NAME.confirm`.
     #[serde(skip_serializing_if = "Confirmation::is_never")]
     pub confirm: Confirmation,
+    /// The header the upstream reads idempotency keys from, for a non-idempotent operation
+    /// that has one (declared by the operation, or `apis.NAME.idempotency_header`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<Idempotency>,
     /// For an API in mock mode: what the mock upstream answers.
     #[serde(skip)]
     pub mock: Option<Arc<MockAnswer>>,

@@ -41,6 +41,17 @@ pub(super) fn serve(
     served
 }
 
+/// The store replicas share (`[server.store]`), connected now: a server that cannot reach
+/// it does not start, rather than serve calls it cannot make safe.
+async fn open_store(config: &Config) -> anyhow::Result<Arc<crate::store::Store>> {
+    let store =
+        crate::store::Store::open(&config.server.store, |name| std::env::var(name).ok()).await?;
+    if config.server.store.url.is_some() {
+        tracing::info!(store = store.describe(), "connected to the shared store");
+    }
+    Ok(Arc::new(store))
+}
+
 async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let loaded = load::load(&config).await?;
     warn_skipped(&loaded);
@@ -51,7 +62,8 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
         .map_err(anyhow::Error::msg)?;
     let snapshot = Snapshot::new(dispatcher)
         .with_presentation(crate::mcp::view::Presentation::from_config(&config));
-    let shared = Shared::with_settings(snapshot, &config.server)?;
+    let store = open_store(&config).await?;
+    let shared = Shared::with_store(snapshot, &config.server, store)?;
     let shutdown = CancellationToken::new();
     let mut banner = format!(
         "restmcp {}: MCP over stdio, {}\n",
@@ -80,7 +92,8 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     let control = crate::http::Control::new(&config.server)?;
     let empty = Dispatcher::with_settings(Arc::default(), Default::default())
         .map_err(anyhow::Error::msg)?;
-    let shared = Shared::with_settings(Snapshot::new(empty), &config.server)?;
+    let store = open_store(&config).await?;
+    let shared = Shared::with_store(Snapshot::new(empty), &config.server, store)?;
     let app = crate::http::app(shared.clone(), &config.server, &control);
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));

@@ -111,6 +111,12 @@ pub struct ApiConfig {
     /// (`[server.confirm]` says how it is asked); an overlay's `confirm` wins per tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<ConfirmPolicy>,
+    /// The header this API reads idempotency keys from (`Idempotency-Key`): POST and PATCH
+    /// tools that do not declare it get an optional `idempotency_key` argument sent in it,
+    /// and a generated key when the model gives none (an operation that declares a header
+    /// named `Idempotency-Key` uses it without this setting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_header: Option<String>,
 }
 
 /// `apis.NAME.confirm`: the tools of an API whose calls a human confirms first.

@@ -77,7 +77,7 @@ pub use reload::ReloadSettings;
 pub use server::{
     ConfirmSettings, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_STDIO_MESSAGE_BYTES, InboundAuth,
     IntrospectionSettings, MIN_MESSAGE_BYTES, OAuthSettings, ReadinessSettings, ServerSettings,
-    TlsSettings, WithoutElicitation,
+    StoreSettings, TlsSettings, WithoutElicitation,
 };
 pub use specs_dir::discover;
 pub(crate) use syntax::is_token;

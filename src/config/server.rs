@@ -60,6 +60,9 @@ pub struct ServerSettings {
     pub tls: Option<TlsSettings>,
     /// How calls that need a human's confirmation (`apis.NAME.confirm`) are asked for.
     pub confirm: ConfirmSettings,
+    /// Where short-lived shared state lives (idempotency results, used confirmations):
+    /// in-process, or a Redis/Valkey server that replicas share.
+    pub store: StoreSettings,
     /// What `/readyz` checks beyond a loaded tool set.
     pub readiness: ReadinessSettings,
     /// Seconds a client gets to send a request's complete headers, counted from its first
@@ -209,6 +212,35 @@ impl Default for ConfirmSettings {
     }
 }
 
+/// `[server.store]`: short-lived state replicas behind a balancer must share (stored
+/// idempotent results, redeemed confirmations).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSettings {
+    /// `redis://host:port/db` of a Redis or Valkey server; unset, the store is in-process
+    /// (enough for one replica). No password in it: see `password_env`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// An environment variable holding the server's password (`AUTH`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+    /// Seconds a call's result is kept under its idempotency key.
+    pub idempotency_ttl_seconds: u64,
+    /// Seconds one store command may take before the call is refused (fail closed).
+    pub timeout_seconds: f64,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        StoreSettings {
+            url: None,
+            password_env: None,
+            idempotency_ttl_seconds: 86_400,
+            timeout_seconds: 2.0,
+        }
+    }
+}
+
 /// `server.confirm.without_elicitation`.
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -300,6 +332,7 @@ impl Default for ServerSettings {
             oauth: None,
             tls: None,
             confirm: ConfirmSettings::default(),
+            store: StoreSettings::default(),
             readiness: ReadinessSettings::default(),
             header_read_timeout_seconds: 30,
             body_read_timeout_seconds: 60,

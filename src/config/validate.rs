@@ -372,8 +372,60 @@ impl Config {
         if let Some(oauth) = &server.oauth {
             validate_oauth(oauth)?;
         }
+        validate_store(&server.store)?;
         Ok(())
     }
+}
+
+/// `[server.store]`: a `redis://` URL without a password in it, and bounds that make sense.
+fn validate_store(store: &super::StoreSettings) -> Result<(), ConfigError> {
+    let invalid = |key: &str, value: String, problem: &str| ConfigError::Invalid {
+        key: format!("server.store.{key}"),
+        value,
+        problem: problem.into(),
+    };
+    if let Some(url) = &store.url {
+        let parsed = url::Url::parse(url).map_err(|e| {
+            invalid(
+                "url",
+                String::new(),
+                &format!("is not a URL ({e}); write redis://host:port/db"),
+            )
+        })?;
+        if parsed.scheme() != "redis" || parsed.host_str().is_none_or(str::is_empty) {
+            return Err(invalid(
+                "url",
+                parsed.scheme().to_string(),
+                "must be redis://host:port/db (a Redis or Valkey server)",
+            ));
+        }
+        if parsed.password().is_some() {
+            // The value itself is not repeated: it holds a secret.
+            return Err(invalid(
+                "url",
+                String::new(),
+                "must not hold a password; name its environment variable in password_env",
+            ));
+        }
+    }
+    if store.idempotency_ttl_seconds == 0 {
+        return Err(invalid(
+            "idempotency_ttl_seconds",
+            "0".into(),
+            "must be at least 1",
+        ));
+    }
+    if !(store.timeout_seconds.is_finite()
+        && store.timeout_seconds > 0.0
+        && store.timeout_seconds <= 60.0)
+    {
+        return Err(invalid(
+            "timeout_seconds",
+            store.timeout_seconds.to_string(),
+            "must be more than 0 and at most 60",
+        ));
+    }
+    Ok(())
 }
 
 /// JWS algorithm names `server.oauth.algorithms` may list (RFC 7518 and RFC 8037); `none`
@@ -524,6 +576,14 @@ fn validate_auth(api_name: &str, api: &ApiConfig) -> Result<(), ConfigError> {
             problem: "is required when `auth` is set: credentials are sent only to the origin \
                       of the configured base URL, never to one the spec names"
                 .into(),
+        });
+    }
+    if let Some(header) = &api.idempotency_header
+        && !is_token(header)
+    {
+        return Err(ConfigError::Key {
+            key: format!("apis.{api_name}.idempotency_header"),
+            problem: format!("\"{header}\" is not a valid header name"),
         });
     }
     let mut targets: Vec<String> = Vec::new();

@@ -231,11 +231,14 @@ impl Shared {
                     (trace_id.as_deref(), caller),
                 );
                 let progressed = progress.is_some() && waited > 0.0;
-                Ok((
-                    to_call_result(called.result, version).into(),
-                    name.clone(),
-                    progressed,
-                ))
+                let replayed = called.stats.outcome == CallOutcome::Replayed;
+                let mut result = to_call_result(called.result, version);
+                if replayed {
+                    let mut meta = serde_json::Map::new();
+                    meta.insert(REPLAY_META.into(), serde_json::Value::Bool(true));
+                    result.meta = Some(rmcp::model::MetaObject(meta));
+                }
+                Ok((result.into(), name.clone(), progressed))
             }
             // MCP: an unknown tool is a protocol error with code -32602.
             Err(Refusal::Unknown(unknown)) => {
@@ -285,11 +288,20 @@ impl Shared {
             Prepared::Ready(ready) => ready,
             Prepared::Refused(called) => return Ok(Step::Done(called)),
         };
+        let caller = incoming
+            .caller
+            .as_ref()
+            .map_or("", |caller| caller.pseudonym());
+        // A repeat under the same idempotency key is answered from the stored result, before
+        // anyone is asked again.
+        let held =
+            match super::idempotency::before(&self.store, &ready, caller, self.idempotency_ttl)
+                .await
+            {
+                super::idempotency::Before::Send(held) => held,
+                super::idempotency::Before::Answer(called) => return Ok(Step::Done(called)),
+            };
         if ready.tool().route.needs_confirmation() {
-            let caller = incoming
-                .caller
-                .as_ref()
-                .map_or("", |caller| caller.pseudonym());
             let preview = ready.preview();
             match self.confirmer.confirm(&preview, asker, caller).await {
                 Verdict::Proceed => {}
@@ -300,9 +312,16 @@ impl Shared {
                 Verdict::Invalid(error) => return Err(Refusal::State(error)),
             }
         }
-        Ok(Step::Done(dispatcher.send(ready, incoming).await))
+        let called = dispatcher.send(ready, incoming).await;
+        if let Some(held) = held {
+            held.answered(&called).await;
+        }
+        Ok(Step::Done(called))
     }
 }
+
+/// The `_meta` key of a result answered from the store under its idempotency key.
+const REPLAY_META: &str = "io.restmcp/idempotentReplay";
 
 /// How often a long call reports progress to a client that asked for it.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(1);

@@ -18,9 +18,8 @@
 //! nothing is sent, unless the operator set `server.confirm.without_elicitation =
 //! "proceed"`.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
@@ -30,6 +29,7 @@ use rmcp::model::{
 use rmcp::{ErrorData, Peer, RoleServer};
 
 use crate::config::{ConfirmSettings, WithoutElicitation};
+use crate::store::{Claim, Store};
 use crate::upstream::Preview;
 
 /// Why a client cannot be asked: it did not declare the capability.
@@ -45,10 +45,6 @@ pub(crate) const QUESTION: &str = "confirm";
 
 /// Characters of a request body the question shows; the rest is left out (and said so).
 const BODY_SHOWN: usize = 800;
-
-/// Redeemed states remembered at most (until they expire); past it, new answers are
-/// refused until old ones expire, rather than forgetting one that could then be replayed.
-const MAX_REDEEMED: usize = 100_000;
 
 /// The confirmation key could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -95,8 +91,8 @@ pub(crate) struct Confirmer {
     codec: RequestStateCodec,
     ttl: Duration,
     without_elicitation: WithoutElicitation,
-    /// Nonces of redeemed states, with when they expire.
-    redeemed: Mutex<HashMap<[u8; 16], Instant>>,
+    /// Where redeemed states are remembered (shared by replicas with `[server.store]`).
+    store: Arc<Store>,
 }
 
 /// What a sealed state says (besides the codec's own expiry).
@@ -111,29 +107,34 @@ impl Confirmer {
     /// random one when it names none.
     pub(crate) fn new(
         settings: &ConfirmSettings,
+        store: Arc<Store>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Confirmer, ConfirmError> {
         let Some(name) = &settings.state_key_env else {
-            return Ok(Confirmer::unkeyed(settings));
+            return Ok(Confirmer::unkeyed(settings, store));
         };
         let value = env(name).ok_or_else(|| ConfirmError::MissingKey(name.clone()))?;
         let codec = RequestStateCodec::try_new(value.trim().as_bytes().to_vec())
             .map_err(|_| ConfirmError::ShortKey(name.clone()))?;
-        Ok(Confirmer::with_codec(settings, codec))
+        Ok(Confirmer::with_codec(settings, codec, store))
     }
 
     /// A confirmer with a random key made now (`server.confirm.state_key_env` unset).
-    pub(crate) fn unkeyed(settings: &ConfirmSettings) -> Confirmer {
+    pub(crate) fn unkeyed(settings: &ConfirmSettings, store: Arc<Store>) -> Confirmer {
         let codec = RequestStateCodec::new_unchecked(random::<32>().to_vec());
-        Confirmer::with_codec(settings, codec)
+        Confirmer::with_codec(settings, codec, store)
     }
 
-    fn with_codec(settings: &ConfirmSettings, codec: RequestStateCodec) -> Confirmer {
+    fn with_codec(
+        settings: &ConfirmSettings,
+        codec: RequestStateCodec,
+        store: Arc<Store>,
+    ) -> Confirmer {
         Confirmer {
             codec,
             ttl: Duration::from_secs(settings.state_ttl_seconds.max(1)),
             without_elicitation: settings.without_elicitation,
-            redeemed: Mutex::new(HashMap::new()),
+            store,
         }
     }
 
@@ -200,7 +201,7 @@ impl Confirmer {
                         None,
                     ));
                 };
-                if let Err(error) = self.redeem(nonce) {
+                if let Err(error) = self.redeem(nonce).await {
                     return Verdict::Invalid(error);
                 }
                 verdict_of(preview, answer.action)
@@ -279,28 +280,23 @@ impl Confirmer {
         Ok(nonce)
     }
 
-    /// Marks a state's nonce used; an error when it was already.
-    fn redeem(&self, nonce: [u8; 16]) -> Result<(), ErrorData> {
-        let now = Instant::now();
-        let mut redeemed = self.redeemed.lock().unwrap_or_else(|p| p.into_inner());
-        if redeemed.len() >= MAX_REDEEMED {
-            redeemed.retain(|_, expires| *expires > now);
-        }
-        if redeemed.get(&nonce).is_some_and(|expires| *expires > now) {
-            return Err(ErrorData::invalid_params(
+    /// Marks a state's nonce used, in the store replicas share; an error when it was
+    /// already (or when the store cannot say: fail closed).
+    async fn redeem(&self, nonce: [u8; 16]) -> Result<(), ErrorData> {
+        let key = format!("restmcp:confirm:{}", hex(&nonce));
+        // Kept a little past the state's own expiry, so it cannot come back in between.
+        let ttl = self.ttl + Duration::from_secs(1);
+        match self.store.claim(&key, "1", ttl).await {
+            Ok(Claim::Claimed) => Ok(()),
+            Ok(Claim::Held(_)) => Err(ErrorData::invalid_params(
                 "requestState refused: this confirmation was already used; nothing was sent",
                 None,
-            ));
-        }
-        if redeemed.len() >= MAX_REDEEMED {
-            return Err(ErrorData::invalid_params(
-                "requestState refused: too many confirmations are pending; try again later",
+            )),
+            Err(error) => Err(ErrorData::internal_error(
+                format!("the confirmation could not be recorded ({error}); nothing was sent"),
                 None,
-            ));
+            )),
         }
-        // Kept a little past the state's own expiry, so it cannot come back in between.
-        redeemed.insert(nonce, now + self.ttl + Duration::from_secs(1));
-        Ok(())
     }
 }
 
@@ -390,7 +386,12 @@ mod tests {
     use crate::spec::Method;
 
     fn confirmer() -> Confirmer {
-        Confirmer::new(&ConfirmSettings::default(), |_| None).expect("random key")
+        Confirmer::new(
+            &ConfirmSettings::default(),
+            Arc::new(Store::memory()),
+            |_| None,
+        )
+        .expect("random key")
     }
 
     fn preview(url: &str) -> Preview<'_> {
@@ -518,7 +519,8 @@ mod tests {
             without_elicitation: WithoutElicitation::Proceed,
             ..Default::default()
         };
-        let open = Confirmer::new(&settings, |_| None).expect("confirmer");
+        let open =
+            Confirmer::new(&settings, Arc::new(Store::memory()), |_| None).expect("confirmer");
         assert!(matches!(
             open.confirm(&p, Asker::Unable, "").await,
             Verdict::Proceed
@@ -532,26 +534,39 @@ mod tests {
             ..Default::default()
         };
         let key = |_: &str| Some("k".repeat(40));
+        let store = Arc::new(Store::memory());
         let (a, b) = (
-            Confirmer::new(&settings, key).expect("a"),
-            Confirmer::new(&settings, key).expect("b"),
+            Confirmer::new(&settings, store.clone(), key).expect("a"),
+            Confirmer::new(&settings, store.clone(), key).expect("b"),
         );
         let p = preview("https://api.example/pets/1");
         let state = first_state(&a, &p, "").await;
         let verdict = b
             .confirm(
                 &p,
-                rounds(Some(state), Some(serde_json::json!({"action": "accept"}))),
+                rounds(
+                    Some(state.clone()),
+                    Some(serde_json::json!({"action": "accept"})),
+                ),
                 "",
             )
             .await;
         assert!(matches!(verdict, Verdict::Proceed));
+        // The replica sharing the store refuses the same state coming back.
+        let again = a
+            .confirm(
+                &p,
+                rounds(Some(state), Some(serde_json::json!({"action": "accept"}))),
+                "",
+            )
+            .await;
+        assert!(matches!(again, Verdict::Invalid(_)));
         assert!(matches!(
-            Confirmer::new(&settings, |_| Some("short".into())),
+            Confirmer::new(&settings, store.clone(), |_| Some("short".into())),
             Err(ConfirmError::ShortKey(_))
         ));
         assert!(matches!(
-            Confirmer::new(&settings, |_| None),
+            Confirmer::new(&settings, store, |_| None),
             Err(ConfirmError::MissingKey(_))
         ));
     }

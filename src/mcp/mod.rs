@@ -90,6 +90,7 @@ mod confirm;
 mod direct;
 mod front;
 pub mod http;
+mod idempotency;
 mod jsonrpc;
 mod listed;
 mod revision;

@@ -25,6 +25,7 @@ use super::view;
 use crate::catalog::{Catalog, SchemaText};
 use crate::discovery::Discovery;
 use crate::identity::Caller;
+use crate::store::Store;
 use crate::telemetry::metrics::Metrics;
 use crate::upstream::Dispatcher;
 
@@ -274,6 +275,11 @@ pub struct Shared {
     metrics: Arc<Metrics>,
     /// Asks users to confirm the calls that need it.
     pub(super) confirmer: Confirmer,
+    /// Stored results of calls made with an idempotency key (and, through the confirmer,
+    /// redeemed confirmations): shared by replicas with `[server.store]`.
+    pub(super) store: Arc<Store>,
+    /// How long a result stays under its idempotency key.
+    pub(super) idempotency_ttl: std::time::Duration,
 }
 
 impl Shared {
@@ -283,23 +289,38 @@ impl Shared {
             page_size,
             ..Default::default()
         };
-        Shared::build(snapshot, &settings, Confirmer::unkeyed(&settings.confirm))
+        let store = Arc::new(Store::memory());
+        let confirmer = Confirmer::unkeyed(&settings.confirm, store.clone());
+        Shared::build(snapshot, &settings, confirmer, store)
     }
 
     /// `snapshot` served with the page size, message budgets and confirmation settings of
-    /// `settings`; the confirmation key is read from the environment.
+    /// `settings` and an in-process store; the confirmation key is read from the
+    /// environment.
     pub fn with_settings(
         snapshot: Snapshot,
         settings: &crate::config::ServerSettings,
     ) -> Result<Arc<Shared>, ConfirmError> {
-        let confirmer = Confirmer::new(&settings.confirm, |name| std::env::var(name).ok())?;
-        Ok(Shared::build(snapshot, settings, confirmer))
+        Shared::with_store(snapshot, settings, Arc::new(Store::memory()))
+    }
+
+    /// [`Shared::with_settings`] with the store replicas share ([`Store::open`]).
+    pub fn with_store(
+        snapshot: Snapshot,
+        settings: &crate::config::ServerSettings,
+        store: Arc<Store>,
+    ) -> Result<Arc<Shared>, ConfirmError> {
+        let confirmer = Confirmer::new(&settings.confirm, store.clone(), |name| {
+            std::env::var(name).ok()
+        })?;
+        Ok(Shared::build(snapshot, settings, confirmer, store))
     }
 
     fn build(
         snapshot: Snapshot,
         settings: &crate::config::ServerSettings,
         confirmer: Confirmer,
+        store: Arc<Store>,
     ) -> Arc<Shared> {
         let metrics = Metrics::new();
         metrics.set_tools(snapshot.catalog().len());
@@ -310,6 +331,8 @@ impl Shared {
             limits: Limits::from_settings(settings),
             metrics,
             confirmer,
+            store,
+            idempotency_ttl: std::time::Duration::from_secs(settings.store.idempotency_ttl_seconds),
         })
     }
 

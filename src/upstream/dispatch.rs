@@ -42,6 +42,8 @@ pub enum CallOutcome {
     Timeout,
     Unreachable,
     RateLimited,
+    /// Answered from the result stored under the call's idempotency key; not sent again.
+    Replayed,
     /// Not sent: the user declined (or could not be asked for) the confirmation the tool
     /// needs.
     Unconfirmed,
@@ -58,6 +60,7 @@ impl CallOutcome {
             CallOutcome::Unreachable => "unreachable",
             CallOutcome::RateLimited => "rate_limited",
             CallOutcome::Unconfirmed => "unconfirmed",
+            CallOutcome::Replayed => "replayed",
         }
     }
 
@@ -106,6 +109,15 @@ pub struct Called {
 }
 
 impl Called {
+    /// A result of API `api` answered without calling it, with this outcome (a replay, or a
+    /// refusal made above the dispatcher).
+    pub fn unsent(api: &str, result: ToolResult, outcome: CallOutcome) -> Called {
+        Called {
+            result,
+            stats: CallStats::new(api, outcome),
+        }
+    }
+
     /// A call of a tool of API `api` that was not sent because its confirmation was not
     /// given: an error result with `text`.
     pub fn unconfirmed(api: &str, text: String) -> Called {
@@ -394,11 +406,28 @@ impl Dispatcher {
             }
         }
         match request::build(&tool.route, &arguments) {
-            Ok(request) => Ok(Prepared::Ready(Ready {
-                tool,
-                compiled,
-                request,
-            })),
+            Ok(mut request) => {
+                // A non-idempotent operation with an idempotency header always sends a key:
+                // the model's, else a fresh one (which makes retrying it safe).
+                let idempotency_key = tool.route.idempotency.as_ref().and_then(|idempotency| {
+                    let given = arguments
+                        .get(&idempotency.argument)
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                    request::set_default_header(
+                        &mut request.headers,
+                        &idempotency.header,
+                        given.clone().unwrap_or_else(generated_key),
+                    );
+                    given
+                });
+                Ok(Prepared::Ready(Ready {
+                    tool,
+                    compiled,
+                    request,
+                    idempotency_key,
+                }))
+            }
             Err(problem) => Ok(refused(format!(
                 "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"
             ))),
@@ -419,6 +448,7 @@ impl Dispatcher {
             tool,
             compiled,
             request,
+            idempotency_key: _,
         } = ready;
         let name = tool.name.as_str();
         let api = tool.route.api.as_str();
@@ -574,6 +604,34 @@ pub struct Ready<'d> {
     tool: &'d crate::catalog::Tool,
     compiled: Arc<super::validate::Compiled>,
     request: request::HttpRequest,
+    /// The idempotency key the model gave (see [`Ready::idempotency_key`]).
+    idempotency_key: Option<String>,
+}
+
+/// A fresh idempotency key: a random (version 4) UUID, the form upstreams expect.
+fn generated_key() -> String {
+    use ring::rand::SecureRandom as _;
+    let mut bytes = [0u8; 16];
+    if ring::rand::SystemRandom::new().fill(&mut bytes).is_err() {
+        // Never on the platforms restmcp runs on; the time still makes keys differ.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos()
+            .to_le_bytes();
+        bytes.copy_from_slice(&now);
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// What a call is about to do, as a human confirming it is shown: the request as built
@@ -592,6 +650,49 @@ impl Ready<'_> {
     /// The tool being called.
     pub fn tool(&self) -> &crate::catalog::Tool {
         self.tool
+    }
+
+    /// The idempotency key the model gave, for a tool that takes one: a repeat of the call
+    /// with it is answered from the stored result. `None` when the key was generated.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
+    }
+
+    /// A digest of the request (method, URL, headers other than the idempotency key, body):
+    /// what a repeat under the same idempotency key must match.
+    pub fn fingerprint(&self) -> String {
+        let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
+        let mut part = |bytes: &[u8]| {
+            digest.update(&(bytes.len() as u64).to_be_bytes());
+            digest.update(bytes);
+        };
+        part(self.request.method.as_str().as_bytes());
+        part(self.request.url.as_bytes());
+        let skipped = self
+            .tool
+            .route
+            .idempotency
+            .as_ref()
+            .map(|i| i.header.as_str());
+        let mut headers: Vec<(String, &str)> = self
+            .request
+            .headers
+            .iter()
+            .filter(|(name, _)| skipped.is_none_or(|skip| !name.eq_ignore_ascii_case(skip)))
+            .map(|(name, value)| (name.to_ascii_lowercase(), value.as_str()))
+            .collect();
+        headers.sort();
+        for (name, value) in headers {
+            part(name.as_bytes());
+            part(value.as_bytes());
+        }
+        part(self.request.body.as_deref().unwrap_or_default());
+        digest
+            .finish()
+            .as_ref()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     /// What the call is about to send.

@@ -135,7 +135,12 @@ impl HttpExchange {
         wire: &Mutex<Wire>,
     ) -> Result<Received, String> {
         let started = Instant::now();
-        let retryable = tool.route.method.is_idempotent();
+        // A request carrying an idempotency key is safe to send again whatever its method:
+        // the upstream acts on that key once.
+        let retryable = tool.route.method.is_idempotent()
+            || tool.route.idempotency.as_ref().is_some_and(|idempotency| {
+                super::request::has_header(&request.headers, &idempotency.header)
+            });
         let mut attempt = 0;
         loop {
             {

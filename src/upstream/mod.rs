@@ -34,11 +34,11 @@ pub use dispatch::{
 pub use exchange::Exchange;
 pub use settings::UpstreamSettings;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One piece of a tool result's content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     Text {
@@ -67,7 +67,7 @@ pub enum Content {
 
 /// The outcome of a tool call, success or failure. A failure is a result with
 /// `is_error: true` and a message the model can act on, never a protocol error.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     pub content: Vec<Content>,
     /// The JSON body (wrapped as `{"result": …}` when the tool's outputSchema wraps it).

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// `http_client` are small cross-cutting helpers any floor may use.
 const FLOORS: &[&[&str]] = &[
     &["config", "json", "secret", "http_client"],
-    &["telemetry", "identity"],
+    &["telemetry", "identity", "store"],
     &["spec"],
     &["schema"],
     &["catalog"],

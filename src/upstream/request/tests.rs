@@ -63,6 +63,7 @@ fn route(path: &str, bindings: Vec<Binding>, body: Option<BodyPlan>) -> Route {
         max_response_bytes: None,
         response_fields: Vec::new(),
         confirm: Default::default(),
+        idempotency: None,
         mock: None,
         full_input: None,
     }

@@ -1,0 +1,183 @@
+//! Idempotent calls (issue #24, part 2): a call of a tool whose operation takes an
+//! idempotency key ([`crate::catalog::Idempotency`]), made with a key the model gave, is
+//! recorded in the [`Store`] under (caller, tool, key) with a fingerprint of its request.
+//! A repeat with the same request is answered from the stored result and not sent; the same
+//! key with another request is refused; a repeat while the first is still running is told
+//! so. Replicas sharing `[server.store]` share this, so a retry that lands on another
+//! replica does not call twice. Only answers from the upstream are stored: a call that
+//! never got one (unreachable, timed out, refused before sending) frees its key, and its
+//! retry is sent again with the same key, which the upstream itself deduplicates.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::{Claim, MAX_VALUE_BYTES, Store};
+use crate::upstream::{CallOutcome, Called, Ready, ToolResult};
+
+/// How long a running call holds its key: a replica that dies mid-call frees it then.
+const RUNNING_TTL: Duration = Duration::from_secs(600);
+
+/// What the store holds under a key.
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    /// The request's fingerprint ([`Ready::fingerprint`]).
+    f: String,
+    /// The stored result, once the call is answered (absent while it runs, or when it was
+    /// too large to keep).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    r: Option<ToolResult>,
+    /// The call was answered.
+    #[serde(default)]
+    done: bool,
+}
+
+/// A call that holds its idempotency key until it is answered; dropped unanswered (failed,
+/// cancelled, refused), it frees the key.
+pub(super) struct Held {
+    store: Arc<Store>,
+    key: String,
+    fingerprint: String,
+    ttl: Duration,
+    answered: bool,
+}
+
+/// What to do with a call before sending it.
+pub(super) enum Before {
+    /// Send it (holding its key when it has one).
+    Send(Option<Held>),
+    /// Answer it with this, unsent.
+    Answer(Called),
+}
+
+/// Looks the call's key up, and holds it when the call is new.
+pub(super) async fn before(
+    store: &Arc<Store>,
+    ready: &Ready<'_>,
+    caller: &str,
+    ttl: Duration,
+) -> Before {
+    let Some(given) = ready.idempotency_key() else {
+        return Before::Send(None);
+    };
+    let tool = ready.tool();
+    let api = tool.route.api.as_str();
+    let key = store_key(caller, &tool.name, given);
+    let fingerprint = ready.fingerprint();
+    let running = Entry {
+        f: fingerprint.clone(),
+        r: None,
+        done: false,
+    };
+    let running = serde_json::to_string(&running).unwrap_or_default();
+    let refuse = |text: String| {
+        Before::Answer(Called::unsent(
+            api,
+            ToolResult::error(text),
+            CallOutcome::ToolError,
+        ))
+    };
+    match store.claim(&key, &running, RUNNING_TTL.min(ttl)).await {
+        Ok(Claim::Claimed) => Before::Send(Some(Held {
+            store: store.clone(),
+            key,
+            fingerprint,
+            ttl,
+            answered: false,
+        })),
+        Ok(Claim::Held(value)) => {
+            let Ok(entry) = serde_json::from_str::<Entry>(&value) else {
+                return refuse(format!(
+                    "The stored record of idempotency key \"{given}\" is unreadable; nothing \
+                     was sent. Use a new key."
+                ));
+            };
+            if entry.f != fingerprint {
+                return refuse(format!(
+                    "Idempotency key \"{given}\" was already used for tool \"{}\" with other \
+                     arguments; nothing was sent. Use a new key for a different call.",
+                    tool.name
+                ));
+            }
+            if !entry.done {
+                return refuse(format!(
+                    "A call of tool \"{}\" with idempotency key \"{given}\" is still running; \
+                     nothing was sent. Retry in a moment to get its result.",
+                    tool.name
+                ));
+            }
+            let result = entry.r.unwrap_or_else(|| {
+                ToolResult::error(format!(
+                    "Tool \"{}\" was already called with idempotency key \"{given}\"; its \
+                     result was too large to keep, and nothing was sent again.",
+                    tool.name
+                ))
+            });
+            tracing::info!(tool = %tool.name, "idempotent repeat answered from the store");
+            Before::Answer(Called::unsent(api, result, CallOutcome::Replayed))
+        }
+        Err(error) => refuse(format!(
+            "Tool \"{}\" was called with idempotency key \"{given}\", but {error}; nothing was \
+             sent.",
+            tool.name
+        )),
+    }
+}
+
+impl Held {
+    /// Stores the answer of the call (only answers from the upstream; anything else frees
+    /// the key when `self` drops).
+    pub(super) async fn answered(mut self, called: &Called) {
+        if called.stats.status.is_none() {
+            return;
+        }
+        let mut entry = Entry {
+            f: std::mem::take(&mut self.fingerprint),
+            r: Some(called.result.clone()),
+            done: true,
+        };
+        let mut value = serde_json::to_string(&entry).unwrap_or_default();
+        if value.len() > MAX_VALUE_BYTES {
+            entry.r = None;
+            value = serde_json::to_string(&entry).unwrap_or_default();
+        }
+        match self.store.put(&self.key, &value, self.ttl).await {
+            Ok(()) => self.answered = true,
+            Err(error) => tracing::warn!(
+                error = %error,
+                "the result of an idempotent call could not be stored; a repeat will be sent again"
+            ),
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
+        let (store, key) = (self.store.clone(), std::mem::take(&mut self.key));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = store.release(&key).await;
+            });
+        }
+    }
+}
+
+/// The store key of (caller, tool, key), hashed so no key the model chose is stored as is.
+fn store_key(caller: &str, tool: &str, given: &str) -> String {
+    let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
+    for part in [caller, tool, given] {
+        digest.update(&(part.len() as u64).to_be_bytes());
+        digest.update(part.as_bytes());
+    }
+    let hex: String = digest
+        .finish()
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("restmcp:idempotency:{hex}")
+}
