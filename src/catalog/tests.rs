@@ -1739,3 +1739,70 @@ fn confirmation_follows_the_api_policy_the_overlay_and_never_a_spec_waiver() {
         "apis.t.confirm: no tool is named \"deletePets\" (did you mean \"deletePet\"?)"
     );
 }
+
+#[test]
+fn idempotency_keys_come_from_a_declared_header_or_the_configured_one() {
+    let ok = || json!({"200": {"description": "ok"}});
+    let header = |name: &str| json!({"name": name, "in": "header", "schema": {"type": "string"}});
+    let spec = openapi(json!({
+        "/refunds": {"post": {"operationId": "createRefund", "responses": ok(),
+            "parameters": [header("idempotency-key")]}},
+        "/charges": {
+            "post": {"operationId": "createCharge", "responses": ok()},
+            "get": {"operationId": "listCharges", "responses": ok()}
+        },
+        "/charges/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "patch": {"operationId": "patchCharge", "responses": ok()},
+            "put": {"operationId": "putCharge", "responses": ok()},
+            "delete": {"operationId": "deleteCharge", "responses": ok()}
+        }
+    }));
+    let docs = DocumentSet::single(
+        Url::parse("file:///specs/api.json").expect("url"),
+        "api.json".into(),
+        spec,
+    );
+    let plans = |configured: Option<&str>| {
+        let input = ApiInput {
+            idempotency_header: configured,
+            ..ApiInput::new("t", Some(&docs))
+        };
+        let (catalog, _) = build(&[input], &ToolSettings::default()).expect("builds");
+        let mut plans: Vec<(String, String, String, bool)> = catalog
+            .tools()
+            .iter()
+            .filter_map(|t| {
+                let plan = t.route.idempotency.as_ref()?;
+                let listed = t.input_schema.to_value()["properties"]
+                    .get(&plan.argument)
+                    .is_some();
+                Some((
+                    t.name.clone(),
+                    plan.header.clone(),
+                    plan.argument.clone(),
+                    listed,
+                ))
+            })
+            .collect();
+        plans.sort();
+        plans
+    };
+    // Declared: used as it is, with nothing configured.
+    assert_eq!(
+        plans(None),
+        [(
+            "createRefund".to_string(),
+            "idempotency-key".to_string(),
+            "idempotency-key".to_string(),
+            true
+        )]
+    );
+    // Configured: POST and PATCH gain the argument; idempotent methods are left alone.
+    let configured = plans(Some("Idempotency-Key"));
+    let names: Vec<&str> = configured.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(names, ["createCharge", "createRefund", "patchCharge"]);
+    assert!(configured.iter().all(|p| p.3), "{configured:?}");
+    assert_eq!(configured[0].2, "idempotency_key");
+    assert_eq!(configured[0].1, "Idempotency-Key");
+}

@@ -251,3 +251,30 @@ fn confirm_takes_a_kind_or_tool_names_and_says_what_it_wants() {
             .contains("server.confirm.without_elicitation")
     );
 }
+
+#[test]
+fn the_store_is_a_redis_url_without_a_password() {
+    let server = |toml: &str| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let toml = format!("{toml}[apis.api]\nspec = \"api.json\"\n");
+        std::fs::write(&path, toml).expect("write");
+        Config::load(&path, &Overrides::default()).map_err(|e| e.to_string())
+    };
+    let config = server("[server.store]\nurl = \"redis://cache.internal:6380/2\"\n").expect("ok");
+    assert_eq!(config.server.store.idempotency_ttl_seconds, 86_400);
+    let leaked = server("[server.store]\nurl = \"redis://:hunter2@cache:6379\"\n")
+        .expect_err("a password in the URL");
+    assert!(leaked.contains("password_env"), "{leaked}");
+    assert!(!leaked.contains("hunter2"), "{leaked}");
+    assert!(
+        server("[server.store]\nurl = \"memcached://cache:11211\"\n")
+            .expect_err("not redis")
+            .contains("redis://host:port/db")
+    );
+    assert!(
+        load("idempotency_header = \"Idempotency Key\"\n")
+            .expect_err("not a header name")
+            .contains("apis.api.idempotency_header")
+    );
+}

@@ -1,5 +1,6 @@
-//! Human confirmation through the real binary (issue #24, part 1), against the in-process
-//! echo upstream that counts what reaches it: an initialize-based session is asked with
+//! Calls that change the world, through the real binary (issue #24), against the in-process
+//! echo upstream that counts what reaches it. Idempotency keys: a repeat is answered from
+//! the store, a keyed POST is retried. Human confirmation: an initialize-based session is asked with
 //! `elicitation/create` (rmcp's client, over Streamable HTTP with sessions, so the question
 //! travels on the call's SSE stream), a 2026-07-28 client gets `input_required` with a
 //! signed `requestState`. tests/confirm/ runs the same against the official Python and
@@ -224,4 +225,86 @@ async fn a_stateless_confirmation_runs_once_and_its_state_cannot_be_reused_or_mo
         "{replayed}"
     );
     assert_eq!(sent(), before + 1, "a replay sends nothing");
+}
+
+/// `echo` with `idempotency_header`: its POST tools take `idempotency_key`.
+fn idempotent_config(upstream: &str) -> String {
+    format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n\
+         [apis.echo]\nspec = \"specs/echo.yaml\"\nbase_url = \"{upstream}\"\n\
+         idempotency_header = \"Idempotency-Key\"\n\
+         [reload]\nenabled = false\n"
+    )
+}
+
+#[tokio::test]
+async fn a_repeat_with_the_same_idempotency_key_reaches_the_upstream_once() {
+    restmcp::http_client::install_crypto_provider();
+    let upstream = crate::upstream::start().await;
+    let dir = project(&idempotent_config(&upstream.url()), &[]);
+    let binary = Binary::start(dir.path()).await;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+            .await
+            .expect("initialize");
+    let sent = || upstream.counters.all.load(Ordering::SeqCst);
+    let echoed_key = |result: &rmcp::model::CallToolResult| {
+        let echo: Value = result
+            .structured_content
+            .clone()
+            .or_else(|| {
+                result
+                    .content
+                    .first()
+                    .and_then(|c| c.as_text().and_then(|t| serde_json::from_str(&t.text).ok()))
+            })
+            .expect("the echo");
+        echo["headers"]["idempotency-key"]
+            .as_str()
+            .expect("a key was sent")
+            .to_string()
+    };
+
+    // Without a key: a fresh one each call, nothing remembered.
+    let before = sent();
+    let first = call(&client, "updateItem", json!({"id__path": 1, "name": "a"})).await;
+    let second = call(&client, "updateItem", json!({"id__path": 1, "name": "a"})).await;
+    assert_eq!(sent(), before + 2);
+    assert_ne!(echoed_key(&first), echoed_key(&second));
+
+    // With one: sent once, the repeat answered from the store and marked so.
+    let keyed = json!({"id__path": 2, "name": "b", "idempotency_key": "order-7"});
+    let before = sent();
+    let first = call(&client, "updateItem", keyed.clone()).await;
+    assert_eq!(echoed_key(&first), "order-7");
+    let repeat = call(&client, "updateItem", keyed.clone()).await;
+    assert_eq!(sent(), before + 1, "the repeat is not sent");
+    assert_eq!(repeat.content, first.content);
+    assert_eq!(
+        repeat
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get("io.restmcp/idempotentReplay")),
+        Some(&json!(true))
+    );
+    // The same key with other arguments: refused, nothing sent.
+    let other = call(
+        &client,
+        "updateItem",
+        json!({"id__path": 2, "name": "c", "idempotency_key": "order-7"}),
+    )
+    .await;
+    assert_eq!(other.is_error, Some(true));
+    assert!(
+        text(&other).contains("with other arguments"),
+        "{}",
+        text(&other)
+    );
+    assert_eq!(sent(), before + 1);
+
+    // With a key, a POST is retried after a 503 (flakyPost fails once); it got one here.
+    let retried = call(&client, "flakyPost", json!({"idempotency_key": "flaky-1"})).await;
+    assert_ne!(retried.is_error, Some(true), "{}", text(&retried));
+    assert_eq!(upstream.counters.flaky.load(Ordering::SeqCst), 2);
+    client.cancel().await.expect("close");
 }
