@@ -91,6 +91,7 @@ fn hot_path(c: &mut Criterion) {
         output: add_pet.route.output.as_ref(),
         fields: &[],
         bare: false,
+        bound: None,
     };
     let check = |value: &Value| compiled.check_output(value);
     c.bench_function("map_response/addPet_json", |b| {

@@ -279,6 +279,7 @@ pub fn response_mapping(data: &[u8]) {
         fields: &tool.route.response_fields,
         // The 2026-07-28 revision, where structured content may be any JSON value.
         bare: *cut & 4 != 0,
+        bound: None,
     };
     let result = response::to_result("fuzz", &answer, &shape, &|value| {
         compiled.check_output(value)

@@ -202,6 +202,24 @@ impl Store {
         }
     }
 
+    /// Removes `key` when it still holds `value` (and not what someone set after it).
+    pub async fn release_if(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Memory(map) => {
+                let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+                if map.get(key).is_some_and(|(held, _)| held == value) {
+                    map.remove(key);
+                }
+                Ok(())
+            }
+            Backend::Redis { connection, name } => {
+                let mut eval = redis::cmd("EVAL");
+                eval.arg(RELEASE_IF).arg(1).arg(key).arg(value);
+                self.run::<()>(connection, name, eval).await
+            }
+        }
+    }
+
     /// One command, bounded by the store's timeout.
     async fn run<T: redis::FromRedisValue>(
         &self,
@@ -232,6 +250,10 @@ fn make_room(map: &mut HashMap<String, (String, Instant)>, now: Instant) -> Resu
     Ok(())
 }
 
+/// Compare-and-delete, atomic on the server.
+const RELEASE_IF: &str =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
 fn millis(ttl: Duration) -> u64 {
     (ttl.as_millis() as u64).max(1)
 }
@@ -256,6 +278,17 @@ mod tests {
         assert_eq!(
             store.claim("k", "d", ttl).await.expect("claim"),
             Claim::Held("c".into())
+        );
+        store.release_if("k", "other").await.expect("release_if");
+        assert_eq!(
+            store.claim("k", "d", ttl).await.expect("claim"),
+            Claim::Held("c".into()),
+            "release_if leaves a key holding another value"
+        );
+        store.release_if("k", "c").await.expect("release_if");
+        assert_eq!(
+            store.claim("k", "e", ttl).await.expect("claim"),
+            Claim::Claimed
         );
         store.release("k").await.expect("release");
         assert_eq!(

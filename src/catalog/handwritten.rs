@@ -236,6 +236,7 @@ pub fn build(
             security: Vec::new(),
             timeout: None,
             max_response_bytes: None,
+            max_result_tokens: None,
             response_fields: Vec::new(),
             confirm: Default::default(),
             idempotency: None,

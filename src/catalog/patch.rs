@@ -151,6 +151,9 @@ pub struct ResponsePatch {
     pub fields: Vec<String>,
     /// Read at most this many bytes of the response.
     pub max_bytes: Option<u64>,
+    /// The most a JSON result may hold, in estimated tokens (replaces the API's
+    /// `max_result_tokens`; a spec's `x-mcp` can only lower it).
+    pub max_tokens: Option<u64>,
 }
 
 /// Changes to one argument.
@@ -412,6 +415,19 @@ pub(super) fn apply_response(
         tool.note(
             "response.max_bytes",
             source.describe_limit(&["response", "max_bytes"]),
+        );
+    }
+    if let Some(max) = response.max_tokens {
+        if max == 0 {
+            return Err(PatchError::new(
+                source.at(&["response", "max_tokens"]),
+                "must be at least 1",
+            ));
+        }
+        tool.route.max_result_tokens = Some(source.limit(max));
+        tool.note(
+            "response.max_tokens",
+            source.describe_limit(&["response", "max_tokens"]),
         );
     }
     if response.fields.is_empty() {

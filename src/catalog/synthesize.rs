@@ -176,6 +176,7 @@ pub(super) fn synthesize<'d>(
             security: op.security.clone(),
             timeout: None,
             max_response_bytes: None,
+            max_result_tokens: None,
             response_fields: Vec::new(),
             confirm: Default::default(),
             idempotency: None,

@@ -91,6 +91,10 @@ pub struct Route {
     /// only lower it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_response_bytes: Option<ToolLimit<u64>>,
+    /// Set by an overlay (replaces the API's result budget in estimated tokens) or a
+    /// spec's `x-mcp` (can only lower it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_result_tokens: Option<ToolLimit<u64>>,
     /// Set by an overlay: only these fields of a JSON response are returned.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub response_fields: Vec<String>,

@@ -117,6 +117,14 @@ pub struct ApiConfig {
     /// named `Idempotency-Key` uses it without this setting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_header: Option<String>,
+    /// The most a JSON result may hold, in estimated tokens (compact JSON bytes / 3): a
+    /// longer list keeps whole items up to it and says how to get the rest. 0 = no limit.
+    #[serde(default = "default_max_result_tokens")]
+    pub max_result_tokens: u64,
+    /// Page-size arguments (`per_page`, `limit`, `page_size`, …) above this are lowered to
+    /// it, so one page fits the budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_page_size: Option<u64>,
 }
 
 /// `apis.NAME.confirm`: the tools of an API whose calls a human confirms first.
@@ -272,6 +280,14 @@ impl RateLimit {
 fn default_timeout_seconds() -> f64 {
     30.0
 }
+
+fn default_max_result_tokens() -> u64 {
+    DEFAULT_MAX_RESULT_TOKENS
+}
+
+/// `apis.NAME.max_result_tokens` by default: what MCP clients keep of a tool result
+/// (Claude Code, for one, refuses results over 25,000 tokens).
+pub const DEFAULT_MAX_RESULT_TOKENS: u64 = 25_000;
 
 fn default_max_response_bytes() -> u64 {
     4 * 1024 * 1024

@@ -61,8 +61,8 @@ mod tools;
 mod validate;
 
 pub use api::{
-    ApiConfig, ConfirmKind, ConfirmPolicy, DiscoveryMode, Filter, Filters, HTTP_METHODS, RateLimit,
-    conventional_overlay, is_overlay_file,
+    ApiConfig, ConfirmKind, ConfirmPolicy, DEFAULT_MAX_RESULT_TOKENS, DiscoveryMode, Filter,
+    Filters, HTTP_METHODS, RateLimit, conventional_overlay, is_overlay_file,
 };
 pub use auth::{ApiKeyLocation, AuthConfig, AuthKind, TokenExchange};
 pub use error::ConfigError;

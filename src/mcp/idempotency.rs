@@ -24,6 +24,9 @@ const RUNNING_TTL: Duration = Duration::from_secs(600);
 struct Entry {
     /// The request's fingerprint ([`Ready::fingerprint`]).
     f: String,
+    /// Random, naming the call that holds the key while it runs: only that call frees it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    t: String,
     /// The stored result, once the call is answered (absent while it runs, or when it was
     /// too large to keep).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,6 +42,8 @@ pub(super) struct Held {
     store: Arc<Store>,
     key: String,
     fingerprint: String,
+    /// What the key holds while the call runs.
+    running: String,
     ttl: Duration,
     answered: bool,
 }
@@ -67,6 +72,7 @@ pub(super) async fn before(
     let fingerprint = ready.fingerprint();
     let running = Entry {
         f: fingerprint.clone(),
+        t: token(),
         r: None,
         done: false,
     };
@@ -83,6 +89,7 @@ pub(super) async fn before(
             store: store.clone(),
             key,
             fingerprint,
+            running,
             ttl,
             answered: false,
         })),
@@ -117,11 +124,19 @@ pub(super) async fn before(
             tracing::info!(tool = %tool.name, "idempotent repeat answered from the store");
             Before::Answer(Called::unsent(api, result, CallOutcome::Replayed))
         }
-        Err(error) => refuse(format!(
-            "Tool \"{}\" was called with idempotency key \"{given}\", but {error}; nothing was \
+        Err(error) => {
+            // The claim may still reach the store after it gave up waiting (a stalled
+            // server runs it later): free it then, or the key would say "still running".
+            let (store, key) = (store.clone(), key.clone());
+            tokio::spawn(async move {
+                let _ = store.release_if(&key, &running).await;
+            });
+            refuse(format!(
+                "Tool \"{}\" was called with idempotency key \"{given}\", but {error}; nothing was \
              sent.",
-            tool.name
-        )),
+                tool.name
+            ))
+        }
     }
 }
 
@@ -134,6 +149,7 @@ impl Held {
         }
         let mut entry = Entry {
             f: std::mem::take(&mut self.fingerprint),
+            t: String::new(),
             r: Some(called.result.clone()),
             done: true,
         };
@@ -157,13 +173,25 @@ impl Drop for Held {
         if self.answered {
             return;
         }
-        let (store, key) = (self.store.clone(), std::mem::take(&mut self.key));
+        let (store, key, running) = (
+            self.store.clone(),
+            std::mem::take(&mut self.key),
+            std::mem::take(&mut self.running),
+        );
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                let _ = store.release(&key).await;
+                let _ = store.release_if(&key, &running).await;
             });
         }
     }
+}
+
+/// A random token naming one running call.
+fn token() -> String {
+    use ring::rand::SecureRandom as _;
+    let mut bytes = [0u8; 12];
+    let _ = ring::rand::SystemRandom::new().fill(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The store key of (caller, tool, key), hashed so no key the model chose is stored as is.

@@ -16,12 +16,13 @@ use super::auth::{Authenticator, CallContext};
 use super::decode;
 use super::exchange::{Exchange, Exchanged, Failure, Outgoing, Received, Undecodable};
 use super::http::HttpExchange;
+use super::paging;
 use super::request;
 use super::response::{self, HttpResponse};
 use super::settings::UpstreamSettings;
 use super::validate::Validators;
 use super::{Content, ToolResult};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ToolLimit};
 use crate::config::{Config, RateLimit};
 
 /// The tool name is not in the catalog: a protocol error, not a tool result.
@@ -262,6 +263,8 @@ impl Dispatcher {
                         .filter_map(|origin| crate::config::parse_origin(origin).ok())
                         .collect(),
                     compression: api.compression,
+                    max_result_tokens: api.max_result_tokens,
+                    max_page_size: api.max_page_size,
                 };
                 (name.clone(), settings)
             })
@@ -405,6 +408,14 @@ impl Dispatcher {
                 arguments.insert(binding.argument.clone(), default.clone());
             }
         }
+        let mut clamped = None;
+        let mut paging = paging::Paging::of(&tool.route, &arguments);
+        if let Some(max) = self.apis.get(api).and_then(|s| s.max_page_size) {
+            clamped = paging.clamp(&mut arguments, max);
+            if clamped.is_some() {
+                paging = paging::Paging::of(&tool.route, &arguments);
+            }
+        }
         match request::build(&tool.route, &arguments) {
             Ok(mut request) => {
                 // A non-idempotent operation with an idempotency header always sends a key:
@@ -426,6 +437,8 @@ impl Dispatcher {
                     compiled,
                     request,
                     idempotency_key,
+                    paging,
+                    clamped,
                 }))
             }
             Err(problem) => Ok(refused(format!(
@@ -449,6 +462,8 @@ impl Dispatcher {
             compiled,
             request,
             idempotency_key: _,
+            paging,
+            clamped,
         } = ready;
         let name = tool.name.as_str();
         let api = tool.route.api.as_str();
@@ -557,15 +572,26 @@ impl Dispatcher {
                     body: &received.body,
                     omitted: received.omitted,
                 };
+                let budget = match tool.route.max_result_tokens {
+                    None => settings.max_result_tokens,
+                    Some(ToolLimit::Replace(tokens)) => tokens,
+                    Some(ToolLimit::AtMost(tokens)) if settings.max_result_tokens == 0 => tokens,
+                    Some(ToolLimit::AtMost(tokens)) => tokens.min(settings.max_result_tokens),
+                };
                 let shape = response::Shape {
                     output: tool.route.output.as_ref(),
                     fields: &tool.route.response_fields,
                     bare: context.bare_structured,
+                    bound: (budget > 0)
+                        .then(|| (budget.saturating_mul(paging::BYTES_PER_TOKEN), &paging)),
                 };
                 let mut result =
                     response::to_result(api, &http, &shape, &|value| compiled.check_output(value));
                 if let Some(note) = received.note(api) {
                     append_note(&mut result, note);
+                }
+                if let Some(clamped) = clamped {
+                    result.content.push(Content::Text { text: clamped });
                 }
                 result
             }
@@ -606,6 +632,10 @@ pub struct Ready<'d> {
     request: request::HttpRequest,
     /// The idempotency key the model gave (see [`Ready::idempotency_key`]).
     idempotency_key: Option<String>,
+    /// The operation's paging arguments, for a result over its budget.
+    paging: paging::Paging,
+    /// What lowering a page size to `max_page_size` did, said in the result.
+    clamped: Option<String>,
 }
 
 /// A fresh idempotency key: a random (version 4) UUID, the form upstreams expect.

@@ -22,6 +22,7 @@ pub mod decode;
 mod dispatch;
 pub mod exchange;
 mod http;
+pub mod paging;
 pub mod request;
 pub mod response;
 mod settings;

@@ -101,6 +101,9 @@ pub struct Shape<'a> {
     /// The client's protocol revision (2026-07-28) takes any JSON value as structured
     /// content: scalar and array bodies are not wrapped.
     pub bare: bool,
+    /// The result's budget in bytes of compact JSON and the operation's paging arguments:
+    /// a longer list keeps whole items ([`super::paging::bound`]).
+    pub bound: Option<(u64, &'a super::paging::Paging)>,
 }
 
 pub fn to_result(
@@ -324,7 +327,6 @@ fn json_success(
     shape: &Shape<'_>,
     check_output: &dyn Fn(&Value) -> Result<(), String>,
 ) -> ToolResult {
-    let output = shape.output;
     let body: Value = match serde_json::from_slice(r.body) {
         Ok(body) => body,
         Err(e) => {
@@ -343,11 +345,30 @@ fn json_success(
             return ToolResult::error(text);
         }
     };
-    let body = if shape.fields.is_empty() {
+    let mut body = if shape.fields.is_empty() {
         body
     } else {
         crate::catalog::projection::FieldTree::new(shape.fields).project(body)
     };
+    let trimmed = shape
+        .bound
+        .and_then(|(max, paging)| super::paging::bound(&mut body, max, paging));
+    let mut result = json_result(r, body, shape, check_output);
+    if let Some(trimmed) = trimmed {
+        result.content.push(text_content(trimmed.note.to_string()));
+    }
+    result
+}
+
+/// A JSON body as the tool's result: structured when the tool's outputSchema (or the
+/// client's revision) allows, checked against that schema.
+fn json_result(
+    r: &Reading<'_>,
+    body: Value,
+    shape: &Shape<'_>,
+    check_output: &dyn Fn(&Value) -> Result<(), String>,
+) -> ToolResult {
+    let output = shape.output;
     let Some(plan) = output else {
         let text = body.to_string();
         let structured = (body.is_object() || shape.bare).then_some(body);

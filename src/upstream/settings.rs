@@ -21,6 +21,10 @@ pub struct UpstreamSettings {
     pub follow_redirects: Vec<String>,
     /// Send `Accept-Encoding: gzip, deflate, br`.
     pub compression: bool,
+    /// The most a JSON result may hold, in estimated tokens; 0 = no limit.
+    pub max_result_tokens: u64,
+    /// Page-size arguments above this are lowered to it.
+    pub max_page_size: Option<u64>,
 }
 
 impl Default for UpstreamSettings {
@@ -34,6 +38,8 @@ impl Default for UpstreamSettings {
             tool_rate_limits: HashMap::new(),
             follow_redirects: Vec::new(),
             compression: true,
+            max_result_tokens: crate::config::DEFAULT_MAX_RESULT_TOKENS,
+            max_page_size: None,
         }
     }
 }

@@ -61,6 +61,7 @@ fn route(path: &str, bindings: Vec<Binding>, body: Option<BodyPlan>) -> Route {
         security: Vec::new(),
         timeout: None,
         max_response_bytes: None,
+        max_result_tokens: None,
         response_fields: Vec::new(),
         confirm: Default::default(),
         idempotency: None,

@@ -38,6 +38,7 @@ fn map(r: &HttpResponse<'_>, output: Option<&OutputPlan>) -> ToolResult {
             output,
             fields: &[],
             bare: false,
+            bound: None,
         },
         &ok,
     )
@@ -101,6 +102,7 @@ fn json_object_with_output_is_checked_and_returned() {
             output: Some(&plan(false)),
             fields: &[],
             bare: false,
+            bound: None,
         },
         &check,
     );
@@ -135,6 +137,7 @@ fn json_array_is_wrapped_when_the_plan_wraps() {
             output: Some(&plan(true)),
             fields: &[],
             bare: false,
+            bound: None,
         },
         &check,
     );
@@ -239,6 +242,7 @@ fn output_check_failure_is_an_error_without_structured_content() {
             output: Some(&plan(false)),
             fields: &[],
             bare: false,
+            bound: None,
         },
         &check,
     );
@@ -273,6 +277,7 @@ fn output_check_failure_of_a_wrapped_value_shows_the_body_itself() {
             output: Some(&plan(true)),
             fields: &[],
             bare: false,
+            bound: None,
         },
         &check,
     );
@@ -368,6 +373,7 @@ fn a_placeholder_the_schema_refuses_makes_an_error_that_keeps_the_data() {
             output: Some(&plan(false)),
             fields: &[],
             bare: false,
+            bound: None,
         },
         &check,
     );
@@ -690,6 +696,7 @@ fn map_bare(r: &HttpResponse<'_>, output: Option<&OutputPlan>, bare: bool) -> To
             output,
             fields: &[],
             bare,
+            bound: None,
         },
         &ok,
     )
@@ -1060,6 +1067,7 @@ fn never_panics() {
                                 output: output.as_ref(),
                                 fields: &[],
                                 bare: false,
+                                bound: None,
                             },
                             &ok,
                         );
@@ -1070,6 +1078,7 @@ fn never_panics() {
                                 output: output.as_ref(),
                                 fields: &[],
                                 bare: false,
+                                bound: None,
                             },
                             &check_err,
                         );
@@ -1080,6 +1089,7 @@ fn never_panics() {
                                 output: output.as_ref(),
                                 fields: &[],
                                 bare: true,
+                                bound: None,
                             },
                             &ok,
                         );
