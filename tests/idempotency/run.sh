@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Idempotency for non-idempotent operations (issue 24, part 2), with a real upstream, a real
+# Redis and two restmcp replicas sharing it, against the official MCP Python SDK:
+#   httpbin==0.10.4 under gunicorn==27.0.1 as the upstream, its access log (gunicorn
+#     --access-logfile, each line ending with the request's Idempotency-Key header) the witness
+#     of what did or did not reach it, and with which key;
+#   redis-server from Debian's package, started by the test on free loopback ports (nothing
+#     saved to disk): one shared by replicas A and B, one with a password, one stopped mid-test;
+#   tests/idempotency/python_idempotency.py  the official Python SDK (mcp==2.3.0) over
+#     Streamable HTTP at 2025-11-25 and 2026-07-28, and raw 2026-07-28 JSON-RPC (httpx2) for the
+#     confirmation states; see its docstring for every check.
+#
+#   RESTMCP_BIN=path/to/restmcp bash tests/idempotency/run.sh
+#
+# RESTMCP_BIN defaults to target/debug/restmcp (relative to the repo root); build it first.
+# redis-server is installed from the Debian packages when not found (needs root and apt-get;
+# policy-rc.d keeps the package from starting its own service on 6379, which this test never
+# uses either way). Needs python3 (3.11 or later) and PyPI (install only: the venv
+# target/interop/python-venv of tests/interop/run-python.sh is reused, with httpbin and
+# gunicorn added). At run time only 127.0.0.1 is contacted.
+# Output: one line per check (`ok N - ...` / `not ok N - ...`); exit status 1 when any failed,
+# and then the work directories (configs, the output of every process, httpbin's access log)
+# are kept and named.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+
+bin="${RESTMCP_BIN:-target/debug/restmcp}"
+case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+say() { echo "# $*"; }
+
+venv="$root/target/interop/python-venv"
+python="${PYTHON:-python3}"
+requirements=("mcp==2.3.0" "httpbin==0.10.4" "gunicorn==27.0.1")
+
+[[ -x "$bin" ]] || die "restmcp binary not found or not executable: $bin (set RESTMCP_BIN or run cargo build)"
+[[ -f "$here/idem-api.yaml" ]] || die "spec not found: $here/idem-api.yaml"
+[[ -f "$here/python_idempotency.py" ]] || die "not found: $here/python_idempotency.py"
+command -v "$python" >/dev/null || die "$python not found (set PYTHON)"
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "python >= 3.11 needed, found $("$python" --version 2>&1)"
+
+# --- redis-server --------------------------------------------------------------------------
+
+find_redis() {
+  command -v redis-server || { [[ -x /usr/bin/redis-server ]] && echo /usr/bin/redis-server; }
+}
+
+install_redis() {
+  [[ $(id -u) -eq 0 ]] || die "redis-server is not installed and installing it needs root"
+  command -v apt-get >/dev/null || die "redis-server is not installed and there is no apt-get"
+  local log policy=/usr/sbin/policy-rc.d placed="" ok=""
+  log="$(mktemp)"
+  # The package would start its own redis-server service on port 6379; policy-rc.d (the
+  # Debian way) keeps it from starting. Placed only when absent, removed again right after.
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+    placed=1
+  fi
+  apt_install() {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      -o Dpkg::Use-Pty=0 redis-server >>"$log" 2>&1
+  }
+  say "installing redis-server from the Debian packages"
+  # A fresh machine needs apt-get update first.
+  if apt_install; then
+    ok=1
+  elif DEBIAN_FRONTEND=noninteractive apt-get update -qq >>"$log" 2>&1 && apt_install; then
+    ok=1
+  fi
+  [[ -z $placed ]] || rm -f "$policy"
+  if [[ -z $ok ]]; then
+    cat "$log" >&2
+    rm -f "$log"
+    die "could not install redis-server"
+  fi
+  rm -f "$log"
+}
+
+redis_bin="$(find_redis)" || { install_redis; redis_bin="$(find_redis)" || die "redis-server still not found"; }
+
+# --- the Python SDK, httpbin, gunicorn -----------------------------------------------------
+
+if [[ ! -x "$venv/bin/python" ]]; then
+  mkdir -p "$(dirname "$venv")"
+  "$python" -m venv "$venv" || die "cannot create the venv $venv"
+fi
+# A no-op (and no download) when the venv already has these versions.
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "${requirements[@]}" \
+  || die "pip install ${requirements[*]} failed"
+# No __pycache__ written by the test's Python processes.
+export PYTHONDONTWRITEBYTECODE=1
+
+# --- httpbin, on a free loopback port, its access log in a work directory of ours -----------
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/restmcp-idem-XXXXXX")"
+httpbin_pid=""
+cleanup() {
+  if [[ -n "$httpbin_pid" ]]; then
+    kill "$httpbin_pid" 2>/dev/null || true
+    wait "$httpbin_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+access_log="$work/httpbin-access.log"
+# The request's Idempotency-Key header ends each line ("-" when there was none): the test
+# reads which key reached httpbin, and how often.
+access_format='%(h)s %(t)s "%(r)s" %(s)s %(b)s key="%({idempotency-key}i)s"'
+httpbin=""
+for attempt in 1 2 3; do
+  port="$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  # 8 threads: a slow call (/delay/3) and the checks' own requests run at once.
+  (cd "$work" && exec "$venv/bin/python" -m gunicorn --bind "127.0.0.1:$port" --workers 1 --threads 8 \
+    --access-logfile "$access_log" --access-logformat "$access_format" \
+    httpbin:app) 2>"$work/httpbin.stderr" &
+  httpbin_pid=$!
+  for _ in $(seq 1 100); do
+    if grep -q "Listening at: http://" "$work/httpbin.stderr" 2>/dev/null; then
+      httpbin="http://127.0.0.1:$port"
+      break
+    fi
+    kill -0 "$httpbin_pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  [[ -n "$httpbin" ]] && break
+  cleanup
+  httpbin_pid=""
+done
+[[ -n "$httpbin" ]] || die "httpbin (gunicorn) did not start; its stderr: $(tail -n 20 "$work/httpbin.stderr")"
+say "httpbin $httpbin, access log $access_log; $("$redis_bin" --version)"
+
+status=0
+cd "$here"
+"$venv/bin/python" python_idempotency.py --bin "$bin" --redis-server "$redis_bin" \
+  --httpbin "$httpbin" --access-log "$access_log" || status=1
+
+cleanup
+httpbin_pid=""
+if (( status != 0 )); then
+  echo "run.sh: FAILED; the failing checks are listed above (httpbin's access log and stderr kept in $work)" >&2
+else
+  rm -rf "$work"
+fi
+exit "$status"
