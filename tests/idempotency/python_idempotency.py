@@ -501,11 +501,12 @@ def start(args: argparse.Namespace, work: Path) -> World:
     for name, child in w.servers.items():
         try:
             child.wait_for(r"MCP over Streamable HTTP at http://", "stderr")
-        except RuntimeError:
-            # Q (a wrong Redis password) may refuse to start: that is checked, not fatal.
-            if name != "q" or child.proc.poll() is None:
+        except RuntimeError as e:
+            # Q (a wrong Redis password) may refuse to start, or not get ready: that is
+            # checked, not fatal.
+            if name != "q":
                 raise
-            w.q_exited = child.text("stderr")
+            w.q_exited = child.text() if child.proc.poll() is not None else f"not ready: {e}"
     w.urls = {name: f"http://127.0.0.1:{ports[name]}/mcp" for name in plan}
     return w
 
@@ -1014,7 +1015,8 @@ async def password_suite(w: World) -> None:
     # Q: a wrong password.
     q = w.servers["q"]
     if w.q_exited is not None:
-        R.check("password: Q (a wrong password) refused to start, saying so", bool(re.search(r"store|redis|auth|password", w.q_exited, re.I)),
+        R.check("password: Q (a wrong password) refused to start, saying why (the store, its password)",
+                q.proc.poll() is not None and bool(re.search(r"store|redis|auth|password", w.q_exited, re.I)),
                 short(w.q_exited, 800))
     else:
         async with client(w.urls["q"], "auto") as cq:
