@@ -91,10 +91,15 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import base64
+import hashlib
+import hmac
+
 import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 HERE = Path(__file__).resolve().parent
 STEP = 20.0  # seconds: one process start, one request
@@ -108,8 +113,10 @@ REPLAY = "io.restmcp/idempotentReplay"
 AB_TTL = 600  # A's and B's idempotency_ttl_seconds
 P_TTL = 2  # P's
 SLOW = 3  # seconds httpbin takes to answer slowCharge
+HUNG_LIMIT = 8  # seconds: a call with a key while the store does not answer (timeout_seconds is 2 by default)
 # gunicorn's access log: the request line, status, size and the request's Idempotency-Key
 # header ("-" when there was none).
+ISSUER = "http://127.0.0.1:9/issuer"  # E1's and E2's token issuer: never contacted (HMAC-signed tokens)
 ACCESS_FORMAT = '%(h)s %(t)s "%(r)s" %(s)s %(b)s key="%({idempotency-key}i)s"'
 MARKER_PATH = "/status/204"
 
@@ -217,6 +224,7 @@ class Child:
     def stop(self) -> None:
         if self.proc.poll() is None:
             try:
+                os.killpg(self.proc.pid, signal.SIGCONT)  # a frozen redis-server too
                 os.killpg(self.proc.pid, signal.SIGTERM)
                 self.proc.wait(5)
             except (ProcessLookupError, subprocess.TimeoutExpired):
@@ -416,6 +424,7 @@ class World:
     servers: dict[str, Child]
     q_exited: str | None
     wrong_password: str
+    hmac_secret: str
 
 
 def start_httpbin(work: Path) -> tuple[str, Path]:
@@ -491,7 +500,14 @@ def start(args: argparse.Namespace, work: Path) -> World:
         "o": (store_block(w.redis_o), IDEM_API, base),
     }
     w.wrong_password = wrong
-    ports = {name: free_port() for name in plan}
+    ports = {name: free_port() for name in list(plan) + ["e1", "e2"]}
+    # E1, E2: replicas sharing Redis S behind OAuth; callers are told apart by their tokens
+    # (HS256, signed here with a secret restmcp reads from OAUTH_HMAC_SECRET).
+    w.hmac_secret = secrets.token_urlsafe(32)
+    for name in ("e1", "e2"):
+        oauth = (f'[server.oauth]\nresource = "http://127.0.0.1:{ports[name]}/mcp"\nissuers = ["{ISSUER}"]\n'
+                 'algorithms = ["HS256"]\nhmac_secret_env = "OAUTH_HMAC_SECRET"\n')
+        plan[name] = (store_block(w.redis_s, AB_TTL) + oauth, IDEM_API, {**base, "OAUTH_HMAC_SECRET": w.hmac_secret})
     for name, (store, api, env) in plan.items():
         config = write_config(w, name, ports[name], store, api)
         child = Child(f"restmcp serve ({name.upper()})", [w.bin, "serve", "--config", str(config)], child_env(env), work)
@@ -667,6 +683,31 @@ async def shared_suite(w: World, version: str, mode: str, slug: str) -> None:
                 and not replayed(other_a) and not replayed(other_b), f"{dump(other_a)}; {dump(other_b)}")
         R.check(f"{label}: the key with other arguments: nothing reached httpbin", sent == [], fmt(sent))
 
+        # A key that would add a header line of its own (CR LF in it): never sent as such.
+        bad_key = f"{slug}-crlf\r\nX-Injected: yes"
+        mark = await w.log.mark()
+        crlf = await ca.call_tool("createCharge", {"amount": 2600, "currency": "eur", "idempotency_key": bad_key})
+        sent = await w.log.since(mark)
+        headers = {k.lower() for k in ((echo_of(crlf) or {}).get("headers") or {})}
+        note(f"{label}: a key with CR LF in it: {'isError: ' + short(result_text(crlf), 200) if crlf.is_error else 'sent'}; "
+             f"httpbin got {fmt(sent)}")
+        R.check(f"{label}: a key with CR LF in it is refused (isError, nothing sent) or sent without the line it carries; "
+                "httpbin never sees an X-Injected header",
+                "x-injected" not in headers and ((crlf.is_error is True and sent == []) or crlf.is_error is not True),
+                f"{dump(crlf)}; {fmt(sent)}")
+
+        # Arguments refused before anything is sent store nothing under the key (as Stripe does:
+        # a request that failed validation is not saved): the corrected call with it is sent.
+        vkey = fresh_key(slug + "-invalid")
+        mark = await w.log.mark()
+        invalid = await ca.call_tool("createCharge", {"amount": "lots", "currency": "eur", "idempotency_key": vkey})
+        corrected = await cb.call_tool("createCharge", {"amount": 2700, "currency": "eur", "idempotency_key": vkey})
+        sent = await w.log.since(mark)
+        R.check(f"{label}: invalid arguments with a key are refused, nothing sent; the corrected call with that key (at B) is sent",
+                invalid.is_error is True and corrected.is_error is not True and not replayed(corrected)
+                and sent_key(echo_of(corrected)) == vkey and sent == [("POST", "/anything/charges", vkey)],
+                f"{dump(invalid)}; {dump(corrected)}; {fmt(sent)}")
+
         # The same key on another tool: keyed by tool too, so another entry.
         mark = await w.log.mark()
         slow0 = await cb.call_tool("slowCharge", {"seconds": 0, "amount": 2500, "currency": "eur", "idempotency_key": key})
@@ -765,6 +806,64 @@ async def shared_suite(w: World, version: str, mode: str, slug: str) -> None:
                 len(ran) == 1 and len(running) + len(replays) == 5 and sent == [("POST", "/delay/1", rkey)],
                 f"{len(ran)} sent, {len(running)} still running, {len(replays)} replays, others "
                 f"{short([dump(r) for r in answers if r not in ran + running + replays], 600)}; {fmt(sent)}")
+
+
+# --------------------------------------------------------------------------------------
+# Callers: E1 and E2 behind OAuth, sharing Redis S
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def token_for(w: World, subject: str) -> str:
+    """An HS256 access token of ISSUER for `subject`, valid for E1 and E2 (RFC 9068 claims)."""
+    now = int(time.time())
+    header = b64url(json.dumps({"alg": "HS256", "typ": "at+jwt"}).encode())
+    claims = b64url(json.dumps({"iss": ISSUER, "sub": subject, "aud": [w.urls["e1"], w.urls["e2"]],
+                                "iat": now, "exp": now + 600, "client_id": "idem-test"}).encode())
+    signature = hmac.new(w.hmac_secret.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
+    return f"{header}.{claims}.{b64url(signature)}"
+
+
+def client_as(w: World, url: str, mode: str, subject: str) -> Client:
+    http = httpx2.AsyncClient(timeout=STEP, headers={"Authorization": f"Bearer {token_for(w, subject)}"})
+    return Client(streamable_http_client(url, http_client=http), mode=mode, read_timeout_seconds=STEP)
+
+
+async def callers_suite(w: World) -> None:
+    label = f"callers {NEW}"
+    async with client_as(w, w.urls["e1"], "auto", "alice") as alice1, client_as(w, w.urls["e2"], "auto", "alice") as alice2, \
+            client_as(w, w.urls["e1"], "auto", "bob") as bob1, client_as(w, w.urls["e2"], "auto", "bob") as bob2, \
+            client_as(w, w.urls["e1"], "auto", "carol") as carol1:
+        key = fresh_key("callers")
+        args = {"amount": 6100, "currency": "eur", "idempotency_key": key}
+        mark = await w.log.mark()
+        first = await alice1.call_tool("createCharge", dict(args))
+        again = await alice2.call_tool("createCharge", dict(args))
+        sent = await w.log.since(mark)
+        R.check(f"{label}: alice's call with a key at E1 is sent once; her retry at E2 is replayed (OAuth callers, shared store)",
+                first.is_error is not True and not replayed(first) and replayed(again) and echo_of(again) == echo_of(first)
+                and sent == [("POST", "/anything/charges", key)], f"{dump(first)}; {dump(again)}; {fmt(sent)}")
+        mark = await w.log.mark()
+        bob = await bob2.call_tool("createCharge", dict(args))
+        carol = await carol1.call_tool("createCharge", {"amount": 1, "currency": "usd", "idempotency_key": key})
+        sent = await w.log.since(mark)
+        R.check(f"{label}: bob, with alice's key and her arguments (at E2), is not given alice's stored result: his call is sent",
+                bob.is_error is not True and not replayed(bob) and sent_key(echo_of(bob)) == key, dump(bob))
+        R.check(f"{label}: carol, with alice's key and other arguments (at E1), gets no 'other arguments' error: her call is sent",
+                carol.is_error is not True and not replayed(carol) and sent_key(echo_of(carol)) == key, dump(carol))
+        R.check(f"{label}: httpbin got bob's and carol's calls, both with that key",
+                sent == [("POST", "/anything/charges", key)] * 2, fmt(sent))
+        mark = await w.log.mark()
+        bob_again = await bob1.call_tool("createCharge", dict(args))
+        carol_other = await carol1.call_tool("createCharge", {"amount": 2, "currency": "usd", "idempotency_key": key})
+        sent = await w.log.since(mark)
+        R.check(f"{label}: then each has an entry of their own: bob's repeat (at E1) is replayed with his result, "
+                "carol's key with other arguments is an error; nothing sent",
+                replayed(bob_again) and echo_of(bob_again) == echo_of(bob) and carol_other.is_error is True
+                and bool(OTHER_ARGS.search(result_text(carol_other))) and sent == [],
+                f"{dump(bob_again)}; {dump(carol_other)}; {fmt(sent)}")
 
 
 # --------------------------------------------------------------------------------------
@@ -1115,6 +1214,58 @@ async def outage_suite(w: World) -> None:
                 back is not None and back.is_error is not True and sent == [("POST", "/anything/charges", key)],
                 f"{dump(back)}; {fmt(sent)}")
 
+        # A store that takes connections but never answers (redis-server frozen with SIGSTOP,
+        # as behind a network partition): the call with a key must not hang, nor be sent.
+        assert redis.child is not None
+        pid = redis.child.proc.pid
+        hung_key = fresh_key("hung")
+        hargs = {"amount": 14, "currency": "eur", "idempotency_key": hung_key}
+        mark = await w.log.mark()
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            hung = await co.call_tool("createCharge", dict(hargs))
+            took = time.monotonic() - t0
+            unkeyed = await co.call_tool("createCharge", {"amount": 15, "currency": "eur"})
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        sent = await w.log.since(mark)
+        note(f"{label}: redis-server frozen (SIGSTOP): a call with a key answered in {took:.1f} s: {short(result_text(hung), 300)!r}")
+        R.check(f"{label}: store frozen (SIGSTOP): a call with a key is an isError result about the store within {HUNG_LIMIT} s, nothing sent",
+                hung.is_error is True and bool(STORE.search(result_text(hung))) and took < HUNG_LIMIT
+                and not any(k == hung_key for _, _, k in sent), f"{took:.1f} s; {dump(hung)}; {fmt(sent)}")
+        R.check(f"{label}: store frozen: a call without a key still works",
+                unkeyed.is_error is not True and bool(sent_key(echo_of(unkeyed))), dump(unkeyed))
+
+        # Thawed: the connection must be usable again and answer the right replies.
+        key = fresh_key("thawed")
+        mark = await w.log.mark()
+        deadline = time.monotonic() + 15
+        attempts, back = 0, None
+        while time.monotonic() < deadline:
+            attempts += 1
+            back = await co.call_tool("createCharge", {"amount": 16, "currency": "eur", "idempotency_key": key})
+            if back.is_error is not True:
+                break
+            await anyio.sleep(0.5)
+        again = await co.call_tool("createCharge", {"amount": 16, "currency": "eur", "idempotency_key": key})
+        sent = await w.log.since(mark)
+        R.check(f"{label}: redis-server thawed (SIGCONT): a call with a new key works again ({attempts} attempt(s)), sent once, "
+                "its repeat replayed",
+                back is not None and back.is_error is not True and replayed(again) and echo_of(again) == echo_of(back)
+                and sent == [("POST", "/anything/charges", key)], f"{dump(back)}; {dump(again)}; {fmt(sent)}")
+        mark = await w.log.mark()
+        retry = await co.call_tool("createCharge", dict(hargs))
+        sent = await w.log.since(mark)
+        note(f"{label}: the key whose call timed out while the store was frozen, retried after: "
+             f"{'isError: ' + short(result_text(retry), 200) if retry.is_error else 'replayed' if replayed(retry) else 'sent'}; httpbin got {fmt(sent)}")
+        entries = []
+        for k in redis.keys():
+            value = redis.command("GET", k)
+            entries.append((k.decode(errors="replace")[:40], redis.command("TTL", k),
+                            short(value.decode(errors="replace") if isinstance(value, bytes) else repr(value), 120)))
+        note(f"{label}: Redis O now holds (key, TTL, value): {short(entries, 1500)}")
+
 
 # --------------------------------------------------------------------------------------
 
@@ -1123,6 +1274,7 @@ async def run(w: World) -> None:
     suites: list[tuple[str, Any]] = [
         (f"shared {OLD}", lambda: shared_suite(w, OLD, "legacy", "s25")),
         (f"shared {NEW}", lambda: shared_suite(w, NEW, "auto", "s26")),
+        ("callers", lambda: callers_suite(w)),
         ("in-process", lambda: local_suite(w)),
         ("no idempotency_header", lambda: plain_suite(w)),
         (f"PATCH {OLD}", lambda: patch_suite(w, OLD, "legacy", "patch25")),
