@@ -14,7 +14,7 @@ Redis: Debian's `redis-server`, started here on free loopback ports, each in a d
 own, from a config file (`save ""`, `appendonly no`: nothing written to disk):
   S  shared by the replicas A and B;
   P  with `requirepass` (a random password);
-  O  the one stopped mid-test (and started again) for the outage checks.
+  O  the one stopped mid-test (and started again), then frozen (SIGSTOP) and thawed.
 restmcp (`restmcp serve`, all on 127.0.0.1 and free ports, killed on any exit), every one with
 `[apis.pets] idempotency_header = "Idempotency-Key"`, `confirm = "destructive"` and the
 confirmation state key from SHARED_CONFIRM_KEY (one value for all), unless said otherwise:
@@ -23,7 +23,9 @@ confirmation state key from SHARED_CONFIRM_KEY (one value for all), unless said 
   N     no idempotency_header, no store, no confirm (what an operation's own declared header does);
   P     redis://P with `password_env = "REDIS_PASSWORD"`, idempotency_ttl_seconds = 2, RUST_LOG=debug;
   Q     redis://P with a wrong password in REDIS_PASSWORD;
-  O     redis://O.
+  O     redis://O;
+  E1, E2  redis://S behind `[server.oauth]` (HS256 tokens signed here, secret from
+        OAUTH_HMAC_SECRET; the issuer is never contacted): callers told apart.
 
 Checks, with the SDK's `mcp.Client` over Streamable HTTP at 2025-11-25 (mode "legacy":
 initialize and a session) and at 2026-07-28 (mode "auto": server/discover, stateless):
@@ -38,11 +40,19 @@ initialize and a session) and at 2026-07-28 (mode "auto": server/discover, state
     {"io.restmcp/idempotentReplay": true}`), nothing sent; the same arguments in another member
     order are the same arguments; the key with other arguments is an isError result ("used with
     other arguments") at A and at B, nothing sent; the same key on another tool is another entry;
+    a key with CR LF in it never adds a header line; arguments refused before sending store
+    nothing under the key (the corrected call with it, at B, is sent);
   - createRefund / createPayout: the declared header argument is the key (sent as is, a repeat
     at B replayed); without it a fresh generated key per call;
   - slowCharge (httpbin /delay/3) with a key: a repeat at A and at B while the first is still
     running are isError results ("still running") that come back before the first ends, nothing
-    sent; httpbin sees one POST; afterwards the repeat is a replay.
+    sent; httpbin sees one POST; afterwards the repeat is a replay;
+  - six calls with one new key at once, three at A and three at B: one is sent.
+A POST with a key is retried like an idempotent request (chargeWhileDown, httpbin's 503): 1 +
+max_retries POSTs, all with one key (the caller's or the generated one); without
+idempotency_header (N) one POST, no key.
+Callers (E1, E2): alice's retry at the other replica is replayed; bob with her key and her
+arguments, and carol with her key and other arguments, are sent (entries are per caller).
 Without a store (C, D; SDK at 2026-07-28): a repeat at C is replayed, but the retry at D is sent
 again (two POSTs with one key): the documented behaviour, and why [server.store] exists.
 Server N: createCharge sends no Idempotency-Key; createRefund still sends one (generated, or the
@@ -61,6 +71,9 @@ start); a store url with a password in it is refused at startup without repeatin
 The store unreachable (O, redis-server stopped): a call with a key (new, or the repeat of one
 stored before) is an isError result saying the idempotency store cannot be reached, nothing
 sent; calls without a key still work; once redis-server is back a call with a key works again.
+Frozen (SIGSTOP: connections accepted, never answered): a call with a key is an isError result
+about the store within HUNG_LIMIT s, nothing sent; thawed, a new key works and replays. What the
+key whose call timed out then gets, and Redis O's entries, are printed as notes.
 
 Output: `ok N - name` / `not ok N - name` (with `#` detail lines), then `1..N` and
 `idempotency-python: P passed, F failed`; exit status 0 only when nothing failed. On failure (or
@@ -113,6 +126,7 @@ REPLAY = "io.restmcp/idempotentReplay"
 AB_TTL = 600  # A's and B's idempotency_ttl_seconds
 P_TTL = 2  # P's
 SLOW = 3  # seconds httpbin takes to answer slowCharge
+MAX_RETRIES = 2  # apis.NAME.max_retries, the default
 HUNG_LIMIT = 8  # seconds: a call with a key while the store does not answer (timeout_seconds is 2 by default)
 # gunicorn's access log: the request line, status, size and the request's Idempotency-Key
 # header ("-" when there was none).
@@ -809,6 +823,41 @@ async def shared_suite(w: World, version: str, mode: str, slug: str) -> None:
 
 
 # --------------------------------------------------------------------------------------
+# Retries: a POST with a key is retried like an idempotent request, with the same key
+
+
+async def retries_suite(w: World) -> None:
+    label = f"retries {NEW}"
+    attempts = 1 + MAX_RETRIES
+    async with client(w.urls["a"], "auto") as ca, client(w.urls["b"], "auto") as cb, client(w.urls["n"], "auto") as cn:
+        key = fresh_key("retry")
+        args = {"amount": 5000, "currency": "eur", "idempotency_key": key}
+        mark = await w.log.mark()
+        down = await ca.call_tool("chargeWhileDown", dict(args))
+        sent = await w.log.since(mark)
+        R.check(f"{label}: chargeWhileDown (POST, httpbin answers 503) with a key: an isError result; httpbin got {attempts} POSTs "
+                f"(1 + max_retries {MAX_RETRIES}), every one with that key",
+                down.is_error is True and sent == [("POST", "/status/503", key)] * attempts, f"{dump(down)}; {fmt(sent)}")
+        mark = await w.log.mark()
+        unkeyed = await ca.call_tool("chargeWhileDown", {"amount": 5000, "currency": "eur"})
+        sent = await w.log.since(mark)
+        keys = {k for _, _, k in sent}
+        R.check(f"{label}: without a key too: {attempts} POSTs, all with the one key restmcp generated for the call",
+                unkeyed.is_error is True and len(sent) == attempts and all(t == "/status/503" for _, t, _ in sent)
+                and len(keys) == 1 and None not in keys, fmt(sent))
+        mark = await w.log.mark()
+        plain = await cn.call_tool("chargeWhileDown", {"amount": 5000, "currency": "eur"})
+        sent = await w.log.since(mark)
+        R.check(f"{label}: server N (no idempotency_header): the POST has no key and is not retried (one POST)",
+                plain.is_error is True and sent == [("POST", "/status/503", None)], fmt(sent))
+        mark = await w.log.mark()
+        repeat = await cb.call_tool("chargeWhileDown", dict(args))
+        sent = await w.log.since(mark)
+        note(f"{label}: the keyed 503 call repeated at B: {'replayed' if replayed(repeat) else 'not replayed'}"
+             f"{' (isError)' if repeat.is_error else ''}; httpbin got {fmt(sent)}")
+
+
+# --------------------------------------------------------------------------------------
 # Callers: E1 and E2 behind OAuth, sharing Redis S
 
 
@@ -1274,6 +1323,7 @@ async def run(w: World) -> None:
     suites: list[tuple[str, Any]] = [
         (f"shared {OLD}", lambda: shared_suite(w, OLD, "legacy", "s25")),
         (f"shared {NEW}", lambda: shared_suite(w, NEW, "auto", "s26")),
+        ("retries", lambda: retries_suite(w)),
         ("callers", lambda: callers_suite(w)),
         ("in-process", lambda: local_suite(w)),
         ("no idempotency_header", lambda: plain_suite(w)),

@@ -5,7 +5,8 @@
 #     --access-logfile, each line ending with the request's Idempotency-Key header) the witness
 #     of what did or did not reach it, and with which key;
 #   redis-server from Debian's package, started by the test on free loopback ports (nothing
-#     saved to disk): one shared by replicas A and B, one with a password, one stopped mid-test;
+#     saved to disk): one shared by replicas A and B (and E1, E2 behind OAuth), one with a
+#     password, one stopped and frozen mid-test;
 #   tests/idempotency/python_idempotency.py  the official Python SDK (mcp==2.3.0) over
 #     Streamable HTTP at 2025-11-25 and 2026-07-28, and raw 2026-07-28 JSON-RPC (httpx2) for the
 #     confirmation states; see its docstring for every check.
