@@ -8,7 +8,8 @@
 //!
 //! ```text
 //!  0  config   json   secret   http_client      settings, and helpers any floor may use
-//!  1  telemetry   identity                       logs, metrics, trace context; who calls
+//!  1  telemetry   identity   store              logs, metrics, trace context; who calls;
+//!                                                keys replicas share
 //!  2  spec                                       bytes → documents → one operation model
 //!  3  schema                                     OpenAPI schemas → JSON Schema 2020-12
 //!  4  catalog                                    operations → tools (an immutable snapshot)
@@ -31,6 +32,9 @@
 //! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context.
 //! * [`identity`] is who a request acts for: the [`identity::Caller`] an OAuth access token
 //!   named (issuer, subject, scopes), made by the HTTP guard and read by the floors above.
+//! * [`store`] keeps short-lived keys that replicas share (set-if-absent with expiry):
+//!   results stored under idempotency keys and redeemed confirmations, in-process or in a
+//!   Redis/Valkey server.
 //! * [`spec`] reads Swagger 2.0 and OpenAPI 3.0/3.1 documents (JSON or YAML, files or URLs),
 //!   resolves `$ref`s across documents within their place, applies OpenAPI Overlays (with the
 //!   RFC 9535 engine in [`spec::jsonpath`]) and normalizes every operation into one model.
@@ -41,15 +45,19 @@
 //!   annotations, the argument map that says where each argument goes on the wire), applies
 //!   the operator's tool patches ([`catalog::patch`]) and hand-written tools, and reports
 //!   what it did (`restmcp check`).
-//! * [`upstream`] validates a call's arguments, builds the exact HTTP request, adds
-//!   credentials, sends it through an [`upstream::Exchange`] and maps the answer to a result.
+//! * [`upstream`] validates a call's arguments, builds the exact HTTP request (an
+//!   idempotency key included), adds credentials, sends it through an
+//!   [`upstream::Exchange`] and maps the answer to a result, a long list bounded by whole
+//!   items ([`upstream::paging`]).
 //! * [`mock`] is the other [`upstream::Exchange`]: it answers from the spec itself; `load`'s
 //!   callers plug it in with [`mock::plug`].
 //! * [`discovery`] serves huge APIs through a search or meta tool instead of one tool each.
 //! * [`load`] runs config → spec → catalog for a whole configuration and says which files and
 //!   URLs the result depends on.
 //! * [`mcp`] serves the tools over stdio, Streamable HTTP and legacy SSE with the official
-//!   SDK; its module doc lists every behaviour restmcp adds over rmcp, and why.
+//!   SDK, asks a human before calls that need confirmation and answers repeats of
+//!   idempotent calls from the store; its module doc lists every behaviour restmcp adds over
+//!   rmcp, and why.
 //! * [`http`] is the sidecar: the listener, the guard (Host, Origin, tokens), the OAuth
 //!   resource server ([`http::oauth`]), health, metrics, TLS and graceful shutdown;
 //!   [`reload`] notices changed files (or SIGHUP) and swaps the snapshot atomically.

@@ -7,7 +7,9 @@
 //!   holds the current one, replaces it at run time (telling clients with
 //!   `notifications/tools/list_changed`) and cuts `tools/list` into pages;
 //! - `call`: the call pipeline, one `tools/call` from the client's names to the
-//!   dispatcher and back, counted and logged once;
+//!   dispatcher and back, counted and logged once; on the way, `idempotency` answers a
+//!   repeat under the same idempotency key from the store, and `confirm` asks a human
+//!   before a call that needs it;
 //! - `server`: [`McpServer`], the `ServerHandler` the SDK drives;
 //! - `revision`: which protocol generation a client speaks and the SDK's finishing
 //!   touches per revision; `listed`: a tool as a listing carries it; [`view`]: what one
@@ -83,6 +85,11 @@
 //! 14. **Subscriptions** (`server`): a 2026-07-28 `subscriptions/listen` is acknowledged
 //!     with the part of its filter restmcp honours (tool-list changes), and its stream
 //!     takes no admission ticket.
+//! 15. **Confirmation** (`confirm`, `front`, `direct`, [`stdio`]): rmcp gives the
+//!     pieces (`create_elicitation`, `InputRequiredResult`, `RequestStateCodec`); restmcp
+//!     decides when to ask, binds the sealed state to the caller and the exact request,
+//!     redeems it once in the shared store, and keeps calls that may ask off the direct
+//!     paths (and off plain JSON answers) so the question can travel on the call's stream.
 
 pub mod admission;
 mod call;
