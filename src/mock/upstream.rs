@@ -72,6 +72,7 @@ impl MockUpstream {
                 location: None,
                 origin,
                 retry_after: None,
+                operation: None,
             }),
             attempts: 0,
             upstream: None,

@@ -510,12 +510,8 @@ impl Dispatcher {
             }
             None => &self.http,
         };
-        let Exchanged {
-            answer,
-            attempts,
-            upstream,
-            bytes_sent,
-        } = exchange
+        let started = Instant::now();
+        let mut exchanged = exchange
             .exchange(Outgoing {
                 tool,
                 request,
@@ -524,6 +520,45 @@ impl Dispatcher {
                 context,
             })
             .await;
+        // A 202 Accepted naming where its status is read: followed to its end within the
+        // tool's time limit (progress notifications keep going out meanwhile).
+        let mut polled = None;
+        if let Ok(received) = &exchanged.answer
+            && received.status == 202
+            && let Some(status_url) = received.operation.clone()
+        {
+            let (followed, outcome) = follow_operation(
+                exchange,
+                (tool, settings, context),
+                status_url,
+                received.retry_after.as_deref(),
+                started + timeout,
+            )
+            .await;
+            exchanged.attempts += followed.attempts;
+            exchanged.bytes_sent += followed.bytes_sent;
+            exchanged.upstream = Some(started.elapsed());
+            match outcome {
+                Operation::Finished(answer) => exchanged.answer = *answer,
+                Operation::Running(note) => polled = Some(note),
+            }
+        }
+        if let Some(note) = polled {
+            let mut stats = CallStats::new(api, CallOutcome::Timeout);
+            stats.attempts = exchanged.attempts;
+            stats.upstream = exchanged.upstream;
+            stats.bytes_sent = exchanged.bytes_sent;
+            return Called {
+                result: ToolResult::error(note),
+                stats,
+            };
+        }
+        let Exchanged {
+            answer,
+            attempts,
+            upstream,
+            bytes_sent,
+        } = exchanged;
         let mut stats = CallStats::new(api, CallOutcome::Ok);
         let result = match answer {
             Err(Failure::Unbuildable(problem)) => {
@@ -616,6 +651,146 @@ impl Dispatcher {
         stats.upstream = upstream;
         stats.bytes_sent = bytes_sent;
         Called { result, stats }
+    }
+}
+
+/// How following a long-running operation ended.
+enum Operation {
+    /// Its final answer (or why there is none).
+    Finished(Box<Result<Received, Failure>>),
+    /// Still running when the tool's time ran out: the result's text.
+    Running(String),
+}
+
+/// Status values that mean an operation is still going (compared lowercase, without `_`,
+/// `-` or spaces): Azure's `provisioningState`/`status`, and the common ones.
+const RUNNING: &[&str] = &[
+    "running",
+    "inprogress",
+    "notstarted",
+    "pending",
+    "queued",
+    "accepted",
+    "started",
+    "processing",
+    "creating",
+    "updating",
+    "deleting",
+    "waiting",
+];
+
+/// The longest wait between two polls, whatever `Retry-After` asks.
+const MAX_POLL_WAIT: Duration = Duration::from_secs(30);
+
+/// Polls a 202's status URL until the operation ends or `deadline` passes, waiting as
+/// `Retry-After` asks (1 s when it says nothing). A status answered 202, or 200 with a
+/// `status` (or `properties.provisioningState`) that says it is still running, is polled
+/// again; anything else is the final answer, read once more from `resourceLocation` when a
+/// finished status names one.
+async fn follow_operation(
+    exchange: &dyn Exchange,
+    (tool, settings, context): (&crate::catalog::Tool, &UpstreamSettings, &CallContext),
+    mut status_url: url::Url,
+    mut retry_after: Option<&str>,
+    deadline: Instant,
+) -> (Exchanged, Operation) {
+    let mut total = Exchanged {
+        answer: Err(Failure::TimedOut),
+        attempts: 0,
+        upstream: None,
+        bytes_sent: 0,
+    };
+    let mut owned_retry: Option<String>;
+    let mut last_status = String::from("accepted");
+    let mut resource_read = false;
+    loop {
+        let wait = retry_after
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map_or(Duration::from_secs(1), Duration::from_secs_f64)
+            .min(MAX_POLL_WAIT);
+        let now = Instant::now();
+        if now + wait >= deadline {
+            let text = format!(
+                "upstream API \"{}\" accepted the operation, and it was still {last_status} when \
+                 tool \"{}\"'s time limit ran out; it goes on upstream. Its status is at {}. \
+                 Raise apis.{}.tool_timeouts.{} to wait longer.",
+                tool.route.api,
+                tool.name,
+                status_url.as_str(),
+                tool.route.api,
+                tool.name
+            );
+            return (total, Operation::Running(text));
+        }
+        tokio::time::sleep(wait).await;
+        let poll = request::HttpRequest {
+            method: crate::spec::Method::Get,
+            url: status_url.to_string(),
+            headers: vec![("Accept".into(), "application/json".into())],
+            body: None,
+            parsed: Some(status_url.clone()),
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let answered = exchange
+            .exchange(Outgoing {
+                tool,
+                request: poll,
+                settings,
+                timeout: remaining,
+                context,
+            })
+            .await;
+        total.attempts += answered.attempts;
+        total.bytes_sent += answered.bytes_sent;
+        let received = match answered.answer {
+            Ok(received) => received,
+            Err(failure) => return (total, Operation::Finished(Box::new(Err(failure)))),
+        };
+        if received.status == 202 {
+            if let Some(next) = received.operation.clone() {
+                status_url = next;
+            }
+            owned_retry = received.retry_after.clone();
+            retry_after = owned_retry.as_deref();
+            continue;
+        }
+        let state = (received.status == 200)
+            .then(|| serde_json::from_slice::<Value>(&received.body).ok())
+            .flatten();
+        let status = state.as_ref().and_then(|body| {
+            body.get("status")
+                .or_else(|| body.pointer("/properties/provisioningState"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+        let running = status.as_deref().is_some_and(|status| {
+            let plain: String = status
+                .chars()
+                .filter(|c| !matches!(c, '_' | '-' | ' '))
+                .collect::<String>()
+                .to_ascii_lowercase();
+            RUNNING.contains(&plain.as_str())
+        });
+        if running {
+            last_status = status.unwrap_or_default();
+            owned_retry = received.retry_after.clone();
+            retry_after = owned_retry.as_deref();
+            continue;
+        }
+        let resource = state
+            .as_ref()
+            .and_then(|body| body.get("resourceLocation"))
+            .and_then(Value::as_str)
+            .and_then(|location| status_url.join(location).ok());
+        match resource {
+            Some(resource) if !resource_read => {
+                resource_read = true;
+                status_url = resource;
+                retry_after = Some("0");
+            }
+            _ => return (total, Operation::Finished(Box::new(Ok(received)))),
+        }
     }
 }
 

@@ -91,8 +91,11 @@ pub struct Received {
     /// The origin the request went to last, when `location` is set (empty otherwise: only
     /// a redirect's note compares it).
     pub origin: String,
-    /// `Retry-After` of a 429 or 503, as sent.
+    /// `Retry-After` of a 429, 503 or 202, as sent.
     pub retry_after: Option<String>,
+    /// For a 202 Accepted: where the operation's status is read (`Operation-Location`,
+    /// `Azure-AsyncOperation`, else `Location`), resolved against the request URL.
+    pub operation: Option<url::Url>,
 }
 
 impl Received {

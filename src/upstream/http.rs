@@ -252,7 +252,7 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         .then(|| header(reqwest::header::LOCATION))
         .flatten()
         .and_then(|l| response.url().join(&l).ok());
-    let retry_after = matches!(status.as_u16(), 429 | 503)
+    let retry_after = matches!(status.as_u16(), 429 | 503 | 202)
         .then(|| header(reqwest::header::RETRY_AFTER))
         .flatten()
         .map(|v| v.chars().take(64).collect());
@@ -261,6 +261,16 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         .as_ref()
         .map(|_| response.url().origin().ascii_serialization())
         .unwrap_or_default();
+    // A long-running operation's status: the headers Azure and others use, then Location.
+    let operation = (status.as_u16() == 202)
+        .then(|| {
+            ["operation-location", "azure-asyncoperation", "location"]
+                .into_iter()
+                .find_map(|name| response.headers().get(name))
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| response.url().join(value.trim()).ok())
+        })
+        .flatten();
     let mut received = Received {
         status: status.as_u16(),
         reason: status.canonical_reason().unwrap_or("").to_string(),
@@ -272,6 +282,7 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         location,
         origin,
         retry_after,
+        operation,
     };
     let declared = response.content_length();
     let coding = match coding {

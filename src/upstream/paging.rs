@@ -170,7 +170,18 @@ pub fn bound(body: &mut Value, max_bytes: u64, paging: &Paging) -> Option<Trimme
     }
     match next {
         Some(next) => {
+            let by_page = paging.offset.is_none()
+                && paging
+                    .page
+                    .as_ref()
+                    .is_some_and(|(name, _)| next.contains_key(name));
             note.insert("next".into(), Value::Object(next));
+            if by_page {
+                note.insert(
+                    "hint".into(),
+                    json!("Later pages follow at this page size: page + 1, and so on."),
+                );
+            }
         }
         None => {
             note.insert(
@@ -209,16 +220,21 @@ fn list_of(body: &mut Value) -> Option<&mut Vec<Value>> {
     }
 }
 
-/// The arguments that fetch the items after the first `kept`, and how many to keep so
-/// that they do exactly (a page number needs the new page size to divide the items
-/// before this page).
+/// The arguments that fetch the items after the first `kept`, and how many of them to keep
+/// so that they do exactly. An offset or a cursor keeps the page size the call asked for:
+/// the next answer is bounded the same way and says where to go on. A page number cannot
+/// say "after item k" at the old page size, so `next` changes it to one that lands right
+/// after the items kept; later pages follow at that size (page + 1, which fits the budget).
 fn next_page(paging: &Paging, list: &[Value], kept: usize) -> (usize, Option<Map<String, Value>>) {
     let mut next = Map::new();
+    let asked_size = |next: &mut Map<String, Value>| {
+        if let Some((size, Some(asked))) = &paging.size {
+            next.insert(size.clone(), json!(asked));
+        }
+    };
     if let Some((offset, at)) = &paging.offset {
         next.insert(offset.clone(), json!(at.unwrap_or(0) + kept as u64));
-        if let Some((size, _)) = &paging.size {
-            next.insert(size.clone(), json!(kept));
-        }
+        asked_size(&mut next);
         return (kept, Some(next));
     }
     if let (Some((page, at)), Some((size, asked))) = (&paging.page, &paging.size) {
@@ -226,13 +242,10 @@ fn next_page(paging: &Paging, list: &[Value], kept: usize) -> (usize, Option<Map
         // Items before this page: its number times the page size asked for (or, when the
         // call left it to the API, the length of the page it answered).
         let before = (page_number - 1) * asked.unwrap_or(list.len() as u64);
-        let fits = (1..=kept as u64)
-            .rev()
-            .find(|d| before % d == 0)
-            .unwrap_or(1);
-        next.insert(page.clone(), json!(before / fits + 2));
-        next.insert(size.clone(), json!(fits));
-        return (fits as usize, Some(next));
+        let (keep, size_next) = landing(before, kept as u64);
+        next.insert(page.clone(), json!((before + keep) / size_next + 1));
+        next.insert(size.clone(), json!(size_next));
+        return (keep as usize, Some(next));
     }
     if let Some(after) = &paging.after
         && let Some(id) = list
@@ -240,12 +253,32 @@ fn next_page(paging: &Paging, list: &[Value], kept: usize) -> (usize, Option<Map
             .and_then(|item| item.get("id"))
     {
         next.insert(after.clone(), id.clone());
-        if let Some((size, _)) = &paging.size {
-            next.insert(size.clone(), json!(kept));
-        }
+        asked_size(&mut next);
         return (kept, Some(next));
     }
     (kept, None)
+}
+
+/// For a page-number API: how many of the `fits` items to keep (`keep`) and the page size
+/// of the next call (`size`, at most `fits`) such that a page of that size starts right
+/// after them: `size` divides `before + keep`. The largest such `size` wins (fewer calls),
+/// keeping at least half of what fits.
+fn landing(before: u64, fits: u64) -> (u64, u64) {
+    let fits = fits.max(1);
+    let mut best = (fits, 1);
+    for keep in (fits.div_ceil(2)..=fits).rev() {
+        let size = (1..=fits)
+            .rev()
+            .find(|d| (before + keep).is_multiple_of(*d))
+            .unwrap_or(1);
+        if size > best.1 {
+            best = (keep, size);
+        }
+        if size == fits {
+            break;
+        }
+    }
+    best
 }
 
 #[cfg(test)]
@@ -277,7 +310,7 @@ mod tests {
         assert_eq!(
             note.note,
             json!({"truncated": {"returned": kept, "of": 100, "total": 1000,
-                "next": {"offset": 20 + kept, "per_page": kept},
+                "next": {"offset": 20 + kept, "per_page": 100},
                 "why": "the result is over this tool's budget of about 666 tokens"}})
         );
     }
@@ -294,8 +327,16 @@ mod tests {
             next["page"].as_u64().expect("page"),
             next["per_page"].as_u64().expect("size"),
         );
-        assert_eq!(size, kept);
+        assert!(size <= 2 * kept, "{next}");
         assert_eq!((page - 1) * size, 200 + kept, "{next}");
+        // A prime number of items before the page does not shrink the next page to one.
+        assert_eq!(landing(13, 12), (11, 12));
+        assert_eq!(landing(0, 12), (12, 12));
+        let (keep, size) = landing(200, 17);
+        assert!(
+            keep >= 9 && size >= 9 && (200 + keep) % size == 0,
+            "{keep} {size}"
+        );
     }
 
     #[test]
@@ -305,7 +346,7 @@ mod tests {
         let kept = body["data"].as_array().expect("data").len();
         assert_eq!(
             note.note["truncated"]["next"],
-            json!({"starting_after": format!("it_{}", kept - 1), "per_page": kept})
+            json!({"starting_after": format!("it_{}", kept - 1), "per_page": 50})
         );
         let mut small = json!(items(3));
         assert_eq!(bound(&mut small, 2_000, &Paging::default()), None);

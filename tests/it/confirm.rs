@@ -308,3 +308,70 @@ async fn a_repeat_with_the_same_idempotency_key_reaches_the_upstream_once() {
     assert_eq!(upstream.counters.flaky.load(Ordering::SeqCst), 2);
     client.cancel().await.expect("close");
 }
+
+/// A one-operation API whose job is long-running (202 + Operation-Location).
+const JOBS: &str = "openapi: 3.0.3\ninfo: {title: jobs, version: '1'}\npaths:\n  /_/jobs:\n    post:\n      operationId: startJob\n      responses:\n        '202': {description: accepted}\n        '200': {description: the report, content: {application/json: {schema: {type: object}}}}\n";
+
+#[tokio::test]
+async fn a_long_running_operation_is_followed_to_its_result_with_progress() {
+    restmcp::http_client::install_crypto_provider();
+    let upstream = crate::upstream::start().await;
+    let config = |timeout: u32| {
+        format!(
+            "[server]\nlisten = \"127.0.0.1:0\"\n\
+             [apis.jobs]\nspec = \"specs/jobs.yaml\"\nbase_url = \"{}\"\ntimeout_seconds = {timeout}\n\
+             [reload]\nenabled = false\n",
+            upstream.url()
+        )
+    };
+    let dir = project(&config(20), &[("specs/jobs.yaml", JOBS)]);
+    let binary = Binary::start(dir.path()).await;
+    let progress = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    #[derive(Clone)]
+    struct Watching(Arc<std::sync::atomic::AtomicUsize>);
+    impl ClientHandler for Watching {
+        async fn on_progress(
+            &self,
+            _params: rmcp::model::ProgressNotificationParam,
+            _context: rmcp::service::NotificationContext<RoleClient>,
+        ) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let client = Watching(progress.clone())
+        .serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+        .await
+        .expect("initialize");
+    let result = call(&client, "startJob", json!({})).await;
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    assert!(
+        text(&result).contains("done"),
+        "the finished resource: {}",
+        text(&result)
+    );
+    assert_eq!(upstream.counters.polls.load(Ordering::SeqCst), 3);
+    assert!(
+        progress.load(Ordering::SeqCst) >= 1,
+        "no progress while polling"
+    );
+    client.cancel().await.expect("close");
+
+    // Past the tool's time: an error result that says where the status is, and how to wait longer.
+    upstream.counters.polls.store(0, Ordering::SeqCst);
+    let dir = project(&config(1), &[("specs/jobs.yaml", JOBS)]);
+    let binary = Binary::start(dir.path()).await;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+            .await
+            .expect("initialize");
+    let result = call(&client, "startJob", json!({})).await;
+    assert_eq!(result.is_error, Some(true));
+    let said = text(&result);
+    assert!(
+        said.contains("still Running")
+            && said.contains("/_/jobs/7/status")
+            && said.contains("tool_timeouts"),
+        "{said}"
+    );
+    client.cancel().await.expect("close");
+}

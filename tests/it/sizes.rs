@@ -154,7 +154,12 @@ impl Setup {
         dispatcher_for(
             self.spec.clone(),
             &self.upstream,
-            UpstreamSettings::default(),
+            // These tests are about the transports' own budgets: no result budget first
+            // (tests/it/confirm.rs and tests/paging cover that one).
+            UpstreamSettings {
+                max_result_tokens: 0,
+                ..UpstreamSettings::default()
+            },
         )
         .await
     }

@@ -19,6 +19,8 @@ use serde_json::{Map, Value, json};
 #[derive(Default)]
 pub struct Counters {
     pub flaky: AtomicUsize,
+    /// Status polls of the long-running job (`/_/jobs`).
+    pub polls: AtomicUsize,
     pub all: AtomicUsize,
 }
 
@@ -66,6 +68,19 @@ async fn status(Path(code): Path<u16>) -> Response {
         .into_response()
 }
 
+async fn job_status(State(counters): State<Arc<Counters>>) -> Response {
+    let n = counters.polls.fetch_add(1, Ordering::SeqCst);
+    if n < 2 {
+        (
+            [(header::RETRY_AFTER, "1")],
+            Json(json!({"status": "Running"})),
+        )
+            .into_response()
+    } else {
+        Json(json!({"status": "Succeeded", "resourceLocation": "/_/jobs/7"})).into_response()
+    }
+}
+
 async fn flaky(State(counters): State<Arc<Counters>>) -> Response {
     let n = counters.flaky.fetch_add(1, Ordering::SeqCst);
     if n == 0 {
@@ -110,6 +125,26 @@ pub async fn start() -> Upstream {
             get(|| async { ([(header::CONTENT_TYPE, "image/png")], PNG) }),
         )
         .route("/_/flaky", get(flaky).post(flaky))
+        // A long-running operation, Azure style: 202 with Operation-Location, a status that
+        // runs for two polls (Retry-After: 1), then names the finished resource.
+        .route(
+            "/_/jobs",
+            axum::routing::post(|| async {
+                (
+                    StatusCode::ACCEPTED,
+                    [
+                        ("operation-location", "/_/jobs/7/status"),
+                        ("retry-after", "0"),
+                    ],
+                    Json(json!({"status": "NotStarted"})),
+                )
+            }),
+        )
+        .route("/_/jobs/7/status", get(job_status))
+        .route(
+            "/_/jobs/7",
+            get(|| async { Json(json!({"id": 7, "report": "done"})) }),
+        )
         .route(
             "/_/wrong-shape",
             get(|| async { Json(json!({"name": 42})) }),
