@@ -1,0 +1,612 @@
+#!/usr/bin/env python3
+"""Bounded results that stay usable (issue 24, part 4), with a real upstream, driven by the
+official MCP Python SDK.
+
+The upstream is tests/paging/app.py (FastAPI under uvicorn, on a free loopback port): 1000
+numbered items `{"id": "it_0001", "n": 1, "text": <about 200 characters>}`, default page size
+100, served four ways (tests/paging/paging-api.yaml, the API "items"):
+  listOffsetItems  GET /offset/items?offset&limit          {"items": [...], "total": 1000}
+  listPagedItems   GET /paged/items?page&per_page          a bare array (pages from 1)
+  listCursorItems  GET /cursor/items?starting_after&limit  {"object": "list", "data": [...], "has_more"}
+  listPlainItems   GET /plain/items                        all 1000, no paging parameters
+Its `GET /_seen` (not in the spec) lists the query of every request it answered.
+
+restmcp (`restmcp serve`, 127.0.0.1, free ports, killed on any exit):
+  B  `max_result_tokens = 1000` (3000 bytes of compact JSON: a 100-item page, about 23 KB,
+     does not fit);
+  M  the same and `max_page_size = 50`.
+
+Checks, with the SDK's `mcp.Client` over Streamable HTTP at 2025-11-25 (mode "legacy") and at
+2026-07-28 (mode "auto"), each connected at the revision asked for:
+  - every over-budget result (each call of every walk below): the structured content has the
+    API's own shape (an object with `items` and `total`; a bare array, as `{"result": [...]}` at
+    2025-11-25, whose structuredContent must be an object; Stripe's list object) and is the
+    JSON of the first text block; its items are whole and exactly the app's items (no cut or
+    altered item); the API's value's compact JSON is at most 3000 bytes (or it holds a single
+    item); one more text block `{"truncated": {...}}` whose `returned` is the number of items
+    kept, `of` the number the upstream answered with, `total` 1000 for the offset API (which
+    says so) and absent for the others, `why` a string, and `next` by the rules:
+      offset:  {"offset": offset + returned, "limit": returned};
+      page:    {"page": q, "per_page": s}, s <= returned, (q - 1) * s == the items before this
+               page + returned (the next page starts right after the last item returned);
+      cursor:  {"starting_after": <the last item's id>, "limit": returned};
+      plain:   no `next`, a `hint` instead;
+  - walks: call the tool, then follow `next` (merged into the arguments) again and again until
+    a result has no `next`; the items seen, in order, must be exactly 1..1000 (each once) for
+    offset from {}, page from {} and from {"page": 1, "per_page": 100}, cursor from {};
+    201..1000 for page from {"page": 3, "per_page": 100}. A gap or duplicate is reported with
+    the exact call and what it answered; a walk ending early names its last call;
+  - a result under the budget (offset limit 3, page per_page 5, cursor limit 4) has no
+    truncated note and is the upstream's answer as is;
+  - M: listPagedItems {"per_page": 500}: a text block says per_page was lowered (500 to 50),
+    the app saw per_page=50 (its request log), and at most 50 items came back; a per_page of
+    50 or less is sent as asked with no such block.
+
+Output: `ok N - name` / `not ok N - name` (with `#` detail lines), then `1..N` and
+`paging-python: P passed, F failed`; exit status 0 only when nothing failed. On failure (or with
+PAGING_TEST_KEEP=1) the work directory (configs, every process's output) is kept and named.
+
+Usage: python_paging.py --bin PATH/TO/restmcp
+(run by tests/paging/run.sh in a venv with mcp==2.3.0, fastapi==0.165.0 and uvicorn==0.54.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from app import COUNT, DEFAULT_SIZE, item  # noqa: E402 - the upstream's own items, to compare with
+
+STEP = 20.0  # seconds: one process start, one request
+SUITE_TIMEOUT = 180.0  # seconds: one suite
+HARD_LIMIT = 900  # seconds: the process kills itself (and its children) past this
+API = "items"
+NEW = "2026-07-28"
+OLD = "2025-11-25"
+TOKENS = 1000  # max_result_tokens
+BYTES = TOKENS * 3  # restmcp's estimate: compact JSON bytes / 3
+MAX_PAGE = 50  # M's max_page_size
+WALK_LIMIT = 1200  # calls: a walk longer than this is stuck
+TOOLS = {"offset": "listOffsetItems", "page": "listPagedItems", "cursor": "listCursorItems", "plain": "listPlainItems"}
+
+# --------------------------------------------------------------------------------------
+# Results
+
+
+class Results:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+        self.failures: list[str] = []
+
+    def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        n = self.passed + self.failed + 1
+        if ok:
+            self.passed += 1
+            print(f"ok {n} - {name}", flush=True)
+        else:
+            self.failed += 1
+            self.failures.append(f"{n} - {name}")
+            print(f"not ok {n} - {name}", flush=True)
+            for line in (detail or "").splitlines() or [""]:
+                if line:
+                    print(f"#   {line}", flush=True)
+        return ok
+
+
+R = Results()
+
+
+def note(text: str) -> None:
+    print(f"# {text}", flush=True)
+
+
+def short(value: Any, n: int = 400) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str) if isinstance(value, (dict, list)) else repr(value)
+    return text if len(text) <= n else text[:n] + f"... ({len(text)} chars)"
+
+
+def error_text(e: BaseException) -> str:
+    detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+    if isinstance(e, BaseExceptionGroup):
+        detail += " | " + " | ".join(short(repr(x), 400) for x in e.exceptions)
+    return short(detail, 1500)
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------------------
+# Processes
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Child:
+    """A process in its own group, its output kept line by line; `wait_for` a line."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.name = name
+        self.lines: list[tuple[str, str]] = []  # (stream, line)
+        self.cond = threading.Condition()
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
+        for stream in ("stdout", "stderr"):
+            threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream: str) -> None:
+        for line in getattr(self.proc, stream):
+            with self.cond:
+                self.lines.append((stream, line.rstrip("\n")))
+                self.cond.notify_all()
+
+    def wait_for(self, pattern: str, stream: str) -> re.Match[str]:
+        deadline = time.monotonic() + STEP
+        regex = re.compile(pattern)
+        with self.cond:
+            while True:
+                for s, line in self.lines:
+                    m = regex.search(line) if s == stream else None
+                    if m:
+                        return m
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}): {short(self.text(), 1500)}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RuntimeError(f"{self.name}: no line matching {pattern!r} within {STEP} s: {short(self.text(), 1500)}")
+                self.cond.wait(min(left, 0.5))
+
+    def text(self, stream: str | None = None) -> str:
+        with self.cond:
+            return "\n".join(line for s, line in self.lines if stream is None or s == stream)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                    self.proc.wait(5)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    pass
+
+
+CHILDREN: list[Child] = []
+
+
+def kill_all() -> None:
+    for child in CHILDREN:
+        child.stop()
+
+
+def child_env(extra: dict[str, str]) -> dict[str, str]:
+    # restmcp reads every RESTMCP_* variable as configuration: none of the runner's reach it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESTMCP_", "PAGING_TEST_")) and k != "RUST_LOG"}
+    return {**env, **extra}
+
+
+class World:
+    work: Path
+    app: str  # the upstream's base URL
+    urls: dict[str, str]  # restmcp B and M: their MCP endpoints
+
+
+def start_app(work: Path) -> str:
+    for _ in range(3):
+        port = free_port()
+        app = Child(f"uvicorn app:app (:{port})",
+                    [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port),
+                     "--no-access-log"],
+                    child_env({"PYTHONDONTWRITEBYTECODE": "1"}), HERE)
+        CHILDREN.append(app)
+        try:
+            app.wait_for(r"Uvicorn running on http://", "stderr")
+            return f"http://127.0.0.1:{port}"
+        except RuntimeError as e:
+            last = e
+            app.stop()
+    raise RuntimeError(f"the app did not start: {last}")
+
+
+def write_config(w: World, name: str, port: int, extra: str) -> Path:
+    path = w.work / f"{name}.toml"
+    path.write_text(f"""[server]
+listen = "127.0.0.1:{port}"
+
+[apis.{API}]
+spec = "paging-api.yaml"
+base_url = "{w.app}"
+max_result_tokens = {TOKENS}
+{extra}""")
+    return path
+
+
+def start(args: argparse.Namespace, work: Path) -> World:
+    w = World()
+    w.work = work
+    w.app = start_app(work)
+    shutil.copy(HERE / "paging-api.yaml", work / "paging-api.yaml")
+    plan = {"b": "", "m": f"max_page_size = {MAX_PAGE}\n"}
+    ports = {name: free_port() for name in plan}
+    servers = {}
+    for name, extra in plan.items():
+        config = write_config(w, name, ports[name], extra)
+        child = Child(f"restmcp serve ({name.upper()})", [args.bin, "serve", "--config", str(config)], child_env({}), work)
+        CHILDREN.append(child)
+        servers[name] = child
+    for child in servers.values():
+        child.wait_for(r"MCP over Streamable HTTP at http://", "stderr")
+    w.urls = {name: f"http://127.0.0.1:{ports[name]}/mcp" for name in plan}
+    return w
+
+
+async def app_seen(w: World) -> list[dict[str, Any]]:
+    async with httpx2.AsyncClient(timeout=STEP) as http:
+        r = await http.get(w.app + "/_seen")
+        r.raise_for_status()
+        return r.json()
+
+
+# --------------------------------------------------------------------------------------
+# One result
+
+
+def texts(result: types.CallToolResult) -> list[str]:
+    return [c.text for c in result.content if getattr(c, "type", "") == "text"]
+
+
+def dump(result: Any, n: int = 1200) -> str:
+    try:
+        data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    except AttributeError:
+        data = result
+    return short(data, n)
+
+
+def truncated_note(result: types.CallToolResult) -> tuple[dict[str, Any] | None, int]:
+    """The `truncated` object of the result's note block, and how many text blocks are notes."""
+    found, count = None, 0
+    for text in texts(result):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and set(data) == {"truncated"}:
+            count += 1
+            found = data["truncated"] if found is None else found
+    return found, count
+
+
+def items_of(kind: str, body: Any) -> list[Any] | None:
+    """The list in the API's answer, when it has the API's shape."""
+    if kind in ("page", "plain"):
+        return body if isinstance(body, list) else None
+    if kind == "offset":
+        ok = isinstance(body, dict) and set(body) == {"items", "total"} and body["total"] == COUNT
+        return body["items"] if ok and isinstance(body["items"], list) else None
+    ok = isinstance(body, dict) and set(body) == {"object", "data", "has_more"} and body["object"] == "list"
+    return body["data"] if ok and isinstance(body["data"], list) else None
+
+
+def first_index(kind: str, arguments: dict[str, Any]) -> tuple[int, int]:
+    """(items before the first one this call asks for, how many the upstream answers with)."""
+    if kind == "offset":
+        start, size = int(arguments.get("offset", 0)), int(arguments.get("limit", DEFAULT_SIZE))
+    elif kind == "page":
+        size = int(arguments.get("per_page", DEFAULT_SIZE))
+        start = (int(arguments.get("page", 1)) - 1) * size
+    elif kind == "cursor":
+        after, size = arguments.get("starting_after"), int(arguments.get("limit", DEFAULT_SIZE))
+        start = 0 if after is None else int(str(after).removeprefix("it_"))
+    else:
+        start, size = 0, COUNT
+    return start, max(0, min(size, COUNT - start))
+
+
+def result_problems(kind: str, arguments: dict[str, Any], result: types.CallToolResult,
+                    truncation_expected: bool | None, version: str) -> tuple[list[str], list[Any], dict[str, Any] | None]:
+    """What is wrong with one result (empty when nothing), its items and its truncated note.
+    Up to 2025-11-25 structuredContent must be an object: a bare array comes as `{"result": [...]}`
+    (structured and text alike, as restmcp's README says); 2026-07-28 gets the array itself."""
+    problems: list[str] = []
+    if result.is_error:
+        return [f"isError: {dump(result)}"], [], None
+    body = result.structured_content
+    blocks = texts(result)
+    if not blocks:
+        return [f"no text content: {dump(result)}"], [], None
+    try:
+        first = json.loads(blocks[0])
+    except ValueError:
+        first = None
+        problems.append(f"the first text block is not JSON (a cut result?): {short(blocks[0], 300)} ... {blocks[0][-200:]!r}")
+    if body is None:
+        problems.append("no structuredContent")
+        body = first
+    elif first is not None and first != body:
+        problems.append(f"the first text block is not the structured content: {short(blocks[0], 300)}")
+    if kind in ("page", "plain") and version == OLD:
+        if isinstance(body, dict) and set(body) == {"result"}:
+            body = body["result"]
+        else:
+            problems.append(f"at {OLD} a bare array is not wrapped as {{\"result\": [...]}}: {short(body, 200)}")
+    items = items_of(kind, body)
+    if items is None:
+        return problems + [f"not the API's shape ({kind}): {short(body, 300)}"], [], None
+    start, answered = first_index(kind, arguments)
+    for i, got in enumerate(items):
+        if got != item(start + i + 1):
+            problems.append(f"item {i} is not the app's item {start + i + 1} (cut, altered or out of place): {short(got, 300)}")
+            break
+    size = len(compact(body).encode())  # the API's value (without the {"result": ...} of 2025-11-25)
+    if size > BYTES and len(items) != 1:
+        problems.append(f"{len(items)} items, {size} bytes of compact JSON: over the budget of {BYTES}")
+    trunc, notes = truncated_note(result)
+    if notes > 1:
+        problems.append(f"{notes} truncated notes")
+    if truncation_expected is False and trunc is not None:
+        problems.append(f"a truncated note on a result under the budget: {short(trunc)}")
+    if truncation_expected is True and trunc is None:
+        problems.append(f"no truncated note; {len(items)} of the {answered} items the upstream answered with")
+    if trunc is None:
+        if len(items) != answered:
+            problems.append(f"{len(items)} items without a truncated note; the upstream answered with {answered}")
+        return problems, items, None
+    n = len(items)
+    if trunc.get("returned") != n:
+        problems.append(f"returned {trunc.get('returned')!r}, but {n} items came back")
+    if trunc.get("of") != answered:
+        problems.append(f"of {trunc.get('of')!r}, but the upstream answered with {answered} items")
+    if kind == "offset":
+        if trunc.get("total") != COUNT:
+            problems.append(f"total {trunc.get('total')!r}, the API said {COUNT}")
+    elif "total" in trunc:
+        problems.append(f"a total ({trunc['total']!r}) the API never gave")
+    if not isinstance(trunc.get("why"), str):
+        problems.append("no `why`")
+    nxt = trunc.get("next")
+    if kind == "plain":
+        if nxt is not None:
+            problems.append(f"a next ({nxt!r}) for an operation with no paging parameters")
+        if not isinstance(trunc.get("hint"), str):
+            problems.append("no hint")
+        return problems, items, trunc
+    if not isinstance(nxt, dict):
+        problems.append(f"no next: {short(trunc)}")
+        return problems, items, trunc
+    last = start + n  # the last item returned (1-based)
+    if kind == "offset":
+        if nxt != {"offset": last, "limit": n}:
+            problems.append(f"next {nxt!r}, expected {{'offset': {last}, 'limit': {n}}}")
+    elif kind == "cursor":
+        want = {"starting_after": items[-1].get("id") if items else None, "limit": n}
+        if nxt != want:
+            problems.append(f"next {nxt!r}, expected {want!r}")
+    else:
+        q, s = nxt.get("page"), nxt.get("per_page")
+        if set(nxt) != {"page", "per_page"} or not isinstance(q, int) or not isinstance(s, int) or q < 1 or s < 1:
+            problems.append(f"next {nxt!r}: not a page and a per_page")
+        else:
+            if s > n:
+                problems.append(f"next per_page {s} is more than the {n} items returned")
+            if (q - 1) * s != last:
+                problems.append(f"next page {q} of {s} starts after item {(q - 1) * s}, the last item returned is {last}")
+    return problems, items, trunc
+
+
+# --------------------------------------------------------------------------------------
+# Suites
+
+
+def client(url: str, mode: str) -> Client:
+    return Client(url, mode=mode, read_timeout_seconds=STEP)
+
+
+async def connected(c: Client, version: str, label: str) -> None:
+    R.check(f"{label}: the SDK connected at {version}", c.protocol_version == version, f"protocol_version {c.protocol_version!r}")
+
+
+async def walk(c: Client, label: str, kind: str, arguments: dict[str, Any], want: range) -> None:
+    """Call, then follow `next` until there is none; check every result and the items seen."""
+    tool = TOOLS[kind]
+    args = dict(arguments)
+    seen: list[int] = []
+    calls = 0
+    bad: list[str] = []  # per-result problems, with the call
+    continuity: list[str] = []  # gaps and duplicates, with the call
+    last_call = ""
+    trace: list[str] = []  # every call, in short
+    first_truncated = None
+    while True:
+        calls += 1
+        result = await c.call_tool(tool, args)
+        problems, items, trunc = result_problems(kind, args, result, None, c.protocol_version)
+        if calls == 1:
+            first_truncated = trunc is not None
+        numbers = [it.get("n") for it in items if isinstance(it, dict)]
+        call = f"call {calls}: {tool} {compact(args)} -> items {numbers[0] if numbers else '-'}..{numbers[-1] if numbers else '-'} ({len(numbers)}), note {compact(trunc) if trunc else 'none'}"
+        last_call = call
+        trace.append(call)
+        if problems:
+            bad.append(call + "\n  " + "\n  ".join(problems) + f"\n  answer: {dump(result, 600)}")
+        if numbers and seen:
+            expected = seen[-1] + 1
+            if numbers[0] != expected:
+                what = "a gap" if numbers[0] > expected else "a duplicate"
+                continuity.append(f"{what}: after item {seen[-1]} the next call gave item {numbers[0]} first\n  {call}\n  answer: {dump(result, 600)}")
+        seen.extend(numbers)
+        nxt = trunc.get("next") if isinstance(trunc, dict) else None
+        if not isinstance(nxt, dict) or calls >= WALK_LIMIT or result.is_error:
+            break
+        args = {**args, **nxt}
+    name = f"{label}: {tool} from {compact(arguments)}"
+    R.check(f"{name}: the first result (over the budget) is truncated", first_truncated is True, last_call)
+    R.check(f"{name}: every result of the walk ({calls} calls) holds whole items of the API's answer, within "
+            f"{BYTES} bytes, with a right truncated note", not bad, "\n".join(bad[:3]) + (f"\n... {len(bad)} in all" if len(bad) > 3 else ""))
+    R.check(f"{name}: following next never skips or repeats an item", not continuity,
+            "\n".join(continuity[:3]) + (f"\n... {len(continuity)} in all" if len(continuity) > 3 else ""))
+    expected = list(want)
+    if seen == expected:
+        detail = ""
+    else:
+        got = sorted(set(seen))
+        missing = sorted(set(expected) - set(got))
+        dups = len(seen) - len(got)
+        detail = (f"expected items {want.start}..{want.stop - 1} once each in order; the walk of {calls} calls saw "
+                  f"{len(seen)} items ({seen[0] if seen else '-'}..{seen[-1] if seen else '-'}), {len(missing)} missing"
+                  f"{' (' + str(missing[0]) + '..' + str(missing[-1]) + ')' if missing else ''}, {dups} repeated\n"
+                  f"the walk ended with (no next): {last_call}\nits calls:\n  " + "\n  ".join(trace[:8])
+                  + (f"\n  ... {len(trace)} in all" if len(trace) > 8 else ""))
+    R.check(f"{name}: following next until there is none gives items {want.start}..{want.stop - 1}, each once, in order",
+            seen == expected, detail)
+
+
+async def walks_suite(w: World, version: str, mode: str, label: str) -> None:
+    async with client(w.urls["b"], mode) as c:
+        await connected(c, version, label)
+        names = {t.name for t in (await c.list_tools()).tools}
+        R.check(f"{label}: tools/list has the four tools", set(TOOLS.values()) <= names, short(sorted(names)))
+        await walk(c, label, "offset", {}, range(1, COUNT + 1))
+        await walk(c, label, "page", {}, range(1, COUNT + 1))
+        await walk(c, label, "page", {"page": 1, "per_page": 100}, range(1, COUNT + 1))
+        await walk(c, label, "page", {"page": 3, "per_page": 100}, range(201, COUNT + 1))
+        await walk(c, label, "cursor", {}, range(1, COUNT + 1))
+
+        # No paging parameters: a hint, no next.
+        result = await c.call_tool(TOOLS["plain"], {})
+        problems, items, trunc = result_problems("plain", {}, result, True, version)
+        R.check(f"{label}: listPlainItems (all 1000, no paging parameters) keeps whole items within the budget, "
+                f"its note says returned/of right and gives a hint and no next", not problems,
+                "\n".join(problems) + f"\nanswer: {dump(result)}")
+
+        # Under the budget: the upstream's answer as is, no note.
+        for kind, args in (("offset", {"limit": 3}), ("page", {"per_page": 5, "page": 7}), ("cursor", {"limit": 4, "starting_after": "it_0500"})):
+            result = await c.call_tool(TOOLS[kind], args)
+            problems, items, trunc = result_problems(kind, args, result, False, version)
+            R.check(f"{label}: {TOOLS[kind]} {compact(args)} (under the budget) is the upstream's answer with no truncated note",
+                    not problems and len(texts(result)) == 1,
+                    "\n".join(problems) + f"\n{len(texts(result))} text blocks; answer: {dump(result)}")
+
+
+LOWERED = re.compile(r"\blowered\b|\bclamp|\breduced\b|\bcapped\b", re.I)
+
+
+async def clamp_suite(w: World, version: str, mode: str, label: str) -> None:
+    async with client(w.urls["m"], mode) as c:
+        await connected(c, version, label)
+        before = len(await app_seen(w))
+        result = await c.call_tool(TOOLS["page"], {"per_page": 500})
+        sent = (await app_seen(w))[before:]
+        said = [t for t in texts(result) if LOWERED.search(t) and "per_page" in t]
+        R.check(f"{label}: listPagedItems {{per_page: 500}} with max_page_size = {MAX_PAGE}: a text block says "
+                f"per_page was lowered from 500 to {MAX_PAGE}",
+                len(said) == 1 and "500" in said[0] and str(MAX_PAGE) in said[0], f"text blocks: {short(texts(result)[1:], 800)}")
+        queries = [s["query"] for s in sent if s["path"] == "/paged/items"]
+        R.check(f"{label}: ... the app saw one request, with per_page={MAX_PAGE}, and answered at most {MAX_PAGE} items",
+                len(queries) == 1 and queries[0].get("per_page") == str(MAX_PAGE) and all(s["returned"] <= MAX_PAGE for s in sent),
+                f"the app saw: {short(sent, 800)}")
+        problems, items, trunc = result_problems("page", {"per_page": MAX_PAGE}, result, True, version)
+        R.check(f"{label}: ... the result (50 items, over the budget) keeps whole items within it, with a right note "
+                f"(of {MAX_PAGE}, next after the last item returned)", not problems and len(items) <= MAX_PAGE,
+                "\n".join(problems) + f"\nanswer: {dump(result)}")
+
+        before = len(await app_seen(w))
+        result = await c.call_tool(TOOLS["page"], {"per_page": 5, "page": 2})
+        sent = (await app_seen(w))[before:]
+        R.check(f"{label}: listPagedItems {{per_page: 5, page: 2}} (not over max_page_size) is sent as asked, "
+                f"with no lowered block and no truncated note",
+                [s["query"] for s in sent] == [{"per_page": "5", "page": "2"}] and len(texts(result)) == 1
+                and not result_problems("page", {"per_page": 5, "page": 2}, result, False, version)[0],
+                f"the app saw {short(sent)}; answer: {dump(result)}")
+
+
+async def run(w: World) -> None:
+    suites: list[tuple[str, Any]] = [
+        (f"walks {OLD}", lambda: walks_suite(w, OLD, "legacy", f"B {OLD}")),
+        (f"walks {NEW}", lambda: walks_suite(w, NEW, "auto", f"B {NEW}")),
+        (f"max_page_size {OLD}", lambda: clamp_suite(w, OLD, "legacy", f"M {OLD}")),
+        (f"max_page_size {NEW}", lambda: clamp_suite(w, NEW, "auto", f"M {NEW}")),
+    ]
+    for name, suite in suites:
+        try:
+            with anyio.fail_after(SUITE_TIMEOUT):
+                await suite()
+        except Exception as e:  # noqa: BLE001 - every failure is a "not ok" line, then on to the next suite
+            R.check(f"{name}: the suite ran to its end", False, error_text(e))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin", required=True, help="the restmcp binary")
+    args = parser.parse_args()
+    args.bin = str(Path(args.bin).resolve())
+
+    signal.signal(signal.SIGALRM, lambda *_: (print("paging-python: hard time limit reached", flush=True), kill_all(), os._exit(2)))
+    signal.alarm(HARD_LIMIT)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: (kill_all(), os._exit(130)))
+
+    work = Path(tempfile.mkdtemp(prefix="restmcp-paging-py-"))
+    try:
+        try:
+            w = start(args, work)
+        except Exception as e:  # noqa: BLE001
+            R.check("start the app and the restmcp servers", False, error_text(e))
+        else:
+            note(f"app {w.app}; restmcp " + ", ".join(f"{n.upper()} {u}" for n, u in w.urls.items())
+                 + f"; max_result_tokens = {TOKENS} ({BYTES} bytes)")
+            anyio.run(run, w)
+    finally:
+        kill_all()
+        for child in CHILDREN:
+            slug = re.sub(r"[^A-Za-z0-9]+", "-", child.name).strip("-")
+            (work / f"{slug}.log").write_text(child.text() + "\n")
+        if R.failed or os.environ.get("PAGING_TEST_KEEP"):
+            print(f"# work directory kept: {work}", flush=True)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"1..{R.passed + R.failed}", flush=True)
+    for failure in R.failures:
+        print(f"# failed: {failure}", flush=True)
+    print(f"paging-python: {R.passed} passed, {R.failed} failed", flush=True)
+    return 0 if R.failed == 0 and R.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Bounded results that stay usable (issue 24, part 4), with a real upstream, against the
+# official MCP Python SDK:
+#   tests/paging/app.py  a FastAPI app (fastapi==0.165.0 under uvicorn==0.54.0, the pins of
+#     tests/world/run-world.sh) holding 1000 numbered items, served by offset and limit, by
+#     page and per_page, after a Stripe-style cursor, and all at once (paging-api.yaml); its
+#     request log (GET /_seen) the witness of the page size it was asked for;
+#   tests/paging/python_paging.py  the official Python SDK (mcp==2.3.0) over Streamable HTTP at
+#     2025-11-25 and 2026-07-28 against `restmcp serve` with max_result_tokens = 1000 (and
+#     max_page_size = 50): whole items within the budget, the truncated note's numbers, and
+#     `next` followed until there is none covering every item exactly once; see its docstring
+#     for every check.
+#
+#   RESTMCP_BIN=path/to/restmcp bash tests/paging/run.sh
+#
+# RESTMCP_BIN defaults to target/debug/restmcp (relative to the repo root); build it first.
+# Needs python3 (3.11 or later) and PyPI (install only: the venv target/interop/python-venv of
+# tests/interop/run-python.sh is reused, with fastapi and uvicorn added). At run time only
+# 127.0.0.1 is contacted.
+# Output: one line per check (`ok N - ...` / `not ok N - ...`); exit status 1 when any failed,
+# and then the work directory (configs, the output of every process) is kept and named.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+
+bin="${RESTMCP_BIN:-target/debug/restmcp}"
+case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+
+venv="$root/target/interop/python-venv"
+python="${PYTHON:-python3}"
+requirements=("mcp==2.3.0" "fastapi==0.165.0" "uvicorn==0.54.0")
+
+[[ -x "$bin" ]] || die "restmcp binary not found or not executable: $bin (set RESTMCP_BIN or run cargo build)"
+for file in paging-api.yaml app.py python_paging.py; do
+  [[ -f "$here/$file" ]] || die "not found: $here/$file"
+done
+command -v "$python" >/dev/null || die "$python not found (set PYTHON)"
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "python >= 3.11 needed, found $("$python" --version 2>&1)"
+
+if [[ ! -x "$venv/bin/python" ]]; then
+  mkdir -p "$(dirname "$venv")"
+  "$python" -m venv "$venv" || die "cannot create the venv $venv"
+fi
+# A no-op (and no download) when the venv already has these versions.
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "${requirements[@]}" \
+  || die "pip install ${requirements[*]} failed"
+# No __pycache__ written in tests/paging by the test or the app it imports.
+export PYTHONDONTWRITEBYTECODE=1
+
+status=0
+cd "$here"
+# The test starts the app (uvicorn) and restmcp itself, and kills them on any exit.
+"$venv/bin/python" python_paging.py --bin "$bin" || status=1
+if (( status != 0 )); then
+  echo "run.sh: FAILED; the failing checks are listed above (the work directory named there is kept)" >&2
+fi
+exit "$status"
