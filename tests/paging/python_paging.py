@@ -26,13 +26,17 @@ Checks, with the SDK's `mcp.Client` over Streamable HTTP at 2025-11-25 (mode "le
     item); one more text block `{"truncated": {...}}` whose `returned` is the number of items
     kept, `of` the number the upstream answered with, `total` 1000 for the offset API (which
     says so) and absent for the others, `why` a string, and `next` by the rules:
-      offset:  {"offset": offset + returned, "limit": returned};
-      page:    {"page": q, "per_page": s}, s <= returned, (q - 1) * s == the items before this
-               page + returned (the next page starts right after the last item returned);
-      cursor:  {"starting_after": <the last item's id>, "limit": returned};
+      offset:  {"offset": offset + returned} plus the "limit" the call asked for, if it did
+               (the next answer is bounded the same way and says where to go on);
+      page:    {"page": q, "per_page": s}, (q - 1) * s == the items before this page +
+               returned (the next page starts right after the last item returned), and a
+               `hint` that later pages follow at that size;
+      cursor:  {"starting_after": <the last item's id>} plus the asked "limit", if any;
       plain:   no `next`, a `hint` instead;
   - walks: call the tool, then follow `next` (merged into the arguments) again and again until
-    a result has no `next`; the items seen, in order, must be exactly 1..1000 (each once) for
+    a result has no `next` (for page numbers, as a model pages: while a page comes back full
+    at the per_page `next` set, ask for page + 1); the items seen, in order, must be exactly
+    1..1000 (each once) for
     offset from {}, page from {} and from {"page": 1, "per_page": 100}, cursor from {};
     201..1000 for page from {"page": 3, "per_page": 100}. A gap or duplicate is reported with
     the exact call and what it answered; a walk ending early names its last call;
@@ -411,11 +415,13 @@ def result_problems(kind: str, arguments: dict[str, Any], result: types.CallTool
         problems.append(f"no next: {short(trunc)}")
         return problems, items, trunc
     last = start + n  # the last item returned (1-based)
+    asked = {"limit": arguments["limit"]} if "limit" in arguments else {}
     if kind == "offset":
-        if nxt != {"offset": last, "limit": n}:
-            problems.append(f"next {nxt!r}, expected {{'offset': {last}, 'limit': {n}}}")
+        want = {"offset": last, **asked}
+        if nxt != want:
+            problems.append(f"next {nxt!r}, expected {want!r}")
     elif kind == "cursor":
-        want = {"starting_after": items[-1].get("id") if items else None, "limit": n}
+        want = {"starting_after": items[-1].get("id") if items else None, **asked}
         if nxt != want:
             problems.append(f"next {nxt!r}, expected {want!r}")
     else:
@@ -423,8 +429,8 @@ def result_problems(kind: str, arguments: dict[str, Any], result: types.CallTool
         if set(nxt) != {"page", "per_page"} or not isinstance(q, int) or not isinstance(s, int) or q < 1 or s < 1:
             problems.append(f"next {nxt!r}: not a page and a per_page")
         else:
-            if s > n:
-                problems.append(f"next per_page {s} is more than the {n} items returned")
+            if not isinstance(trunc.get("hint"), str):
+                problems.append("no hint that later pages follow at that size")
             if (q - 1) * s != last:
                 problems.append(f"next page {q} of {s} starts after item {(q - 1) * s}, the last item returned is {last}")
     return problems, items, trunc
@@ -472,7 +478,14 @@ async def walk(c: Client, label: str, kind: str, arguments: dict[str, Any], want
                 continuity.append(f"{what}: after item {seen[-1]} the next call gave item {numbers[0]} first\n  {call}\n  answer: {dump(result, 600)}")
         seen.extend(numbers)
         nxt = trunc.get("next") if isinstance(trunc, dict) else None
-        if not isinstance(nxt, dict) or calls >= WALK_LIMIT or result.is_error:
+        if calls >= WALK_LIMIT or result.is_error:
+            break
+        if not isinstance(nxt, dict):
+            # Page numbers: a full page at the size `next` set means the next page follows.
+            size = args.get("per_page")
+            if kind == "page" and trunc is None and isinstance(size, int) and len(numbers) == size:
+                args = {**args, "page": args.get("page", 1) + 1}
+                continue
             break
         args = {**args, **nxt}
     name = f"{label}: {tool} from {compact(arguments)}"
