@@ -91,6 +91,39 @@ def plain_items(request: Request) -> list[dict[str, Any]]:
     return ITEMS
 
 
+# --- a long-running operation (202 Accepted, then a status to poll) ---------------------
+# POST /reports answers 202 with a Location; the status says "running" (Retry-After: 1)
+# for the first `polls` reads, then "succeeded" with the report. Polls are logged in SEEN.
+
+JOBS: dict[str, dict[str, Any]] = {}
+
+
+@app.post("/reports", status_code=202)
+def start_report(request: Request, polls: int = Query(2, ge=0, le=100)) -> Any:
+    from fastapi.responses import JSONResponse
+
+    job = str(len(JOBS) + 1)
+    JOBS[job] = {"left": polls, "polled": 0}
+    SEEN.append({"path": "/reports", "query": dict(request.query_params), "returned": 0})
+    return JSONResponse({"status": "accepted"}, status_code=202,
+                        headers={"Location": f"/reports/{job}/status", "Retry-After": "0"})
+
+
+@app.get("/reports/{job}/status")
+def report_status(job: str, request: Request) -> Any:
+    from fastapi.responses import JSONResponse
+
+    state = JOBS.get(job)
+    if state is None:
+        raise HTTPException(404, "no such job")
+    state["polled"] += 1
+    SEEN.append({"path": request.url.path, "query": {}, "returned": 0})
+    if state["left"] > 0:
+        state["left"] -= 1
+        return JSONResponse({"status": "running", "polled": state["polled"]}, headers={"Retry-After": "1"})
+    return {"status": "succeeded", "report": {"job": job, "rows": 1000}, "polled": state["polled"]}
+
+
 @app.get("/_seen")
 def get_seen() -> list[dict[str, Any]]:
     return SEEN

@@ -9,7 +9,12 @@ numbered items `{"id": "it_0001", "n": 1, "text": <about 200 characters>}`, defa
   listPagedItems   GET /paged/items?page&per_page          a bare array (pages from 1)
   listCursorItems  GET /cursor/items?starting_after&limit  {"object": "list", "data": [...], "has_more"}
   listPlainItems   GET /plain/items                        all 1000, no paging parameters
+  startReport      POST /reports?polls=N                   202 + Location; its status says
+                   "running" (Retry-After: 1) N times, then "succeeded" with the report
 Its `GET /_seen` (not in the spec) lists the query of every request it answered.
+The long-running suite (issue 24, part 3) checks that restmcp follows the 202 to the finished
+status with progress notifications on the way, and that past the tool's time limit (a server
+with timeout_seconds = 2) the error result names the status URL and the setting to raise.
 
 restmcp (`restmcp serve`, 127.0.0.1, free ports, killed on any exit):
   B  `max_result_tokens = 1000` (3000 bytes of compact JSON: a 100-item page, about 23 KB,
@@ -266,7 +271,7 @@ def start(args: argparse.Namespace, work: Path) -> World:
     w.work = work
     w.app = start_app(work)
     shutil.copy(HERE / "paging-api.yaml", work / "paging-api.yaml")
-    plan = {"b": "", "m": f"max_page_size = {MAX_PAGE}\n"}
+    plan = {"b": "", "m": f"max_page_size = {MAX_PAGE}\n", "t": "timeout_seconds = 2\n"}
     ports = {name: free_port() for name in plan}
     servers = {}
     for name, extra in plan.items():
@@ -569,8 +574,39 @@ async def clamp_suite(w: World, version: str, mode: str, label: str) -> None:
                 f"the app saw {short(sent)}; answer: {dump(result)}")
 
 
+async def operation_suite(w: World, version: str, mode: str, label: str) -> None:
+    """A 202 Accepted with Location is polled to its end, with progress notifications; past
+    the tool's time limit the result says where the status is."""
+    async with client(w.urls["b"], mode) as c:
+        await connected(c, version, label)
+        progress: list[float] = []
+
+        async def on_progress(done: float, _total: float | None, _message: str | None) -> None:
+            progress.append(done)
+
+        before = len(await app_seen(w))
+        result = await c.call_tool("startReport", {"polls": 2}, progress_callback=on_progress)
+        sent = [s["path"] for s in (await app_seen(w))[before:]]
+        body = texts(result)[0] if texts(result) else ""
+        R.check(f"{label}: startReport (202, then running twice): the result is the finished status "
+                f"({short(body, 200)})", result.is_error is not True and '"succeeded"' in body and '"rows":1000' in body.replace(" ", ""),
+                dump(result))
+        R.check(f"{label}: ... the app saw the POST and three status reads", sent.count("/reports") == 1
+                and sum(1 for p in sent if p.endswith("/status")) == 3, f"the app saw {sent}")
+        R.check(f"{label}: ... progress notifications came while it waited ({len(progress)})", len(progress) >= 1,
+                f"progress: {progress}")
+    async with client(w.urls["t"], mode) as c:
+        result = await c.call_tool("startReport", {"polls": 50})
+        said = " ".join(texts(result))
+        R.check(f"{label}: past the tool's time limit: an error result naming the status URL and the setting",
+                result.is_error is True and "/reports/" in said and "/status" in said and "tool_timeouts" in said,
+                dump(result))
+
+
 async def run(w: World) -> None:
     suites: list[tuple[str, Any]] = [
+        (f"long-running {OLD}", lambda: operation_suite(w, OLD, "legacy", f"L {OLD}")),
+        (f"long-running {NEW}", lambda: operation_suite(w, NEW, "auto", f"L {NEW}")),
         (f"walks {OLD}", lambda: walks_suite(w, OLD, "legacy", f"B {OLD}")),
         (f"walks {NEW}", lambda: walks_suite(w, NEW, "auto", f"B {NEW}")),
         (f"max_page_size {OLD}", lambda: clamp_suite(w, OLD, "legacy", f"M {OLD}")),

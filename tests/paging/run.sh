@@ -9,7 +9,8 @@
 #     2025-11-25 and 2026-07-28 against `restmcp serve` with max_result_tokens = 1000 (and
 #     max_page_size = 50): whole items within the budget, the truncated note's numbers, and
 #     `next` followed until there is none covering every item exactly once; see its docstring
-#     for every check.
+#     for every check; also a long-running operation (202 Accepted, a status to poll) followed
+#     to its end with progress (issue 24, part 3).
 #
 #   RESTMCP_BIN=path/to/restmcp bash tests/paging/run.sh
 #
