@@ -8,6 +8,7 @@
 //!
 //! ```text
 //!  0  config   json   secret   http_client      settings, and helpers any floor may use
+//!     digest
 //!  1  telemetry   identity   store              logs, metrics, trace context; who calls;
 //!                                                keys replicas share
 //!  2  spec                                       bytes → documents → one operation model
@@ -27,8 +28,8 @@
 //!   settings and validates them into a [`config::Config`]; it owns its own types and imports
 //!   nothing else of the crate.
 //! * [`json`] (value kinds, number-aware equality, pointer escaping, compact length), [`secret`] (values that
-//!   never print) and [`http_client`] (the one pooled rustls client) are small and
-//!   cross-cutting.
+//!   never print), [`digest`] (hex, SHA-256 of parts, random tokens) and [`http_client`]
+//!   (the one pooled rustls client) are small and cross-cutting.
 //! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context.
 //! * [`identity`] is who a request acts for: the [`identity::Caller`] an OAuth access token
 //!   named (issuer, subject, scopes), made by the HTTP guard and read by the floors above.
@@ -70,6 +71,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod digest;
 pub mod discovery;
 pub mod http;
 pub mod http_client;

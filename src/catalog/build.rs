@@ -86,15 +86,11 @@ pub enum CatalogError {
     },
     #[error("API \"{api}\": {error}")]
     Patch { api: String, error: PatchError },
-    #[error("apis.{api}.confirm: no tool is named \"{name}\"{}", suggestion.as_ref().map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default())]
-    UnknownConfirmTool {
+    /// A setting that lists tools by name (`pinned`, `confirm`) names one there is not.
+    #[error("apis.{api}.{key}: no tool is named \"{name}\"{}", suggestion.as_ref().map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default())]
+    UnknownToolName {
         api: String,
-        name: String,
-        suggestion: Option<String>,
-    },
-    #[error("apis.{api}.pinned: no tool is named \"{name}\"{}", suggestion.as_ref().map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default())]
-    UnknownPinned {
-        api: String,
+        key: &'static str,
         name: String,
         suggestion: Option<String>,
     },
@@ -114,27 +110,9 @@ pub fn build(
             .security_schemes
             .insert(input.name.to_string(), schemes);
         if let Some(ConfirmPolicy::Tools(names)) = input.confirm {
-            for name in names {
-                if !tools.iter().any(|tool| &tool.name == name) {
-                    let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-                    return Err(CatalogError::UnknownConfirmTool {
-                        api: input.name.to_string(),
-                        name: name.clone(),
-                        suggestion: naming::closest(name, &known).map(str::to_string),
-                    });
-                }
-            }
+            names_tools(input.name, "confirm", names, &tools)?;
         }
-        for pinned in input.pinned {
-            if !tools.iter().any(|tool| &tool.name == pinned) {
-                let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-                return Err(CatalogError::UnknownPinned {
-                    api: input.name.to_string(),
-                    name: pinned.clone(),
-                    suggestion: naming::closest(pinned, &known).map(str::to_string),
-                });
-            }
-        }
+        names_tools(input.name, "pinned", input.pinned, &tools)?;
         catalog.listings.insert(
             input.name.to_string(),
             Listing {
@@ -193,6 +171,27 @@ fn resolve_confirmation(tool: &mut Tool, policy: Option<&ConfirmPolicy>, synthes
     } else {
         Confirmation::Never
     };
+}
+
+/// Checks that every name `key` lists is a tool of the API, suggesting the closest.
+fn names_tools(
+    api: &str,
+    key: &'static str,
+    names: &[String],
+    tools: &[Tool],
+) -> Result<(), CatalogError> {
+    for name in names {
+        if !tools.iter().any(|tool| &tool.name == name) {
+            let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            return Err(CatalogError::UnknownToolName {
+                api: api.to_string(),
+                key,
+                name: name.clone(),
+                suggestion: naming::closest(name, &known).map(str::to_string),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The header name an operation may declare for idempotency keys without any setting.

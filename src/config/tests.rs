@@ -38,6 +38,15 @@ fn load(api_toml: &str) -> Result<Config, String> {
     load_api(&format!("base_url = \"https://api.test\"\n{api_toml}"))
 }
 
+/// Loads a config with `server_toml` (top-level tables) and one plain API.
+fn server(server_toml: &str) -> Result<Config, String> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("config.toml");
+    let toml = format!("{server_toml}[apis.api]\nspec = \"api.json\"\n");
+    std::fs::write(&path, toml).expect("write");
+    Config::load(&path, &Overrides::default()).map_err(|e| e.to_string())
+}
+
 /// Loads a config whose one API, `api`, has `api_toml` appended to its table.
 fn load_api(api_toml: &str) -> Result<Config, String> {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -232,13 +241,6 @@ fn confirm_takes_a_kind_or_tool_names_and_says_what_it_wants() {
             && wrong.contains("\"destructive\", \"writes\", \"none\" or a list of tool names"),
         "{wrong}"
     );
-    let server = |toml: &str| {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("config.toml");
-        let toml = format!("{toml}[apis.api]\nspec = \"api.json\"\n");
-        std::fs::write(&path, toml).expect("write");
-        Config::load(&path, &Overrides::default()).map_err(|e| e.to_string())
-    };
     let config = server("[server.confirm]\nwithout_elicitation = \"proceed\"\n").expect("loads");
     assert_eq!(
         config.server.confirm.without_elicitation,
@@ -254,13 +256,6 @@ fn confirm_takes_a_kind_or_tool_names_and_says_what_it_wants() {
 
 #[test]
 fn the_store_is_a_redis_url_without_a_password() {
-    let server = |toml: &str| {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("config.toml");
-        let toml = format!("{toml}[apis.api]\nspec = \"api.json\"\n");
-        std::fs::write(&path, toml).expect("write");
-        Config::load(&path, &Overrides::default()).map_err(|e| e.to_string())
-    };
     let config = server("[server.store]\nurl = \"redis://cache.internal:6380/2\"\n").expect("ok");
     assert_eq!(config.server.store.idempotency_ttl_seconds, 86_400);
     let leaked = server("[server.store]\nurl = \"redis://:hunter2@cache:6379\"\n")

@@ -121,7 +121,7 @@ impl Confirmer {
 
     /// A confirmer with a random key made now (`server.confirm.state_key_env` unset).
     pub(crate) fn unkeyed(settings: &ConfirmSettings, store: Arc<Store>) -> Confirmer {
-        let codec = RequestStateCodec::new_unchecked(random::<32>().to_vec());
+        let codec = RequestStateCodec::new_unchecked(crate::digest::random::<32>().to_vec());
         Confirmer::with_codec(settings, codec, store)
     }
 
@@ -231,8 +231,10 @@ impl Confirmer {
 
     /// The `input_required` result asking `question`, with a fresh sealed state.
     fn ask(&self, question: String, bound: &[u8]) -> InputRequiredResult {
-        let nonce = random::<16>();
-        let sealed = Sealed { n: hex(&nonce) };
+        let nonce = crate::digest::random::<16>();
+        let sealed = Sealed {
+            n: crate::digest::hex(&nonce),
+        };
         let payload = serde_json::to_vec(&sealed).unwrap_or_default();
         let state = self.codec.seal_with(
             &payload,
@@ -269,21 +271,16 @@ impl Confirmer {
             })?;
         let sealed: Sealed =
             serde_json::from_slice(&payload).map_err(|_| refused("it is not restmcp's"))?;
-        let mut nonce = [0u8; 16];
-        if sealed.n.len() != 32 {
-            return Err(refused("it is not restmcp's"));
-        }
-        for (i, byte) in nonce.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&sealed.n[2 * i..2 * i + 2], 16)
-                .map_err(|_| refused("it is not restmcp's"))?;
-        }
+        let nonce: [u8; 16] = crate::digest::from_hex(&sealed.n)
+            .and_then(|bytes| bytes.try_into().ok())
+            .ok_or_else(|| refused("it is not restmcp's"))?;
         Ok(nonce)
     }
 
     /// Marks a state's nonce used, in the store replicas share; an error when it was
     /// already (or when the store cannot say: fail closed).
     async fn redeem(&self, nonce: [u8; 16]) -> Result<(), ErrorData> {
-        let key = format!("restmcp:confirm:{}", hex(&nonce));
+        let key = format!("restmcp:confirm:{}", crate::digest::hex(&nonce));
         // Kept a little past the state's own expiry, so it cannot come back in between.
         let ttl = self.ttl + Duration::from_secs(1);
         match self.store.claim(&key, "1", ttl).await {
@@ -340,44 +337,17 @@ fn question(preview: &Preview<'_>) -> String {
 
 /// What a state is bound to: the caller and the exact request, hashed.
 fn binding(preview: &Preview<'_>, caller: &str) -> Vec<u8> {
-    let mut context = ring::digest::Context::new(&ring::digest::SHA256);
-    for part in [
+    let (media_type, body) = preview.body.unwrap_or(("", b""));
+    crate::digest::sha256_parts(&[
         caller.as_bytes(),
         preview.api.as_bytes(),
         preview.tool.as_bytes(),
         preview.method.as_str().as_bytes(),
         preview.url.as_bytes(),
-    ] {
-        context.update(&(part.len() as u64).to_be_bytes());
-        context.update(part);
-    }
-    if let Some((media_type, body)) = preview.body {
-        context.update(media_type.as_bytes());
-        context.update(body);
-    }
-    context.finish().as_ref().to_vec()
-}
-
-fn random<const N: usize>() -> [u8; N] {
-    use ring::rand::SecureRandom as _;
-    let mut bytes = [0u8; N];
-    // The system's generator does not fail on the platforms restmcp runs on; should it,
-    // the time keeps a state from repeating within a process.
-    if ring::rand::SystemRandom::new().fill(&mut bytes).is_err() {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos()
-            .to_be_bytes();
-        for (slot, byte) in bytes.iter_mut().zip(now.iter().cycle()) {
-            *slot = *byte;
-        }
-    }
-    bytes
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+        media_type.as_bytes(),
+        body,
+    ])
+    .to_vec()
 }
 
 #[cfg(test)]

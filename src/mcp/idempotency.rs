@@ -188,24 +188,12 @@ impl Drop for Held {
 
 /// A random token naming one running call.
 fn token() -> String {
-    use ring::rand::SecureRandom as _;
-    let mut bytes = [0u8; 12];
-    let _ = ring::rand::SystemRandom::new().fill(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::hex(&crate::digest::random::<12>())
 }
 
 /// The store key of (caller, tool, key), hashed so no key the model chose is stored as is.
 fn store_key(caller: &str, tool: &str, given: &str) -> String {
-    let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
-    for part in [caller, tool, given] {
-        digest.update(&(part.len() as u64).to_be_bytes());
-        digest.update(part.as_bytes());
-    }
-    let hex: String = digest
-        .finish()
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("restmcp:idempotency:{hex}")
+    let digest =
+        crate::digest::sha256_parts(&[caller.as_bytes(), tool.as_bytes(), given.as_bytes()]);
+    format!("restmcp:idempotency:{}", crate::digest::hex(&digest))
 }

@@ -114,7 +114,7 @@ fn hex(text: &str) -> Option<Vec<u8>> {
 }
 
 fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::hex(bytes)
 }
 
 #[cfg(test)]

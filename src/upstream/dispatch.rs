@@ -815,20 +815,10 @@ pub struct Ready<'d> {
 
 /// A fresh idempotency key: a random (version 4) UUID, the form upstreams expect.
 fn generated_key() -> String {
-    use ring::rand::SecureRandom as _;
-    let mut bytes = [0u8; 16];
-    if ring::rand::SystemRandom::new().fill(&mut bytes).is_err() {
-        // Never on the platforms restmcp runs on; the time still makes keys differ.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos()
-            .to_le_bytes();
-        bytes.copy_from_slice(&now);
-    }
+    let mut bytes = crate::digest::random::<16>();
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::digest::hex(&bytes);
     format!(
         "{}-{}-{}-{}-{}",
         &hex[0..8],
@@ -866,13 +856,6 @@ impl Ready<'_> {
     /// A digest of the request (method, URL, headers other than the idempotency key, body):
     /// what a repeat under the same idempotency key must match.
     pub fn fingerprint(&self) -> String {
-        let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
-        let mut part = |bytes: &[u8]| {
-            digest.update(&(bytes.len() as u64).to_be_bytes());
-            digest.update(bytes);
-        };
-        part(self.request.method.as_str().as_bytes());
-        part(self.request.url.as_bytes());
         let skipped = self
             .tool
             .route
@@ -887,17 +870,16 @@ impl Ready<'_> {
             .map(|(name, value)| (name.to_ascii_lowercase(), value.as_str()))
             .collect();
         headers.sort();
-        for (name, value) in headers {
-            part(name.as_bytes());
-            part(value.as_bytes());
+        let mut parts: Vec<&[u8]> = vec![
+            self.request.method.as_str().as_bytes(),
+            self.request.url.as_bytes(),
+            self.request.body.as_deref().unwrap_or_default(),
+        ];
+        for (name, value) in &headers {
+            parts.push(name.as_bytes());
+            parts.push(value.as_bytes());
         }
-        part(self.request.body.as_deref().unwrap_or_default());
-        digest
-            .finish()
-            .as_ref()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::digest::hex(&crate::digest::sha256_parts(&parts))
     }
 
     /// What the call is about to send.
