@@ -15,7 +15,7 @@ use std::time::Duration;
 use rustc_hash::FxHashMap;
 
 /// How a tool call ended, as counted.
-pub const OUTCOMES: [&str; 8] = [
+pub const OUTCOMES: [&str; 10] = [
     "ok",
     "tool_error",
     "upstream_4xx",
@@ -24,6 +24,8 @@ pub const OUTCOMES: [&str; 8] = [
     "unreachable",
     "rate_limited",
     "cancelled",
+    "unconfirmed",
+    "replayed",
 ];
 
 /// JSON-RPC methods counted by name; others are counted as `other`.

@@ -51,6 +51,19 @@ pub enum CallOutcome {
 }
 
 impl CallOutcome {
+    /// Every outcome, for checks that each has its place in the metrics.
+    pub const ALL: [CallOutcome; 9] = [
+        CallOutcome::Ok,
+        CallOutcome::ToolError,
+        CallOutcome::Upstream4xx,
+        CallOutcome::Upstream5xx,
+        CallOutcome::Timeout,
+        CallOutcome::Unreachable,
+        CallOutcome::RateLimited,
+        CallOutcome::Replayed,
+        CallOutcome::Unconfirmed,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             CallOutcome::Ok => "ok",

@@ -1084,3 +1084,14 @@ async fn a_hoisted_schema_checks_arguments_as_the_inline_one_did() {
         serde_json::from_str(echoed["body"].as_str().expect("body text")).expect("JSON body");
     assert_eq!(sent, good, "{echoed}");
 }
+
+#[test]
+fn every_call_outcome_has_its_own_metrics_label() {
+    for outcome in restmcp::upstream::CallOutcome::ALL {
+        assert!(
+            restmcp::telemetry::metrics::OUTCOMES.contains(&outcome.as_str()),
+            "{} would be counted as another outcome",
+            outcome.as_str()
+        );
+    }
+}
