@@ -303,7 +303,12 @@ impl Shared {
             };
         if ready.tool().route.needs_confirmation() {
             let preview = ready.preview();
-            match self.confirmer.confirm(&preview, asker, caller).await {
+            let redact = |text: &str| dispatcher.redact(text);
+            match self
+                .confirmer
+                .confirm(&preview, asker, caller, &redact)
+                .await
+            {
                 Verdict::Proceed => {}
                 Verdict::Refused(text) => {
                     return Ok(Step::Done(Called::unconfirmed(preview.api, text)));

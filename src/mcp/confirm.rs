@@ -139,14 +139,29 @@ impl Confirmer {
     }
 
     /// Asks whoever `asker` reaches to confirm the request `preview` shows, made for
-    /// `caller` (an OAuth caller's pseudonym, or empty).
+    /// `caller` (an OAuth caller's pseudonym, or empty). Every text shown passes `redact`
+    /// first: a hidden argument's value from the environment may be in the URL or body.
     pub(crate) async fn confirm(
         &self,
         preview: &Preview<'_>,
         asker: Asker,
         caller: &str,
+        redact: &(dyn Fn(&str) -> String + Sync),
     ) -> Verdict {
-        let question = question(preview);
+        let question = redact(&question(preview));
+        match self.decide(preview, asker, caller, question).await {
+            Verdict::Refused(text) => Verdict::Refused(redact(&text)),
+            verdict => verdict,
+        }
+    }
+
+    async fn decide(
+        &self,
+        preview: &Preview<'_>,
+        asker: Asker,
+        caller: &str,
+        question: String,
+    ) -> Verdict {
         match asker {
             Asker::Session(peer) => {
                 if !peer
@@ -355,6 +370,13 @@ mod tests {
     use super::*;
     use crate::spec::Method;
 
+    impl Confirmer {
+        async fn confirm_plain(&self, p: &Preview<'_>, asker: Asker, caller: &str) -> Verdict {
+            self.confirm(p, asker, caller, &|text: &str| text.to_string())
+                .await
+        }
+    }
+
     fn confirmer() -> Confirmer {
         Confirmer::new(
             &ConfirmSettings::default(),
@@ -383,7 +405,7 @@ mod tests {
     }
 
     async fn first_state(c: &Confirmer, p: &Preview<'_>, caller: &str) -> String {
-        match c.confirm(p, rounds(None, None), caller).await {
+        match c.confirm_plain(p, rounds(None, None), caller).await {
             Verdict::Ask(result) => {
                 let json = serde_json::to_value(&result).expect("json");
                 assert_eq!(json["resultType"], "input_required");
@@ -406,10 +428,12 @@ mod tests {
         let state = first_state(&c, &p, "").await;
         let accept = serde_json::json!({"action": "accept"});
         let go = c
-            .confirm(&p, rounds(Some(state.clone()), Some(accept.clone())), "")
+            .confirm_plain(&p, rounds(Some(state.clone()), Some(accept.clone())), "")
             .await;
         assert!(matches!(go, Verdict::Proceed));
-        let again = c.confirm(&p, rounds(Some(state), Some(accept)), "").await;
+        let again = c
+            .confirm_plain(&p, rounds(Some(state), Some(accept)), "")
+            .await;
         match again {
             Verdict::Invalid(e) => assert!(e.message.contains("already used"), "{}", e.message),
             _ => panic!("a replay must be refused"),
@@ -428,11 +452,15 @@ mod tests {
             (&p, "sub:b", state.clone()),
             (&p, "sub:a", format!("{state}x")),
         ] {
-            let verdict = c.confirm(p, rounds(Some(state), accept()), caller).await;
+            let verdict = c
+                .confirm_plain(p, rounds(Some(state), accept()), caller)
+                .await;
             assert!(matches!(verdict, Verdict::Invalid(_)));
         }
         // The genuine one still works: refusals did not redeem it.
-        let verdict = c.confirm(&p, rounds(Some(state), accept()), "sub:a").await;
+        let verdict = c
+            .confirm_plain(&p, rounds(Some(state), accept()), "sub:a")
+            .await;
         assert!(matches!(verdict, Verdict::Proceed));
     }
 
@@ -442,7 +470,7 @@ mod tests {
         let p = preview("https://api.example/pets/1");
         let state = first_state(&c, &p, "").await;
         let asked = c
-            .confirm(
+            .confirm_plain(
                 &p,
                 Asker::Rounds {
                     responses: Some(
@@ -458,7 +486,7 @@ mod tests {
             .await;
         assert!(matches!(asked, Verdict::Ask(_)));
         let declined = c
-            .confirm(
+            .confirm_plain(
                 &p,
                 rounds(Some(state), Some(serde_json::json!({"action": "decline"}))),
                 "",
@@ -482,7 +510,7 @@ mod tests {
             can_elicit: false,
         };
         assert!(matches!(
-            c.confirm(&p, unable, "").await,
+            c.confirm_plain(&p, unable, "").await,
             Verdict::Refused(_)
         ));
         let settings = ConfirmSettings {
@@ -492,7 +520,7 @@ mod tests {
         let open =
             Confirmer::new(&settings, Arc::new(Store::memory()), |_| None).expect("confirmer");
         assert!(matches!(
-            open.confirm(&p, Asker::Unable, "").await,
+            open.confirm_plain(&p, Asker::Unable, "").await,
             Verdict::Proceed
         ));
     }
@@ -512,7 +540,7 @@ mod tests {
         let p = preview("https://api.example/pets/1");
         let state = first_state(&a, &p, "").await;
         let verdict = b
-            .confirm(
+            .confirm_plain(
                 &p,
                 rounds(
                     Some(state.clone()),
@@ -524,7 +552,7 @@ mod tests {
         assert!(matches!(verdict, Verdict::Proceed));
         // The replica sharing the store refuses the same state coming back.
         let again = a
-            .confirm(
+            .confirm_plain(
                 &p,
                 rounds(Some(state), Some(serde_json::json!({"action": "accept"}))),
                 "",

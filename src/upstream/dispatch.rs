@@ -333,6 +333,12 @@ impl Dispatcher {
         &self.catalog
     }
 
+    /// `text` with every secret this dispatcher knows replaced (credentials, and hidden
+    /// arguments' values read from the environment), for texts shown outside a result.
+    pub fn redact(&self, text: &str) -> String {
+        self.auth.redact(text)
+    }
+
     /// The context of a call that came with the HTTP `headers`: its trace context and the
     /// headers some API forwards (the others are not copied).
     pub fn context_of(&self, headers: &reqwest::header::HeaderMap) -> CallContext {

@@ -34,7 +34,11 @@ fn config(upstream: &str) -> String {
     )
 }
 
-const OVERLAY: &str = "tools:\n  createCharge: {confirm: false}\n  getFile: {confirm: true}\n";
+const OVERLAY: &str = "tools:\n  createCharge: {confirm: false}\n  getFile: {confirm: true}\n  \
+     updateItem: {arguments: {id: {value_env: ECHO_TENANT_SECRET}}}\n";
+
+/// The value of a hidden argument read from the environment: sent, never shown.
+const TENANT_SECRET: &str = "tenant-9f2c41-secret";
 
 /// A user who answers every question with `action`, remembering what they were shown.
 #[derive(Clone)]
@@ -77,7 +81,7 @@ async fn a_session_asks_its_user_and_sends_only_what_was_accepted() {
         &config(&upstream.url()),
         &[("confirm.overlay.yaml", OVERLAY)],
     );
-    let binary = Binary::start(dir.path()).await;
+    let binary = Binary::start_with(dir.path(), &[("ECHO_TENANT_SECRET", TENANT_SECRET)]).await;
     let sent = || upstream.counters.all.load(Ordering::SeqCst);
     let user = |action| User {
         action,
@@ -102,6 +106,10 @@ async fn a_session_asks_its_user_and_sends_only_what_was_accepted() {
     assert!(question.contains(&url), "{question}");
     assert!(question.contains("API: echo"), "{question}");
     assert!(question.contains("\"name\":\"Rex\""), "{question}");
+    assert!(
+        !question.contains(TENANT_SECRET) && question.contains("[REDACTED]"),
+        "a hidden value from the environment is never shown: {question}"
+    );
     // The overlay waives it for createCharge, and asks it for a GET.
     call(&client, "createCharge", json!({"amount": 5})).await;
     assert_eq!(accepting.shown.lock().expect("lock").len(), 1);
@@ -182,7 +190,7 @@ async fn a_stateless_confirmation_runs_once_and_its_state_cannot_be_reused_or_mo
         &config(&upstream.url()),
         &[("confirm.overlay.yaml", OVERLAY)],
     );
-    let binary = Binary::start(dir.path()).await;
+    let binary = Binary::start_with(dir.path(), &[("ECHO_TENANT_SECRET", TENANT_SECRET)]).await;
     let sent = || upstream.counters.all.load(Ordering::SeqCst);
     let arguments = json!({"id__path": 7, "name": "Rex"});
     let before = sent();
@@ -199,6 +207,8 @@ async fn a_stateless_confirmation_runs_once_and_its_state_cannot_be_reused_or_mo
     );
     let state = result["requestState"].as_str().expect("state").to_string();
     assert_eq!(sent(), before, "asking sends nothing");
+    // The hidden argument's value from the environment is in the body, not in the question.
+    assert!(!asked.to_string().contains(TENANT_SECRET), "{asked}");
 
     let answer = |arguments: &Value, state: &str| {
         json!({"arguments": arguments, "requestState": state,
