@@ -172,6 +172,30 @@ pub fn render(tool: &Tool, config: &Config, scopes: &[Vec<String>]) -> String {
         _ => (configured, configured_source),
     };
     line("timeout", format!("{timeout} s"), timeout_source);
+    let policy = || format!("config apis.{}.confirm", tool.route.api);
+    line(
+        "confirm",
+        if tool.route.needs_confirmation() {
+            "a human confirms each call before it is sent".into()
+        } else {
+            "no".into()
+        },
+        source_of("confirm").unwrap_or_else(|| match api.and_then(|a| a.confirm.as_ref()) {
+            Some(_) => policy(),
+            None => "default (no apis.NAME.confirm)".into(),
+        }),
+    );
+    if let Some(idempotency) = &tool.route.idempotency {
+        line(
+            "idempotency",
+            format!(
+                "key sent in {} (argument {}; generated when not given)",
+                idempotency.header, idempotency.argument
+            ),
+            source_of("idempotency_key")
+                .unwrap_or_else(|| "spec (the operation's header parameter)".into()),
+        );
+    }
     let base = tool.route.base_url.as_deref().unwrap_or("(no base URL)");
     // Query parameters every call carries (a path suffix's `#Action=…`), as they are sent.
     let fixed_query: Vec<String> = tool
