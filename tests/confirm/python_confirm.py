@@ -71,18 +71,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import secrets
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
-import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -96,191 +89,35 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 HERE = Path(__file__).resolve().parent
-STEP = 20.0  # seconds: one process start, one request
+sys.path.insert(0, str(HERE.parent / "lib"))
+import harness  # noqa: E402 - tests/lib/harness.py: results, processes, httpbin and its access log
+from harness import (  # noqa: E402
+    CHILDREN, ELICIT_CAPS, NEW, OLD, STEP, AccessLog, Child, R, dump, error_text, finish, free_port, install_signals,
+    kill_all, result_of, run_suites, short, start_httpbin, summary,
+)
+
 SUITE_TIMEOUT = 120.0  # seconds: one suite's connect, calls and close
 HARD_LIMIT = 420  # seconds: the process kills itself (and its children) past this
 API = "shelter"  # the API's name in restmcp's config, which the confirmation must show
-NEW = "2026-07-28"
-OLD = "2025-11-25"
 EMPTY_FORM = {"type": "object", "properties": {}}
-ELICIT_CAPS = {"elicitation": {"form": {}}}
 B_TTL = 2  # server B's state_ttl_seconds
 ACCESS_FORMAT = '%(h)s %(t)s "%(r)s" %(s)s %(b)s'
-MARKER_PATH = "/status/204"
 
 # --------------------------------------------------------------------------------------
-# Results
-
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-        self.failures: list[str] = []
-
-    def check(self, name: str, ok: bool, detail: str = "") -> bool:
-        n = self.passed + self.failed + 1
-        if ok:
-            self.passed += 1
-            print(f"ok {n} - {name}", flush=True)
-        else:
-            self.failed += 1
-            self.failures.append(f"{n} - {name}")
-            print(f"not ok {n} - {name}", flush=True)
-            for line in (detail or "").splitlines() or [""]:
-                if line:
-                    print(f"#   {line}", flush=True)
-        return ok
-
-
-R = Results()
-
-
-def short(value: Any, n: int = 400) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str) if isinstance(value, (dict, list)) else repr(value)
-    return text if len(text) <= n else text[:n] + f"... ({len(text)} chars)"
-
-
-def error_text(e: BaseException) -> str:
-    detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-    if isinstance(e, BaseExceptionGroup):
-        detail += " | " + " | ".join(short(repr(x), 400) for x in e.exceptions)
-    return short(detail, 1500)
-
-
-# --------------------------------------------------------------------------------------
-# Processes
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Child:
-    """A process in its own group, its output kept line by line; `wait_for` a line."""
-
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.name = name
-        self.lines: list[tuple[str, str]] = []  # (stream, line)
-        self.cond = threading.Condition()
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        for stream in ("stdout", "stderr"):
-            threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: str) -> None:
-        for line in getattr(self.proc, stream):
-            with self.cond:
-                self.lines.append((stream, line.rstrip("\n")))
-                self.cond.notify_all()
-
-    def wait_for(self, pattern: str, stream: str) -> re.Match[str]:
-        deadline = time.monotonic() + STEP
-        regex = re.compile(pattern)
-        with self.cond:
-            while True:
-                for s, line in self.lines:
-                    m = regex.search(line) if s == stream else None
-                    if m:
-                        return m
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}): {short(self.text('stderr'), 1500)}")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise RuntimeError(f"{self.name}: no line matching {pattern!r} within {STEP} s: {short(self.text('stderr'), 1500)}")
-                self.cond.wait(min(left, 0.5))
-
-    def text(self, stream: str) -> str:
-        with self.cond:
-            return "\n".join(line for s, line in self.lines if s == stream)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-
-
-CHILDREN: list[Child] = []
-
-
-def kill_all() -> None:
-    for child in CHILDREN:
-        child.stop()
+# Processes and httpbin's access log: what reached the upstream (tests/lib/harness.py)
 
 
 def child_env(extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESTMCP_", "CONFIRM_TEST_"))}
-    return {**env, **extra}
-
-
-# --------------------------------------------------------------------------------------
-# httpbin's access log: what reached the upstream
+    return harness.child_env(extra, prefixes=("CONFIRM_TEST_",))
 
 
 REQUEST_LINE = re.compile(r'"([A-Z]+) (\S+) HTTP/[\d.]+"')
 
 
-class AccessLog:
-    """gunicorn's --access-logfile of httpbin: one line per request, written once it answered."""
-
-    def __init__(self, path: Path, base: str) -> None:
-        self.path = path
-        self.base = base
-        self.markers = 0
-
-    def requests(self) -> list[tuple[str, str]]:
-        """(method, target) of every request so far, the markers left out."""
-        try:
-            text = self.path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in text.splitlines():
-            m = REQUEST_LINE.search(line)
-            if m and not m.group(2).startswith(MARKER_PATH):
-                out.append((m.group(1), m.group(2)))
-        return out
-
-    async def settled(self) -> list[tuple[str, str]]:
-        """The requests once everything sent before this call is logged: send a marker request
-        of our own, wait for its line (gunicorn logs after answering, so what restmcp got an
-        answer for earlier is logged by then, give or take a thread switch)."""
-        self.markers += 1
-        marker = f"{MARKER_PATH}?confirm-marker={os.getpid()}-{self.markers}"
-        async with httpx2.AsyncClient(timeout=STEP) as http:
-            await http.get(self.base + marker)
-        deadline = time.monotonic() + STEP
-        while time.monotonic() < deadline:
-            try:
-                if marker in self.path.read_text(encoding="utf-8", errors="replace"):
-                    await anyio.sleep(0.1)
-                    return self.requests()
-            except FileNotFoundError:
-                pass
-            await anyio.sleep(0.05)
-        raise RuntimeError(f"httpbin's access log {self.path} never showed the marker {marker}")
-
-    async def mark(self) -> int:
-        return len(await self.settled())
-
-    async def since(self, mark: int) -> list[tuple[str, str]]:
-        return (await self.settled())[mark:]
+def request_of(line: str) -> tuple[str, str] | None:
+    """(method, target) of an access log line."""
+    m = REQUEST_LINE.search(line)
+    return (m.group(1), m.group(2)) if m else None
 
 
 def fmt(reqs: list[tuple[str, str]]) -> str:
@@ -308,18 +145,6 @@ class World:
 
 def pet_url(w: World, pid: str | None = None) -> str:
     return f"{w.httpbin}/anything/pets" + (f"/{pid}" if pid is not None else "")
-
-
-def start_httpbin(work: Path) -> tuple[str, Path]:
-    port = free_port()
-    log = work / "httpbin-access.log"
-    httpbin = Child("httpbin", [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-                                "--threads", "4", "--log-level", "info", "--access-logfile", str(log),
-                                "--access-logformat", ACCESS_FORMAT, "httpbin:app"],
-                    child_env({"PYTHONDONTWRITEBYTECODE": "1"}), work)
-    CHILDREN.append(httpbin)
-    httpbin.wait_for(r"Listening at: http://", "stderr")
-    return f"http://127.0.0.1:{port}", log
 
 
 def write_config(w: World, name: str, port: int, confirm: str, extra_server: str, overlay: str | None,
@@ -355,10 +180,10 @@ def start(args: argparse.Namespace, work: Path) -> World:
     w.stderr_files = []
     if args.httpbin:
         w.httpbin = args.httpbin.rstrip("/")
-        w.log = AccessLog(Path(args.access_log).resolve(), w.httpbin)
+        w.log = AccessLog(Path(args.access_log).resolve(), w.httpbin, "confirm", request_of)
     else:
-        w.httpbin, log = start_httpbin(work)
-        w.log = AccessLog(log, w.httpbin)
+        w.httpbin, log = start_httpbin(work, ACCESS_FORMAT, threads=4)
+        w.log = AccessLog(log, w.httpbin, "confirm", request_of)
     shutil.copy(HERE / "confirm-api.yaml", work / "confirm-api.yaml")
 
     w.key_a = secrets.token_urlsafe(32)
@@ -438,13 +263,6 @@ def echo_of(result: types.CallToolResult) -> dict[str, Any] | None:
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
-
-
-def dump(result: Any) -> str:
-    try:
-        return short(result.model_dump(mode="json", by_alias=True, exclude_none=True), 800)
-    except AttributeError:
-        return short(result, 800)
 
 
 DECLINED = re.compile(r"declin|cancel|refus|did not (accept|confirm)|not confirmed", re.I)
@@ -632,57 +450,8 @@ def http_maker(url: str, mode: str) -> Callable[[Asker | None, Wire | None], Cli
 # 2026-07-28 by raw JSON-RPC: what no SDK will do (tamper, replay, other arguments)
 
 
-class Raw:
-    """Plain 2026-07-28 requests: no session; MCP-Protocol-Version, Mcp-Method and Mcp-Name
-    headers agreeing with the body, whose _meta carries the version, clientInfo and
-    clientCapabilities."""
-
-    def __init__(self, http: httpx2.AsyncClient, url: str) -> None:
-        self.http = http
-        self.url = url
-        self.id = 0
-
-    async def send(self, method: str, params: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
-        self.id += 1
-        params = {**params, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": NEW,
-            "io.modelcontextprotocol/clientInfo": {"name": "restmcp-confirm-raw", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": caps,
-        }}
-        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": NEW, "Mcp-Method": method}
-        if method == "tools/call":
-            headers["Mcp-Name"] = params["name"]
-        body = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}
-        response = await self.http.post(self.url, json=body, headers=headers)
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            for line in response.text.splitlines():
-                if line.startswith("data:"):
-                    try:
-                        message = json.loads(line[5:].strip())
-                    except ValueError:
-                        continue
-                    if isinstance(message, dict) and message.get("id") == self.id:
-                        return message
-            return {"http_status": response.status_code, "raw": short(response.text, 600)}
-        try:
-            message = response.json()
-        except ValueError:
-            return {"http_status": response.status_code, "raw": short(response.text, 600)}
-        return message if isinstance(message, dict) else {"http_status": response.status_code, "raw": message}
-
-    async def call(self, name: str, arguments: dict[str, Any], *, caps: dict[str, Any] | None = None,
-                   answer: str | None = None, state: str | None = None) -> dict[str, Any]:
-        params: dict[str, Any] = {"name": name, "arguments": arguments}
-        if answer is not None:
-            params["inputResponses"] = {"confirm": {"action": answer}}
-        if state is not None:
-            params["requestState"] = state
-        return await self.send("tools/call", params, ELICIT_CAPS if caps is None else caps)
-
-
-def result_of(message: dict[str, Any]) -> dict[str, Any]:
-    r = message.get("result")
-    return r if isinstance(r, dict) else {}
+class Raw(harness.Raw):
+    client_name = "restmcp-confirm-raw"
 
 
 def is_input_required(message: dict[str, Any]) -> bool:
@@ -1008,12 +777,7 @@ async def run(w: World, stdio_log: Any) -> None:
         ("writes", lambda: body_suite(w)),
         ("proceed", lambda: proceed_suite(w)),
     ]
-    for name, suite in suites:
-        try:
-            with anyio.fail_after(SUITE_TIMEOUT):
-                await suite()
-        except Exception as e:  # noqa: BLE001 - every failure is a "not ok" line, then on to the next suite
-            R.check(f"{name}: the suite ran to its end", False, error_text(e))
+    await run_suites(suites, SUITE_TIMEOUT)
 
 
 def main() -> int:
@@ -1026,10 +790,7 @@ def main() -> int:
     if bool(args.httpbin) != bool(args.access_log):
         parser.error("--httpbin and --access-log go together")
 
-    signal.signal(signal.SIGALRM, lambda *_: (print("confirm-python: hard time limit reached", flush=True), kill_all(), os._exit(2)))
-    signal.alarm(HARD_LIMIT)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda *_: (kill_all(), os._exit(130)))
+    install_signals("confirm-python", HARD_LIMIT)
 
     work = Path(tempfile.mkdtemp(prefix="restmcp-confirm-py-"))
     w: World | None = None
@@ -1051,15 +812,8 @@ def main() -> int:
         for child in CHILDREN:
             if child.name == "httpbin":
                 (work / "httpbin.stderr").write_text(child.text("stderr") + "\n")
-        if R.failed or os.environ.get("CONFIRM_TEST_KEEP"):
-            print(f"# work directory kept: {work}", flush=True)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"1..{R.passed + R.failed}", flush=True)
-    for failure in R.failures:
-        print(f"# failed: {failure}", flush=True)
-    print(f"confirm-python: {R.passed} passed, {R.failed} failed", flush=True)
-    return 0 if R.failed == 0 and R.passed > 0 else 1
+        finish(work, "CONFIRM_TEST_KEEP")
+    return summary("confirm-python")
 
 
 if __name__ == "__main__":

@@ -89,6 +89,9 @@ given must log with ACCESS_FORMAT below, or the keys are not seen).
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -99,15 +102,9 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import traceback
 from pathlib import Path
 from typing import Any
-
-import base64
-import hashlib
-import hmac
 
 import anyio
 import httpx2
@@ -116,13 +113,16 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 HERE = Path(__file__).resolve().parent
-STEP = 20.0  # seconds: one process start, one request
+sys.path.insert(0, str(HERE.parent / "lib"))
+import harness  # noqa: E402 - tests/lib/harness.py: results, processes, httpbin and its access log
+from harness import (  # noqa: E402
+    CHILDREN, NEW, OLD, STEP, AccessLog, Child, R, dump, error_text, finish, free_port, install_signals, kill_all, note,
+    result_of, run_suites, save_logs, short, start_httpbin, summary,
+)
+
 SUITE_TIMEOUT = 120.0  # seconds: one suite
 HARD_LIMIT = 480  # seconds: the process kills itself (and its children) past this
 API = "pets"
-NEW = "2026-07-28"
-OLD = "2025-11-25"
-ELICIT_CAPS = {"elicitation": {"form": {}}}
 REPLAY = "io.restmcp/idempotentReplay"
 AB_TTL = 600  # A's and B's idempotency_ttl_seconds
 P_TTL = 2  # P's
@@ -134,136 +134,13 @@ HUNG_LIMIT = 8  # seconds: a call with a key while the store does not answer (ti
 # header ("-" when there was none).
 ISSUER = "http://127.0.0.1:9/issuer"  # E1's and E2's token issuer: never contacted (HMAC-signed tokens)
 ACCESS_FORMAT = '%(h)s %(t)s "%(r)s" %(s)s %(b)s key="%({idempotency-key}i)s"'
-MARKER_PATH = "/status/204"
 
 # --------------------------------------------------------------------------------------
-# Results
-
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-        self.failures: list[str] = []
-
-    def check(self, name: str, ok: bool, detail: str = "") -> bool:
-        n = self.passed + self.failed + 1
-        if ok:
-            self.passed += 1
-            print(f"ok {n} - {name}", flush=True)
-        else:
-            self.failed += 1
-            self.failures.append(f"{n} - {name}")
-            print(f"not ok {n} - {name}", flush=True)
-            for line in (detail or "").splitlines() or [""]:
-                if line:
-                    print(f"#   {line}", flush=True)
-        return ok
-
-
-R = Results()
-
-
-def note(text: str) -> None:
-    print(f"# {text}", flush=True)
-
-
-def short(value: Any, n: int = 400) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str) if isinstance(value, (dict, list)) else repr(value)
-    return text if len(text) <= n else text[:n] + f"... ({len(text)} chars)"
-
-
-def error_text(e: BaseException) -> str:
-    detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-    if isinstance(e, BaseExceptionGroup):
-        detail += " | " + " | ".join(short(repr(x), 400) for x in e.exceptions)
-    return short(detail, 1500)
-
-
-# --------------------------------------------------------------------------------------
-# Processes
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Child:
-    """A process in its own group, its output kept line by line; `wait_for` a line."""
-
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.name = name
-        self.lines: list[tuple[str, str]] = []  # (stream, line)
-        self.cond = threading.Condition()
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            start_new_session=True,
-        )
-        for stream in ("stdout", "stderr"):
-            threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: str) -> None:
-        for line in getattr(self.proc, stream):
-            with self.cond:
-                self.lines.append((stream, line.rstrip("\n")))
-                self.cond.notify_all()
-
-    def wait_for(self, pattern: str, stream: str) -> re.Match[str]:
-        deadline = time.monotonic() + STEP
-        regex = re.compile(pattern)
-        with self.cond:
-            while True:
-                for s, line in self.lines:
-                    m = regex.search(line) if s == stream else None
-                    if m:
-                        return m
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}): {short(self.text(), 1500)}")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise RuntimeError(f"{self.name}: no line matching {pattern!r} within {STEP} s: {short(self.text(), 1500)}")
-                self.cond.wait(min(left, 0.5))
-
-    def text(self, stream: str | None = None) -> str:
-        with self.cond:
-            return "\n".join(line for s, line in self.lines if stream is None or s == stream)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGCONT)  # a frozen redis-server too
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                    self.proc.wait(5)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    pass
-
-
-CHILDREN: list[Child] = []
-
-
-def kill_all() -> None:
-    for child in CHILDREN:
-        child.stop()
+# Processes (tests/lib/harness.py)
 
 
 def child_env(extra: dict[str, str]) -> dict[str, str]:
-    # restmcp reads every RESTMCP_* variable as configuration: none of the runner's reach it.
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("RESTMCP_", "IDEM_TEST_")) and k not in ("REDIS_PASSWORD", "SHARED_CONFIRM_KEY", "RUST_LOG")}
-    return {**env, **extra}
+    return harness.child_env(extra, prefixes=("IDEM_TEST_",), names=("REDIS_PASSWORD", "SHARED_CONFIRM_KEY", "RUST_LOG"))
 
 
 # --------------------------------------------------------------------------------------
@@ -373,50 +250,13 @@ LOG_LINE = re.compile(r'"([A-Z]+) (\S+) HTTP/[\d.]+" \d+ \S+ key="([^"]*)"')
 Sent = tuple[str, str, str | None]  # method, target, Idempotency-Key (None: none sent)
 
 
-class AccessLog:
-    """gunicorn's --access-logfile of httpbin: one line per request, written once it answered."""
-
-    def __init__(self, path: Path, base: str) -> None:
-        self.path = path
-        self.base = base
-        self.markers = 0
-
-    def requests(self) -> list[Sent]:
-        try:
-            text = self.path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return []
-        out: list[Sent] = []
-        for line in text.splitlines():
-            m = LOG_LINE.search(line)
-            if m and not m.group(2).startswith(MARKER_PATH):
-                key = m.group(3)
-                out.append((m.group(1), m.group(2), None if key in ("-", "") else key))
-        return out
-
-    async def settled(self) -> list[Sent]:
-        """The requests once everything sent before this call is logged: send a marker request
-        of our own and wait for its line (gunicorn logs after answering)."""
-        self.markers += 1
-        marker = f"{MARKER_PATH}?idem-marker={os.getpid()}-{self.markers}"
-        async with httpx2.AsyncClient(timeout=STEP) as http:
-            await http.get(self.base + marker)
-        deadline = time.monotonic() + STEP
-        while time.monotonic() < deadline:
-            try:
-                if marker in self.path.read_text(encoding="utf-8", errors="replace"):
-                    await anyio.sleep(0.1)
-                    return self.requests()
-            except FileNotFoundError:
-                pass
-            await anyio.sleep(0.05)
-        raise RuntimeError(f"httpbin's access log {self.path} never showed the marker {marker}")
-
-    async def mark(self) -> int:
-        return len(await self.settled())
-
-    async def since(self, mark: int) -> list[Sent]:
-        return (await self.settled())[mark:]
+def sent_of(line: str) -> Sent | None:
+    """(method, target, Idempotency-Key) of an access log line in ACCESS_FORMAT."""
+    m = LOG_LINE.search(line)
+    if not m:
+        return None
+    key = m.group(3)
+    return (m.group(1), m.group(2), None if key in ("-", "") else key)
 
 
 def fmt(reqs: list[Sent]) -> str:
@@ -441,18 +281,6 @@ class World:
     q_exited: str | None
     wrong_password: str
     hmac_secret: str
-
-
-def start_httpbin(work: Path) -> tuple[str, Path]:
-    port = free_port()
-    log = work / "httpbin-access.log"
-    httpbin = Child("httpbin", [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-                                "--threads", "8", "--log-level", "info", "--access-logfile", str(log),
-                                "--access-logformat", ACCESS_FORMAT, "httpbin:app"],
-                    child_env({"PYTHONDONTWRITEBYTECODE": "1"}), work)
-    CHILDREN.append(httpbin)
-    httpbin.wait_for(r"Listening at: http://", "stderr")
-    return f"http://127.0.0.1:{port}", log
 
 
 def write_config(w: World, name: str, port: int, store: str, api: str) -> Path:
@@ -489,10 +317,10 @@ def start(args: argparse.Namespace, work: Path) -> World:
     w.servers = {}
     if args.httpbin:
         w.httpbin = args.httpbin.rstrip("/")
-        w.log = AccessLog(Path(args.access_log).resolve(), w.httpbin)
+        w.log = AccessLog(Path(args.access_log).resolve(), w.httpbin, "idem", sent_of)
     else:
-        w.httpbin, log = start_httpbin(work)
-        w.log = AccessLog(log, w.httpbin)
+        w.httpbin, log = start_httpbin(work, ACCESS_FORMAT, threads=8)
+        w.log = AccessLog(log, w.httpbin, "idem", sent_of)
     shutil.copy(HERE / "idem-api.yaml", work / "idem-api.yaml")
 
     w.redis_s = Redis("S", args.redis_server, work)
@@ -577,13 +405,6 @@ def sent_key(echo: dict[str, Any] | None) -> str | None:
 
 def replayed(result: types.CallToolResult) -> bool:
     return (result.meta or {}).get(REPLAY) is True
-
-
-def dump(result: Any) -> str:
-    try:
-        return short(result.model_dump(mode="json", by_alias=True, exclude_none=True), 800)
-    except AttributeError:
-        return short(result, 800)
 
 
 OTHER_ARGS = re.compile(r"other arguments|different arguments|another set of arguments|arguments (differ|do not match|that differ)", re.I)
@@ -1007,57 +828,8 @@ async def patch_suite(w: World, version: str, mode: str, slug: str) -> None:
 # Confirmation states across replicas: raw 2026-07-28 JSON-RPC
 
 
-class Raw:
-    """Plain 2026-07-28 requests: no session; MCP-Protocol-Version, Mcp-Method and Mcp-Name
-    headers agreeing with the body, whose _meta carries the version, clientInfo and
-    clientCapabilities."""
-
-    def __init__(self, http: httpx2.AsyncClient, url: str) -> None:
-        self.http = http
-        self.url = url
-        self.id = 0
-
-    async def send(self, method: str, params: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
-        self.id += 1
-        params = {**params, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": NEW,
-            "io.modelcontextprotocol/clientInfo": {"name": "restmcp-idempotency-raw", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": caps,
-        }}
-        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": NEW, "Mcp-Method": method}
-        if method == "tools/call":
-            headers["Mcp-Name"] = params["name"]
-        body = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}
-        response = await self.http.post(self.url, json=body, headers=headers)
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            for line in response.text.splitlines():
-                if line.startswith("data:"):
-                    try:
-                        message = json.loads(line[5:].strip())
-                    except ValueError:
-                        continue
-                    if isinstance(message, dict) and message.get("id") == self.id:
-                        return message
-            return {"http_status": response.status_code, "raw": short(response.text, 600)}
-        try:
-            message = response.json()
-        except ValueError:
-            return {"http_status": response.status_code, "raw": short(response.text, 600)}
-        return message if isinstance(message, dict) else {"http_status": response.status_code, "raw": message}
-
-    async def call(self, name: str, arguments: dict[str, Any], *, answer: str | None = None,
-                   state: str | None = None) -> dict[str, Any]:
-        params: dict[str, Any] = {"name": name, "arguments": arguments}
-        if answer is not None:
-            params["inputResponses"] = {"confirm": {"action": answer}}
-        if state is not None:
-            params["requestState"] = state
-        return await self.send("tools/call", params, ELICIT_CAPS)
-
-
-def result_of(message: dict[str, Any]) -> dict[str, Any]:
-    r = message.get("result")
-    return r if isinstance(r, dict) else {}
+class Raw(harness.Raw):
+    client_name = "restmcp-idempotency-raw"
 
 
 def state_of(message: dict[str, Any]) -> str:
@@ -1352,12 +1124,7 @@ async def run(w: World) -> None:
         ("password", lambda: password_suite(w)),
         ("outage", lambda: outage_suite(w)),
     ]
-    for name, suite in suites:
-        try:
-            with anyio.fail_after(SUITE_TIMEOUT):
-                await suite()
-        except Exception as e:  # noqa: BLE001 - every failure is a "not ok" line, then on to the next suite
-            R.check(f"{name}: the suite ran to its end", False, error_text(e))
+    await run_suites(suites, SUITE_TIMEOUT)
 
 
 def main() -> int:
@@ -1374,10 +1141,7 @@ def main() -> int:
     if not os.access(args.redis_server, os.X_OK):
         parser.error(f"redis-server not found: {args.redis_server}")
 
-    signal.signal(signal.SIGALRM, lambda *_: (print("idempotency-python: hard time limit reached", flush=True), kill_all(), os._exit(2)))
-    signal.alarm(HARD_LIMIT)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda *_: (kill_all(), os._exit(130)))
+    install_signals("idempotency-python", HARD_LIMIT)
 
     work = Path(tempfile.mkdtemp(prefix="restmcp-idem-py-"))
     w: World | None = None
@@ -1395,18 +1159,9 @@ def main() -> int:
             anyio.run(run, w)
     finally:
         kill_all()
-        for child in CHILDREN:
-            slug = re.sub(r"[^A-Za-z0-9]+", "-", child.name).strip("-")
-            (work / f"{slug}.log").write_text(child.text() + "\n")
-        if R.failed or os.environ.get("IDEM_TEST_KEEP"):
-            print(f"# work directory kept: {work}", flush=True)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"1..{R.passed + R.failed}", flush=True)
-    for failure in R.failures:
-        print(f"# failed: {failure}", flush=True)
-    print(f"idempotency-python: {R.passed} passed, {R.failed} failed", flush=True)
-    return 0 if R.failed == 0 and R.passed > 0 else 1
+        save_logs(work)
+        finish(work, "IDEM_TEST_KEEP")
+    return summary("idempotency-python")
 
 
 if __name__ == "__main__":

@@ -25,23 +25,17 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+# root, bin, venv, python; die, need_bin, need_python, setup_venv, start_httpbin, stop_httpbin
+source "$here/../lib/harness.sh"
 
-bin="${RESTMCP_BIN:-target/debug/restmcp}"
-case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
-
-die() { echo "run.sh: $*" >&2; exit 1; }
 say() { echo "# $*"; }
 
-venv="$root/target/interop/python-venv"
-python="${PYTHON:-python3}"
 requirements=("mcp==2.3.0" "httpbin==0.10.4" "gunicorn==27.0.1")
 
-[[ -x "$bin" ]] || die "restmcp binary not found or not executable: $bin (set RESTMCP_BIN or run cargo build)"
+need_bin
 [[ -f "$here/idem-api.yaml" ]] || die "spec not found: $here/idem-api.yaml"
 [[ -f "$here/python_idempotency.py" ]] || die "not found: $here/python_idempotency.py"
-command -v "$python" >/dev/null || die "$python not found (set PYTHON)"
-"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "python >= 3.11 needed, found $("$python" --version 2>&1)"
+need_python
 
 # --- redis-server --------------------------------------------------------------------------
 
@@ -85,54 +79,17 @@ redis_bin="$(find_redis)" || { install_redis; redis_bin="$(find_redis)" || die "
 
 # --- the Python SDK, httpbin, gunicorn -----------------------------------------------------
 
-if [[ ! -x "$venv/bin/python" ]]; then
-  mkdir -p "$(dirname "$venv")"
-  "$python" -m venv "$venv" || die "cannot create the venv $venv"
-fi
-# A no-op (and no download) when the venv already has these versions.
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "${requirements[@]}" \
-  || die "pip install ${requirements[*]} failed"
-# No __pycache__ written by the test's Python processes.
-export PYTHONDONTWRITEBYTECODE=1
+setup_venv "${requirements[@]}"
 
 # --- httpbin, on a free loopback port, its access log in a work directory of ours -----------
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/restmcp-idem-XXXXXX")"
-httpbin_pid=""
-cleanup() {
-  if [[ -n "$httpbin_pid" ]]; then
-    kill "$httpbin_pid" 2>/dev/null || true
-    wait "$httpbin_pid" 2>/dev/null || true
-  fi
-}
-trap cleanup EXIT
+trap stop_httpbin EXIT
 trap 'exit 130' INT TERM HUP
-
-access_log="$work/httpbin-access.log"
 # The request's Idempotency-Key header ends each line ("-" when there was none): the test
-# reads which key reached httpbin, and how often.
-access_format='%(h)s %(t)s "%(r)s" %(s)s %(b)s key="%({idempotency-key}i)s"'
-httpbin=""
-for attempt in 1 2 3; do
-  port="$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  # 8 threads: a slow call (/delay/3) and the checks' own requests run at once.
-  (cd "$work" && exec "$venv/bin/python" -m gunicorn --bind "127.0.0.1:$port" --workers 1 --threads 8 \
-    --access-logfile "$access_log" --access-logformat "$access_format" \
-    httpbin:app) 2>"$work/httpbin.stderr" &
-  httpbin_pid=$!
-  for _ in $(seq 1 100); do
-    if grep -q "Listening at: http://" "$work/httpbin.stderr" 2>/dev/null; then
-      httpbin="http://127.0.0.1:$port"
-      break
-    fi
-    kill -0 "$httpbin_pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  [[ -n "$httpbin" ]] && break
-  cleanup
-  httpbin_pid=""
-done
-[[ -n "$httpbin" ]] || die "httpbin (gunicorn) did not start; its stderr: $(tail -n 20 "$work/httpbin.stderr")"
+# reads which key reached httpbin, and how often. 8 threads: a slow call (/delay/3) and the
+# checks' own requests run at once.
+start_httpbin "$work" 8 '%(h)s %(t)s "%(r)s" %(s)s %(b)s key="%({idempotency-key}i)s"'
 say "httpbin $httpbin, access log $access_log; $("$redis_bin" --version)"
 
 status=0
@@ -140,8 +97,7 @@ cd "$here"
 "$venv/bin/python" python_idempotency.py --bin "$bin" --redis-server "$redis_bin" \
   --httpbin "$httpbin" --access-log "$access_log" || status=1
 
-cleanup
-httpbin_pid=""
+stop_httpbin
 if (( status != 0 )); then
   echo "run.sh: FAILED; the failing checks are listed above (httpbin's access log and stderr kept in $work)" >&2
 else

@@ -63,17 +63,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
-import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -83,151 +76,35 @@ import mcp_types as types
 from mcp import Client
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "lib"))
+import harness  # noqa: E402 - tests/lib/harness.py: results and processes
+from harness import (  # noqa: E402
+    CHILDREN, NEW, OLD, STEP, Child, R, error_text, finish, free_port, install_signals, kill_all, note, run_suites, save_logs,
+    short, summary,
+)
+
 sys.path.insert(0, str(HERE))
 from app import COUNT, DEFAULT_SIZE, item  # noqa: E402 - the upstream's own items, to compare with
 
-STEP = 20.0  # seconds: one process start, one request
 SUITE_TIMEOUT = 180.0  # seconds: one suite
 HARD_LIMIT = 900  # seconds: the process kills itself (and its children) past this
 API = "items"
-NEW = "2026-07-28"
-OLD = "2025-11-25"
 TOKENS = 1000  # max_result_tokens
 BYTES = TOKENS * 3  # restmcp's estimate: compact JSON bytes / 3
 MAX_PAGE = 50  # M's max_page_size
 WALK_LIMIT = 1200  # calls: a walk longer than this is stuck
 TOOLS = {"offset": "listOffsetItems", "page": "listPagedItems", "cursor": "listCursorItems", "plain": "listPlainItems"}
 
-# --------------------------------------------------------------------------------------
-# Results
-
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-        self.failures: list[str] = []
-
-    def check(self, name: str, ok: bool, detail: str = "") -> bool:
-        n = self.passed + self.failed + 1
-        if ok:
-            self.passed += 1
-            print(f"ok {n} - {name}", flush=True)
-        else:
-            self.failed += 1
-            self.failures.append(f"{n} - {name}")
-            print(f"not ok {n} - {name}", flush=True)
-            for line in (detail or "").splitlines() or [""]:
-                if line:
-                    print(f"#   {line}", flush=True)
-        return ok
-
-
-R = Results()
-
-
-def note(text: str) -> None:
-    print(f"# {text}", flush=True)
-
-
-def short(value: Any, n: int = 400) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str) if isinstance(value, (dict, list)) else repr(value)
-    return text if len(text) <= n else text[:n] + f"... ({len(text)} chars)"
-
-
-def error_text(e: BaseException) -> str:
-    detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-    if isinstance(e, BaseExceptionGroup):
-        detail += " | " + " | ".join(short(repr(x), 400) for x in e.exceptions)
-    return short(detail, 1500)
-
-
 def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------------------
-# Processes
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Child:
-    """A process in its own group, its output kept line by line; `wait_for` a line."""
-
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.name = name
-        self.lines: list[tuple[str, str]] = []  # (stream, line)
-        self.cond = threading.Condition()
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            start_new_session=True,
-        )
-        for stream in ("stdout", "stderr"):
-            threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: str) -> None:
-        for line in getattr(self.proc, stream):
-            with self.cond:
-                self.lines.append((stream, line.rstrip("\n")))
-                self.cond.notify_all()
-
-    def wait_for(self, pattern: str, stream: str) -> re.Match[str]:
-        deadline = time.monotonic() + STEP
-        regex = re.compile(pattern)
-        with self.cond:
-            while True:
-                for s, line in self.lines:
-                    m = regex.search(line) if s == stream else None
-                    if m:
-                        return m
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}): {short(self.text(), 1500)}")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise RuntimeError(f"{self.name}: no line matching {pattern!r} within {STEP} s: {short(self.text(), 1500)}")
-                self.cond.wait(min(left, 0.5))
-
-    def text(self, stream: str | None = None) -> str:
-        with self.cond:
-            return "\n".join(line for s, line in self.lines if stream is None or s == stream)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                    self.proc.wait(5)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    pass
-
-
-CHILDREN: list[Child] = []
-
-
-def kill_all() -> None:
-    for child in CHILDREN:
-        child.stop()
+# Processes (tests/lib/harness.py)
 
 
 def child_env(extra: dict[str, str]) -> dict[str, str]:
-    # restmcp reads every RESTMCP_* variable as configuration: none of the runner's reach it.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESTMCP_", "PAGING_TEST_")) and k != "RUST_LOG"}
-    return {**env, **extra}
+    return harness.child_env(extra, prefixes=("PAGING_TEST_",), names=("RUST_LOG",))
 
 
 class World:
@@ -301,11 +178,7 @@ def texts(result: types.CallToolResult) -> list[str]:
 
 
 def dump(result: Any, n: int = 1200) -> str:
-    try:
-        data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    except AttributeError:
-        data = result
-    return short(data, n)
+    return harness.dump(result, n)
 
 
 def truncated_note(result: types.CallToolResult) -> tuple[dict[str, Any] | None, int]:
@@ -612,12 +485,7 @@ async def run(w: World) -> None:
         (f"max_page_size {OLD}", lambda: clamp_suite(w, OLD, "legacy", f"M {OLD}")),
         (f"max_page_size {NEW}", lambda: clamp_suite(w, NEW, "auto", f"M {NEW}")),
     ]
-    for name, suite in suites:
-        try:
-            with anyio.fail_after(SUITE_TIMEOUT):
-                await suite()
-        except Exception as e:  # noqa: BLE001 - every failure is a "not ok" line, then on to the next suite
-            R.check(f"{name}: the suite ran to its end", False, error_text(e))
+    await run_suites(suites, SUITE_TIMEOUT)
 
 
 def main() -> int:
@@ -626,10 +494,7 @@ def main() -> int:
     args = parser.parse_args()
     args.bin = str(Path(args.bin).resolve())
 
-    signal.signal(signal.SIGALRM, lambda *_: (print("paging-python: hard time limit reached", flush=True), kill_all(), os._exit(2)))
-    signal.alarm(HARD_LIMIT)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda *_: (kill_all(), os._exit(130)))
+    install_signals("paging-python", HARD_LIMIT)
 
     work = Path(tempfile.mkdtemp(prefix="restmcp-paging-py-"))
     try:
@@ -643,18 +508,9 @@ def main() -> int:
             anyio.run(run, w)
     finally:
         kill_all()
-        for child in CHILDREN:
-            slug = re.sub(r"[^A-Za-z0-9]+", "-", child.name).strip("-")
-            (work / f"{slug}.log").write_text(child.text() + "\n")
-        if R.failed or os.environ.get("PAGING_TEST_KEEP"):
-            print(f"# work directory kept: {work}", flush=True)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"1..{R.passed + R.failed}", flush=True)
-    for failure in R.failures:
-        print(f"# failed: {failure}", flush=True)
-    print(f"paging-python: {R.passed} passed, {R.failed} failed", flush=True)
-    return 0 if R.failed == 0 and R.passed > 0 else 1
+        save_logs(work)
+        finish(work, "PAGING_TEST_KEEP")
+    return summary("paging-python")
 
 
 if __name__ == "__main__":

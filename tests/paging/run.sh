@@ -23,33 +23,17 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+# root, bin, venv, python; die, need_bin, need_python, setup_venv
+source "$here/../lib/harness.sh"
 
-bin="${RESTMCP_BIN:-target/debug/restmcp}"
-case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
-
-die() { echo "run.sh: $*" >&2; exit 1; }
-
-venv="$root/target/interop/python-venv"
-python="${PYTHON:-python3}"
 requirements=("mcp==2.3.0" "fastapi==0.165.0" "uvicorn==0.54.0")
 
-[[ -x "$bin" ]] || die "restmcp binary not found or not executable: $bin (set RESTMCP_BIN or run cargo build)"
+need_bin
 for file in paging-api.yaml app.py python_paging.py; do
   [[ -f "$here/$file" ]] || die "not found: $here/$file"
 done
-command -v "$python" >/dev/null || die "$python not found (set PYTHON)"
-"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "python >= 3.11 needed, found $("$python" --version 2>&1)"
-
-if [[ ! -x "$venv/bin/python" ]]; then
-  mkdir -p "$(dirname "$venv")"
-  "$python" -m venv "$venv" || die "cannot create the venv $venv"
-fi
-# A no-op (and no download) when the venv already has these versions.
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "${requirements[@]}" \
-  || die "pip install ${requirements[*]} failed"
-# No __pycache__ written in tests/paging by the test or the app it imports.
-export PYTHONDONTWRITEBYTECODE=1
+need_python
+setup_venv "${requirements[@]}"
 
 status=0
 cd "$here"
