@@ -350,8 +350,11 @@ fn json_success(
     } else {
         crate::catalog::projection::FieldTree::new(shape.fields).project(body)
     };
+    // A body that arrived within the budget is within it as compact JSON too (give or take
+    // a re-spelled number): only a longer one is measured, so most calls pay nothing.
     let trimmed = shape
         .bound
+        .filter(|(max, _)| r.body.len() as u64 > *max)
         .and_then(|(max, paging)| super::paging::bound(&mut body, max, paging));
     let mut result = json_result(r, body, shape, check_output);
     if let Some(trimmed) = trimmed {
