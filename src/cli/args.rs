@@ -47,6 +47,10 @@ pub struct GlobalArgs {
     /// Longest tool description in characters, 0 for no limit.
     #[arg(long, global = true)]
     pub max_description_length: Option<usize>,
+    /// The most a JSON result may hold, in estimated tokens, for every API (overrides
+    /// apis.NAME.max_result_tokens); 0 for no limit.
+    #[arg(long, global = true)]
+    pub max_result_tokens: Option<u64>,
     /// Answer every call from the specs themselves (examples, or values generated from the
     /// response schemas) instead of calling the upstream APIs.
     #[arg(long, global = true)]
@@ -128,6 +132,7 @@ impl GlobalArgs {
             base_url: self.base_url.clone(),
             max_name_length: self.max_name_length,
             max_description_length: self.max_description_length,
+            max_result_tokens: self.max_result_tokens,
             mock: self.mock,
         }
     }

@@ -18,6 +18,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     pub max_name_length: Option<usize>,
     pub max_description_length: Option<usize>,
+    /// Every API's result budget (`--max-result-tokens`).
+    pub max_result_tokens: Option<u64>,
     /// Every API in mock mode (`--mock`).
     pub mock: bool,
 }
@@ -100,6 +102,11 @@ impl Config {
         if overrides.mock {
             for api in config.apis.values_mut() {
                 api.mock = true;
+            }
+        }
+        if let Some(tokens) = overrides.max_result_tokens {
+            for api in config.apis.values_mut() {
+                api.max_result_tokens = tokens;
             }
         }
         config.validate()?;

@@ -284,7 +284,9 @@ class HttpServer:
         env = {k: v for k, v in os.environ.items() if not k.upper().startswith("RESTMCP_")}
         env["RESTMCP_SERVER__LISTEN"] = f"127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
-            [binary, "serve", "--spec", spec, "--base-url", base_url],
+            # The transports' own limits are under test here, not the result budget
+            # (tests/paging covers that one).
+            [binary, "serve", "--spec", spec, "--base-url", base_url, "--max-result-tokens", "0"],
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -749,7 +751,7 @@ async def results_matrix(binary: str, spec: str, upstream_url: str) -> None:
     for revision in RESULT_REVISIONS:
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as stdio_log:
             params = StdioServerParameters(
-                command=binary, args=["stdio", "--spec", spec, "--base-url", upstream_url]
+                command=binary, args=["stdio", "--spec", spec, "--base-url", upstream_url, "--max-result-tokens", "0"]
             )
             failed_before = RESULTS.failed
             await exercise_results(
@@ -801,7 +803,7 @@ async def main_async(binary: str, spec: str) -> None:
         # (1) stdio; the server's stderr goes to a file, shown when a check failed.
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as stdio_log:
             params = StdioServerParameters(
-                command=binary, args=["stdio", "--spec", spec, "--base-url", upstream_url]
+                command=binary, args=["stdio", "--spec", spec, "--base-url", upstream_url, "--max-result-tokens", "0"]
             )
             failed_before = RESULTS.failed
             await exercise(

@@ -341,6 +341,7 @@ fn the_child_gets_the_global_flags() {
             base_url: Some("http://localhost:1".into()),
             max_name_length: Some(48),
             max_description_length: Some(0),
+            max_result_tokens: Some(0),
             mock: false,
         },
         live: false,
@@ -371,6 +372,8 @@ fn the_child_gets_the_global_flags() {
             "--max-name-length",
             "48",
             "--max-description-length",
+            "0",
+            "--max-result-tokens",
             "0"
         ]
         .map(OsString::from)

@@ -251,6 +251,9 @@ pub(super) fn stdio_args(options: &Options) -> Vec<OsString> {
     if let Some(n) = o.max_description_length {
         args.extend(["--max-description-length".into(), n.to_string().into()]);
     }
+    if let Some(n) = o.max_result_tokens {
+        args.extend(["--max-result-tokens".into(), n.to_string().into()]);
+    }
     args
 }
 

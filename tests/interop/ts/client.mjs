@@ -1,6 +1,8 @@
 // Interoperability test: restmcp against the official MCP TypeScript SDK.
 //
 // Usage: node client.mjs --bin PATH/TO/restmcp --spec PATH/TO/interop-api.yaml
+// (restmcp runs with --max-result-tokens 0: the transports' own size limits are under test
+// here, not the result budget, which tests/paging covers)
 //        (or RESTMCP_BIN / RESTMCP_SPEC in the environment)
 //
 // Starts a tiny upstream on 127.0.0.1 (random port; the API of
@@ -323,7 +325,7 @@ async function startHttpServer(baseUrl, stderrLines) {
   let lastError;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const child = spawn(BIN, ['serve', '--spec', SPEC, '--base-url', baseUrl], {
+    const child = spawn(BIN, ['serve', '--spec', SPEC, '--base-url', baseUrl, '--max-result-tokens', '0'], {
       cwd: workDir, // no stray config.toml
       env: childEnv({ RESTMCP_SERVER__LISTEN: `127.0.0.1:${port}` }),
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -783,7 +785,7 @@ async function resultsMatrix(upstream) {
       await runResults(`results ${sdk.tag} stdio ${revision}`, sdk, revision, upstream, async () => {
         const t = sdk.stdio({
           command: BIN,
-          args: ['stdio', '--spec', SPEC, '--base-url', upstream.url],
+          args: ['stdio', '--spec', SPEC, '--base-url', upstream.url, '--max-result-tokens', '0'],
           env: childEnv(),
           cwd: workDir,
           stderr: 'pipe',
@@ -845,7 +847,7 @@ async function main() {
   await runSuite('stdio', upstream, async () => {
     const t = new StdioClientTransport({
       command: BIN,
-      args: ['stdio', '--spec', SPEC, '--base-url', upstream.url],
+      args: ['stdio', '--spec', SPEC, '--base-url', upstream.url, '--max-result-tokens', '0'],
       env: childEnv(),
       cwd: workDir,
       stderr: 'pipe',
