@@ -73,6 +73,25 @@ pub(crate) enum Asker {
     Unable,
 }
 
+impl Asker {
+    /// A 2026-07-28 request's asker: the answers and state it carries of an earlier round,
+    /// and whether the client capabilities in its `_meta` include elicitation.
+    pub(crate) fn rounds(
+        responses: Option<InputResponses>,
+        state: Option<String>,
+        capabilities: Option<&serde_json::Value>,
+    ) -> Asker {
+        let can_elicit = capabilities
+            .and_then(|capabilities| capabilities.get("elicitation"))
+            .is_some();
+        Asker::Rounds {
+            responses,
+            state,
+            can_elicit,
+        }
+    }
+}
+
 /// What becomes of a call after [`Confirmer::confirm`].
 pub(crate) enum Verdict {
     /// Send the request.

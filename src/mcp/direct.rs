@@ -134,15 +134,8 @@ fn rounds(
             ));
         }
     };
-    let can_elicit = meta
-        .and_then(|meta| meta.get(META_CAPABILITIES))
-        .and_then(|capabilities| capabilities.get("elicitation"))
-        .is_some();
-    Ok(Asker::Rounds {
-        responses,
-        state,
-        can_elicit,
-    })
+    let capabilities = meta.and_then(|meta| meta.get(META_CAPABILITIES));
+    Ok(Asker::rounds(responses, state, capabilities))
 }
 
 impl Direct {
@@ -193,14 +186,6 @@ impl Direct {
                 || jsonrpc::member(message, &["params", "_meta"]).is_some_and(|meta| {
                     meta.get(META_VERSION).is_some() || meta.get("progressToken").is_some()
                 })
-            {
-                return None;
-            }
-            // A call that may ask its user for confirmation needs the SDK's peer.
-            if method == "tools/call"
-                && jsonrpc::member(message, &["params", "name"])
-                    .and_then(Value::as_str)
-                    .is_some_and(|name| self.shared.current().may_confirm(name))
             {
                 return None;
             }
@@ -317,7 +302,8 @@ impl Direct {
                 };
                 let meta = params.remove("_meta");
                 let asker = match caller.session {
-                    // Calls that may need confirmation are left to the SDK (`caller`).
+                    // A session's call that may need confirmation never comes here: the
+                    // front streams it through the SDK, whose peer can ask.
                     Some(_) => Asker::Unable,
                     None => match rounds(&mut params, meta.as_ref()) {
                         Ok(asker) => asker,

@@ -156,15 +156,10 @@ impl ServerHandler for McpServer {
         // A session's client is asked on the session; a 2026-07-28 request carries the
         // answers of an earlier round itself.
         let asker = if version.as_ref() == Some(&ProtocolVersion::V_2026_07_28) {
-            Asker::Rounds {
-                responses: request.input_responses,
-                state: request.request_state,
-                can_elicit: context
-                    .meta
-                    .get("io.modelcontextprotocol/clientCapabilities")
-                    .and_then(|capabilities| capabilities.get("elicitation"))
-                    .is_some(),
-            }
+            let capabilities = context
+                .meta
+                .get("io.modelcontextprotocol/clientCapabilities");
+            Asker::rounds(request.input_responses, request.request_state, capabilities)
         } else if context.peer.peer_info().is_some() {
             Asker::Session(context.peer.clone())
         } else {

@@ -427,14 +427,13 @@ impl Dispatcher {
                 arguments.insert(binding.argument.clone(), default.clone());
             }
         }
-        let mut clamped = None;
-        let mut paging = paging::Paging::of(&tool.route, &arguments);
-        if let Some(max) = self.apis.get(api).and_then(|s| s.max_page_size) {
-            clamped = paging.clamp(&mut arguments, max);
-            if clamped.is_some() {
-                paging = paging::Paging::of(&tool.route, &arguments);
-            }
-        }
+        // Paging parameters are looked for only when a page size is to be clamped here, or
+        // (in `send`) when an answer is over the result budget: most calls need neither.
+        let clamped = self
+            .apis
+            .get(api)
+            .and_then(|s| s.max_page_size)
+            .and_then(|max| paging::Paging::of(&tool.route, &arguments).clamp(&mut arguments, max));
         match request::build(&tool.route, &arguments) {
             Ok(mut request) => {
                 // A non-idempotent operation with an idempotency header always sends a key:
@@ -456,7 +455,7 @@ impl Dispatcher {
                     compiled,
                     request,
                     idempotency_key,
-                    paging,
+                    arguments,
                     clamped,
                 }))
             }
@@ -481,7 +480,7 @@ impl Dispatcher {
             compiled,
             request,
             idempotency_key: _,
-            paging,
+            arguments,
             clamped,
         } = ready;
         let name = tool.name.as_str();
@@ -632,12 +631,15 @@ impl Dispatcher {
                     Some(ToolLimit::AtMost(tokens)) if settings.max_result_tokens == 0 => tokens,
                     Some(ToolLimit::AtMost(tokens)) => tokens.min(settings.max_result_tokens),
                 };
+                let max_bytes = budget.saturating_mul(paging::BYTES_PER_TOKEN);
+                // Only an answer longer than the budget can be over it (see `Shape::bound`).
+                let paging = (budget > 0 && received.body.len() as u64 > max_bytes)
+                    .then(|| paging::Paging::of(&tool.route, &arguments));
                 let shape = response::Shape {
                     output: tool.route.output.as_ref(),
                     fields: &tool.route.response_fields,
                     bare: context.bare_structured,
-                    bound: (budget > 0)
-                        .then(|| (budget.saturating_mul(paging::BYTES_PER_TOKEN), &paging)),
+                    bound: paging.as_ref().map(|paging| (max_bytes, paging)),
                 };
                 let mut result =
                     response::to_result(api, &http, &shape, &|value| compiled.check_output(value));
@@ -826,8 +828,9 @@ pub struct Ready<'d> {
     request: request::HttpRequest,
     /// The idempotency key the model gave (see [`Ready::idempotency_key`]).
     idempotency_key: Option<String>,
-    /// The operation's paging arguments, for a result over its budget.
-    paging: paging::Paging,
+    /// The arguments the request was built from (defaults and fixed values in), for the
+    /// paging arguments of a result over its budget.
+    arguments: Map<String, Value>,
     /// What lowering a page size to `max_page_size` did, said in the result.
     clamped: Option<String>,
 }

@@ -102,7 +102,9 @@ pub struct Shape<'a> {
     /// content: scalar and array bodies are not wrapped.
     pub bare: bool,
     /// The result's budget in bytes of compact JSON and the operation's paging arguments:
-    /// a longer list keeps whole items ([`super::paging::bound`]).
+    /// a longer list keeps whole items ([`super::paging::bound`]). The dispatcher gives it
+    /// only for a body that arrived longer than the budget: one within it is within it as
+    /// compact JSON too (give or take a re-spelled number), so most calls pay nothing.
     pub bound: Option<(u64, &'a super::paging::Paging)>,
 }
 
@@ -350,11 +352,8 @@ fn json_success(
     } else {
         crate::catalog::projection::FieldTree::new(shape.fields).project(body)
     };
-    // A body that arrived within the budget is within it as compact JSON too (give or take
-    // a re-spelled number): only a longer one is measured, so most calls pay nothing.
     let trimmed = shape
         .bound
-        .filter(|(max, _)| r.body.len() as u64 > *max)
         .and_then(|(max, paging)| super::paging::bound(&mut body, max, paging));
     let mut result = json_result(r, body, shape, check_output);
     if let Some(trimmed) = trimmed {
