@@ -143,6 +143,7 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
                 accept: api.accept.as_deref(),
                 confirm: api.confirm.as_ref(),
                 idempotency_header: api.idempotency_header.as_deref(),
+                long_running: &api.long_running,
             }
         })
         .collect();

@@ -167,6 +167,24 @@ impl Store {
         }
     }
 
+    /// What `key` holds, unless it expired.
+    pub async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        match &self.backend {
+            Backend::Memory(map) => {
+                let map = map.lock().unwrap_or_else(|p| p.into_inner());
+                Ok(map
+                    .get(key)
+                    .filter(|(_, expires)| *expires > Instant::now())
+                    .map(|(held, _)| held.clone()))
+            }
+            Backend::Redis { connection, name } => {
+                let mut get = redis::cmd("GET");
+                get.arg(key);
+                self.run::<Option<String>>(connection, name, get).await
+            }
+        }
+    }
+
     /// Sets `key` to `value` for `ttl`, whatever it held.
     pub async fn put(&self, key: &str, value: &str, ttl: Duration) -> Result<(), StoreError> {
         match &self.backend {
@@ -291,11 +309,14 @@ mod tests {
             Claim::Claimed
         );
         store.release("k").await.expect("release");
+        assert_eq!(store.get("k").await.expect("get"), None);
         assert_eq!(
             store.claim("k", "e", ttl).await.expect("claim"),
             Claim::Claimed
         );
+        assert_eq!(store.get("k").await.expect("get"), Some("e".into()));
         tokio::time::sleep(Duration::from_millis(60)).await;
+        assert_eq!(store.get("k").await.expect("get"), None, "an expired key");
         assert_eq!(
             store.claim("k", "f", ttl).await.expect("claim"),
             Claim::Claimed

@@ -45,6 +45,8 @@ pub struct ApiInput<'a> {
     /// `apis.NAME.idempotency_header`: POST and PATCH tools get an optional argument sent
     /// in this header.
     pub idempotency_header: Option<&'a str>,
+    /// `apis.NAME.long_running`: tools followed as long-running operations.
+    pub long_running: &'a [String],
 }
 
 impl<'a> ApiInput<'a> {
@@ -66,6 +68,7 @@ impl<'a> ApiInput<'a> {
             accept: None,
             confirm: None,
             idempotency_header: None,
+            long_running: &[],
         }
     }
 }
@@ -86,7 +89,8 @@ pub enum CatalogError {
     },
     #[error("API \"{api}\": {error}")]
     Patch { api: String, error: PatchError },
-    /// A setting that lists tools by name (`pinned`, `confirm`) names one there is not.
+    /// A setting that lists tools by name (`pinned`, `confirm`, `long_running`) names one
+    /// there is not.
     #[error("apis.{api}.{key}: no tool is named \"{name}\"{}", suggestion.as_ref().map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default())]
     UnknownToolName {
         api: String,
@@ -105,7 +109,7 @@ pub fn build(
     let mut report = Report::default();
     let mut owners: HashMap<String, String> = HashMap::new();
     for input in apis {
-        let (tools, api_report, schemes) = build_api(input, settings)?;
+        let (mut tools, api_report, schemes) = build_api(input, settings)?;
         catalog
             .security_schemes
             .insert(input.name.to_string(), schemes);
@@ -113,6 +117,14 @@ pub fn build(
             names_tools(input.name, "confirm", names, &tools)?;
         }
         names_tools(input.name, "pinned", input.pinned, &tools)?;
+        names_tools(input.name, "long_running", input.long_running, &tools)?;
+        for tool in &mut tools {
+            if tool.route.long_running.is_none() && input.long_running.contains(&tool.name) {
+                tool.route.long_running = Some(crate::spec::FinalState::Default);
+                let source = format!("config apis.{}.long_running", input.name);
+                tool.note("long_running", source);
+            }
+        }
         catalog.listings.insert(
             input.name.to_string(),
             Listing {

@@ -240,6 +240,7 @@ pub fn build(
             response_fields: Vec::new(),
             confirm: Default::default(),
             idempotency: None,
+            long_running: None,
             mock: cx
                 .mock
                 .then(|| Arc::new(mock_answer(method, spec.output_schema.as_ref()))),

@@ -180,6 +180,12 @@ pub(super) fn synthesize<'d>(
             response_fields: Vec::new(),
             confirm: Default::default(),
             idempotency: None,
+            long_running: op.long_running.or_else(|| {
+                op.responses
+                    .iter()
+                    .any(|response| response.status == "202")
+                    .then_some(crate::spec::FinalState::Default)
+            }),
             mock,
             full_input: budgeted.full,
         },

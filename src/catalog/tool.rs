@@ -106,6 +106,12 @@ pub struct Route {
     /// that has one (declared by the operation, or `apis.NAME.idempotency_header`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotency: Option<Idempotency>,
+    /// Set for an operation that may go on after its answer (marked
+    /// `x-ms-long-running-operation`, documenting a 202, or named in
+    /// `apis.NAME.long_running`): where its final result is read. A 202 naming a status
+    /// monitor is followed for any tool; a marked one's 200 or 201 naming one
+    /// (`Operation-Location`, `Azure-AsyncOperation`) is too.
+    pub long_running: Option<crate::spec::FinalState>,
     /// For an API in mock mode: what the mock upstream answers.
     #[serde(skip)]
     pub mock: Option<Arc<MockAnswer>>,

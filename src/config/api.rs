@@ -117,6 +117,11 @@ pub struct ApiConfig {
     /// named `Idempotency-Key` uses it without this setting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_header: Option<String>,
+    /// Tools whose operations go on after they answer, besides those the description
+    /// marks (`x-ms-long-running-operation`) or that document a 202: a 200 or 201 naming a
+    /// status monitor (`Operation-Location`, `Azure-AsyncOperation`) is followed too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub long_running: Vec<String>,
     /// The most a JSON result may hold, in estimated tokens (compact JSON bytes / 3): a
     /// longer list keeps whole items up to it and says how to get the rest. 0 = no limit.
     #[serde(default = "default_max_result_tokens")]

@@ -19,7 +19,8 @@ use crate::discovery::Action;
 use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
 use crate::upstream::{
-    CallContext, CallOutcome, CallStats, Called, Content, Prepared, ToolResult, UnknownTool,
+    CallContext, CallOutcome, CallStats, Called, Content, LongRunning, Prepared, ToolResult,
+    UnknownTool,
 };
 
 /// One `tools/call` as a client made it, whichever transport it came by.
@@ -37,6 +38,9 @@ pub(crate) struct CallRequest<'a> {
     pub budget: Option<AnswerBudget>,
     /// How the user can be asked, for a tool that needs confirmation ([`super::confirm`]).
     pub asker: Asker,
+    /// The request declared 2026-07-28's Tasks extension: a call that leaves an operation
+    /// going upstream becomes a task at once ([`super::operations`]).
+    pub tasks: bool,
 }
 
 /// The budget of one answer, for [`Shared::call`].
@@ -123,12 +127,39 @@ impl Shared {
             mut incoming,
             budget: _,
             asker,
+            tasks,
         } = request;
         // 2026-07-28 allows any JSON value as structured content: the body as the API
         // returned it, and a text that is exactly that value.
         incoming.bare_structured = version == Some(&ProtocolVersion::V_2026_07_28);
         let view = snapshot.view(client, version);
         let mut name = view.catalog_name(name).to_string();
+        // An OAuth caller is named in the log by its pseudonym, never by subject or token.
+        let caller = incoming.caller.as_ref().map(|user| user.pseudonym());
+        if name == snapshot.status_tool && snapshot.catalog().get(&name).is_none() {
+            let result = match arguments.get("handle").and_then(serde_json::Value::as_str) {
+                None => ToolResult::error(format!(
+                    "Tool \"{name}\" needs argument \"handle\": the handle a tool call's result \
+                     gave for its operation."
+                )),
+                Some(handle) => {
+                    let scopes = incoming.caller.as_ref().map(|user| &user.scopes);
+                    let may_call = |tool: &str| {
+                        scopes
+                            .is_none_or(|scopes| snapshot.scopes().missing(tool, scopes).is_none())
+                    };
+                    self.operations
+                        .status(
+                            &snapshot.dispatcher,
+                            handle,
+                            (caller.unwrap_or(""), &may_call),
+                            &incoming,
+                        )
+                        .await
+                }
+            };
+            return Ok((to_call_result(result, version).into(), name, false));
+        }
         if snapshot.discovery.handles(&name) {
             let catalog = snapshot.catalog().clone();
             // Definitions as this client sees listed tools: its dialect, its names.
@@ -176,10 +207,23 @@ impl Shared {
         }
         let request_id = trace::request_id();
         let trace_id = incoming.trace.as_ref().map(TraceContext::trace_id);
-        // An OAuth caller is named in the log by its pseudonym, never by subject or token.
-        let caller = incoming.caller.as_ref().map(|user| user.pseudonym());
-        let call =
-            self.prepare_confirm_send(&snapshot.dispatcher, &name, arguments, &incoming, asker);
+        // The status of an operation the call waits for, said in progress notifications.
+        let (status_told, status) = tokio::sync::watch::channel(String::new());
+        if progress.is_some() {
+            incoming.operation_status = Some(std::sync::Arc::new(status_told));
+        }
+        let long_running = if tasks {
+            LongRunning::Return
+        } else {
+            LongRunning::Wait
+        };
+        let call = self.prepare_confirm_send(
+            &snapshot,
+            &name,
+            arguments,
+            &incoming,
+            (asker, long_running),
+        );
         tokio::pin!(call);
         let mut ticks = tokio::time::interval_at(
             tokio::time::Instant::now() + PROGRESS_INTERVAL,
@@ -208,8 +252,12 @@ impl Shared {
                 _ = ticks.tick(), if progress.is_some() => {
                     waited += PROGRESS_INTERVAL.as_secs_f64();
                     if let Some(Progress { token, peer }) = &progress {
+                        let message = match status.borrow().as_str() {
+                            "" => format!("waiting for the upstream API ({waited:.0} s)"),
+                            status => format!("the upstream operation is {status} ({waited:.0} s)"),
+                        };
                         let update = ProgressNotificationParam::new(token.clone(), waited)
-                            .with_message(format!("waiting for the upstream API ({waited:.0} s)"));
+                            .with_message(message);
                         let _ = peer.notify_progress(update).await;
                     }
                 }
@@ -221,6 +269,17 @@ impl Shared {
             // Not a call yet: the client asks its user and calls again.
             Ok(Step::Ask(question)) => Ok((question.into(), name.clone(), false)),
             Err(Refusal::State(error)) => Err(error),
+            Ok(Step::Task(called, task)) => {
+                record_call(
+                    metrics,
+                    &name,
+                    &called.stats,
+                    started.elapsed(),
+                    &request_id,
+                    (trace_id.as_deref(), caller),
+                );
+                Ok((CallToolResponse::Task(*task), name.clone(), false))
+            }
             Ok(Step::Done(called)) => {
                 record_call(
                     metrics,
@@ -261,6 +320,8 @@ enum Step {
     Done(Called),
     /// Not sent: the client is to ask its user (2026-07-28's `input_required`).
     Ask(rmcp::model::InputRequiredResult),
+    /// Sent, and the operation goes on upstream: a task (2026-07-28's Tasks extension).
+    Task(Called, Box<rmcp::model::CreateTaskResult>),
 }
 
 /// A call that is a protocol error.
@@ -272,15 +333,17 @@ enum Refusal {
 
 impl Shared {
     /// Checks and builds the request, asks the user when the tool needs confirmation,
-    /// then sends it.
+    /// then sends it. An operation left going upstream gets a handle (and with
+    /// `LongRunning::Return`, becomes a task).
     async fn prepare_confirm_send(
         &self,
-        dispatcher: &crate::upstream::Dispatcher,
+        snapshot: &super::Snapshot,
         name: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
         incoming: &CallContext,
-        asker: Asker,
+        (asker, long_running): (Asker, LongRunning),
     ) -> Result<Step, Refusal> {
+        let dispatcher = &snapshot.dispatcher;
         let ready = match dispatcher
             .prepare(name, arguments)
             .map_err(Refusal::Unknown)?
@@ -317,9 +380,19 @@ impl Shared {
                 Verdict::Invalid(error) => return Err(Refusal::State(error)),
             }
         }
-        let called = dispatcher.send(ready, incoming).await;
+        let mut called = dispatcher.send_as(ready, incoming, long_running).await;
+        let handle = self
+            .operations
+            .hand_over(&mut called, name, &snapshot.status_tool, caller)
+            .await;
         if let Some(held) = held {
             held.answered(&called).await;
+        }
+        if long_running == LongRunning::Return
+            && let (Some(handle), Some(pending)) = (handle, &called.operation)
+        {
+            let task = self.operations.task(&handle, pending);
+            return Ok(Step::Task(called, Box::new(task)));
         }
         Ok(Step::Done(called))
     }
@@ -420,7 +493,10 @@ fn record_call(
 
 /// restmcp's result in the client's protocol version: `structuredContent` exists from
 /// 2025-06-18 on.
-fn to_call_result(result: ToolResult, version: Option<&ProtocolVersion>) -> CallToolResult {
+pub(super) fn to_call_result(
+    result: ToolResult,
+    version: Option<&ProtocolVersion>,
+) -> CallToolResult {
     let content: Vec<ContentBlock> = result.content.into_iter().map(to_block).collect();
     let mut call = if result.is_error {
         CallToolResult::error(content)

@@ -138,6 +138,11 @@ impl Confirmer {
         Ok(Confirmer::with_codec(settings, codec, store))
     }
 
+    /// The key's codec: long-running operations' handles are sealed with it too.
+    pub(crate) fn codec(&self) -> &RequestStateCodec {
+        &self.codec
+    }
+
     /// A confirmer with a random key made now (`server.confirm.state_key_env` unset).
     pub(crate) fn unkeyed(settings: &ConfirmSettings, store: Arc<Store>) -> Confirmer {
         let codec = RequestStateCodec::new_unchecked(crate::digest::random::<32>().to_vec());

@@ -52,6 +52,8 @@ struct Caller {
     session: Option<Arc<str>>,
     client: Option<String>,
     version: ProtocolVersion,
+    /// The client declared the Tasks extension (at `initialize`, or in the request).
+    tasks: bool,
 }
 
 /// The direct path (see the module documentation).
@@ -197,6 +199,7 @@ impl Direct {
                 session: Some(id),
                 client: entry.client,
                 version: entry.version,
+                tasks: entry.tasks,
             });
         }
         let meta = jsonrpc::member(message, &["params", "_meta"])?.as_object()?;
@@ -217,10 +220,15 @@ impl Direct {
         {
             return None;
         }
+        let tasks = meta
+            .get(META_CAPABILITIES)
+            .and_then(|capabilities| capabilities.get("extensions"))
+            .is_some_and(super::session::declares_tasks);
         Some(Caller {
             session: None,
             client: Some(name.to_string()),
             version: ProtocolVersion::V_2026_07_28,
+            tasks,
         })
     }
 
@@ -342,6 +350,7 @@ impl Direct {
             // A plain JSON answer: no client limits its size.
             budget: None,
             asker,
+            tasks: caller.tasks,
         };
         let outcome = self.shared.call(request, &cancelled, None).await;
         if let (Some(running), Some((session, id))) = (running, key) {

@@ -100,6 +100,7 @@ pub mod http;
 mod idempotency;
 mod jsonrpc;
 mod listed;
+mod operations;
 mod revision;
 mod scopes;
 mod server;

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -22,6 +23,7 @@ use super::listed::ListedTool;
 use super::sizes::{Framing, Transport};
 use crate::identity::Caller;
 use crate::telemetry::trace::TraceContext;
+use crate::upstream::CallContext;
 
 /// The MCP server handler; cheap to create (one per session or stateless request).
 #[derive(Clone)]
@@ -72,6 +74,19 @@ impl McpServer {
     }
 }
 
+impl McpServer {
+    /// The context of a request: over HTTP, its headers (forwarded only where an API's
+    /// forward_headers allows it) and the user the guard validated an OAuth token of.
+    fn incoming(&self, context: &RequestContext<RoleServer>) -> CallContext {
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let mut incoming = parts
+            .map(|parts| self.shared.current().dispatcher.context_of(&parts.headers))
+            .unwrap_or_default();
+        incoming.caller = parts.and_then(|parts| parts.extensions.get::<Arc<Caller>>().cloned());
+        incoming
+    }
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         #[allow(deprecated)] // logging is deprecated in 2026-07-28 but served to older clients
@@ -79,6 +94,7 @@ impl ServerHandler for McpServer {
             .enable_logging()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("restmcp", env!("CARGO_PKG_VERSION")))
@@ -120,14 +136,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let started = std::time::Instant::now();
-        // Over HTTP, the incoming request's headers (forwarded only where an API's
-        // forward_headers allows it).
         let parts = context.extensions.get::<axum::http::request::Parts>();
-        let mut incoming = parts
-            .map(|parts| self.shared.current().dispatcher.context_of(&parts.headers))
-            .unwrap_or_default();
-        // The user the guard validated an OAuth token of (HTTP with [server.oauth]).
-        incoming.caller = parts.and_then(|parts| parts.extensions.get::<Arc<Caller>>().cloned());
+        let mut incoming = self.incoming(&context);
         // Over HTTP, the front says whether the answer goes out as SSE or plain JSON.
         let framing = parts.and_then(|parts| parts.extensions.get::<Framing>().copied());
         let budget = self
@@ -165,7 +175,11 @@ impl ServerHandler for McpServer {
         } else {
             Asker::Unable
         };
+        let tasks = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
         let call = CallRequest {
+            tasks,
             name: &request.name,
             arguments: request.arguments.unwrap_or_default(),
             client: client.as_deref(),
@@ -181,6 +195,58 @@ impl ServerHandler for McpServer {
                 .await;
         }
         Ok(result)
+    }
+
+    /// `tasks/get`: a task is an operation going on upstream; each look asks the
+    /// upstream's status monitor (at most as often as it asks), and a finished one gives
+    /// the call's result in the client's revision.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let snapshot = self.shared.current();
+        let incoming = self.incoming(&context);
+        let version = context.protocol_version();
+        let finish = |result| {
+            let result = super::call::to_call_result(result, version.as_ref());
+            serde_json::to_value(result).unwrap_or_default()
+        };
+        self.shared
+            .operations
+            .get_task(&snapshot.dispatcher, &request.task_id, &incoming, finish)
+            .await
+    }
+
+    /// `tasks/cancel`: restmcp stops following the operation (it may go on upstream).
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let incoming = self.incoming(&context);
+        let caller = incoming
+            .caller
+            .as_ref()
+            .map_or("", |caller| caller.pseudonym());
+        self.shared
+            .operations
+            .cancel_task(&request.task_id, caller)
+            .await
+    }
+
+    /// `tasks/update`: restmcp's tasks never ask for input.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let incoming = self.incoming(&context);
+        let caller = incoming
+            .caller
+            .as_ref()
+            .map_or("", |caller| caller.pseudonym());
+        self.shared.operations.update_task(&request.task_id, caller)
     }
 
     /// The generations before 2026-07-28 have logging: after `logging/setLevel`, each tool

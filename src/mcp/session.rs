@@ -41,6 +41,8 @@ pub struct Handshake {
     pub version: ProtocolVersion,
     /// The client has sent `notifications/initialized`.
     pub initialized: bool,
+    /// The client declared the Tasks extension (`io.modelcontextprotocol/tasks`).
+    pub tasks: bool,
 }
 
 impl Handshake {
@@ -52,12 +54,22 @@ impl Handshake {
         let client = jsonrpc::member(request, &["params", "clientInfo", "name"])
             .and_then(Value::as_str)
             .map(str::to_string);
+        let tasks = jsonrpc::member(request, &["params", "capabilities", "extensions"])
+            .is_some_and(declares_tasks);
         Some(Handshake {
             client,
             version,
             initialized: false,
+            tasks,
         })
     }
+}
+
+/// Whether a client capabilities' `extensions` object declares the Tasks extension.
+pub(super) fn declares_tasks(extensions: &Value) -> bool {
+    extensions
+        .get(rmcp::model::TASKS_EXTENSION_ID)
+        .is_some_and(Value::is_object)
 }
 
 /// Calls running outside the SDK, by session and request id (as JSON text), so the

@@ -62,13 +62,27 @@ pub struct Snapshot {
     scoped: Mutex<ScopedViews>,
     /// Whether some tool needs confirmation (see [`Snapshot::may_confirm`]).
     confirming: OnceLock<bool>,
+    /// The status tool's name: answered whenever called (any 202 can leave an operation
+    /// going), listed when a listed tool is marked long-running.
+    pub(super) status_tool: String,
+    lists_status_tool: bool,
 }
 
 impl Snapshot {
     pub fn new(dispatcher: Dispatcher) -> Snapshot {
         dispatcher.warm();
         let discovery = Discovery::new(dispatcher.catalog());
+        let catalog = dispatcher.catalog();
+        let status_tool = super::operations::status_tool_name(|name| {
+            catalog.get(name).is_some() || discovery.handles(name)
+        });
+        let lists_status_tool = catalog
+            .tools()
+            .iter()
+            .any(|tool| tool.route.long_running.is_some() && catalog.is_listed(tool));
         Snapshot {
+            status_tool,
+            lists_status_tool,
             dispatcher,
             discovery,
             presentation: view::Presentation::default(),
@@ -197,14 +211,18 @@ impl Snapshot {
     /// the catalog's listed tools.
     fn listing(&self, index: usize) -> Vec<ListedTool> {
         let catalog = self.catalog();
+        let status = self
+            .lists_status_tool
+            .then(|| super::operations::status_tool_definition(&self.status_tool));
         let meta = self
             .discovery
             .definitions()
             .iter()
+            .chain(status.as_ref())
             .filter_map(|definition| match ListedTool::from_definition(definition) {
                 Ok(tool) => Some((tool, false)),
                 Err(e) => {
-                    tracing::error!("discovery tool left out of tools/list: {e}");
+                    tracing::error!("restmcp's own tool left out of tools/list: {e}");
                     None
                 }
             });
@@ -280,6 +298,8 @@ pub struct Shared {
     pub(super) store: Arc<Store>,
     /// How long a result stays under its idempotency key.
     pub(super) idempotency_ttl: std::time::Duration,
+    /// Handles of long-running operations, the status tool and tasks.
+    pub(super) operations: super::operations::Operations,
 }
 
 impl Shared {
@@ -330,6 +350,10 @@ impl Shared {
             subscribers: Mutex::new(Vec::new()),
             limits: Limits::from_settings(settings),
             metrics,
+            operations: super::operations::Operations::new(
+                confirmer.codec().clone(),
+                store.clone(),
+            ),
             confirmer,
             store,
             idempotency_ttl: std::time::Duration::from_secs(settings.store.idempotency_ttl_seconds),

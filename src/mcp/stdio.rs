@@ -306,6 +306,11 @@ impl Filter {
             return false;
         }
         let meta_text = |key: &str| meta?.get(key)?.as_str();
+        let tasks = handshake.tasks
+            || meta
+                .and_then(|meta| meta.get("io.modelcontextprotocol/clientCapabilities"))
+                .and_then(|capabilities| capabilities.get("extensions"))
+                .is_some_and(super::session::declares_tasks);
         let mut incoming = CallContext::default();
         if let Some(trace) = meta_text("traceparent")
             .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))
@@ -352,6 +357,7 @@ impl Filter {
             version: handshake.version,
             incoming,
             cancelled,
+            tasks,
         };
         tokio::spawn(call.run());
         true
@@ -413,6 +419,8 @@ struct DirectCall {
     version: ProtocolVersion,
     incoming: CallContext,
     cancelled: CancellationToken,
+    /// The client declared the Tasks extension.
+    tasks: bool,
 }
 
 impl DirectCall {
@@ -437,6 +445,7 @@ impl DirectCall {
             budget,
             // Calls that may need confirmation are left to the SDK (`call`).
             asker: super::confirm::Asker::Unable,
+            tasks: self.tasks,
         };
         let outcome = self.shared.call(request, &self.cancelled, None).await;
         let still_wanted = self

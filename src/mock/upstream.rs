@@ -73,6 +73,7 @@ impl MockUpstream {
                 origin,
                 retry_after: None,
                 operation: None,
+                result_location: None,
             }),
             attempts: 0,
             upstream: None,

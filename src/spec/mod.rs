@@ -30,9 +30,9 @@ pub mod values;
 
 pub use document::{DocId, DocumentSet, RefError, Resolved, SpecSource, TargetKey};
 pub use model::{
-    Api, ApiKeyLocation, Encoding, HttpAuthScheme, Method, Operation, ParamLocation, Parameter,
-    PathSuffix, RequestBody, Response, SchemaRef, SecurityRequirement, SecurityScheme, Skipped,
-    SpecVersion, Style,
+    Api, ApiKeyLocation, Encoding, FinalState, HttpAuthScheme, Method, Operation, ParamLocation,
+    Parameter, PathSuffix, RequestBody, Response, SchemaRef, SecurityRequirement, SecurityScheme,
+    Skipped, SpecVersion, Style,
 };
 pub use place::LoadPolicy;
 

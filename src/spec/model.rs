@@ -279,8 +279,42 @@ pub struct Operation<'a> {
     pub security: Vec<SecurityRequirement>,
     /// The operation's `x-mcp` extension, as written (the catalog reads it).
     pub x_mcp: Option<Value>,
+    /// Set when the operation is marked `x-ms-long-running-operation: true`: where its
+    /// final result is read (`x-ms-long-running-operation-options.final-state-via`).
+    pub long_running: Option<FinalState>,
     /// Things the normalizer changed or ignored, for `restmcp check`.
     pub notes: Vec<String>,
+}
+
+/// Where a long-running operation's final result is read once its status monitor says it
+/// is done (AutoRest's `final-state-via`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FinalState {
+    /// The method's usual place: the original URL for PUT and PATCH, the `Location` of the
+    /// first answer for POST (when it had one), else the status monitor's own answer (or
+    /// its `resourceLocation`).
+    #[default]
+    Default,
+    /// A GET of the URL the operation was called on.
+    OriginalUri,
+    /// A GET of the first answer's `Location`.
+    Location,
+    /// The status monitor's final answer itself (`azure-async-operation`,
+    /// `operation-location`).
+    StatusMonitor,
+}
+
+impl FinalState {
+    /// The value of `final-state-via`; `None` for one AutoRest does not define.
+    pub fn parse(via: &str) -> Option<FinalState> {
+        Some(match via {
+            "original-uri" => FinalState::OriginalUri,
+            "location" => FinalState::Location,
+            "azure-async-operation" | "operation-location" => FinalState::StatusMonitor,
+            _ => return None,
+        })
+    }
 }
 
 impl Operation<'_> {

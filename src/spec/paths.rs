@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::document::{DocId, DocumentSet, RefError};
 use super::model::{
-    Method, Operation, ParamLocation, Parameter, PathSuffix, RequestBody, Response, SchemaRef,
-    SecurityRequirement, Skipped, Style, split_path_key, status_order,
+    FinalState, Method, Operation, ParamLocation, Parameter, PathSuffix, RequestBody, Response,
+    SchemaRef, SecurityRequirement, Skipped, Style, split_path_key, status_order,
 };
 use super::{SpecError, flag, security, text};
 use crate::json::escape_token as escape_segment;
@@ -175,8 +175,30 @@ fn assemble<'a>(
         servers: parts.servers,
         security,
         x_mcp: value.get("x-mcp").cloned(),
+        long_running: long_running(value, &mut parts.notes),
         notes: parts.notes,
     }
+}
+
+/// `x-ms-long-running-operation: true` and its `final-state-via`, when the operation is
+/// marked so; an unknown `final-state-via` is noted and read as the default.
+fn long_running(operation: &Value, notes: &mut Vec<String>) -> Option<FinalState> {
+    if flag(operation, "x-ms-long-running-operation") != Some(true) {
+        return None;
+    }
+    let via = operation
+        .pointer("/x-ms-long-running-operation-options/final-state-via")
+        .and_then(Value::as_str);
+    Some(match via {
+        None => FinalState::Default,
+        Some(via) => FinalState::parse(via).unwrap_or_else(|| {
+            notes.push(format!(
+                "x-ms-long-running-operation-options.final-state-via \"{via}\" is not one \
+                 restmcp knows; the method's usual place is read"
+            ));
+            FinalState::Default
+        }),
+    })
 }
 
 fn merge_parameters<'a>(

@@ -37,6 +37,12 @@ impl FormatTime for Clock {
     }
 }
 
+/// The RFC 3339 UTC timestamp of `since` after the Unix epoch, as log lines write it
+/// (times past the year 9999 are written as its last second).
+pub fn rfc3339(since: std::time::Duration) -> String {
+    timestamp(since.as_secs().min(LAST_SECOND), since.subsec_micros())
+}
+
 /// The timestamp of `seconds` and `micros` after the Unix epoch (at most [`LAST_SECOND`]).
 fn timestamp(seconds: u64, micros: u32) -> String {
     let prefix = LAST.with(|last| match last.get() {

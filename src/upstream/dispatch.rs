@@ -16,6 +16,7 @@ use super::auth::{Authenticator, CallContext};
 use super::decode;
 use super::exchange::{Exchange, Exchanged, Failure, Outgoing, Received, Undecodable};
 use super::http::HttpExchange;
+use super::operation::{self, Pending, Polled};
 use super::paging;
 use super::request;
 use super::response::{self, HttpResponse};
@@ -120,6 +121,9 @@ impl CallStats {
 pub struct Called {
     pub result: ToolResult,
     pub stats: CallStats,
+    /// A long-running operation the call started that goes on upstream: the result says
+    /// so, and this is what it takes to look at it again ([`Dispatcher::resume`]).
+    pub operation: Option<Box<Pending>>,
 }
 
 impl Called {
@@ -129,6 +133,7 @@ impl Called {
         Called {
             result,
             stats: CallStats::new(api, outcome),
+            operation: None,
         }
     }
 
@@ -136,6 +141,7 @@ impl Called {
     /// given: an error result with `text`.
     pub fn unconfirmed(api: &str, text: String) -> Called {
         Called {
+            operation: None,
             result: ToolResult::error(text),
             stats: CallStats::new(api, CallOutcome::Unconfirmed),
         }
@@ -401,6 +407,7 @@ impl Dispatcher {
         let api = tool.route.api.as_str();
         let refused = |text: String| {
             Prepared::Refused(Called {
+                operation: None,
                 result: ToolResult::error(text),
                 stats: CallStats::new(api, CallOutcome::ToolError),
             })
@@ -467,14 +474,118 @@ impl Dispatcher {
 
     /// The second half of a call: the tool's rate limit, then the request goes to the
     /// upstream (or the mock) and its answer is mapped to a result, with every secret
-    /// redacted.
+    /// redacted. A long-running operation it starts is waited for within the tool's time
+    /// limit; one still going then is in [`Called::operation`].
     pub async fn send(&self, ready: Ready<'_>, context: &CallContext) -> Called {
-        let mut called = self.send_unredacted(ready, context).await;
+        self.send_as(ready, context, LongRunning::Wait).await
+    }
+
+    /// [`Dispatcher::send`], saying what becomes of a long-running operation the request
+    /// starts.
+    pub async fn send_as(
+        &self,
+        ready: Ready<'_>,
+        context: &CallContext,
+        long_running: LongRunning,
+    ) -> Called {
+        let mut called = self.send_unredacted(ready, context, long_running).await;
         called.result = self.auth.redact_result(called.result);
         called
     }
 
-    async fn send_unredacted(&self, ready: Ready<'_>, context: &CallContext) -> Called {
+    /// Looks once at a long-running operation a call of tool `name` started (and, when it
+    /// ended, reads its result): still running, or the call's result as if it had been
+    /// waited for, redacted. Nothing is remembered between looks.
+    pub async fn resume(
+        &self,
+        name: &str,
+        pending: Pending,
+        context: &CallContext,
+    ) -> Result<Resumed, UnknownTool> {
+        let unknown = || UnknownTool(name.to_string());
+        let index = self.catalog.index_of(name).ok_or_else(unknown)?;
+        let tool = &self.catalog.tools()[index];
+        let compiled = self.validators.get(index, tool).ok_or_else(unknown)?;
+        let (settings, timeout) = self.settings_of(tool);
+        let exchange = match self.exchange_of(tool) {
+            Ok(exchange) => exchange,
+            Err(result) => {
+                let called = Called::unsent(&tool.route.api, result, CallOutcome::ToolError);
+                return Ok(Resumed::Done(called));
+            }
+        };
+        let started = Instant::now();
+        let mut totals = Exchanged::unsent(Failure::TimedOut);
+        let polled = operation::poll(
+            exchange,
+            (tool, settings, context),
+            pending,
+            started + timeout,
+            &mut totals,
+        )
+        .await;
+        totals.upstream = Some(started.elapsed());
+        let answer = match polled {
+            Polled::Running(pending) => return Ok(Resumed::Running(pending)),
+            Polled::Failed(received, status) => Err((received, status)),
+            Polled::Finished(answer) => Ok(answer),
+        };
+        let finish = Finish {
+            tool,
+            compiled: &compiled,
+            settings,
+            timeout,
+            arguments: &Map::new(),
+            clamped: None,
+            context,
+        };
+        let mut called = self.finish(&finish, totals, answer);
+        called.result = self.auth.redact_result(called.result);
+        Ok(Resumed::Done(called))
+    }
+
+    /// The API settings tool `tool` is called with, and its time limit.
+    fn settings_of(&self, tool: &crate::catalog::Tool) -> (&UpstreamSettings, Duration) {
+        static DEFAULTS: std::sync::OnceLock<UpstreamSettings> = std::sync::OnceLock::new();
+        let settings = self
+            .apis
+            .get(&tool.route.api)
+            .unwrap_or_else(|| DEFAULTS.get_or_init(UpstreamSettings::default));
+        let configured = settings
+            .tool_timeouts
+            .get(&tool.name)
+            .copied()
+            .unwrap_or(settings.timeout);
+        let timeout = tool
+            .route
+            .timeout
+            .map_or(configured, |limit| limit.over(configured));
+        (settings, timeout)
+    }
+
+    /// The exchange tool `tool`'s requests go through; when there is none, the result
+    /// saying why.
+    fn exchange_of(&self, tool: &crate::catalog::Tool) -> Result<&dyn Exchange, ToolResult> {
+        match self.exchanges.get(tool.route.api.as_str()) {
+            Some(plugged) => Ok(plugged.as_ref()),
+            // The catalog answers this tool from the spec, but whoever built this dispatcher
+            // did not plug the mock in (`crate::mock::plug`): say so rather than send the
+            // request to the mock's placeholder host.
+            None if tool.route.mock.is_some() => Err(ToolResult::error(format!(
+                "Tool \"{}\" is answered by the mock upstream, which is not plugged in here; \
+                 no request was sent.",
+                tool.name
+            ))),
+            None => Ok(&self.http),
+        }
+    }
+
+    async fn send_unredacted(
+        &self,
+        ready: Ready<'_>,
+        context: &CallContext,
+        long_running: LongRunning,
+    ) -> Called {
         let Ready {
             tool,
             compiled,
@@ -485,50 +596,26 @@ impl Dispatcher {
         } = ready;
         let name = tool.name.as_str();
         let api = tool.route.api.as_str();
-        let refused = |outcome: CallOutcome, text: String| Called {
-            result: ToolResult::error(text),
-            stats: CallStats::new(api, outcome),
-        };
         if let Some(limited) = self.buckets.get(name) {
             let caller = context.caller.as_ref().map(|caller| caller.pseudonym());
             if let Err(wait) = limited.take(caller, Instant::now()) {
-                return refused(
-                    CallOutcome::RateLimited,
-                    format!(
+                return Called::unsent(
+                    api,
+                    ToolResult::error(format!(
                         "Tool \"{name}\" is rate-limited; no request was sent. Retry in {:.1} s.",
                         wait.as_secs_f64().max(0.1)
-                    ),
+                    )),
+                    CallOutcome::RateLimited,
                 );
             }
         }
-        let defaults = UpstreamSettings::default();
-        let settings = self.apis.get(&tool.route.api).unwrap_or(&defaults);
-        let configured = settings
-            .tool_timeouts
-            .get(name)
-            .copied()
-            .unwrap_or(settings.timeout);
-        let timeout = tool
-            .route
-            .timeout
-            .map_or(configured, |limit| limit.over(configured));
-        let exchange: &dyn Exchange = match self.exchanges.get(api) {
-            Some(plugged) => plugged.as_ref(),
-            // The catalog answers this tool from the spec, but whoever built this dispatcher
-            // did not plug the mock in (`crate::mock::plug`): say so rather than send the
-            // request to the mock's placeholder host.
-            None if tool.route.mock.is_some() => {
-                return refused(
-                    CallOutcome::ToolError,
-                    format!(
-                        "Tool \"{name}\" is answered by the mock upstream, which is not \
-                         plugged in here; no request was sent."
-                    ),
-                );
-            }
-            None => &self.http,
+        let (settings, timeout) = self.settings_of(tool);
+        let exchange = match self.exchange_of(tool) {
+            Ok(exchange) => exchange,
+            Err(result) => return Called::unsent(api, result, CallOutcome::ToolError),
         };
         let started = Instant::now();
+        let request_url = request.url.clone();
         let mut exchanged = exchange
             .exchange(Outgoing {
                 tool,
@@ -538,46 +625,134 @@ impl Dispatcher {
                 context,
             })
             .await;
-        // A 202 Accepted naming where its status is read: followed to its end within the
-        // tool's time limit (progress notifications keep going out meanwhile).
-        let mut polled = None;
-        if let Ok(received) = &exchanged.answer
-            && received.status == 202
-            && let Some(status_url) = received.operation.clone()
-        {
-            let (followed, outcome) = follow_operation(
-                exchange,
-                (tool, settings, context),
-                status_url,
-                received.retry_after.as_deref(),
-                started + timeout,
-            )
-            .await;
-            exchanged.attempts += followed.attempts;
-            exchanged.bytes_sent += followed.bytes_sent;
+        // An operation that goes on upstream: waited for within the tool's time limit
+        // (progress notifications keep going out meanwhile), or handed back at once.
+        let started_operation = exchanged
+            .answer
+            .as_ref()
+            .ok()
+            .and_then(|received| Pending::start(tool, &request_url, received));
+        let mut failed = None;
+        if let Some(pending) = started_operation {
+            let polled = match long_running {
+                LongRunning::Return => Polled::Running(pending),
+                LongRunning::Wait => {
+                    operation::follow(
+                        exchange,
+                        (tool, settings, context),
+                        pending,
+                        started + timeout,
+                        &mut exchanged,
+                    )
+                    .await
+                }
+            };
             exchanged.upstream = Some(started.elapsed());
-            match outcome {
-                Operation::Finished(answer) => exchanged.answer = *answer,
-                Operation::Running(note) => polled = Some(note),
+            match polled {
+                Polled::Finished(answer) => exchanged.answer = answer,
+                Polled::Failed(received, status) => failed = Some((received, status)),
+                Polled::Running(pending) => {
+                    let text = match long_running {
+                        LongRunning::Return => format!(
+                            "upstream API \"{api}\" accepted the operation; it goes on upstream."
+                        ),
+                        LongRunning::Wait => format!(
+                            "upstream API \"{api}\" accepted the operation, and it was still \
+                             {} when tool \"{name}\"'s time limit ran out; it goes on \
+                             upstream. Its status is at {}. Raise \
+                             apis.{api}.tool_timeouts.{name} to wait longer.",
+                            pending.status,
+                            pending.monitor.as_str(),
+                        ),
+                    };
+                    let outcome = match long_running {
+                        LongRunning::Return => CallOutcome::Ok,
+                        LongRunning::Wait => CallOutcome::Timeout,
+                    };
+                    let mut stats = CallStats::new(api, outcome);
+                    stats.status = Some(202);
+                    stats.attempts = exchanged.attempts;
+                    stats.upstream = exchanged.upstream;
+                    stats.bytes_sent = exchanged.bytes_sent;
+                    return Called {
+                        result: ToolResult::error(text),
+                        stats,
+                        operation: Some(Box::new(pending)),
+                    };
+                }
             }
         }
-        if let Some(note) = polled {
-            let mut stats = CallStats::new(api, CallOutcome::Timeout);
-            stats.attempts = exchanged.attempts;
-            stats.upstream = exchanged.upstream;
-            stats.bytes_sent = exchanged.bytes_sent;
-            return Called {
-                result: ToolResult::error(note),
-                stats,
-            };
-        }
+        let finish = Finish {
+            tool,
+            compiled: &compiled,
+            settings,
+            timeout,
+            arguments: &arguments,
+            clamped,
+            context,
+        };
+        let answer = match failed {
+            Some(failed) => Err(failed),
+            None => Ok(exchanged.answer),
+        };
+        let exchanged = Exchanged {
+            answer: Err(Failure::TimedOut),
+            ..exchanged
+        };
+        self.finish(&finish, exchanged, answer)
+    }
+
+    /// Maps an answer (or why there is none, or an operation the upstream says failed) to
+    /// the call's result; `exchanged` counts what went over the wire (its own answer is
+    /// not read).
+    fn finish(
+        &self,
+        finish: &Finish<'_>,
+        exchanged: Exchanged,
+        answer: Result<Result<Received, Failure>, (Received, String)>,
+    ) -> Called {
+        let Finish {
+            tool,
+            compiled,
+            settings,
+            timeout,
+            arguments,
+            context,
+            ..
+        } = *finish;
+        let name = tool.name.as_str();
+        let api = tool.route.api.as_str();
         let Exchanged {
-            answer,
             attempts,
             upstream,
             bytes_sent,
+            ..
         } = exchanged;
         let mut stats = CallStats::new(api, CallOutcome::Ok);
+        let answer = match answer {
+            Ok(answer) => answer,
+            // The operation ended badly upstream: the monitor's answer says how.
+            Err((received, status)) => {
+                stats.outcome = CallOutcome::Upstream5xx;
+                stats.status = Some(received.status);
+                stats.bytes_received = received.wire;
+                stats.attempts = attempts;
+                stats.upstream = upstream;
+                stats.bytes_sent = bytes_sent;
+                let body = String::from_utf8_lossy(&received.body);
+                let shown: String = body.chars().take(MAX_FAILED_BODY).collect();
+                let more = if shown.len() < body.len() { " …" } else { "" };
+                return Called {
+                    result: ToolResult::error(format!(
+                        "upstream API \"{api}\" accepted {} {}, and the operation then ended \
+                         as \"{status}\": {shown}{more}",
+                        tool.route.method, tool.route.path
+                    )),
+                    stats,
+                    operation: None,
+                };
+            }
+        };
         let result = match answer {
             Err(Failure::Unbuildable(problem)) => {
                 stats.outcome = CallOutcome::ToolError;
@@ -634,7 +809,7 @@ impl Dispatcher {
                 let max_bytes = budget.saturating_mul(paging::BYTES_PER_TOKEN);
                 // Only an answer longer than the budget can be over it (see `Shape::bound`).
                 let paging = (budget > 0 && received.body.len() as u64 > max_bytes)
-                    .then(|| paging::Paging::of(&tool.route, &arguments));
+                    .then(|| paging::Paging::of(&tool.route, arguments));
                 let shape = response::Shape {
                     output: tool.route.output.as_ref(),
                     fields: &tool.route.response_fields,
@@ -646,8 +821,10 @@ impl Dispatcher {
                 if let Some(note) = received.note(api) {
                     append_note(&mut result, note);
                 }
-                if let Some(clamped) = clamped {
-                    result.content.push(Content::Text { text: clamped });
+                if let Some(clamped) = &finish.clamped {
+                    result.content.push(Content::Text {
+                        text: clamped.clone(),
+                    });
                 }
                 result
             }
@@ -671,148 +848,45 @@ impl Dispatcher {
         stats.attempts = attempts;
         stats.upstream = upstream;
         stats.bytes_sent = bytes_sent;
-        Called { result, stats }
+        Called {
+            result,
+            stats,
+            operation: None,
+        }
     }
 }
 
-/// How following a long-running operation ended.
-enum Operation {
-    /// Its final answer (or why there is none).
-    Finished(Box<Result<Received, Failure>>),
-    /// Still running when the tool's time ran out: the result's text.
-    Running(String),
+/// What becomes of a long-running operation a call starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LongRunning {
+    /// Waited for within the tool's time limit.
+    Wait,
+    /// Handed back at once in [`Called::operation`] (the client takes tasks).
+    Return,
 }
 
-/// Status values that mean an operation is still going (compared lowercase, without `_`,
-/// `-` or spaces): Azure's `provisioningState`/`status`, and the common ones.
-const RUNNING: &[&str] = &[
-    "running",
-    "inprogress",
-    "notstarted",
-    "pending",
-    "queued",
-    "accepted",
-    "started",
-    "processing",
-    "creating",
-    "updating",
-    "deleting",
-    "waiting",
-];
+/// What [`Dispatcher::resume`] found.
+#[derive(Debug)]
+pub enum Resumed {
+    /// The operation goes on.
+    Running(Pending),
+    /// It ended: the call's result.
+    Done(Called),
+}
 
-/// The longest wait between two polls, whatever `Retry-After` asks.
-const MAX_POLL_WAIT: Duration = Duration::from_secs(30);
+/// The most of a failed operation's status answer a result shows, in characters.
+const MAX_FAILED_BODY: usize = 2000;
 
-/// Polls a 202's status URL until the operation ends or `deadline` passes, waiting as
-/// `Retry-After` asks (1 s when it says nothing). A status answered 202, or 200 with a
-/// `status` (or `properties.provisioningState`) that says it is still running, is polled
-/// again; anything else is the final answer, read once more from `resourceLocation` when a
-/// finished status names one.
-async fn follow_operation(
-    exchange: &dyn Exchange,
-    (tool, settings, context): (&crate::catalog::Tool, &UpstreamSettings, &CallContext),
-    mut status_url: url::Url,
-    mut retry_after: Option<&str>,
-    deadline: Instant,
-) -> (Exchanged, Operation) {
-    let mut total = Exchanged {
-        answer: Err(Failure::TimedOut),
-        attempts: 0,
-        upstream: None,
-        bytes_sent: 0,
-    };
-    let mut owned_retry: Option<String>;
-    let mut last_status = String::from("accepted");
-    let mut resource_read = false;
-    loop {
-        let wait = retry_after
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map_or(Duration::from_secs(1), Duration::from_secs_f64)
-            .min(MAX_POLL_WAIT);
-        let now = Instant::now();
-        if now + wait >= deadline {
-            let text = format!(
-                "upstream API \"{}\" accepted the operation, and it was still {last_status} when \
-                 tool \"{}\"'s time limit ran out; it goes on upstream. Its status is at {}. \
-                 Raise apis.{}.tool_timeouts.{} to wait longer.",
-                tool.route.api,
-                tool.name,
-                status_url.as_str(),
-                tool.route.api,
-                tool.name
-            );
-            return (total, Operation::Running(text));
-        }
-        tokio::time::sleep(wait).await;
-        let poll = request::HttpRequest {
-            method: crate::spec::Method::Get,
-            url: status_url.to_string(),
-            headers: vec![("Accept".into(), "application/json".into())],
-            body: None,
-            parsed: Some(status_url.clone()),
-        };
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let answered = exchange
-            .exchange(Outgoing {
-                tool,
-                request: poll,
-                settings,
-                timeout: remaining,
-                context,
-            })
-            .await;
-        total.attempts += answered.attempts;
-        total.bytes_sent += answered.bytes_sent;
-        let received = match answered.answer {
-            Ok(received) => received,
-            Err(failure) => return (total, Operation::Finished(Box::new(Err(failure)))),
-        };
-        if received.status == 202 {
-            if let Some(next) = received.operation.clone() {
-                status_url = next;
-            }
-            owned_retry = received.retry_after.clone();
-            retry_after = owned_retry.as_deref();
-            continue;
-        }
-        let state = (received.status == 200)
-            .then(|| serde_json::from_slice::<Value>(&received.body).ok())
-            .flatten();
-        let status = state.as_ref().and_then(|body| {
-            body.get("status")
-                .or_else(|| body.pointer("/properties/provisioningState"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        });
-        let running = status.as_deref().is_some_and(|status| {
-            let plain: String = status
-                .chars()
-                .filter(|c| !matches!(c, '_' | '-' | ' '))
-                .collect::<String>()
-                .to_ascii_lowercase();
-            RUNNING.contains(&plain.as_str())
-        });
-        if running {
-            last_status = status.unwrap_or_default();
-            owned_retry = received.retry_after.clone();
-            retry_after = owned_retry.as_deref();
-            continue;
-        }
-        let resource = state
-            .as_ref()
-            .and_then(|body| body.get("resourceLocation"))
-            .and_then(Value::as_str)
-            .and_then(|location| status_url.join(location).ok());
-        match resource {
-            Some(resource) if !resource_read => {
-                resource_read = true;
-                status_url = resource;
-                retry_after = Some("0");
-            }
-            _ => return (total, Operation::Finished(Box::new(Ok(received)))),
-        }
-    }
+/// What mapping an answer to a result needs to know of the call.
+struct Finish<'a> {
+    tool: &'a crate::catalog::Tool,
+    compiled: &'a super::validate::Compiled,
+    settings: &'a UpstreamSettings,
+    timeout: Duration,
+    /// The arguments the request was built from, for paging a result over its budget.
+    arguments: &'a Map<String, Value>,
+    clamped: Option<String>,
+    context: &'a CallContext,
 }
 
 /// A call after [`Dispatcher::prepare`]: ready to send, or refused before anything was.

@@ -93,9 +93,13 @@ pub struct Received {
     pub origin: String,
     /// `Retry-After` of a 429, 503 or 202, as sent.
     pub retry_after: Option<String>,
-    /// For a 202 Accepted: where the operation's status is read (`Operation-Location`,
-    /// `Azure-AsyncOperation`, else `Location`), resolved against the request URL.
+    /// For a success: where a long-running operation's status is read
+    /// (`Operation-Location`, `Azure-AsyncOperation`, else a 202's `Location`), resolved
+    /// against the request URL. Followed for a 202, and for a tool marked long-running.
     pub operation: Option<url::Url>,
+    /// A success's `Location`, resolved: where a long-running operation's final result may
+    /// be read ([`crate::spec::FinalState::Location`]).
+    pub result_location: Option<url::Url>,
 }
 
 impl Received {
@@ -111,6 +115,9 @@ impl Received {
                      unless apis.{api}.follow_redirects lists it."
                 )
             });
+        }
+        if self.status < 400 && self.status != 202 {
+            return None;
         }
         let wait = self.retry_after.as_deref()?;
         Some(format!(

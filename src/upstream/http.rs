@@ -252,25 +252,34 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         .then(|| header(reqwest::header::LOCATION))
         .flatten()
         .and_then(|l| response.url().join(&l).ok());
-    let retry_after = matches!(status.as_u16(), 429 | 503 | 202)
-        .then(|| header(reqwest::header::RETRY_AFTER))
-        .flatten()
-        .map(|v| v.chars().take(64).collect());
     // Only a redirect's note compares origins: not serialized for any other answer.
     let origin = location
         .as_ref()
         .map(|_| response.url().origin().ascii_serialization())
         .unwrap_or_default();
-    // A long-running operation's status: the headers Azure and others use, then Location.
-    let operation = (status.as_u16() == 202)
-        .then(|| {
-            ["operation-location", "azure-asyncoperation", "location"]
-                .into_iter()
-                .find_map(|name| response.headers().get(name))
-                .and_then(|value| value.to_str().ok())
-                .and_then(|value| response.url().join(value.trim()).ok())
-        })
-        .flatten();
+    // A long-running operation's status monitor: the headers Azure and others use on any
+    // success, and a 202's Location; a success's Location, where its result may be read.
+    let url_of = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| response.url().join(value.trim()).ok())
+    };
+    let success = status.is_success();
+    let result_location = success.then(|| url_of("location")).flatten();
+    let operation = success
+        .then(|| url_of("operation-location").or_else(|| url_of("azure-asyncoperation")))
+        .flatten()
+        .or_else(|| {
+            (status.as_u16() == 202)
+                .then(|| result_location.clone())
+                .flatten()
+        });
+    let retry_after = (matches!(status.as_u16(), 429 | 503 | 202) || operation.is_some())
+        .then(|| header(reqwest::header::RETRY_AFTER))
+        .flatten()
+        .map(|v| v.chars().take(64).collect());
     let mut received = Received {
         status: status.as_u16(),
         reason: status.canonical_reason().unwrap_or("").to_string(),
@@ -283,6 +292,7 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         origin,
         retry_after,
         operation,
+        result_location,
     };
     let declared = response.content_length();
     let coding = match coding {

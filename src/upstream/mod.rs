@@ -15,6 +15,8 @@
 //!   redaction of secrets from results.
 //! * [`decode`]: compressed bodies decoded within their limits.
 //! * [`response`]: the HTTP response → a result (pure).
+//! * [`operation`]: long-running operations — a 202 (or a marked tool's 200/201) naming a
+//!   status monitor, followed to its result within the time limit or resumed later.
 //! * `settings.rs`: [`UpstreamSettings`], how one API is called.
 
 pub mod auth;
@@ -22,6 +24,7 @@ pub mod decode;
 mod dispatch;
 pub mod exchange;
 mod http;
+pub mod operation;
 pub mod paging;
 pub mod request;
 pub mod response;
@@ -30,7 +33,8 @@ pub mod validate;
 
 pub use auth::{Authenticator, CallContext};
 pub use dispatch::{
-    CallOutcome, CallStats, Called, Dispatcher, Prepared, Preview, Ready, UnknownTool,
+    CallOutcome, CallStats, Called, Dispatcher, LongRunning, Prepared, Preview, Ready, Resumed,
+    UnknownTool,
 };
 pub use exchange::Exchange;
 pub use settings::UpstreamSettings;

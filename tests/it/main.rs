@@ -15,6 +15,7 @@ mod mcp;
 mod mock;
 mod negotiation;
 mod oauth;
+mod operations;
 mod overlays;
 mod prism;
 mod properties;

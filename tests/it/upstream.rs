@@ -145,6 +145,40 @@ pub async fn start() -> Upstream {
             "/_/jobs/7",
             get(|| async { Json(json!({"id": 7, "report": "done"})) }),
         )
+        // An operation that fails upstream after it was accepted.
+        .route(
+            "/_/doomed",
+            axum::routing::post(|| async {
+                (
+                    StatusCode::ACCEPTED,
+                    [("operation-location", "/_/doomed/status"), ("retry-after", "0")],
+                    Json(json!({})),
+                )
+            }),
+        )
+        .route(
+            "/_/doomed/status",
+            get(|| async {
+                Json(json!({"status": "Failed", "error": {"code": "QuotaExceeded", "message": "out of quota"}}))
+            }),
+        )
+        // Azure's PUT: 201 naming its monitor (Azure-AsyncOperation); once it says
+        // Succeeded, the resource is read at the original URL.
+        .route(
+            "/_/things/1",
+            axum::routing::put(|| async {
+                (
+                    StatusCode::CREATED,
+                    [("azure-asyncoperation", "/_/things/1/op"), ("retry-after", "0")],
+                    Json(json!({"id": 1, "provisioningState": "Creating"})),
+                )
+            })
+            .get(|| async { Json(json!({"id": 1, "provisioningState": "Succeeded", "size": "large"})) }),
+        )
+        .route(
+            "/_/things/1/op",
+            get(|| async { Json(json!({"status": "Succeeded"})) }),
+        )
         .route(
             "/_/wrong-shape",
             get(|| async { Json(json!({"name": 42})) }),

@@ -83,6 +83,9 @@ pub struct CallContext {
     /// The user the call acts for, when the MCP request carried a validated OAuth access
     /// token (`[server.oauth]`): token exchange towards the upstream needs it.
     pub caller: Option<Arc<Caller>>,
+    /// Told each status of a long-running operation the call waits for, for the MCP
+    /// layer's progress notifications.
+    pub operation_status: Option<Arc<tokio::sync::watch::Sender<String>>>,
 }
 
 impl CallContext {
@@ -111,6 +114,7 @@ impl CallContext {
                 .collect(),
             bare_structured: false,
             caller: None,
+            operation_status: None,
         }
     }
 }

@@ -624,6 +624,7 @@ fn an_oauth2_scheme_without_client_credentials_needs_a_token_url() {
 fn context(headers: &[(&str, &str)]) -> CallContext {
     CallContext {
         caller: None,
+        operation_status: None,
         trace: None,
         bare_structured: false,
         headers: headers

@@ -65,6 +65,7 @@ fn route(path: &str, bindings: Vec<Binding>, body: Option<BodyPlan>) -> Route {
         response_fields: Vec::new(),
         confirm: Default::default(),
         idempotency: None,
+        long_running: None,
         mock: None,
         full_input: None,
     }
