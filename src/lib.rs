@@ -49,16 +49,18 @@
 //! * [`upstream`] validates a call's arguments, builds the exact HTTP request (an
 //!   idempotency key included), adds credentials, sends it through an
 //!   [`upstream::Exchange`] and maps the answer to a result, a long list bounded by whole
-//!   items ([`upstream::paging`]).
+//!   items ([`upstream::paging`]) and a long-running operation followed to its result
+//!   ([`upstream::operation`]).
 //! * [`mock`] is the other [`upstream::Exchange`]: it answers from the spec itself; `load`'s
 //!   callers plug it in with [`mock::plug`].
 //! * [`discovery`] serves huge APIs through a search or meta tool instead of one tool each.
 //! * [`load`] runs config → spec → catalog for a whole configuration and says which files and
 //!   URLs the result depends on.
 //! * [`mcp`] serves the tools over stdio, Streamable HTTP and legacy SSE with the official
-//!   SDK, asks a human before calls that need confirmation and answers repeats of
-//!   idempotent calls from the store; its module doc lists every behaviour restmcp adds over
-//!   rmcp, and why.
+//!   SDK, asks a human before calls that need confirmation, answers repeats of idempotent
+//!   calls from the store, and hands operations still going upstream over as a handle (the
+//!   `operation_status` tool) or a 2026-07-28 task; its module doc lists every behaviour
+//!   restmcp adds over rmcp, and why.
 //! * [`http`] is the sidecar: the listener, the guard (Host, Origin, tokens), the OAuth
 //!   resource server ([`http::oauth`]), health, metrics, TLS and graceful shutdown;
 //!   [`reload`] notices changed files (or SIGHUP) and swaps the snapshot atomically.

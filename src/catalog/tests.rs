@@ -1806,3 +1806,65 @@ fn idempotency_keys_come_from_a_declared_header_or_the_configured_one() {
     assert_eq!(configured[0].2, "idempotency_key");
     assert_eq!(configured[0].1, "Idempotency-Key");
 }
+
+#[test]
+fn long_running_operations_are_marked_by_the_spec_a_documented_202_or_config() {
+    let ok = || json!({"200": {"description": "ok"}});
+    let spec = openapi(json!({
+        "/vms/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "put": {"operationId": "putVm", "responses": ok(),
+                "x-ms-long-running-operation": true,
+                "x-ms-long-running-operation-options": {"final-state-via": "azure-async-operation"}},
+            "delete": {"operationId": "deleteVm", "responses": ok(),
+                "x-ms-long-running-operation": true},
+            "patch": {"operationId": "patchVm", "responses": ok(),
+                "x-ms-long-running-operation": true,
+                "x-ms-long-running-operation-options": {"final-state-via": "somewhere"}},
+            "get": {"operationId": "getVm", "responses": ok()}
+        },
+        "/reports": {"post": {"operationId": "startReport",
+            "responses": {"202": {"description": "accepted"}}}},
+        "/exports": {"post": {"operationId": "startExport", "responses": ok()}}
+    }));
+    let docs = DocumentSet::single(
+        Url::parse("file:///specs/api.json").expect("url"),
+        "api.json".into(),
+        spec,
+    );
+    let configured = ["startExport".to_string()];
+    let input = ApiInput {
+        long_running: &configured,
+        ..ApiInput::new("t", Some(&docs))
+    };
+    let (catalog, report) = build(&[input], &ToolSettings::default()).expect("builds");
+    let marked = |name: &str| catalog.get(name).expect(name).route.long_running;
+    use crate::spec::FinalState;
+    assert_eq!(marked("putVm"), Some(FinalState::StatusMonitor));
+    assert_eq!(marked("deleteVm"), Some(FinalState::Default));
+    // An unknown final-state-via is read as the default, and said.
+    assert_eq!(marked("patchVm"), Some(FinalState::Default));
+    let said = serde_json::to_string(&report).expect("report");
+    assert!(
+        said.contains("final-state-via") && said.contains("somewhere"),
+        "{said}"
+    );
+    assert_eq!(marked("startReport"), Some(FinalState::Default));
+    assert_eq!(marked("startExport"), Some(FinalState::Default));
+    assert_eq!(marked("getVm"), None);
+
+    // A configured name that is no tool is an error with a suggestion.
+    let wrong = ["startExprt".to_string()];
+    let input = ApiInput {
+        long_running: &wrong,
+        ..ApiInput::new("t", Some(&docs))
+    };
+    let Err(error) = build(&[input], &ToolSettings::default()) else {
+        panic!("an unknown tool name is refused");
+    };
+    let error = error.to_string();
+    assert!(
+        error.contains("apis.t.long_running") && error.contains("startExport"),
+        "{error}"
+    );
+}

@@ -73,6 +73,131 @@ mod tests {
         assert_eq!(by_name("Config"), None);
     }
 
+    /// The keys serde reads for `T`: the list its unknown-field error gives (every table
+    /// type refuses unknown keys).
+    fn keys_of<T: serde::de::DeserializeOwned>() -> Vec<String> {
+        let Err(error) = serde_json::from_value::<T>(serde_json::json!({"__unknown__": 0})) else {
+            panic!("a key no table has was accepted");
+        };
+        let said = error.to_string();
+        let (_, expected) = said
+            .split_once("expected")
+            .unwrap_or_else(|| panic!("not an unknown-field error: {said}"));
+        let mut keys: Vec<String> = expected
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// The properties a schema's object at `pointer` names.
+    fn properties(schema: &Value, pointer: &str) -> Vec<String> {
+        let mut keys: Vec<String> = schema
+            .pointer(pointer)
+            .and_then(Value::as_object)
+            .unwrap_or_else(|| panic!("no properties at {pointer}"))
+            .keys()
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// Every key the code reads is one the schema knows, and the other way round: a key
+    /// added to a config or overlay type without its schema entry would have editors flag
+    /// a valid file (the schemas refuse unknown keys).
+    #[test]
+    fn the_schemas_name_exactly_the_keys_the_code_reads() {
+        use crate::catalog::patch as p;
+        use crate::config as c;
+        let config = schema(CONFIG);
+        let overlay = schema(OVERLAY);
+        let pairs: Vec<(&str, Vec<String>, Vec<String>)> = vec![
+            (
+                "config",
+                keys_of::<Config>(),
+                properties(&config, "/properties"),
+            ),
+            (
+                "api",
+                keys_of::<c::ApiConfig>(),
+                properties(&config, "/$defs/api/properties"),
+            ),
+            (
+                "server",
+                keys_of::<c::ServerSettings>(),
+                properties(&config, "/$defs/server/properties"),
+            ),
+            (
+                "server.confirm",
+                keys_of::<c::ConfirmSettings>(),
+                properties(&config, "/$defs/server/properties/confirm/properties"),
+            ),
+            (
+                "server.store",
+                keys_of::<c::StoreSettings>(),
+                properties(&config, "/$defs/server/properties/store/properties"),
+            ),
+            (
+                "tools",
+                keys_of::<c::ToolSettings>(),
+                properties(&config, "/$defs/tools/properties"),
+            ),
+            (
+                "reload",
+                keys_of::<c::ReloadSettings>(),
+                properties(&config, "/$defs/reload/properties"),
+            ),
+            (
+                "loading",
+                keys_of::<c::LoadingSettings>(),
+                properties(&config, "/$defs/loading/properties"),
+            ),
+            (
+                "auth",
+                keys_of::<c::AuthConfig>(),
+                properties(&config, "/$defs/auth/properties"),
+            ),
+            (
+                "oauth",
+                keys_of::<c::OAuthSettings>(),
+                properties(&config, "/$defs/oauth/properties"),
+            ),
+            (
+                "tool patch",
+                keys_of::<p::ToolPatch>(),
+                properties(&overlay, "/$defs/toolPatch/properties"),
+            ),
+            (
+                "response",
+                keys_of::<p::ResponsePatch>(),
+                properties(&overlay, "/$defs/response/properties"),
+            ),
+            (
+                "argument patch",
+                keys_of::<p::ArgumentPatch>(),
+                properties(&overlay, "/$defs/argumentPatch/properties"),
+            ),
+            (
+                "new tool",
+                keys_of::<p::NewTool>(),
+                properties(&overlay, "/$defs/newTool/properties"),
+            ),
+        ];
+        let mut wrong = Vec::new();
+        for (table, code, schema) in pairs {
+            if code != schema {
+                wrong.push(format!(
+                    "{table}: code reads {code:?}, schema names {schema:?}"
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
     /// Editors show `description` (and `default`) on hover and completion.
     #[test]
     fn every_property_has_a_description() {
@@ -262,6 +387,11 @@ max_description_length = 200
 max_parameter_description_length = 0
 rate_limit = { per_second = 0.5 }
 tool_rate_limits = { addPet = { per_second = 10, burst = 0 } }
+confirm = ["deletePet"]
+idempotency_header = "Idempotency-Key"
+long_running = ["addPet"]
+max_result_tokens = 5000
+max_page_size = 50
 
 [apis.petstore.auth.bearer]
 token_env = "PETSTORE_TOKEN"
@@ -470,6 +600,9 @@ include = []
         "[tools]\nclients = [{ dialect = \"gemini\" }]\n",
         "pinned = \"getPetById\"\n",
         "max_parameter_description_length = -1\n",
+        "max_page_size = 0\n",
+        "max_result_tokens = -1\n",
+        "long_running = \"startJob\"\n",
     ];
 
     #[test]

@@ -196,6 +196,23 @@ pub fn render(tool: &Tool, config: &Config, scopes: &[Vec<String>]) -> String {
                 .unwrap_or_else(|| "spec (the operation's header parameter)".into()),
         );
     }
+    if let Some(final_state) = tool.route.long_running {
+        let read = match final_state {
+            crate::spec::FinalState::Default => "where the method puts it",
+            crate::spec::FinalState::OriginalUri => "at the original URL",
+            crate::spec::FinalState::Location => "at the first answer's Location",
+            crate::spec::FinalState::StatusMonitor => "from the status monitor",
+        };
+        line(
+            "long-running",
+            format!(
+                "a 200, 201 or 202 naming a status monitor is followed; the result is read {read}"
+            ),
+            source_of("long_running").unwrap_or_else(|| {
+                "spec (x-ms-long-running-operation, or a documented 202 response)".into()
+            }),
+        );
+    }
     let base = tool.route.base_url.as_deref().unwrap_or("(no base URL)");
     // Query parameters every call carries (a path suffix's `#Action=…`), as they are sent.
     let fixed_query: Vec<String> = tool

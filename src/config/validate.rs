@@ -165,6 +165,13 @@ impl Config {
                     "must be at most 10",
                 ));
             }
+            if api.max_page_size == Some(0) {
+                return Err(invalid(
+                    format!("apis.{name}.max_page_size"),
+                    "0".to_string(),
+                    "must be at least 1 (leave it out for no maximum)",
+                ));
+            }
             if let Some(prefix) = &api.prefix {
                 let ok = prefix
                     .bytes()

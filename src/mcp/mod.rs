@@ -8,8 +8,10 @@
 //!   `notifications/tools/list_changed`) and cuts `tools/list` into pages;
 //! - `call`: the call pipeline, one `tools/call` from the client's names to the
 //!   dispatcher and back, counted and logged once; on the way, `idempotency` answers a
-//!   repeat under the same idempotency key from the store, and `confirm` asks a human
-//!   before a call that needs it;
+//!   repeat under the same idempotency key from the store, `confirm` asks a human
+//!   before a call that needs it, and `operations` gives an operation still going upstream
+//!   a sealed handle (the `operation_status` tool) or, for a 2026-07-28 client that takes
+//!   them, makes it a task (`tasks/get`, `tasks/cancel`);
 //! - `server`: [`McpServer`], the `ServerHandler` the SDK drives;
 //! - `revision`: which protocol generation a client speaks and the SDK's finishing
 //!   touches per revision; `listed`: a tool as a listing carries it; [`view`]: what one

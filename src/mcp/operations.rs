@@ -189,6 +189,10 @@ impl Operations {
             })?;
         let sealed: Sealed = serde_json::from_slice(&payload)
             .map_err(|_| "it is not a handle restmcp gave this caller".to_string())?;
+        let created = Duration::from_millis(sealed.c);
+        if created + HANDLE_TTL < since_epoch() {
+            return Err("the handle expired (handles last 24 hours)".to_string());
+        }
         let url = |text: &str| {
             url::Url::parse(text).map_err(|_| "it is not a handle restmcp gave".to_string())
         };
@@ -200,7 +204,7 @@ impl Operations {
                 wait_ms: sealed.w,
             },
             tool: sealed.t,
-            created: Duration::from_millis(sealed.c),
+            created,
             handle: handle.trim().to_string(),
         })
     }
@@ -448,4 +452,72 @@ enum Look {
 
 fn unknown_task(why: String) -> ErrorData {
     ErrorData::invalid_params(format!("unknown task: {why}"), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn operations() -> Operations {
+        let codec = RequestStateCodec::new_unchecked(crate::digest::random::<32>().to_vec());
+        Operations::new(codec, Arc::new(Store::memory()))
+    }
+
+    fn pending() -> Pending {
+        Pending {
+            monitor: url::Url::parse("https://api.example.test/operations/7").expect("url"),
+            result: Some(url::Url::parse("https://api.example.test/things/7").expect("url")),
+            status: "Running".into(),
+            wait_ms: 1500,
+        }
+    }
+
+    #[test]
+    fn a_handle_opens_for_its_caller_only_and_not_once_altered() {
+        let operations = operations();
+        let created = since_epoch();
+        let handle = operations.seal("putThing", &pending(), "alice", created);
+        let opened = operations.open(&handle, "alice").expect("opens");
+        assert_eq!(opened.tool, "putThing");
+        assert_eq!(opened.pending, pending());
+        assert_eq!(opened.created.as_millis(), created.as_millis());
+
+        assert!(operations.open(&handle, "bob").is_err(), "another caller");
+        assert!(operations.open(&handle, "").is_err(), "no caller");
+        let mut altered = handle.clone();
+        altered.insert(handle.len() / 2, 'A');
+        assert!(operations.open(&altered, "alice").is_err());
+        // Another process (another key) did not give it.
+        assert!(self::operations().open(&handle, "alice").is_err());
+    }
+
+    #[test]
+    fn a_handle_lives_a_day_from_the_operations_start() {
+        let operations = operations();
+        let long_ago = since_epoch() - HANDLE_TTL - Duration::from_secs(5);
+        let handle = operations.seal("putThing", &pending(), "alice", long_ago);
+        let refused = operations.open(&handle, "alice").err().expect("expired");
+        assert!(refused.contains("expired"), "{refused}");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_task_stays_cancelled_and_unknown_ones_are_invalid_params() {
+        let operations = operations();
+        let handle = operations.seal("putThing", &pending(), "", since_epoch());
+        assert!(!operations.cancelled(&handle).await.expect("read"));
+        operations.cancel_task(&handle, "").await.expect("cancel");
+        assert!(operations.cancelled(&handle).await.expect("read"));
+        // Idempotent.
+        operations
+            .cancel_task(&handle, "")
+            .await
+            .expect("cancel again");
+        let unknown = operations
+            .cancel_task("made-up", "")
+            .await
+            .expect_err("unknown");
+        assert_eq!(unknown.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert!(operations.update_task(&handle, "").is_ok());
+        assert!(operations.update_task(&handle, "mallory").is_err());
+    }
 }
