@@ -381,7 +381,7 @@ impl Shared {
             }
         }
         let mut called = dispatcher.send_as(ready, incoming, long_running).await;
-        let handle = self
+        let handed = self
             .operations
             .hand_over(&mut called, name, &snapshot.status_tool, caller)
             .await;
@@ -389,9 +389,9 @@ impl Shared {
             held.answered(&called).await;
         }
         if long_running == LongRunning::Return
-            && let (Some(handle), Some(pending)) = (handle, &called.operation)
+            && let (Some(handed), Some(pending)) = (handed, &called.operation)
         {
-            let task = self.operations.task(&handle, pending);
+            let task = self.operations.task(&handed, pending);
             return Ok(Step::Task(called, Box::new(task)));
         }
         Ok(Step::Done(called))

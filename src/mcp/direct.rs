@@ -140,6 +140,15 @@ fn rounds(
     Ok(Asker::rounds(responses, state, capabilities))
 }
 
+/// Whether a request declares the Tasks extension in its own `_meta` client capabilities.
+fn declares_tasks(message: &Value) -> bool {
+    jsonrpc::member(
+        message,
+        &["params", "_meta", META_CAPABILITIES, "extensions"],
+    )
+    .is_some_and(super::session::declares_tasks)
+}
+
 impl Direct {
     pub(super) fn new(
         shared: Arc<Shared>,
@@ -199,7 +208,7 @@ impl Direct {
                 session: Some(id),
                 client: entry.client,
                 version: entry.version,
-                tasks: entry.tasks,
+                tasks: entry.tasks || declares_tasks(message),
             });
         }
         let meta = jsonrpc::member(message, &["params", "_meta"])?.as_object()?;
@@ -220,10 +229,7 @@ impl Direct {
         {
             return None;
         }
-        let tasks = meta
-            .get(META_CAPABILITIES)
-            .and_then(|capabilities| capabilities.get("extensions"))
-            .is_some_and(super::session::declares_tasks);
+        let tasks = declares_tasks(message);
         Some(Caller {
             session: None,
             client: Some(name.to_string()),

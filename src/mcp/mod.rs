@@ -115,5 +115,6 @@ pub mod streams;
 pub mod view;
 
 pub use confirm::ConfirmError;
+pub use operations::STATUS_TOOL_TITLE;
 pub use server::McpServer;
 pub use snapshot::{Shared, Snapshot};

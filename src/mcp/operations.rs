@@ -36,6 +36,9 @@ pub(crate) const HANDLE_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// The status tool's usual name (`restmcp_operation_status` when a tool has it).
 const STATUS_TOOL: &str = "operation_status";
 
+/// The status tool's title, which tells it from an API's tools (`restmcp selftest` skips it).
+pub const STATUS_TOOL_TITLE: &str = "Status of a long-running operation";
+
 /// Seals and opens handles, and answers the status tool and `tasks/*`.
 pub(crate) struct Operations {
     codec: RequestStateCodec,
@@ -58,6 +61,12 @@ struct Sealed {
     w: u64,
     /// When the operation was accepted, in milliseconds since the Unix epoch.
     c: u64,
+}
+
+/// A handle just made for an operation, and when the operation was accepted.
+pub(crate) struct Handed {
+    pub handle: String,
+    pub created: Duration,
 }
 
 /// An opened handle.
@@ -83,7 +92,7 @@ pub(crate) fn status_tool_name(taken: impl Fn(&str) -> bool) -> String {
 pub(crate) fn status_tool_definition(name: &str) -> Value {
     json!({
         "name": name,
-        "title": "Status of a long-running operation",
+        "title": STATUS_TOOL_TITLE,
         "description": "Looks at an operation an API goes on with after a tool call answered \
             (the call's result gives its handle): says whether it is still running, and once \
             it ended gives the call's final result. Ask again after the wait it gives; do not \
@@ -218,9 +227,10 @@ impl Operations {
         tool: &str,
         status_tool: &str,
         caller: &str,
-    ) -> Option<String> {
+    ) -> Option<Handed> {
         let pending = called.operation.as_ref()?;
-        let created = since_epoch();
+        // In whole milliseconds, as the handle keeps it: createdAt is the same every time.
+        let created = Duration::from_millis(since_epoch().as_millis() as u64);
         let handle = self.seal(tool, pending, caller, created);
         let asked = asked_key(caller, created, &pending.monitor);
         let _ = self
@@ -237,7 +247,7 @@ impl Operations {
             first.push(' ');
             first.push_str(&text);
         }
-        Some(handle)
+        Some(Handed { handle, created })
     }
 
     /// The status tool's answer for `handle`, asked by `caller`, who `may_call` the tools
@@ -336,12 +346,17 @@ impl Operations {
 
     /// The `CreateTaskResult` for a call that left `pending` going upstream (the handle
     /// [`Operations::hand_over`] made is the task id).
-    pub(crate) fn task(&self, handle: &str, pending: &Pending) -> CreateTaskResult {
-        let now = crate::telemetry::clock::rfc3339(since_epoch());
-        let task = Task::new(handle, TaskStatus::Working, now.clone(), now)
-            .with_status_message(format!("the upstream operation is {}", pending.status))
-            .with_ttl_ms(HANDLE_TTL.as_millis() as u64)
-            .with_poll_interval_ms(pending.wait().as_millis().max(1) as u64);
+    pub(crate) fn task(&self, handed: &Handed, pending: &Pending) -> CreateTaskResult {
+        let created = crate::telemetry::clock::rfc3339(handed.created);
+        let task = Task::new(
+            &handed.handle,
+            TaskStatus::Working,
+            created.clone(),
+            created,
+        )
+        .with_status_message(format!("the upstream operation is {}", pending.status))
+        .with_ttl_ms(HANDLE_TTL.as_millis() as u64)
+        .with_poll_interval_ms(pending.wait().as_millis().max(1) as u64);
         CreateTaskResult::new(task)
     }
 

@@ -74,6 +74,7 @@ impl MockUpstream {
                 retry_after: None,
                 operation: None,
                 result_location: None,
+                link: None,
             }),
             attempts: 0,
             upstream: None,

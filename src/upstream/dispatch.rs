@@ -536,6 +536,8 @@ impl Dispatcher {
             settings,
             timeout,
             arguments: &Map::new(),
+            called: None,
+            followed: true,
             clamped: None,
             context,
         };
@@ -633,6 +635,7 @@ impl Dispatcher {
             .ok()
             .and_then(|received| Pending::start(tool, &request_url, received));
         let mut failed = None;
+        let followed = started_operation.is_some();
         if let Some(pending) = started_operation {
             let polled = match long_running {
                 LongRunning::Return => Polled::Running(pending),
@@ -688,6 +691,8 @@ impl Dispatcher {
             settings,
             timeout,
             arguments: &arguments,
+            called: Some(&request_url),
+            followed,
             clamped,
             context,
         };
@@ -821,6 +826,22 @@ impl Dispatcher {
                 if let Some(note) = received.note(api) {
                     append_note(&mut result, note);
                 }
+                if finish.followed && result.is_error {
+                    append_note(
+                        &mut result,
+                        "This answer came while following an operation the API had accepted; \
+                         calling the tool again would start another one."
+                            .to_string(),
+                    );
+                }
+                // Within the budget, a next page the API names in its `Link` header, as the
+                // arguments that fetch it (an answer over it says what to call instead).
+                if paging.is_none()
+                    && !result.is_error
+                    && let Some(next) = next_page_link(tool, finish.called, &received)
+                {
+                    result.content.push(Content::Text { text: next });
+                }
                 if let Some(clamped) = &finish.clamped {
                     result.content.push(Content::Text {
                         text: clamped.clone(),
@@ -856,6 +877,25 @@ impl Dispatcher {
     }
 }
 
+/// The sentence giving the arguments of the next page a `Link: rel="next"` of `received`
+/// names, when the tool can ask for it.
+fn next_page_link(
+    tool: &crate::catalog::Tool,
+    called: Option<&str>,
+    received: &Received,
+) -> Option<String> {
+    let called = url::Url::parse(called?).ok()?;
+    let next = paging::link_next(received.link.as_deref()?, &called)?;
+    let input = tool.input_schema.to_value();
+    let arguments = paging::next_from_link(&tool.route, &input, &called, &next)?;
+    Some(format!(
+        "More results follow (the API's Link: rel=\"next\"): call {} again with the same \
+         arguments and {}.",
+        tool.name,
+        Value::Object(arguments)
+    ))
+}
+
 /// What becomes of a long-running operation a call starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LongRunning {
@@ -885,6 +925,10 @@ struct Finish<'a> {
     timeout: Duration,
     /// The arguments the request was built from, for paging a result over its budget.
     arguments: &'a Map<String, Value>,
+    /// The URL the request went to, which a `Link: rel="next"` is compared with.
+    called: Option<&'a str>,
+    /// The answer came while following a long-running operation the API had accepted.
+    followed: bool,
     clamped: Option<String>,
     context: &'a CallContext,
 }

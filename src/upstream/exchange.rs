@@ -100,6 +100,8 @@ pub struct Received {
     /// A success's `Location`, resolved: where a long-running operation's final result may
     /// be read ([`crate::spec::FinalState::Location`]).
     pub result_location: Option<url::Url>,
+    /// A success's `Link` header (its first 8 KiB), where the next page may be named.
+    pub link: Option<String>,
 }
 
 impl Received {

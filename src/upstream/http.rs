@@ -276,6 +276,10 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
                 .then(|| result_location.clone())
                 .flatten()
         });
+    let link = success
+        .then(|| header(reqwest::header::LINK))
+        .flatten()
+        .map(|v| v.chars().take(8192).collect());
     let retry_after = (matches!(status.as_u16(), 429 | 503 | 202) || operation.is_some())
         .then(|| header(reqwest::header::RETRY_AFTER))
         .flatten()
@@ -293,6 +297,7 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         retry_after,
         operation,
         result_location,
+        link,
     };
     let declared = response.content_length();
     let coding = match coding {

@@ -281,6 +281,80 @@ fn landing(before: u64, fits: u64) -> (u64, u64) {
     best
 }
 
+/// The target of a `Link` header's `rel="next"` (RFC 8288), resolved against `base`.
+pub fn link_next(header: &str, base: &url::Url) -> Option<url::Url> {
+    let mut rest = header;
+    while let Some(open) = rest.find('<') {
+        let close = rest[open..].find('>')? + open;
+        let target = &rest[open + 1..close];
+        // The parameters run to the next link (a `<` after a comma).
+        let after = &rest[close + 1..];
+        let end = after
+            .match_indices(',')
+            .find(|(at, _)| after[at + 1..].trim_start().starts_with('<'))
+            .map_or(after.len(), |(at, _)| at);
+        let next = after[..end].split(';').any(|parameter| {
+            let Some((name, value)) = parameter.split_once('=') else {
+                return false;
+            };
+            name.trim().eq_ignore_ascii_case("rel")
+                && value
+                    .trim()
+                    .trim_matches('"')
+                    .split_ascii_whitespace()
+                    .any(|rel| rel.eq_ignore_ascii_case("next"))
+        });
+        if next {
+            return base.join(target.trim()).ok();
+        }
+        rest = &after[end..];
+    }
+    None
+}
+
+/// The arguments that fetch the page a `rel="next"` link names, when every query parameter
+/// of it that differs from this call's (`called`) is one of the route's query arguments
+/// and the link stays on the called path; `None` otherwise. Values are given as the
+/// route's `input` schema types them (a number where it wants one).
+pub fn next_from_link(
+    route: &Route,
+    input: &Value,
+    called: &url::Url,
+    next: &url::Url,
+) -> Option<Map<String, Value>> {
+    if next.origin() != called.origin() || next.path() != called.path() {
+        return None;
+    }
+    let before: std::collections::HashMap<String, String> =
+        called.query_pairs().into_owned().collect();
+    let mut arguments = Map::new();
+    for (name, value) in next.query_pairs() {
+        if before.get(name.as_ref()) == Some(&value.to_string()) {
+            continue;
+        }
+        let binding = route.arguments.bindings.iter().find(|binding| {
+            binding.location == Location::Query
+                && binding.fixed.is_none()
+                && binding.wire_name == name
+        })?;
+        let kind = input
+            .pointer(&format!(
+                "/properties/{}/type",
+                crate::json::escape_token(&binding.argument)
+            ))
+            .and_then(Value::as_str);
+        let typed = match kind {
+            Some("integer") | Some("number") => value.parse::<i64>().ok().map(Value::from),
+            _ => None,
+        };
+        arguments.insert(
+            binding.argument.clone(),
+            typed.unwrap_or_else(|| Value::String(value.into_owned())),
+        );
+    }
+    (!arguments.is_empty()).then_some(arguments)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,5 +442,26 @@ mod tests {
         assert_eq!(arguments["per_page"], json!(100));
         assert!(said.contains("from 500 to 100"), "{said}");
         assert_eq!(paging.clamp(&mut arguments, 1_000), None);
+    }
+
+    #[test]
+    fn the_next_link_is_found_among_others_and_resolved() {
+        let base =
+            url::Url::parse("https://api.example.test/repos/o/r/issues?page=1").expect("url");
+        let github = "<https://api.example.test/repos/o/r/issues?page=2&per_page=30>; rel=\"next\", \
+                      <https://api.example.test/repos/o/r/issues?page=9&per_page=30>; rel=\"last\"";
+        assert_eq!(
+            link_next(github, &base).map(|u| u.to_string()).as_deref(),
+            Some("https://api.example.test/repos/o/r/issues?page=2&per_page=30")
+        );
+        // rel with several values, unquoted, a relative target, a comma inside the URL.
+        let other = "</items?cursor=a,b>; title=\"x, y\"; rel=\"prev next\"";
+        assert_eq!(
+            link_next(other, &base).map(|u| u.to_string()).as_deref(),
+            Some("https://api.example.test/items?cursor=a,b")
+        );
+        assert_eq!(link_next("<https://a.test/?p=0>; rel=prev", &base), None);
+        assert_eq!(link_next("rel=next", &base), None);
+        assert_eq!(link_next("<unclosed; rel=next", &base), None);
     }
 }

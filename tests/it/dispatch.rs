@@ -1095,3 +1095,64 @@ fn every_call_outcome_has_its_own_metrics_label() {
         );
     }
 }
+
+/// An operation paged GitHub style: `page` and `per_page` query parameters.
+const PAGES: &str = "openapi: 3.0.3
+info: {title: pages, version: '1'}
+paths:
+  /_/pages:
+    get:
+      operationId: listPages
+      parameters:
+        - {name: page, in: query, schema: {type: integer}}
+        - {name: per_page, in: query, schema: {type: integer}}
+      responses:
+        '200': {description: items, content: {application/json: {schema: {type: array, items: {type: object}}}}}
+";
+
+#[tokio::test]
+async fn a_link_rel_next_becomes_the_arguments_of_the_next_page_until_there_is_none() {
+    let upstream = upstream::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = dir.path().join("pages.yaml");
+    std::fs::write(&spec, PAGES).expect("write");
+    let dispatcher = dispatcher_for(spec, &upstream.url(), UpstreamSettings::default()).await;
+    let mut arguments = json!({"per_page": 2});
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let result = dispatcher
+            .call(
+                "listPages",
+                args(arguments.clone()),
+                &CallContext::default(),
+            )
+            .await
+            .expect("tool");
+        assert!(!result.is_error, "{}", result.joined_text());
+        let items = result.structured.clone().expect("structured");
+        let items = items.get("result").unwrap_or(&items).clone();
+        seen.extend(
+            items
+                .as_array()
+                .expect("a list")
+                .iter()
+                .map(|i| i["n"].clone()),
+        );
+        let said = result.joined_text();
+        let Some(at) = said.find("with the same arguments and ") else {
+            assert!(!said.contains("More results"), "{said}");
+            break;
+        };
+        let next: Value = serde_json::from_str(
+            said[at + "with the same arguments and ".len()..].trim_end_matches('.'),
+        )
+        .expect("the next arguments are JSON");
+        // Only what changes, typed as the schema says.
+        assert_eq!(next.as_object().map(Map::len), Some(1), "{next}");
+        assert!(next["page"].is_u64(), "{next}");
+        for (name, value) in next.as_object().expect("object") {
+            arguments[name] = value.clone();
+        }
+    }
+    assert_eq!(seen, (1..=6).map(|n| json!(n)).collect::<Vec<_>>());
+}

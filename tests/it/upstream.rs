@@ -145,6 +145,30 @@ pub async fn start() -> Upstream {
             "/_/jobs/7",
             get(|| async { Json(json!({"id": 7, "report": "done"})) }),
         )
+        // Three pages of two items, GitHub style: `Link: <…?page=N&per_page=2>; rel="next"`.
+        .route(
+            "/_/pages",
+            get(|axum::extract::RawQuery(query): axum::extract::RawQuery| async move {
+                let query = query.unwrap_or_default();
+                let page: u64 = query
+                    .split('&')
+                    .find_map(|pair| pair.strip_prefix("page="))
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(1);
+                let items = json!([{"n": page * 2 - 1}, {"n": page * 2}]);
+                let mut response = Json(items).into_response();
+                if page < 3 {
+                    let link = format!(
+                        "</_/pages?page={}&per_page=2>; rel=\"next\", </_/pages?page=3&per_page=2>; rel=\"last\"",
+                        page + 1
+                    );
+                    response
+                        .headers_mut()
+                        .insert(header::LINK, link.parse().expect("header"));
+                }
+                response
+            }),
+        )
         // An operation that fails upstream after it was accepted.
         .route(
             "/_/doomed",

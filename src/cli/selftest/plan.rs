@@ -157,6 +157,12 @@ fn prepare(
             )));
         }
     }
+    // restmcp's own status tool takes a handle only a call's result gives.
+    if tool.title.as_deref() == Some(crate::mcp::STATUS_TOOL_TITLE) {
+        return Err(Verdict::Skipped(
+            "restmcp's operation status tool: it takes the handle a call's result gives".into(),
+        ));
+    }
     Ok(Job {
         row,
         transport,
