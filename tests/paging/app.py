@@ -92,25 +92,44 @@ def plain_items(request: Request) -> list[dict[str, Any]]:
 
 
 # --- a long-running operation (202 Accepted, then a status to poll) ---------------------
-# POST /reports answers 202 with a Location; the status says "running" (Retry-After: 1)
-# for the first `polls` reads, then "succeeded" with the report. Polls are logged in SEEN.
+# POST /reports answers 202 with a status monitor (Location: /reports/{job}/status, or with
+# via=operation-location the header Operation-Location: <absolute URL>); the status says
+# "running" (with Retry-After: `retry_after`, default "1"; fractions allowed) for the first
+# `polls` reads and until `seconds` seconds passed since the POST, then ends: "succeeded"
+# with the report `{"title": title, "rows": 1000}` (the same for every job with that title:
+# a test compares results of different jobs), or with fail=true "failed" and an error saying
+# why. Every POST and poll is logged in SEEN (`/_seen`); the polls' path names the job.
 
 JOBS: dict[str, dict[str, Any]] = {}
+FAILURE = {"code": "QuotaExceeded", "message": "the report quota for this month is used up"}
 
 
 @app.post("/reports", status_code=202)
-def start_report(request: Request, polls: int = Query(2, ge=0, le=100)) -> Any:
+def start_report(request: Request, polls: int = Query(2, ge=0, le=100),
+                 seconds: float = Query(0, ge=0, le=600), retry_after: str = Query("1"),
+                 fail: bool = Query(False), title: str = Query("report"),
+                 via: str = Query("location", pattern="^(location|operation-location)$")) -> Any:
+    import time
+
     from fastapi.responses import JSONResponse
 
     job = str(len(JOBS) + 1)
-    JOBS[job] = {"left": polls, "polled": 0}
+    JOBS[job] = {"left": polls, "polled": 0, "until": time.monotonic() + seconds, "retry_after": retry_after,
+                 "fail": fail, "title": title}
     SEEN.append({"path": "/reports", "query": dict(request.query_params), "returned": 0})
-    return JSONResponse({"status": "accepted"}, status_code=202,
-                        headers={"Location": f"/reports/{job}/status", "Retry-After": "0"})
+    monitor = f"/reports/{job}/status"
+    headers = {"Retry-After": "0"}
+    if via == "operation-location":
+        headers["Operation-Location"] = str(request.base_url).rstrip("/") + monitor
+    else:
+        headers["Location"] = monitor
+    return JSONResponse({"status": "accepted"}, status_code=202, headers=headers)
 
 
 @app.get("/reports/{job}/status")
 def report_status(job: str, request: Request) -> Any:
+    import time
+
     from fastapi.responses import JSONResponse
 
     state = JOBS.get(job)
@@ -118,10 +137,13 @@ def report_status(job: str, request: Request) -> Any:
         raise HTTPException(404, "no such job")
     state["polled"] += 1
     SEEN.append({"path": request.url.path, "query": {}, "returned": 0})
-    if state["left"] > 0:
-        state["left"] -= 1
-        return JSONResponse({"status": "running", "polled": state["polled"]}, headers={"Retry-After": "1"})
-    return {"status": "succeeded", "report": {"job": job, "rows": 1000}, "polled": state["polled"]}
+    if state["left"] > 0 or time.monotonic() < state["until"]:
+        state["left"] = max(0, state["left"] - 1)
+        return JSONResponse({"status": "running", "polled": state["polled"]},
+                            headers={"Retry-After": state["retry_after"]})
+    if state["fail"]:
+        return {"status": "failed", "error": FAILURE}
+    return {"status": "succeeded", "report": {"title": state["title"], "rows": 1000}}
 
 
 @app.get("/_seen")

@@ -10,14 +10,22 @@
 #     max_page_size = 50): whole items within the budget, the truncated note's numbers, and
 #     `next` followed until there is none covering every item exactly once; see its docstring
 #     for every check; also a long-running operation (202 Accepted, a status to poll) followed
-#     to its end with progress (issue 24, part 3).
+#     to its end with progress (issue 24, part 3);
+#   tests/paging/python_operations.py  long-running operations past their call (issue 24,
+#     part 3) with the same app and SDK: the handle and the operation_status tool at 2025-11-25
+#     and 2026-07-28, and the 2026-07-28 Tasks extension (tasks/get, tasks/cancel) driven
+#     through the SDK's extension interface; it also runs tests/paging/ts_operations.mjs, the
+#     status-tool walk with the official TypeScript SDKs (@modelcontextprotocol/sdk 1.32.2 at
+#     2025-11-25, @modelcontextprotocol/client 2.4.0 at 2026-07-28, the pins of
+#     tests/interop/ts/package-lock.json); see its docstring for every check.
 #
 #   RESTMCP_BIN=path/to/restmcp bash tests/paging/run.sh
 #
 # RESTMCP_BIN defaults to target/debug/restmcp (relative to the repo root); build it first.
 # Needs python3 (3.11 or later) and PyPI (install only: the venv target/interop/python-venv of
-# tests/interop/run-python.sh is reused, with fastapi and uvicorn added). At run time only
-# 127.0.0.1 is contacted.
+# tests/interop/run-python.sh is reused, with fastapi and uvicorn added), node (>= 20) and npm
+# (install only, when tests/interop/ts/node_modules lacks the SDKs: `npm ci` there). At run
+# time only 127.0.0.1 is contacted.
 # Output: one line per check (`ok N - ...` / `not ok N - ...`); exit status 1 when any failed,
 # and then the work directory (configs, the output of every process) is kept and named.
 set -euo pipefail
@@ -29,16 +37,22 @@ source "$here/../lib/harness.sh"
 requirements=("mcp==2.3.0" "fastapi==0.165.0" "uvicorn==0.54.0")
 
 need_bin
-for file in paging-api.yaml app.py python_paging.py; do
+for file in paging-api.yaml app.py python_paging.py python_operations.py ts_operations.mjs; do
   [[ -f "$here/$file" ]] || die "not found: $here/$file"
 done
 need_python
 setup_venv "${requirements[@]}"
+need_node "tests/paging/ts_operations.mjs"
+ts="$root/tests/interop/ts"
+if [[ ! -f "$ts/node_modules/@modelcontextprotocol/sdk/package.json" || ! -f "$ts/node_modules/@modelcontextprotocol/client/package.json" ]]; then
+  (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || die "npm ci in $ts failed"
+fi
 
 status=0
 cd "$here"
-# The test starts the app (uvicorn) and restmcp itself, and kills them on any exit.
+# Each test starts the app (uvicorn) and restmcp itself, and kills them on any exit.
 "$venv/bin/python" python_paging.py --bin "$bin" || status=1
+"$venv/bin/python" python_operations.py --bin "$bin" --ts "$ts" || status=1
 if (( status != 0 )); then
   echo "run.sh: FAILED; the failing checks are listed above (the work directory named there is kept)" >&2
 fi
