@@ -313,3 +313,47 @@ async fn a_client_that_takes_tasks_gets_one_and_follows_or_cancels_it() {
         "{again}"
     );
 }
+
+#[tokio::test]
+async fn a_session_that_did_not_declare_tasks_gets_one_for_a_call_that_declares_them() {
+    restmcp::http_client::install_crypto_provider();
+    let upstream = crate::upstream::start().await;
+    let dir = project(&config(&upstream.url(), 20), &[("specs/jobs.yaml", JOBS)]);
+    let binary = Binary::start(dir.path()).await;
+    let url = binary.url.as_str();
+    let session = crate::bad_input::open_session(url, "2025-11-25").await;
+    let send = |body: Value| {
+        reqwest::Client::new()
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session.as_str())
+            .body(body.to_string())
+            .send()
+    };
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await
+        .expect("initialized");
+    let call = |id: u32, tasks: bool| {
+        let mut params = json!({"name": "startJob", "arguments": {}});
+        if tasks {
+            params["_meta"] = json!({"io.modelcontextprotocol/clientCapabilities":
+                {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    };
+    let answer = send(call(2, true))
+        .await
+        .expect("POST")
+        .text()
+        .await
+        .expect("text");
+    let data = answer
+        .lines()
+        .find_map(|line| line.strip_prefix("data: "))
+        .unwrap_or(&answer);
+    let answered: Value = serde_json::from_str(data).expect("JSON");
+    assert_eq!(answered["result"]["resultType"], "task", "{answered}");
+    assert_eq!(upstream.counters.polls.load(Ordering::SeqCst), 0);
+}
