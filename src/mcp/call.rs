@@ -265,40 +265,10 @@ impl Shared {
         };
         unfinished.why = None;
         drop(unfinished);
-        match outcome {
+        let (called, task) = match outcome {
             // Not a call yet: the client asks its user and calls again.
-            Ok(Step::Ask(question)) => Ok((question.into(), name.clone(), false)),
-            Err(Refusal::State(error)) => Err(error),
-            Ok(Step::Task(called, task)) => {
-                record_call(
-                    metrics,
-                    &name,
-                    &called.stats,
-                    started.elapsed(),
-                    &request_id,
-                    (trace_id.as_deref(), caller),
-                );
-                Ok((CallToolResponse::Task(*task), name.clone(), false))
-            }
-            Ok(Step::Done(called)) => {
-                record_call(
-                    metrics,
-                    &name,
-                    &called.stats,
-                    started.elapsed(),
-                    &request_id,
-                    (trace_id.as_deref(), caller),
-                );
-                let progressed = progress.is_some() && waited > 0.0;
-                let replayed = called.stats.outcome == CallOutcome::Replayed;
-                let mut result = to_call_result(called.result, version);
-                if replayed {
-                    let mut meta = serde_json::Map::new();
-                    meta.insert(REPLAY_META.into(), serde_json::Value::Bool(true));
-                    result.meta = Some(rmcp::model::MetaObject(meta));
-                }
-                Ok((result.into(), name.clone(), progressed))
-            }
+            Ok(Step::Ask(question)) => return Ok((question.into(), name.clone(), false)),
+            Err(Refusal::State(error)) => return Err(error),
             // MCP: an unknown tool is a protocol error with code -32602.
             Err(Refusal::Unknown(unknown)) => {
                 tracing::info!(
@@ -308,9 +278,31 @@ impl Shared {
                     outcome = "unknown_tool",
                     "tool call for a tool that does not exist"
                 );
-                Err(ErrorData::invalid_params(unknown.to_string(), None))
+                return Err(ErrorData::invalid_params(unknown.to_string(), None));
             }
+            Ok(Step::Task(called, task)) => (called, Some(task)),
+            Ok(Step::Done(called)) => (called, None),
+        };
+        record_call(
+            metrics,
+            &name,
+            &called.stats,
+            started.elapsed(),
+            &request_id,
+            (trace_id.as_deref(), caller),
+        );
+        if let Some(task) = task {
+            return Ok((CallToolResponse::Task(*task), name.clone(), false));
         }
+        let progressed = progress.is_some() && waited > 0.0;
+        let replayed = called.stats.outcome == CallOutcome::Replayed;
+        let mut result = to_call_result(called.result, version);
+        if replayed {
+            let mut meta = serde_json::Map::new();
+            meta.insert(REPLAY_META.into(), serde_json::Value::Bool(true));
+            result.meta = Some(rmcp::model::MetaObject(meta));
+        }
+        Ok((result.into(), name.clone(), progressed))
     }
 }
 
@@ -351,10 +343,7 @@ impl Shared {
             Prepared::Ready(ready) => ready,
             Prepared::Refused(called) => return Ok(Step::Done(called)),
         };
-        let caller = incoming
-            .caller
-            .as_ref()
-            .map_or("", |caller| caller.pseudonym());
+        let caller = incoming.pseudonym();
         // A repeat under the same idempotency key is answered from the stored result, before
         // anyone is asked again.
         let held =

@@ -304,10 +304,7 @@ impl Operations {
             created,
             handle,
         } = opened;
-        let caller = context
-            .caller
-            .as_ref()
-            .map_or("", |caller| caller.pseudonym());
+        let caller = context.pseudonym();
         let asked = asked_key(caller, created, &pending.monitor);
         // A failing store only costs the throttle: the upstream is asked.
         if let Ok(Claim::Held(status)) = self
@@ -369,10 +366,7 @@ impl Operations {
         context: &CallContext,
         finish: impl FnOnce(ToolResult) -> Value,
     ) -> Result<GetTaskResult, ErrorData> {
-        let caller = context
-            .caller
-            .as_ref()
-            .map_or("", |caller| caller.pseudonym());
+        let caller = context.pseudonym();
         let opened = self.open(task_id, caller).map_err(unknown_task)?;
         let created = crate::telemetry::clock::rfc3339(opened.created);
         let now = crate::telemetry::clock::rfc3339(since_epoch());

@@ -225,10 +225,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let incoming = self.incoming(&context);
-        let caller = incoming
-            .caller
-            .as_ref()
-            .map_or("", |caller| caller.pseudonym());
+        let caller = incoming.pseudonym();
         self.shared
             .operations
             .cancel_task(&request.task_id, caller)
@@ -242,10 +239,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let incoming = self.incoming(&context);
-        let caller = incoming
-            .caller
-            .as_ref()
-            .map_or("", |caller| caller.pseudonym());
+        let caller = incoming.pseudonym();
         self.shared.operations.update_task(&request.task_id, caller)
     }
 

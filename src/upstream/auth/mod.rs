@@ -89,6 +89,12 @@ pub struct CallContext {
 }
 
 impl CallContext {
+    /// The pseudonym of the OAuth caller the call acts for; empty without one. What
+    /// restmcp keeps per caller (idempotency keys, confirmations, handles) is bound to it.
+    pub fn pseudonym(&self) -> &str {
+        self.caller.as_ref().map_or("", |caller| caller.pseudonym())
+    }
+
     /// The headers of an HTTP request (values that are not visible ASCII are left out).
     pub fn from_headers(headers: &reqwest::header::HeaderMap) -> CallContext {
         CallContext::from_headers_kept(headers, |_| true)
