@@ -39,6 +39,9 @@ pub struct Discovery {
     /// The discovery tools' definitions (MCP JSON), in `tools/list` order.
     definitions: Vec<Value>,
     names: Names,
+    /// Names `call_tool` passes on although the catalog has no such tool (restmcp's own
+    /// tools, such as the status tool of long-running operations).
+    passed_on: Vec<String>,
 }
 
 /// The discovery tools' names: the usual ones, unless a catalog tool already has one.
@@ -114,7 +117,14 @@ impl Discovery {
             operations,
             definitions,
             names,
+            passed_on: Vec::new(),
         }
+    }
+
+    /// `call_tool` (and `call_operation`) also dispatch calls of `name`, a tool the MCP
+    /// layer answers itself.
+    pub fn pass_on(&mut self, name: String) {
+        self.passed_on.push(name);
     }
 
     /// The discovery tools to list, as MCP tool JSON.
@@ -144,7 +154,7 @@ impl Discovery {
         let outcome = if name == names.search {
             self.search(catalog, arguments, describe)
         } else if name == names.call || name == names.call_operation {
-            call(catalog, name, arguments)
+            call(catalog, name, arguments, &self.passed_on)
         } else if name == names.list {
             self.list(catalog, arguments)
         } else if name == names.describe {
@@ -276,9 +286,18 @@ pub fn budget(catalog: &Catalog, api: &str) -> crate::catalog::report::Budget {
 }
 
 /// `call_tool` / `call_operation`: which tool, with which arguments.
-fn call(catalog: &Catalog, name: &str, arguments: &Map<String, Value>) -> Result<Action, String> {
+fn call(
+    catalog: &Catalog,
+    name: &str,
+    arguments: &Map<String, Value>,
+    passed_on: &[String],
+) -> Result<Action, String> {
     let wanted = text_argument(arguments, "name")?;
-    let tool = find(catalog, &wanted)?;
+    let tool = if passed_on.contains(&wanted) {
+        wanted
+    } else {
+        find(catalog, &wanted)?.name.clone()
+    };
     let inner = match arguments.get("arguments") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(map)) => map.clone(),
@@ -300,7 +319,7 @@ fn call(catalog: &Catalog, name: &str, arguments: &Map<String, Value>) -> Result
         }
     };
     Ok(Action::Dispatch {
-        tool: tool.name.clone(),
+        tool,
         arguments: inner,
     })
 }

@@ -136,30 +136,6 @@ impl Shared {
         let mut name = view.catalog_name(name).to_string();
         // An OAuth caller is named in the log by its pseudonym, never by subject or token.
         let caller = incoming.caller.as_ref().map(|user| user.pseudonym());
-        if name == snapshot.status_tool && snapshot.catalog().get(&name).is_none() {
-            let result = match arguments.get("handle").and_then(serde_json::Value::as_str) {
-                None => ToolResult::error(format!(
-                    "Tool \"{name}\" needs argument \"handle\": the handle a tool call's result \
-                     gave for its operation."
-                )),
-                Some(handle) => {
-                    let scopes = incoming.caller.as_ref().map(|user| &user.scopes);
-                    let may_call = |tool: &str| {
-                        scopes
-                            .is_none_or(|scopes| snapshot.scopes().missing(tool, scopes).is_none())
-                    };
-                    self.operations
-                        .status(
-                            &snapshot.dispatcher,
-                            handle,
-                            (caller.unwrap_or(""), &may_call),
-                            &incoming,
-                        )
-                        .await
-                }
-            };
-            return Ok((to_call_result(result, version).into(), name, false));
-        }
         if snapshot.discovery.handles(&name) {
             let catalog = snapshot.catalog().clone();
             // Definitions as this client sees listed tools: its dialect, its names.
@@ -185,6 +161,31 @@ impl Shared {
                     arguments = inner;
                 }
             }
+        }
+        // restmcp's own status tool, called directly or through `call_tool`.
+        if name == snapshot.status_tool && snapshot.catalog().get(&name).is_none() {
+            let result = match arguments.get("handle").and_then(serde_json::Value::as_str) {
+                None => ToolResult::error(format!(
+                    "Tool \"{name}\" needs argument \"handle\": the handle a tool call's result \
+                     gave for its operation."
+                )),
+                Some(handle) => {
+                    let scopes = incoming.caller.as_ref().map(|user| &user.scopes);
+                    let may_call = |tool: &str| {
+                        scopes
+                            .is_none_or(|scopes| snapshot.scopes().missing(tool, scopes).is_none())
+                    };
+                    self.operations
+                        .status(
+                            &snapshot.dispatcher,
+                            handle,
+                            (caller.unwrap_or(""), &may_call),
+                            &incoming,
+                        )
+                        .await
+                }
+            };
+            return Ok((to_call_result(result, version).into(), name, false));
         }
         // With an OAuth caller, a tool its token's scopes do not open is refused (over
         // Streamable HTTP the front answers such a call with 403 before it gets here; this

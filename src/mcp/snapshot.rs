@@ -71,11 +71,13 @@ pub struct Snapshot {
 impl Snapshot {
     pub fn new(dispatcher: Dispatcher) -> Snapshot {
         dispatcher.warm();
-        let discovery = Discovery::new(dispatcher.catalog());
+        let mut discovery = Discovery::new(dispatcher.catalog());
         let catalog = dispatcher.catalog();
         let status_tool = super::operations::status_tool_name(|name| {
             catalog.get(name).is_some() || discovery.handles(name)
         });
+        // In search and meta modes the status tool is reached through `call_tool` too.
+        discovery.pass_on(status_tool.clone());
         let lists_status_tool = catalog
             .tools()
             .iter()

@@ -357,3 +357,34 @@ async fn a_session_that_did_not_declare_tasks_gets_one_for_a_call_that_declares_
     assert_eq!(answered["result"]["resultType"], "task", "{answered}");
     assert_eq!(upstream.counters.polls.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test]
+async fn in_search_mode_the_status_tool_is_reached_through_call_tool() {
+    restmcp::http_client::install_crypto_provider();
+    let upstream = crate::upstream::start().await;
+    let config = config(&upstream.url(), 1).replace(
+        "timeout_seconds = 1\n",
+        "timeout_seconds = 1\ndiscovery = \"search\"\n",
+    );
+    let dir = project(&config, &[("specs/jobs.yaml", JOBS)]);
+    let binary = Binary::start(dir.path()).await;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+            .await
+            .expect("initialize");
+    let started = call(&client, "call_tool", json!({"name": "startJob"})).await;
+    let handle = handle_in(&text(&started));
+    let looked = call(
+        &client,
+        "call_tool",
+        json!({"name": "operation_status", "arguments": {"handle": handle}}),
+    )
+    .await;
+    assert_ne!(looked.is_error, Some(true), "{}", text(&looked));
+    let status = looked
+        .structured_content
+        .clone()
+        .expect("structured status");
+    assert_eq!(status["running"], true, "{status}");
+    client.cancel().await.expect("close");
+}
