@@ -175,14 +175,14 @@ impl Shared {
                         scopes
                             .is_none_or(|scopes| snapshot.scopes().missing(tool, scopes).is_none())
                     };
-                    self.operations
-                        .status(
-                            &snapshot.dispatcher,
-                            handle,
-                            (caller.unwrap_or(""), &may_call),
-                            &incoming,
-                        )
-                        .await
+                    // Boxed, so that every call's future does not carry this one's size.
+                    Box::pin(self.operations.status(
+                        &snapshot.dispatcher,
+                        handle,
+                        (caller.unwrap_or(""), &may_call),
+                        &incoming,
+                    ))
+                    .await
                 }
             };
             return Ok((to_call_result(result, version).into(), name, false));
@@ -371,10 +371,18 @@ impl Shared {
             }
         }
         let mut called = dispatcher.send_as(ready, incoming, long_running).await;
-        let handed = self
-            .operations
-            .hand_over(&mut called, name, &snapshot.status_tool, caller)
-            .await;
+        // An operation going on upstream gets its handle (boxed: most calls have none).
+        let handed = match called.operation.is_some() {
+            true => {
+                let status_tool = &snapshot.status_tool;
+                Box::pin(
+                    self.operations
+                        .hand_over(&mut called, name, status_tool, caller),
+                )
+                .await
+            }
+            false => None,
+        };
         if let Some(held) = held {
             held.answered(&called).await;
         }

@@ -639,14 +639,15 @@ impl Dispatcher {
         if let Some(pending) = started_operation {
             let polled = match long_running {
                 LongRunning::Return => Polled::Running(pending),
+                // Boxed: most calls never follow an operation, and their future stays small.
                 LongRunning::Wait => {
-                    operation::follow(
+                    Box::pin(operation::follow(
                         exchange,
                         (tool, settings, context),
                         pending,
                         started + timeout,
                         &mut exchanged,
-                    )
+                    ))
                     .await
                 }
             };
@@ -884,8 +885,10 @@ fn next_page_link(
     called: Option<&str>,
     received: &Received,
 ) -> Option<String> {
+    // Most answers have no Link header: nothing is parsed for them.
+    let link = received.link.as_deref()?;
     let called = url::Url::parse(called?).ok()?;
-    let next = paging::link_next(received.link.as_deref()?, &called)?;
+    let next = paging::link_next(link, &called)?;
     let input = tool.input_schema.to_value();
     let arguments = paging::next_from_link(&tool.route, &input, &called, &next)?;
     Some(format!(
