@@ -525,10 +525,13 @@ impl Dispatcher {
         )
         .await;
         totals.upstream = Some(started.elapsed());
-        let answer = match polled {
+        let failed = match polled {
             Polled::Running(pending) => return Ok(Resumed::Running(pending)),
-            Polled::Failed(received, status) => Err((received, status)),
-            Polled::Finished(answer) => Ok(answer),
+            Polled::Failed(received, status) => Some((received, status)),
+            Polled::Finished(answer) => {
+                totals.answer = answer;
+                None
+            }
         };
         let finish = Finish {
             tool,
@@ -541,7 +544,7 @@ impl Dispatcher {
             clamped: None,
             context,
         };
-        let mut called = self.finish(&finish, totals, answer);
+        let mut called = self.finish(&finish, totals, failed);
         called.result = self.auth.redact_result(called.result);
         Ok(Resumed::Done(called))
     }
@@ -697,25 +700,17 @@ impl Dispatcher {
             clamped,
             context,
         };
-        let answer = match failed {
-            Some(failed) => Err(failed),
-            None => Ok(exchanged.answer),
-        };
-        let exchanged = Exchanged {
-            answer: Err(Failure::TimedOut),
-            ..exchanged
-        };
-        self.finish(&finish, exchanged, answer)
+        self.finish(&finish, exchanged, failed)
     }
 
-    /// Maps an answer (or why there is none, or an operation the upstream says failed) to
-    /// the call's result; `exchanged` counts what went over the wire (its own answer is
-    /// not read).
+    /// Maps the answer `exchanged` holds (or why there is none) to the call's result, with
+    /// what went over the wire; `failed`, when set, is an operation the upstream says
+    /// failed (its monitor's answer and status), which is reported instead.
     fn finish(
         &self,
         finish: &Finish<'_>,
         exchanged: Exchanged,
-        answer: Result<Result<Received, Failure>, (Received, String)>,
+        failed: Option<(Received, String)>,
     ) -> Called {
         let Finish {
             tool,
@@ -729,36 +724,33 @@ impl Dispatcher {
         let name = tool.name.as_str();
         let api = tool.route.api.as_str();
         let Exchanged {
+            answer,
             attempts,
             upstream,
             bytes_sent,
-            ..
         } = exchanged;
         let mut stats = CallStats::new(api, CallOutcome::Ok);
-        let answer = match answer {
-            Ok(answer) => answer,
-            // The operation ended badly upstream: the monitor's answer says how.
-            Err((received, status)) => {
-                stats.outcome = CallOutcome::Upstream5xx;
-                stats.status = Some(received.status);
-                stats.bytes_received = received.wire;
-                stats.attempts = attempts;
-                stats.upstream = upstream;
-                stats.bytes_sent = bytes_sent;
-                let body = String::from_utf8_lossy(&received.body);
-                let shown: String = body.chars().take(MAX_FAILED_BODY).collect();
-                let more = if shown.len() < body.len() { " …" } else { "" };
-                return Called {
-                    result: ToolResult::error(format!(
-                        "upstream API \"{api}\" accepted {} {}, and the operation then ended \
-                         as \"{status}\": {shown}{more}",
-                        tool.route.method, tool.route.path
-                    )),
-                    stats,
-                    operation: None,
-                };
-            }
-        };
+        // The operation ended badly upstream: the monitor's answer says how.
+        if let Some((received, status)) = failed {
+            stats.outcome = CallOutcome::Upstream5xx;
+            stats.status = Some(received.status);
+            stats.bytes_received = received.wire;
+            stats.attempts = attempts;
+            stats.upstream = upstream;
+            stats.bytes_sent = bytes_sent;
+            let body = String::from_utf8_lossy(&received.body);
+            let shown: String = body.chars().take(MAX_FAILED_BODY).collect();
+            let more = if shown.len() < body.len() { " …" } else { "" };
+            return Called {
+                result: ToolResult::error(format!(
+                    "upstream API \"{api}\" accepted {} {}, and the operation then ended \
+                     as \"{status}\": {shown}{more}",
+                    tool.route.method, tool.route.path
+                )),
+                stats,
+                operation: None,
+            };
+        }
         let result = match answer {
             Err(Failure::Unbuildable(problem)) => {
                 stats.outcome = CallOutcome::ToolError;
