@@ -120,6 +120,11 @@ impl Store {
         })
     }
 
+    /// How long one command may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// What the store is, for the start banner and logs: `in-process` or `redis://host:port/db`.
     pub fn describe(&self) -> &str {
         match &self.backend {

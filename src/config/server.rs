@@ -40,11 +40,24 @@ pub struct ServerSettings {
     pub cors_origins: Vec<String>,
     /// Seconds that requests in flight get to finish after SIGTERM or SIGINT.
     pub shutdown_grace_seconds: u64,
-    /// MCP requests one client (token, session or address) may have in flight; more are
-    /// refused with 429. 0 = no limit.
+    /// MCP requests one client may have in flight, over all its sessions; more are refused
+    /// with 429. A client is its token's caller (an OAuth caller, or a static token), else
+    /// its address (an IPv6 address's /64). 0 = no limit.
     pub max_in_flight_per_client: usize,
     /// Serve Prometheus metrics at `/metrics`.
     pub metrics: bool,
+    /// An environment variable holding the token `/metrics` requires (as
+    /// `Authorization: Bearer`), which also shows `/readyz`'s detail to a prober that is
+    /// not on this machine. Unset, `/metrics` is open (unless `auth.protect_metrics`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_token_env: Option<String>,
+    /// An environment variable holding the key (at least 32 bytes) under which callers are
+    /// named (HMAC-SHA256 pseudonyms of an OAuth caller's issuer and subject, or of a static
+    /// token): in logs, metrics, and what restmcp keeps per caller. Replicas must share it.
+    /// Unset, a key is derived from `confirm.state_key_env` when that is set, else made at
+    /// random at start (pseudonyms then change on restart and differ between replicas).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity_key_env: Option<String>,
     /// Threads that serve HTTP connections, each running calls start to end on its own
     /// single-threaded runtime; 0 serves them on the main runtime with the rest.
     pub threads: usize,
@@ -97,11 +110,17 @@ pub struct ServerSettings {
     /// Seconds a session may go without a request (and with no open stream) before it is
     /// closed; its client then gets 404 and starts a new one, as the transport specifies.
     pub session_idle_seconds: u64,
-    /// Long-lived event streams open at once: Streamable HTTP GET streams,
-    /// `subscriptions/listen` and legacy `/sse` sessions; more get 503. Half of
+    /// Sessions one client (see `max_in_flight_per_client`) may hold at once. At the cap, a
+    /// new `initialize` of that client closes its own session that has gone without a
+    /// request the longest; with each of them busy, it gets 429. 0 = no per-client cap.
+    pub max_sessions_per_client: usize,
+    /// Event streams open at once: Streamable HTTP GET streams, `subscriptions/listen`, the
+    /// SSE answers of POSTs and legacy `/sse` sessions; more get 503. Half of
     /// `max_connections`, so streams (which no idle timeout closes) never hold every
     /// connection.
     pub max_sse_streams: usize,
+    /// Event streams one client may hold open; more get 429. 0 = no per-client cap.
+    pub max_streams_per_client: usize,
 }
 
 /// Tokens a client must present on the MCP endpoint, as `Authorization: Bearer TOKEN` or in
@@ -327,6 +346,8 @@ impl Default for ServerSettings {
             shutdown_grace_seconds: 30,
             max_in_flight_per_client: 64,
             metrics: true,
+            metrics_token_env: None,
+            identity_key_env: None,
             threads: 1,
             auth: None,
             oauth: None,
@@ -340,7 +361,9 @@ impl Default for ServerSettings {
             max_connections: 10_000,
             max_sessions: 1_000,
             session_idle_seconds: 1800,
+            max_sessions_per_client: 100,
             max_sse_streams: 5_000,
+            max_streams_per_client: 100,
         }
     }
 }

@@ -4,11 +4,13 @@
 //! presents an accepted token when `[server.auth]` or `[server.oauth]` is set.
 //!
 //! A static token (`[server.auth]`) is compared in constant time and never logged; its
-//! client is named by the token's position (`token:1`), never by its value. Any other
-//! bearer token goes to the OAuth resource server ([`super::oauth`]): a valid one puts its
-//! [`Caller`] in the request and names the client by the caller's pseudonym; otherwise the
-//! answer is the challenge the MCP Authorization specification asks for (401 with the
-//! metadata URL, 403 `insufficient_scope` with the scopes to ask for).
+//! client is named by the token's pseudonym (`tok:…`, a keyed hash of the token: see
+//! [`Pseudonyms`]), never by its value, and is a caller of its own, as an OAuth caller is.
+//! Any other bearer token goes to the OAuth resource server ([`super::oauth`]): a valid one
+//! puts its [`Caller`] in the request, named by its pseudonym; otherwise the answer is the
+//! challenge the MCP Authorization specification asks for (401 with the metadata URL, 403
+//! `insufficient_scope` with the scopes to ask for). Every authenticated request carries
+//! its [`Principal`] and the [`ClientId`] its limits count against.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -24,7 +26,7 @@ use subtle::ConstantTimeEq as _;
 use super::health::Readiness;
 use super::oauth::{Rejection, ResourceServer};
 use crate::config::{InboundAuth, ServerSettings};
-use crate::identity::{Caller, InsufficientScope};
+use crate::identity::{Caller, InsufficientScope, Principal, Pseudonyms};
 use crate::mcp::admission::ClientId;
 use crate::secret::Secret;
 use crate::telemetry::metrics::Metrics;
@@ -40,9 +42,23 @@ pub enum AuthError {
 
 /// The accepted tokens.
 pub struct Tokens {
-    from_env: Vec<Secret>,
+    from_env: Vec<Accepted>,
     file: Option<TokenFile>,
     api_key_header: Option<header::HeaderName>,
+}
+
+/// An accepted token and the caller it names.
+#[derive(Debug, Clone)]
+struct Accepted {
+    token: Secret,
+    principal: Principal,
+}
+
+impl Accepted {
+    fn new(token: Secret, pseudonyms: &Pseudonyms) -> Accepted {
+        let principal = Principal::new(pseudonyms.of_token(token.expose()));
+        Accepted { token, principal }
+    }
 }
 
 /// Tokens read from a file, re-read (at most once a second) when it changes, so a rotated
@@ -50,32 +66,37 @@ pub struct Tokens {
 struct TokenFile {
     path: PathBuf,
     state: Mutex<FileState>,
+    pseudonyms: Arc<Pseudonyms>,
 }
 
 struct FileState {
-    tokens: Vec<Secret>,
+    tokens: Vec<Accepted>,
     modified: Option<SystemTime>,
     checked: Instant,
 }
 
 impl Tokens {
-    /// Reads the tokens `auth` names; `env` looks variables up.
+    /// Reads the tokens `auth` names; `env` looks variables up; each token's caller is
+    /// named by `pseudonyms`.
     pub fn load(
         auth: &InboundAuth,
         env: impl Fn(&str) -> Option<String>,
+        pseudonyms: Arc<Pseudonyms>,
     ) -> Result<Tokens, AuthError> {
         let from_env = auth
             .tokens_env
             .iter()
             .map(|name| match env(name) {
-                Some(value) if !value.trim().is_empty() => Ok(Secret::new(value.trim())),
+                Some(value) if !value.trim().is_empty() => {
+                    Ok(Accepted::new(Secret::new(value.trim()), &pseudonyms))
+                }
                 _ => Err(AuthError::MissingEnv(name.clone())),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let file = match &auth.tokens_file {
             Some(path) => {
                 let path = path.relative();
-                let (tokens, modified) = read_token_file(&path)?;
+                let (tokens, modified) = read_token_file(&path, &pseudonyms)?;
                 Some(TokenFile {
                     path,
                     state: Mutex::new(FileState {
@@ -83,6 +104,7 @@ impl Tokens {
                         modified,
                         checked: Instant::now(),
                     }),
+                    pseudonyms,
                 })
             }
             None => None,
@@ -98,28 +120,33 @@ impl Tokens {
         })
     }
 
-    /// The client a presented token belongs to, or `None`.
-    fn identify(&self, headers: &HeaderMap) -> Option<ClientId> {
+    /// The caller a presented token names, or `None`.
+    fn identify(&self, headers: &HeaderMap) -> Option<Principal> {
         let presented = presented_token(headers, self.api_key_header.as_ref())?;
-        let mut found: Option<usize> = None;
+        let mut found: Option<&Principal> = None;
         let file_tokens = self
             .file
             .as_ref()
             .map(TokenFile::current)
             .unwrap_or_default();
         // Every token is compared, so the time taken does not say which one matched.
-        for (index, token) in self.from_env.iter().chain(&file_tokens).enumerate() {
-            let equal: bool = token.expose().as_bytes().ct_eq(presented.as_bytes()).into();
+        for accepted in self.from_env.iter().chain(&file_tokens) {
+            let equal: bool = accepted
+                .token
+                .expose()
+                .as_bytes()
+                .ct_eq(presented.as_bytes())
+                .into();
             if equal && found.is_none() {
-                found = Some(index);
+                found = Some(&accepted.principal);
             }
         }
-        found.map(|index| ClientId(format!("token:{}", index + 1)))
+        found.cloned()
     }
 }
 
 impl TokenFile {
-    fn current(&self) -> Vec<Secret> {
+    fn current(&self) -> Vec<Accepted> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.checked.elapsed() >= Duration::from_secs(1) {
             state.checked = Instant::now();
@@ -127,7 +154,7 @@ impl TokenFile {
                 .and_then(|m| m.modified())
                 .ok();
             if modified != state.modified {
-                match read_token_file(&self.path) {
+                match read_token_file(&self.path, &self.pseudonyms) {
                     Ok((tokens, modified)) => {
                         tracing::info!(path = %self.path.display(), "token file changed; {} token(s) accepted", tokens.len());
                         state.tokens = tokens;
@@ -141,18 +168,21 @@ impl TokenFile {
     }
 }
 
-fn read_token_file(path: &std::path::Path) -> Result<(Vec<Secret>, Option<SystemTime>), AuthError> {
+fn read_token_file(
+    path: &std::path::Path,
+    pseudonyms: &Pseudonyms,
+) -> Result<(Vec<Accepted>, Option<SystemTime>), AuthError> {
     let problem = |problem: String| AuthError::File {
         path: path.to_path_buf(),
         problem,
     };
     let text = std::fs::read_to_string(path).map_err(|e| problem(e.to_string()))?;
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    let tokens: Vec<Secret> = text
+    let tokens: Vec<Accepted> = text
         .lines()
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(Secret::new)
+        .map(|line| Accepted::new(Secret::new(line), pseudonyms))
         .collect();
     if tokens.is_empty() {
         return Err(problem(
@@ -192,6 +222,10 @@ pub struct Guard {
     oauth: Option<Arc<ResourceServer>>,
     readiness: Arc<Readiness>,
     metrics: Arc<Metrics>,
+    /// The token `/metrics` takes (`server.metrics_token_env`).
+    metrics_token: Option<Secret>,
+    /// `/metrics` takes the static tokens too (`server.auth.protect_metrics`).
+    protect_metrics: bool,
 }
 
 impl Guard {
@@ -201,6 +235,18 @@ impl Guard {
         oauth: Option<Arc<ResourceServer>>,
         readiness: Arc<Readiness>,
         metrics: Arc<Metrics>,
+    ) -> Guard {
+        Guard::with_metrics_token(settings, tokens, oauth, readiness, metrics, None)
+    }
+
+    /// [`Guard::new`] with the token `/metrics` takes.
+    pub fn with_metrics_token(
+        settings: &ServerSettings,
+        tokens: Option<Arc<Tokens>>,
+        oauth: Option<Arc<ResourceServer>>,
+        readiness: Arc<Readiness>,
+        metrics: Arc<Metrics>,
+        metrics_token: Option<Secret>,
     ) -> Guard {
         let origins: Vec<String> = settings
             .allowed_origins
@@ -220,7 +266,32 @@ impl Guard {
             oauth,
             readiness,
             metrics,
+            metrics_token,
+            protect_metrics: settings.auth.as_ref().is_some_and(|a| a.protect_metrics),
         }
+    }
+
+    /// Whether `/metrics` is closed to requests without a token.
+    pub fn protects_metrics(&self) -> bool {
+        self.metrics_token.is_some() || self.protect_metrics
+    }
+
+    /// Whether a request may read what only the operator should: `/metrics` when it is
+    /// protected, `/readyz`'s probes. It may when it presents the metrics token or an
+    /// accepted static token, or (for `peer` given) when it comes from this machine.
+    pub fn may_observe(&self, headers: &HeaderMap, peer: Option<std::net::IpAddr>) -> bool {
+        if peer.is_some_and(|ip| ip.is_loopback()) {
+            return true;
+        }
+        if let (Some(token), Some(presented)) = (&self.metrics_token, bearer_token(headers)) {
+            let equal: bool = token.expose().as_bytes().ct_eq(presented.as_bytes()).into();
+            if equal {
+                return true;
+            }
+        }
+        self.tokens
+            .as_ref()
+            .is_some_and(|tokens| tokens.identify(headers).is_some())
     }
 
     fn host_allowed(&self, headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
@@ -290,17 +361,20 @@ impl Guard {
     /// authentication is configured.
     async fn authenticate(&self, headers: &HeaderMap) -> Result<Option<Client>, Refusal> {
         if let Some(tokens) = &self.tokens
-            && let Some(client) = tokens.identify(headers)
+            && let Some(principal) = tokens.identify(headers)
         {
             return Ok(Some(Client {
-                id: client,
+                principal,
                 caller: None,
             }));
         }
         let Some(oauth) = &self.oauth else {
-            return self
-                .static_only(headers)
-                .map(|client| client.map(|id| Client { id, caller: None }));
+            return self.static_only(headers).map(|principal| {
+                principal.map(|principal| Client {
+                    principal,
+                    caller: None,
+                })
+            });
         };
         let refuse = |reason: &'static str| {
             self.metrics.record_refusal(reason);
@@ -330,7 +404,7 @@ impl Guard {
                     });
                 }
                 Ok(Some(Client {
-                    id: ClientId(caller.pseudonym().to_string()),
+                    principal: Principal::new(caller.pseudonym()),
                     caller: Some(caller),
                 }))
             }
@@ -352,7 +426,7 @@ impl Guard {
     }
 
     /// Static tokens only: `Ok(None)` when none are configured.
-    fn static_only(&self, headers: &HeaderMap) -> Result<Option<ClientId>, Refusal> {
+    fn static_only(&self, headers: &HeaderMap) -> Result<Option<Principal>, Refusal> {
         let Some(tokens) = &self.tokens else {
             return Ok(None);
         };
@@ -367,9 +441,10 @@ impl Guard {
     }
 }
 
-/// An authenticated client: its name for limits and logs, and the OAuth caller behind it.
+/// An authenticated client: who it is (for limits, logs and what is kept per caller), and
+/// the OAuth caller behind it.
 struct Client {
-    id: ClientId,
+    principal: Principal,
     caller: Option<Arc<Caller>>,
 }
 
@@ -475,7 +550,9 @@ pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Ne
     match guard.authenticate(request.headers()).await {
         Ok(client) => {
             if let Some(client) = client {
-                request.extensions_mut().insert(client.id);
+                let extensions = request.extensions_mut();
+                extensions.insert(ClientId(client.principal.as_str().to_string()));
+                extensions.insert(client.principal);
                 if let Some(caller) = client.caller {
                     request.extensions_mut().insert(caller);
                 }
@@ -548,22 +625,28 @@ pub async fn one_host(request: Request, next: Next) -> Response {
     }
 }
 
-/// Middleware for `/metrics` when `protect_metrics` is set: the token only.
+/// Middleware for `/metrics` when it is protected (`server.metrics_token_env`, or
+/// `server.auth.protect_metrics`): the metrics token or a static token, else 401, from any
+/// address.
 pub async fn token_only(
     State(guard): State<Arc<Guard>>,
     request: Request<Body>,
     next: Next,
 ) -> Response {
-    match guard.static_only(request.headers()) {
-        Ok(_) => next.run(request).await,
-        Err(refusal) => refusal.into_response(),
+    if guard.may_observe(request.headers(), None) {
+        return next.run(request).await;
     }
+    guard.metrics.record_refusal("unauthorized");
+    let presented = bearer_token(request.headers()).is_some();
+    Refusal::Unauthorized { presented }.into_response()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+
+    const KEY: &[u8] = b"the deployment's identity key, 32+ bytes";
 
     fn guard(settings: ServerSettings, tokens: Option<Tokens>) -> Guard {
         let readiness = Readiness::new();
@@ -658,25 +741,38 @@ mod tests {
             api_key_header: Some("X-API-Key".into()),
             ..InboundAuth::default()
         };
-        let tokens = Tokens::load(&auth, |name| Some(format!("secret-{name}"))).expect("tokens");
+        let pseudonyms = Arc::new(Pseudonyms::new(KEY));
+        let tokens = Tokens::load(
+            &auth,
+            |name| Some(format!("secret-{name}")),
+            pseudonyms.clone(),
+        )
+        .expect("tokens");
         let guard = guard(ServerSettings::default(), Some(tokens));
         let host = ("host", "localhost");
         let check = |pairs: &[(&str, &str)]| guard.static_only(&headers(pairs));
+        // Each token is a caller of its own, named by a keyed hash of the token.
+        let (a, b) = (
+            Principal::new(pseudonyms.of_token("secret-A")),
+            Principal::new(pseudonyms.of_token("secret-B")),
+        );
+        assert_ne!(a, b);
+        assert!(a.as_str().starts_with("tok:") && !a.as_str().contains("secret"));
         assert_eq!(
             check(&[host, ("authorization", "Bearer secret-B")])
                 .ok()
                 .flatten(),
-            Some(ClientId("token:2".into()))
+            Some(b)
         );
         assert_eq!(
             check(&[host, ("authorization", "bearer  secret-A ")])
                 .ok()
                 .flatten(),
-            Some(ClientId("token:1".into()))
+            Some(a.clone())
         );
         assert_eq!(
             check(&[host, ("x-api-key", "secret-A")]).ok().flatten(),
-            Some(ClientId("token:1".into()))
+            Some(a)
         );
         let missing = check(&[host]).expect_err("no token").into_response();
         assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
@@ -705,7 +801,9 @@ mod tests {
             tokens_env: vec!["RESTMCP_TEST_NO_SUCH_TOKEN".into()],
             ..InboundAuth::default()
         };
-        let error = Tokens::load(&auth, |_| None).err().expect("error");
+        let error = Tokens::load(&auth, |_| None, Arc::new(Pseudonyms::random()))
+            .err()
+            .expect("error");
         assert!(error.to_string().contains("RESTMCP_TEST_NO_SUCH_TOKEN"));
     }
 
@@ -714,16 +812,21 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("tokens");
         std::fs::write(&path, "# rotated monthly\nfirst-token\n\n").expect("write");
+        let pseudonyms = Arc::new(Pseudonyms::new(KEY));
         let file = TokenFile {
             path: path.clone(),
             state: Mutex::new(FileState {
-                tokens: read_token_file(&path).expect("read").0,
+                tokens: read_token_file(&path, &pseudonyms).expect("read").0,
                 modified: None,
                 checked: Instant::now() - Duration::from_secs(2),
             }),
+            pseudonyms: pseudonyms.clone(),
         };
-        let values = |tokens: Vec<Secret>| -> Vec<String> {
-            tokens.iter().map(|t| t.expose().to_string()).collect()
+        let values = |tokens: Vec<Accepted>| -> Vec<String> {
+            tokens
+                .iter()
+                .map(|t| t.token.expose().to_string())
+                .collect()
         };
         assert_eq!(values(file.current()), ["first-token"]);
         std::fs::write(&path, "second-token\nthird-token\n").expect("write");
@@ -736,7 +839,7 @@ mod tests {
             ["second-token", "third-token"],
             "a bad file keeps the last tokens"
         );
-        let empty = read_token_file(&path).expect_err("error");
+        let empty = read_token_file(&path, &pseudonyms).expect_err("error");
         assert!(empty.to_string().contains(&path.display().to_string()));
     }
 
@@ -754,12 +857,19 @@ mod tests {
             resource_name: None,
             introspection: None,
         };
-        let oauth = ResourceServer::new(&settings, |_| Some("shared-secret".into())).expect("rs");
+        let pseudonyms = Arc::new(Pseudonyms::new(KEY));
+        let oauth = ResourceServer::new(
+            &settings,
+            |_| Some("shared-secret".into()),
+            pseudonyms.clone(),
+        )
+        .expect("rs");
         let auth = InboundAuth {
             tokens_env: vec!["MACHINE".into()],
             ..InboundAuth::default()
         };
-        let tokens = Tokens::load(&auth, |_| Some("machine-token".into())).expect("tokens");
+        let tokens =
+            Tokens::load(&auth, |_| Some("machine-token".into()), pseudonyms).expect("tokens");
         let readiness = Readiness::new();
         readiness.set_loaded();
         Guard::new(
@@ -845,7 +955,11 @@ mod tests {
             .expect("a client");
         let caller = client.caller.expect("an OAuth caller");
         assert_eq!(caller.subject(), "alice");
-        assert_eq!(client.id, ClientId(caller.pseudonym().to_string()));
+        assert_eq!(client.principal.as_str(), caller.pseudonym());
+        assert_eq!(
+            caller.pseudonym(),
+            Pseudonyms::new(KEY).of_subject("https://as.example", "alice")
+        );
 
         // Machine clients keep their static tokens beside OAuth.
         let machine = guard
@@ -853,7 +967,10 @@ mod tests {
             .await
             .expect("accepted")
             .expect("a client");
-        assert_eq!(machine.id, ClientId("token:1".into()));
+        assert_eq!(
+            machine.principal.as_str(),
+            Pseudonyms::new(KEY).of_token("machine-token")
+        );
         assert!(machine.caller.is_none());
         // The token never appears in what the client is told.
         let text = format!(

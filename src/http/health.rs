@@ -4,7 +4,10 @@
 //! - `/healthz`: the process is alive and serving HTTP (200 as soon as it listens).
 //! - `/readyz`: 200 once the tool set is loaded, unless the server is draining for
 //!   shutdown or, with `server.readiness.probe_upstreams`, an upstream API did not answer
-//!   its last probe; else 503. The body says why, in JSON.
+//!   its last probe; else 503. The body says why, in JSON; each API's probe (its upstream
+//!   URL, status or error) only to a prober on this machine or one that presents the
+//!   metrics token or an accepted static token: upstream addresses and error texts are
+//!   for the operator, not for whoever reaches the port.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,8 +74,8 @@ impl Readiness {
             .insert(api.to_string(), probe);
     }
 
-    /// Status and JSON body of `/readyz`.
-    fn report(&self, tools: usize) -> (StatusCode, serde_json::Value) {
+    /// Status and JSON body of `/readyz`; `detail`: with each API's probe.
+    fn report(&self, tools: usize, detail: bool) -> (StatusCode, serde_json::Value) {
         let probes = self
             .probes
             .read()
@@ -92,8 +95,11 @@ impl Readiness {
             "ready"
         };
         let mut body = json!({ "status": status, "tools": tools });
-        if probing {
+        if probing && detail {
             body["apis"] = json!(probes);
+        } else if probing {
+            let unreachable = probes.values().filter(|p| !p.reachable).count();
+            body["unreachable_apis"] = json!(unreachable);
         }
         let code = if status == "ready" {
             StatusCode::OK
@@ -113,12 +119,23 @@ pub async fn live() -> &'static str {
 pub struct ReadyState {
     pub readiness: Arc<Readiness>,
     pub shared: Arc<Shared>,
+    /// Whether a request (its headers, its peer's address) may see each API's probe.
+    pub may_observe: Arc<MayObserve>,
 }
 
+/// See [`ReadyState::may_observe`].
+pub type MayObserve =
+    dyn Fn(&axum::http::HeaderMap, Option<std::net::IpAddr>) -> bool + Send + Sync;
+
 /// `GET /readyz`.
-pub async fn ready(State(state): State<ReadyState>) -> Response {
+pub async fn ready(State(state): State<ReadyState>, request: axum::extract::Request) -> Response {
     let tools = state.shared.current().catalog().len();
-    let (code, body) = state.readiness.report(tools);
+    let peer = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0.ip());
+    let detail = (state.may_observe)(request.headers(), peer);
+    let (code, body) = state.readiness.report(tools, detail);
     (code, Json(body)).into_response()
 }
 
@@ -229,20 +246,20 @@ mod tests {
     #[test]
     fn not_ready_while_loading_or_draining() {
         let readiness = Readiness::new();
-        let (code, body) = readiness.report(0);
+        let (code, body) = readiness.report(0, true);
         assert_eq!(
             (code, body["status"].as_str()),
             (StatusCode::SERVICE_UNAVAILABLE, Some("loading"))
         );
         readiness.set_loaded();
-        let (code, body) = readiness.report(19);
+        let (code, body) = readiness.report(19, true);
         assert_eq!(
             (code, body["status"].as_str()),
             (StatusCode::OK, Some("ready"))
         );
         assert_eq!(body["tools"], 19);
         readiness.set_draining();
-        let (code, body) = readiness.report(19);
+        let (code, body) = readiness.report(19, true);
         assert_eq!(
             (code, body["status"].as_str()),
             (StatusCode::SERVICE_UNAVAILABLE, Some("draining"))
@@ -254,7 +271,7 @@ mod tests {
         let readiness = Readiness::new();
         readiness.set_loaded();
         readiness.probing.store(true, Ordering::Release);
-        assert_eq!(readiness.report(1).1["status"], "probing");
+        assert_eq!(readiness.report(1, true).1["status"], "probing");
         let probe = |reachable| Probe {
             url: "http://127.0.0.1:1/".into(),
             reachable,
@@ -263,10 +280,18 @@ mod tests {
             checked_at: 0,
         };
         readiness.record("a", probe(true));
-        assert_eq!(readiness.report(1).0, StatusCode::OK);
+        assert_eq!(readiness.report(1, true).0, StatusCode::OK);
         readiness.record("b", probe(false));
-        assert_eq!(readiness.report(1).1["status"], "upstream unreachable");
+        assert_eq!(
+            readiness.report(1, true).1["status"],
+            "upstream unreachable"
+        );
+        // Who may not see the probes learns only how many failed: no URL, no error.
+        let (code, body) = readiness.report(1, false);
+        assert_eq!(code, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body["unreachable_apis"], 1, "{body}");
+        assert!(body.get("apis").is_none() && !body.to_string().contains("127.0.0.1:1"));
         readiness.record("b", probe(true));
-        assert_eq!(readiness.report(1).0, StatusCode::OK);
+        assert_eq!(readiness.report(1, true).0, StatusCode::OK);
     }
 }

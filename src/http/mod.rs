@@ -27,6 +27,7 @@ use axum::routing::get;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerSettings;
+use crate::identity::{MIN_KEY_BYTES, Pseudonyms};
 use crate::mcp::Shared;
 use crate::mcp::admission::Admission;
 use guard::{Guard, Tokens};
@@ -42,6 +43,10 @@ pub enum HttpError {
     OAuth(#[from] oauth::OAuthError),
     #[error("server.tls: {0}")]
     Tls(#[from] tls::TlsError),
+    #[error("server.identity_key_env: {0}")]
+    IdentityKey(String),
+    #[error("server.metrics_token_env: the environment variable {0} is not set or empty")]
+    MetricsToken(String),
 }
 
 /// State that outlives one router: readiness, requests in flight, the final stop.
@@ -55,28 +60,35 @@ pub struct Control {
     tokens: Option<Arc<Tokens>>,
     /// The OAuth resource server, with `[server.oauth]`.
     pub oauth: Option<Arc<ResourceServer>>,
+    /// The token `/metrics` takes (`server.metrics_token_env`).
+    metrics_token: Option<crate::secret::Secret>,
     tls: Option<tokio_rustls::TlsAcceptor>,
     grace: Duration,
 }
 
 impl Control {
-    /// Reads the inbound tokens `settings` names from the environment (and file), and the
-    /// TLS certificate and key.
+    /// Reads the inbound tokens `settings` names from the environment (and file), the key
+    /// callers are named under, and the TLS certificate and key.
     pub fn new(settings: &ServerSettings) -> Result<Control, HttpError> {
+        let env = |name: &str| std::env::var(name).ok();
         let tls = match &settings.tls {
             Some(files) => Some(tls::acceptor(files)?),
             None => None,
         };
+        let pseudonyms = Arc::new(pseudonyms(settings, env)?);
         let tokens = match &settings.auth {
-            Some(auth) => Some(Arc::new(Tokens::load(auth, |name| {
-                std::env::var(name).ok()
-            })?)),
+            Some(auth) => Some(Arc::new(Tokens::load(auth, env, pseudonyms.clone())?)),
             None => None,
         };
         let oauth = match &settings.oauth {
-            Some(oauth) => Some(Arc::new(ResourceServer::new(oauth, |name| {
-                std::env::var(name).ok()
-            })?)),
+            Some(oauth) => Some(Arc::new(ResourceServer::new(oauth, env, pseudonyms)?)),
+            None => None,
+        };
+        let metrics_token = match &settings.metrics_token_env {
+            Some(name) => match env(name).filter(|token| !token.trim().is_empty()) {
+                Some(token) => Some(crate::secret::Secret::new(token.trim())),
+                None => return Err(HttpError::MetricsToken(name.clone())),
+            },
             None => None,
         };
         Ok(Control {
@@ -86,6 +98,7 @@ impl Control {
             stop: CancellationToken::new(),
             tokens,
             oauth,
+            metrics_token,
             tls,
             grace: Duration::from_secs(settings.shutdown_grace_seconds),
         })
@@ -95,6 +108,49 @@ impl Control {
     pub fn scheme(&self) -> &'static str {
         if self.tls.is_some() { "https" } else { "http" }
     }
+}
+
+/// The key callers are named under ([`Pseudonyms`]): `server.identity_key_env`, else one
+/// derived from `server.confirm.state_key_env` (replicas share that one already), else one
+/// made at random now.
+fn pseudonyms(
+    settings: &ServerSettings,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Pseudonyms, HttpError> {
+    if let Some(name) = &settings.identity_key_env {
+        let Some(key) = env(name).filter(|key| !key.is_empty()) else {
+            return Err(HttpError::IdentityKey(format!(
+                "the environment variable {name} is not set"
+            )));
+        };
+        if key.len() < MIN_KEY_BYTES {
+            return Err(HttpError::IdentityKey(format!(
+                "the environment variable {name} holds {} bytes; the key needs at least {MIN_KEY_BYTES}",
+                key.len()
+            )));
+        }
+        return Ok(Pseudonyms::new(key.as_bytes()));
+    }
+    if let Some(key) = settings
+        .confirm
+        .state_key_env
+        .as_deref()
+        .and_then(&env)
+        .filter(|key| key.len() >= MIN_KEY_BYTES)
+    {
+        return Ok(Pseudonyms::derived(
+            key.as_bytes(),
+            "restmcp caller pseudonyms",
+        ));
+    }
+    if settings.store.url.is_some() {
+        tracing::warn!(
+            "callers are named under a key made at random at start (server.identity_key_env and \
+             server.confirm.state_key_env are unset): replicas sharing the store name the same \
+             caller differently, so idempotency keys of authenticated callers are not shared"
+        );
+    }
+    Ok(Pseudonyms::random())
 }
 
 /// The whole router: MCP routes behind the guard, health and metrics beside them.
@@ -107,12 +163,13 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) ->
         control.admission.clone(),
         control.stop.clone(),
     );
-    let guard = Arc::new(Guard::new(
+    let guard = Arc::new(Guard::with_metrics_token(
         settings,
         control.tokens.clone(),
         control.oauth.clone(),
         control.readiness.clone(),
         metrics.clone(),
+        control.metrics_token.clone(),
     ));
     let mut mcp = endpoint.router.layer(axum::middleware::from_fn_with_state(
         guard.clone(),
@@ -152,12 +209,16 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) ->
         get(health::ready).with_state(ReadyState {
             readiness: control.readiness.clone(),
             shared,
+            may_observe: {
+                let guard = guard.clone();
+                Arc::new(move |headers, peer| guard.may_observe(headers, peer))
+            },
         }),
     );
     if settings.metrics {
         let sessions = endpoint.sessions;
         let mut route = get(scrape).with_state(Scrape { metrics, sessions });
-        if settings.auth.as_ref().is_some_and(|a| a.protect_metrics) {
+        if guard.protects_metrics() {
             route = route.layer(axum::middleware::from_fn_with_state(
                 guard,
                 guard::token_only,

@@ -11,10 +11,34 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-/// Who a request is from, for the per-client limit: set by the authentication layer to the
-/// token's label; else the session id; else the peer address.
+/// Who a request is from, for the per-client limits (requests in flight, sessions,
+/// streams): what the client cannot forge. Set by the authentication layer to the
+/// caller's pseudonym (an OAuth caller's or a static token's); else the peer address
+/// ([`ClientId::of_address`]). A session id is not it: a client holding many sessions is
+/// still one client.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ClientId(pub String);
+
+impl ClientId {
+    /// The client at `address`: an IPv4 address, or the /64 network of an IPv6 one (one
+    /// host usually holds a whole /64, and could otherwise be a new client per address).
+    pub fn of_address(address: std::net::IpAddr) -> ClientId {
+        match address {
+            std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() && !v6.is_loopback() => {
+                let segments = v6.segments();
+                ClientId(format!(
+                    "address:{:x}:{:x}:{:x}:{:x}::/64",
+                    segments[0], segments[1], segments[2], segments[3]
+                ))
+            }
+            std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => ClientId(format!("address:{v4}")),
+                None => ClientId(format!("address:{v6}")),
+            },
+            std::net::IpAddr::V4(v4) => ClientId(format!("address:{v4}")),
+        }
+    }
+}
 
 /// The tickets in use, per client and in all.
 pub struct Admission {
@@ -140,6 +164,16 @@ mod tests {
         drop((second, other, again));
         assert!(waiter.await.expect("joined"));
         assert_eq!(admission.in_flight(), 0);
+    }
+
+    #[test]
+    fn an_address_names_a_client_and_an_ipv6_host_is_its_64() {
+        let of = |text: &str| ClientId::of_address(text.parse().expect("address"));
+        assert_eq!(of("192.0.2.7").0, "address:192.0.2.7");
+        assert_eq!(of("::ffff:192.0.2.7"), of("192.0.2.7"));
+        assert_eq!(of("2001:db8:1:2::1"), of("2001:db8:1:2:ffff::9"));
+        assert_ne!(of("2001:db8:1:2::1"), of("2001:db8:1:3::1"));
+        assert_eq!(of("::1").0, "address:::1");
     }
 
     #[test]

@@ -134,8 +134,9 @@ impl Shared {
         incoming.bare_structured = version == Some(&ProtocolVersion::V_2026_07_28);
         let view = snapshot.view(client, version);
         let mut name = view.catalog_name(name).to_string();
-        // An OAuth caller is named in the log by its pseudonym, never by subject or token.
-        let caller = incoming.caller.as_ref().map(|user| user.pseudonym());
+        // A caller is named in the log by its pseudonym, never by subject or token.
+        let pseudonym = incoming.pseudonym().to_string();
+        let caller = Some(pseudonym.as_str()).filter(|name| !name.is_empty());
         if snapshot.discovery.handles(&name) {
             let catalog = snapshot.catalog().clone();
             // Definitions as this client sees listed tools: its dialect, its names.

@@ -143,6 +143,11 @@ impl Confirmer {
         &self.codec
     }
 
+    /// How long a human has to answer a confirmation.
+    pub(crate) fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
     /// A confirmer with a random key made now (`server.confirm.state_key_env` unset).
     pub(crate) fn unkeyed(settings: &ConfirmSettings, store: Arc<Store>) -> Confirmer {
         let codec = RequestStateCodec::new_unchecked(crate::digest::random::<32>().to_vec());

@@ -330,6 +330,7 @@ impl Direct {
         };
         let mut incoming = self.shared.current().dispatcher.context_of(&parts.headers);
         incoming.caller = parts.extensions.get::<Arc<identity::Caller>>().cloned();
+        incoming.principal = parts.extensions.get::<identity::Principal>().cloned();
         let meta_text = |key: &str| meta.as_ref()?.get(key)?.as_str();
         if let Some(trace) = meta_text("traceparent")
             .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))

@@ -41,6 +41,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::request::Parts;
@@ -55,7 +56,7 @@ use super::Shared;
 use super::admission::{Admission, ClientId, Ticket};
 use super::direct::Direct;
 use super::jsonrpc::{self, check_message, failure_message};
-use super::session::{Activity, Reservation, SessionTable};
+use super::session::{Activity, Full, Reservation, SessionTable};
 use super::sizes::Framing;
 use super::streams::Streams;
 use crate::telemetry::metrics::Metrics;
@@ -118,26 +119,18 @@ impl Front {
     }
 }
 
-/// The client a request counts against: the authenticated token, else the session (one
-/// this server opened: an unknown or forged id counts as its sender's address, so it
-/// cannot buy a fresh budget), else the peer address.
-pub(super) fn client_of<B>(request: &Request<B>, sessions: Option<&SessionTable>) -> ClientId {
+/// The client a request counts against: the authenticated caller (an OAuth caller's or a
+/// static token's pseudonym), else the peer address. A session is not a client: one
+/// client's sessions share its budgets.
+pub(super) fn client_of<B>(request: &Request<B>) -> ClientId {
     if let Some(client) = request.extensions().get::<ClientId>() {
         return client.clone();
-    }
-    if let Some(session) = request
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .filter(|session| sessions.is_some_and(|table| table.knows(session)))
-    {
-        return ClientId(format!("session:{session}"));
     }
     match request
         .extensions()
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
     {
-        Some(info) => ClientId(format!("address:{}", info.0.ip())),
+        Some(info) => ClientId::of_address(info.0.ip()),
         None => ClientId("unknown".into()),
     }
 }
@@ -255,6 +248,22 @@ type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>>
 /// The answer to a request refused before it reaches the SDK (boxed: a response is large).
 type Refused = Box<Response<Body>>;
 
+/// What a request holds until its answer is sent: its admission ticket, its session's
+/// activity (its id in flight there), and the room for the session an `initialize` opens.
+struct Held {
+    ticket: Option<Ticket>,
+    activity: Option<Activity>,
+    reservation: Option<Reservation>,
+}
+
+/// What [`Steps::through_sdk`] needs of the message it forwards.
+struct Asked<'m> {
+    message: Option<&'m Value>,
+    method: &'m str,
+    plain_json: bool,
+    has_session: bool,
+}
+
 impl Service<Request<Body>> for Front {
     type Response = Response<Body>;
     type Error = Infallible;
@@ -269,12 +278,7 @@ impl Service<Request<Body>> for Front {
         if !steps.require_accept {
             lenient_accept(&mut request);
         }
-        // Only a per-client limit needs to know the client.
-        let client = if steps.admission.limit() == 0 {
-            ClientId(String::new())
-        } else {
-            client_of(&request, steps.sessions.as_deref())
-        };
+        let client = client_of(&request);
         Box::pin(async move { Ok(steps.route(sdk, request, client).await) })
     }
 }
@@ -324,15 +328,13 @@ fn framing(has_id: bool, plain_json: bool, has_session: bool, json_response: boo
 }
 
 impl Steps {
-    /// Routes a request by its HTTP method, after marking its session active: DELETE ends
-    /// a session, POST carries messages, anything else (GET) opens a stream.
+    /// Routes a request by its HTTP method, after refusing one that names a session
+    /// another client opened: DELETE ends a session, POST carries messages, anything else
+    /// (GET) opens a stream.
     async fn route(&self, sdk: Sdk, request: Request<Body>, client: ClientId) -> Response<Body> {
         let session = header_text(request.headers(), "mcp-session-id").map(str::to_string);
-        if let (Some(table), Some(session), Some(authenticated)) = (
-            &self.sessions,
-            &session,
-            request.extensions().get::<ClientId>(),
-        ) && table.owned_by_other(session, &authenticated.0)
+        if let (Some(table), Some(session)) = (&self.sessions, &session)
+            && table.owned_by_other(session, &client)
         {
             self.metrics.record_refusal("foreign_session");
             tracing::warn!("refused a request naming a session another client opened");
@@ -340,17 +342,13 @@ impl Steps {
             *response.status_mut() = StatusCode::NOT_FOUND;
             return response;
         }
-        let activity = match (&self.sessions, &session) {
-            (Some(table), Some(session)) => table.activity(session),
-            _ => None,
-        };
         match *request.method() {
-            Method::DELETE => {
-                self.end_session(sdk, request, session.as_deref(), activity)
+            Method::DELETE => self.end_session(sdk, request, session.as_deref()).await,
+            Method::POST => self.post(sdk, request, client, session).await,
+            _ => {
+                self.open_stream(sdk, request, &client, session.as_deref())
                     .await
             }
-            Method::POST => self.post(sdk, request, client, session, activity).await,
-            _ => self.open_stream(sdk, request, activity).await,
         }
     }
 
@@ -360,7 +358,6 @@ impl Steps {
         sdk: Sdk,
         request: Request<Body>,
         session: Option<&str>,
-        _activity: Option<Activity>,
     ) -> Response<Body> {
         if let (Some(table), Some(session)) = (&self.sessions, session) {
             table.closed(session);
@@ -375,20 +372,25 @@ impl Steps {
     }
 
     /// A GET (the session's event stream) or another method the SDK answers: a stream
-    /// takes a slot of [`Streams`] and is counted while open.
+    /// takes a slot of [`Streams`] and keeps its session active while open.
     async fn open_stream(
         &self,
         sdk: Sdk,
         request: Request<Body>,
-        activity: Option<Activity>,
+        client: &ClientId,
+        session: Option<&str>,
     ) -> Response<Body> {
         let slot = if request.method() == Method::GET {
-            match self.streams.open() {
-                Some(slot) => Some(slot),
-                None => return self.streams.refusal(),
+            match self.streams.open(client) {
+                Ok(slot) => Some(slot),
+                Err(why) => return self.streams.refusal(why),
             }
         } else {
             None
+        };
+        let activity = match (&self.sessions, session) {
+            (Some(table), Some(session)) => table.stream(session),
+            _ => None,
         };
         let response = forward(sdk, request).await;
         if is_stream(&response) {
@@ -405,7 +407,6 @@ impl Steps {
         request: Request<Body>,
         client: ClientId,
         session: Option<String>,
-        activity: Option<Activity>,
     ) -> Response<Body> {
         let (parts, body) = request.into_parts();
         let bytes = match read_body(body, self.max_body, self.body_timeout).await {
@@ -416,25 +417,20 @@ impl Steps {
             }
         };
         if is_batch(&bytes) {
-            // The session stays active until the whole batch is answered.
-            let response = self.batch(sdk, parts, &bytes, client).await;
-            drop(activity);
-            return response;
+            return self.batch(sdk, parts, &bytes, client, session).await;
         }
-        self.single(sdk, parts, bytes, client, session, activity)
-            .await
+        self.single(sdk, parts, bytes, client, session).await
     }
 
     /// A single message: read and checked, counted, admitted, answered directly or by
-    /// the SDK, and its answer framed as the client asked.
+    /// the SDK ([`Steps::through_sdk`]), and its answer framed as the client asked.
     async fn single(
         &self,
         sdk: Sdk,
-        mut parts: Parts,
+        parts: Parts,
         bytes: Bytes,
         client: ClientId,
         session: Option<String>,
-        activity: Option<Activity>,
     ) -> Response<Body> {
         let mut message = match self.read_single(&parts, &bytes) {
             Ok(message) => message,
@@ -444,45 +440,24 @@ impl Steps {
         let mut ticket: Option<Ticket> = None;
         if let Some(message) = &message {
             count_message(&self.metrics, message, header_version);
-            ticket = match self.admit(message, client) {
+            ticket = match self.admit(message, client.clone()) {
                 Ok(ticket) => ticket,
                 Err(refused) => return *refused,
             };
         }
-        let method = method_of(message.as_ref()).to_string();
-        let listening = method == "subscriptions/listen";
-        let slot = if listening {
-            match self.streams.open() {
-                Some(slot) => Some(slot),
-                None => return self.streams.refusal(),
-            }
-        } else {
-            None
+        let activity = match self.in_session(session.as_deref(), message.as_ref()) {
+            Ok(activity) => activity,
+            Err(refused) => return *refused,
         };
-        let id = answer_id(message.as_ref());
-        let streams_progress = message
-            .as_ref()
-            .and_then(|m| jsonrpc::member(m, &["params", "_meta", "progressToken"]))
-            .is_some();
-        let accepts_json = header_text(&parts.headers, header::ACCEPT.as_str())
-            .is_some_and(|accept| accept.contains("application/json"));
-        // A session's call that may ask its user for confirmation streams: the question
-        // (`elicitation/create`) travels on the call's SSE stream before the answer.
-        let asks_user = session.is_some()
-            && method == "tools/call"
-            && message
-                .as_ref()
-                .and_then(|m| jsonrpc::member(m, &["params", "name"]))
-                .and_then(Value::as_str)
-                .is_some_and(|name| self.shared.current().may_confirm(name));
-        let plain_json = self.json_response && accepts_json && !streams_progress && !asks_user;
+        let method = method_of(message.as_ref()).to_string();
+        let plain_json = self.plain_json(&parts, message.as_ref(), &method, session.is_some());
         if method == "tools/call"
             && let Some(refused) = self.scope_refusal(&parts, message.as_ref())
         {
             return refused;
         }
         let reservation = match self
-            .reserve_session(session.as_deref(), &method, message.as_ref())
+            .reserve_session(session.as_deref(), &method, message.as_ref(), &client)
             .await
         {
             Ok(reservation) => reservation,
@@ -500,34 +475,142 @@ impl Steps {
         {
             return hold(answer, (ticket, activity));
         }
-        parts.extensions.insert(framing(
-            id.is_some(),
+        let held = Held {
+            ticket,
+            activity,
+            reservation,
+        };
+        let asked = Asked {
+            message: message.as_ref(),
+            method: &method,
             plain_json,
-            session.is_some(),
+            has_session: session.is_some(),
+        };
+        self.through_sdk(sdk, parts, bytes, &client, asked, held)
+            .await
+    }
+
+    /// Whether the answer to a message can be plain JSON: the client takes it, and it
+    /// will not stream progress or a question to the user (a session's call that may ask
+    /// for confirmation streams: `elicitation/create` travels on the call's SSE stream
+    /// before the answer).
+    fn plain_json(
+        &self,
+        parts: &Parts,
+        message: Option<&Value>,
+        method: &str,
+        has_session: bool,
+    ) -> bool {
+        let streams_progress = message
+            .and_then(|m| jsonrpc::member(m, &["params", "_meta", "progressToken"]))
+            .is_some();
+        let accepts_json = header_text(&parts.headers, header::ACCEPT.as_str())
+            .is_some_and(|accept| accept.contains("application/json"));
+        let asks_user = has_session
+            && method == "tools/call"
+            && message
+                .and_then(|m| jsonrpc::member(m, &["params", "name"]))
+                .and_then(Value::as_str)
+                .is_some_and(|name| self.shared.current().may_confirm(name));
+        self.json_response && accepts_json && !streams_progress && !asks_user
+    }
+
+    /// Marks a request of `session` in flight (its id one of the session's in flight
+    /// until answered); a request whose id is already in flight there is refused at once.
+    fn in_session(
+        &self,
+        session: Option<&str>,
+        message: Option<&Value>,
+    ) -> Result<Option<Activity>, Refused> {
+        let (Some(table), Some(session)) = (&self.sessions, session) else {
+            return Ok(None);
+        };
+        // A request's id; a response or a notification has none to collide.
+        let id = message
+            .filter(|m| m.get("method").is_some())
+            .and_then(|m| m.get("id"));
+        table.request(session, id).map_err(|_duplicate| {
+            let text = format!(
+                "request id {} is already in flight in this session; ids must be unique \
+                 among a session's requests in flight",
+                id.map(Value::to_string).unwrap_or_default()
+            );
+            Box::new(rpc_failure(-32600, &text, id.cloned()))
+        })
+    }
+
+    /// A message the SDK answers: an answer that may be a stream takes a slot of
+    /// [`Streams`] first, and ends at the request's deadline; a plain JSON answer is read
+    /// out of the SDK's stream, within the same deadline.
+    async fn through_sdk(
+        &self,
+        sdk: Sdk,
+        mut parts: Parts,
+        bytes: Bytes,
+        client: &ClientId,
+        asked: Asked<'_>,
+        held: Held,
+    ) -> Response<Body> {
+        let listening = asked.method == "subscriptions/listen";
+        let id = answer_id(asked.message);
+        let framing = framing(
+            id.is_some(),
+            asked.plain_json,
+            asked.has_session,
             self.json_response,
-        ));
-        let owner = parts.extensions.get::<ClientId>().map(|id| id.0.clone());
+        );
+        // Anything but plain JSON may come back as a stream the client holds.
+        let slot = if listening || (id.is_some() && framing != Framing::Json) {
+            match self.streams.open(client) {
+                Ok(slot) => Some(slot),
+                Err(why) => return self.streams.refusal(why),
+            }
+        } else {
+            None
+        };
+        parts.extensions.insert(framing);
+        let authenticated = parts.extensions.get::<ClientId>().is_some();
         let response = forward(sdk, Request::from_parts(parts, Body::from(bytes))).await;
+        let Held {
+            ticket,
+            activity,
+            reservation,
+        } = held;
         if let (Some(table), Some(reservation)) = (&self.sessions, reservation)
             && let Some(opened) = header_text(response.headers(), "mcp-session-id")
         {
-            table.opened(opened, reservation, owner);
+            table.opened(opened, reservation, authenticated);
         }
-        let response = match id {
-            Some(id) if plain_json => as_json(response, &id).await,
+        let tool = asked
+            .message
+            .and_then(|m| jsonrpc::member(m, &["params", "name"]))
+            .and_then(Value::as_str);
+        let deadline = self.shared.answer_deadline(asked.method, tool);
+        let response = match &id {
+            Some(id) if asked.plain_json => as_json(response, id, deadline).await,
             _ => response,
         };
-        let response = match (&self.direct, &message) {
-            (Some(direct), Some(message)) if method == "initialize" => {
+        let response = match (&self.direct, asked.message) {
+            (Some(direct), Some(message)) if asked.method == "initialize" => {
                 opened(direct, message, response).await
             }
             _ => response,
         };
-        if listening && is_stream(&response) {
-            let open = self.metrics.stream_opened();
-            return hold(response, (open, slot, activity));
+        if !is_stream(&response) {
+            return hold(response, (ticket, activity));
         }
-        hold(response, (ticket, activity))
+        let open = self.metrics.stream_opened();
+        match id {
+            // A subscription lasts as long as its session.
+            None => hold(response, (open, slot, activity)),
+            Some(id) => {
+                let ended = self.metrics.clone();
+                let response = until(response, deadline, id, move || {
+                    ended.record_refusal("answer_deadline");
+                });
+                hold(response, (open, slot, ticket, activity))
+            }
+        }
     }
 
     /// The message of a single POST: parsed and checked when it says it is JSON (a
@@ -584,12 +667,14 @@ impl Steps {
         session: Option<&str>,
         method: &str,
         message: Option<&Value>,
+        client: &ClientId,
     ) -> Result<Option<Reservation>, Refused> {
         match (&self.sessions, session) {
-            (Some(table), None) if method == "initialize" => match table.reserve().await {
+            (Some(table), None) if method == "initialize" => match table.reserve(client).await {
                 Ok(room) => Ok(Some(room)),
-                Err(_full) => Err(Box::new(too_many_sessions(
+                Err(full) => Err(Box::new(too_many_sessions(
                     message.and_then(|m| m.get("id")),
+                    full,
                 ))),
             },
             _ => Ok(None),
@@ -648,6 +733,7 @@ impl Steps {
         parts: Parts,
         bytes: &[u8],
         client: ClientId,
+        session: Option<String>,
     ) -> Response<Body> {
         let header_version = header_text(&parts.headers, "mcp-protocol-version");
         if header_version.is_some_and(|v| v != "2025-03-26") {
@@ -685,7 +771,29 @@ impl Steps {
         {
             return invalid_request("initialize must not be part of a batch");
         }
-        answer_members(sdk, &parts, messages).await
+        // Each member's id is in flight in the session until the whole batch is answered.
+        let mut activities = Vec::new();
+        for message in &messages {
+            match self.in_session(session.as_deref(), Some(message)) {
+                Ok(activity) => activities.push(activity),
+                Err(refused) => return *refused,
+            }
+        }
+        let deadline = self.shared.answer_deadline("", None);
+        match tokio::time::timeout(deadline, answer_members(sdk, &parts, messages)).await {
+            Ok(response) => response,
+            Err(_elapsed) => {
+                self.metrics.record_refusal("answer_deadline");
+                rpc_failure(
+                    -32603,
+                    &format!(
+                        "the batch was not answered within {} s, its deadline",
+                        deadline.as_secs()
+                    ),
+                    None,
+                )
+            }
+        }
     }
 }
 
@@ -780,14 +888,24 @@ pub(super) async fn read_body(
     }
 }
 
-/// 503 for an `initialize` at the session cap with no idle session to close.
-fn too_many_sessions(id: Option<&Value>) -> Response<Body> {
-    refusal(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "5",
-        id,
-        "too many sessions open and none idle (server.max_sessions); retry later",
-    )
+/// An `initialize` at a session cap with no session to close: 503 at the server's, 429 at
+/// the client's own.
+fn too_many_sessions(id: Option<&Value>, full: Full) -> Response<Body> {
+    match full {
+        Full::Table => refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "5",
+            id,
+            "too many sessions open, each with a request in flight (server.max_sessions); retry later",
+        ),
+        Full::Client => refusal(
+            StatusCode::TOO_MANY_REQUESTS,
+            "1",
+            id,
+            "this client holds as many sessions as it may, each with a request in flight \
+             (server.max_sessions_per_client); end one (DELETE) or retry later",
+        ),
+    }
 }
 
 /// Tells `direct` about the session an `initialize` answered with `response` opened.
@@ -817,8 +935,71 @@ async fn forward(sdk: Sdk, request: Request<Body>) -> Response<Body> {
 }
 
 /// An SSE answer to one request, as the plain JSON response it carries: read until the
-/// message with the request's `id` arrives. Other answers are returned as they are.
-async fn as_json(response: Response<Body>, id: &Value) -> Response<Body> {
+/// message with the request's `id` arrives, within `deadline` (else an error for `id`).
+/// Other answers are returned as they are.
+async fn as_json(response: Response<Body>, id: &Value, deadline: Duration) -> Response<Body> {
+    match tokio::time::timeout(deadline, read_answer(response, id)).await {
+        Ok(response) => response,
+        Err(_elapsed) => json_answer(&deadline_error(id, deadline)),
+    }
+}
+
+/// The error that ends an answer at its deadline.
+fn deadline_error(id: &Value, deadline: Duration) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {
+        "code": -32603,
+        "message": format!(
+            "restmcp ended this request's answer at its deadline ({} s): the request did not \
+             finish in time",
+            deadline.as_secs()
+        ),
+    }})
+}
+
+fn json_answer(message: &Value) -> Response<Body> {
+    let mut response = Response::new(Body::from(message.to_string()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// An SSE answer that ends at `deadline`: if the stream is still open then, an event
+/// carrying an error for request `id` goes out last (and `expired` is told), so the
+/// client is answered and the connection freed. Any other answer is returned as it is.
+fn until(
+    response: Response<Body>,
+    deadline: Duration,
+    id: Value,
+    expired: impl FnOnce() + Send + 'static,
+) -> Response<Body> {
+    use futures_util::StreamExt as _;
+    let (parts, body) = response.into_parts();
+    let end = tokio::time::Instant::now() + deadline;
+    let events = body.into_data_stream();
+    let stream = futures_util::stream::unfold(
+        (Some(events), Some((id, expired))),
+        move |(events, last)| async move {
+            let mut events = events?;
+            match tokio::time::timeout_at(end, events.next()).await {
+                Ok(Some(chunk)) => Some((chunk, (Some(events), last))),
+                Ok(None) => None,
+                Err(_elapsed) => {
+                    let (id, expired) = last?;
+                    expired();
+                    tracing::warn!("an SSE answer reached its deadline and was ended");
+                    let event = format!("data: {}\n\n", deadline_error(&id, deadline));
+                    Some((Ok(Bytes::from(event)), (None, None)))
+                }
+            }
+        },
+    );
+    Response::from_parts(parts, Body::from_stream(stream))
+}
+
+/// [`as_json`] without its deadline.
+async fn read_answer(response: Response<Body>, id: &Value) -> Response<Body> {
     use futures_util::StreamExt as _;
     let is_stream = response
         .headers()
@@ -849,15 +1030,9 @@ async fn as_json(response: Response<Body>, id: &Value) -> Response<Body> {
             }
         }
     }
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {
+    json_answer(&json!({"jsonrpc": "2.0", "id": id, "error": {
         "code": -32603, "message": "the server ended the response stream without an answer"
-    }});
-    let mut response = Response::new(Body::from(body.to_string()));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    }}))
 }
 
 /// The JSON-RPC messages of a response body: plain JSON, or the `data:` lines of SSE.
@@ -897,4 +1072,66 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut response = Response::new(Body::from(text));
     *response.status_mut() = status;
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An SSE answer whose stream never ends (as the SDK's did for a repeated request id).
+    fn endless() -> Response<Body> {
+        let first = futures_util::stream::once(async {
+            Ok::<Bytes, Infallible>(Bytes::from_static(
+                b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n",
+            ))
+        });
+        let body = Body::from_stream(futures_util::StreamExt::chain(
+            first,
+            futures_util::stream::pending(),
+        ));
+        let mut response = Response::new(body);
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        response
+    }
+
+    #[tokio::test]
+    async fn an_sse_answer_ends_at_its_deadline_with_an_error_for_its_request() {
+        let told = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = told.clone();
+        let response = until(endless(), Duration::from_millis(200), json!(7), move || {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        let started = std::time::Instant::now();
+        let body = tokio::time::timeout(
+            Duration::from_secs(5),
+            axum::body::to_bytes(response.into_body(), usize::MAX),
+        )
+        .await
+        .expect("the stream ends")
+        .expect("body");
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains("notifications/progress"), "{text}");
+        let last = messages_in(&body);
+        assert_eq!(last.len(), 1, "{text}");
+        assert_eq!(last[0]["id"], 7);
+        assert!(
+            last[0]["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("deadline")),
+            "{text}"
+        );
+        assert!(told.load(std::sync::atomic::Ordering::SeqCst));
+        // A plain JSON answer that never comes is an error for its id too.
+        let answer = as_json(endless(), &json!(8), Duration::from_millis(100)).await;
+        let body = axum::body::to_bytes(answer.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        let message: Value = serde_json::from_slice(&body).expect("JSON");
+        assert_eq!(message["id"], 8);
+        assert!(message["error"].is_object(), "{message}");
+    }
 }

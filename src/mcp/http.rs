@@ -59,16 +59,15 @@ pub fn endpoint(
     manager.session_config.keep_alive = None;
     let sessions = Arc::new(manager);
     let table = settings.sessions.then(|| {
-        let table = SessionTable::new(
-            sessions.clone(),
-            settings.max_sessions,
-            Duration::from_secs(settings.session_idle_seconds),
-            metrics.clone(),
-        );
+        let table = SessionTable::new(sessions.clone(), settings, metrics.clone());
         table.spawn_expiry(stop.clone());
         table
     });
-    let streams = Streams::new(settings.max_sse_streams, metrics.clone());
+    let streams = Streams::new(
+        settings.max_sse_streams,
+        settings.max_streams_per_client,
+        metrics.clone(),
+    );
     let service = StreamableHttpService::new(
         move || Ok(McpServer::new(shared.clone(), Transport::StreamableHttp)),
         sessions.clone(),

@@ -21,7 +21,7 @@ use super::call::{AnswerBudget, CallRequest, Progress};
 use super::confirm::Asker;
 use super::listed::ListedTool;
 use super::sizes::{Framing, Transport};
-use crate::identity::Caller;
+use crate::identity::{Caller, Principal};
 use crate::telemetry::trace::TraceContext;
 use crate::upstream::CallContext;
 
@@ -33,6 +33,9 @@ pub struct McpServer {
     transport: Transport,
     /// The session's `logging/setLevel` (as a severity rank); no messages until it is set.
     log_level: Arc<Mutex<Option<u8>>>,
+    /// Who every request of this session comes from, when its transport carries no
+    /// request of its own to say (a legacy SSE session a static token opened).
+    principal: Option<Principal>,
 }
 
 impl McpServer {
@@ -41,7 +44,14 @@ impl McpServer {
             shared,
             transport,
             log_level: Arc::new(Mutex::new(None)),
+            principal: None,
         }
+    }
+
+    /// This server with every request of its session coming from `principal`.
+    pub fn for_principal(mut self, principal: Option<Principal>) -> McpServer {
+        self.principal = principal;
+        self
     }
 
     /// Tells the client about a finished call with `notifications/message`, when it asked
@@ -83,6 +93,9 @@ impl McpServer {
             .map(|parts| self.shared.current().dispatcher.context_of(&parts.headers))
             .unwrap_or_default();
         incoming.caller = parts.and_then(|parts| parts.extensions.get::<Arc<Caller>>().cloned());
+        incoming.principal = parts
+            .and_then(|parts| parts.extensions.get::<Principal>().cloned())
+            .or_else(|| self.principal.clone());
         incoming
     }
 }

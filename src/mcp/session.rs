@@ -12,12 +12,21 @@
 //!
 //! rmcp keeps sessions in its [`LocalSessionManager`] with no cap, and expires one only when
 //! its worker has seen no message for a while, which the calls the direct path answers
-//! never reach. [`SessionTable`] watches every request that names a session instead: it
-//! caps the sessions open at once (`server.max_sessions`; at the cap a new `initialize`
-//! closes the session idle the longest, and with none idle it is refused), and closes a
-//! session idle for `server.session_idle_seconds`. A session is idle while it has no
-//! request in flight and no open stream. rmcp's map stays the record of which sessions
-//! exist; the table adds when each was last active and what its handshake settled.
+//! never reach. [`SessionTable`] watches every request that names a session instead:
+//! - it caps the sessions open at once (`server.max_sessions`) and those of one client
+//!   (`server.max_sessions_per_client`; a client is its caller's pseudonym, else its
+//!   address). At a cap a new `initialize` closes a session first (at the client's own
+//!   cap, one of its own): one of the client holding the most, an idle one before one
+//!   with a stream open, the one unused the longest. A session with a request in flight is
+//!   never closed; with none to close, the `initialize` is refused;
+//! - it closes a session idle (no request in flight, no open stream) for
+//!   `server.session_idle_seconds`;
+//! - it knows the ids of each session's requests in flight, and refuses a second request
+//!   under one of them (rmcp would send both answers to the second, and the first
+//!   one's stream would never end).
+//!
+//! rmcp's map stays the record of which sessions exist; the table adds who opened each,
+//! when it was last active and what its handshake settled.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,6 +38,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::admission::ClientId;
 use super::jsonrpc;
 use crate::telemetry::metrics::Metrics;
 
@@ -107,11 +117,13 @@ impl Running {
     }
 }
 
-/// Sessions open, when each was last active and what its handshake settled (see the
-/// module documentation).
+/// Sessions open, when each was last active, who opened it and what its handshake settled
+/// (see the module documentation).
 pub struct SessionTable {
     manager: Arc<LocalSessionManager>,
     max: usize,
+    /// Sessions one client may hold; 0 = no per-client cap.
+    per_client: usize,
     idle: Duration,
     state: Mutex<State>,
     metrics: Arc<Metrics>,
@@ -122,27 +134,95 @@ pub struct SessionTable {
 #[derive(Default)]
 struct State {
     entries: HashMap<Arc<str>, Entry>,
-    /// `initialize` requests admitted whose session is not known yet.
-    pending: usize,
+    /// `initialize` requests admitted whose session is not known yet, per client.
+    pending: HashMap<ClientId, usize>,
+}
+
+impl State {
+    fn pending_total(&self) -> usize {
+        self.pending.values().sum()
+    }
+
+    fn held_by(&self, client: &ClientId) -> usize {
+        self.entries.values().filter(|e| e.owner == *client).count()
+            + self.pending.get(client).copied().unwrap_or(0)
+    }
+
+    /// The session to close to make room for `client`'s new one, among those with no
+    /// request in flight (its answer would be lost), and at `client`'s own cap among its
+    /// own: one of the client holding the most; of its sessions, an idle one (no stream
+    /// open) before one whose client keeps a stream open; then the one unused the
+    /// longest. So a flood of sessions closes the flooder's own, idle ones first, and
+    /// another client's only session goes last.
+    fn victim(&self, client: &ClientId, own_cap: bool) -> Option<Arc<str>> {
+        let mut held: HashMap<&ClientId, usize> = HashMap::new();
+        for entry in self.entries.values() {
+            *held.entry(&entry.owner).or_default() += 1;
+        }
+        self.entries
+            .iter()
+            .filter(|(_, entry)| entry.requests == 0 && (!own_cap || entry.owner == *client))
+            .max_by_key(|(_, entry)| {
+                (
+                    held.get(&entry.owner).copied().unwrap_or(0),
+                    entry.streams == 0,
+                    std::cmp::Reverse(entry.last_active),
+                )
+            })
+            .map(|(id, _)| id.clone())
+    }
 }
 
 struct Entry {
+    /// When it last had a request (or a stream) begin or end.
     last_active: Instant,
-    busy: usize,
+    /// Requests in flight.
+    requests: usize,
+    /// Streams open (GET streams; an SSE answer is a request).
+    streams: usize,
+    /// The ids (as JSON text) of the requests in flight: a second request under one of
+    /// them is refused, since the SDK would route both answers to the second and leave
+    /// the first one's stream open for ever.
+    ids: Vec<String>,
     /// Noted when the SDK's answer to `initialize` was read (plain JSON answers only).
     handshake: Option<Handshake>,
-    /// The authenticated client that opened it (a static token's `token:N` or an OAuth
-    /// caller's pseudonym): no one else may use it.
-    owner: Option<String>,
+    /// The client that opened it (its caller's pseudonym, else its address).
+    owner: ClientId,
+    /// Opened by an authenticated client: no one else may use it.
+    authenticated: bool,
 }
 
-/// The cap is full and every session is busy.
+impl Entry {
+    fn new(owner: ClientId, authenticated: bool) -> Entry {
+        Entry {
+            last_active: Instant::now(),
+            requests: 0,
+            streams: 0,
+            ids: Vec::new(),
+            handshake: None,
+            owner,
+            authenticated,
+        }
+    }
+}
+
+/// Why no room was made for a new session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Full {
+    /// The table is full and every session has a request in flight.
+    Table,
+    /// The client holds its share, each with a request in flight.
+    Client,
+}
+
+/// A request whose id is already in flight in its session.
 #[derive(Debug)]
-pub struct Full;
+pub struct DuplicateId;
 
 /// Room for one session being opened; returned (if unused) when dropped.
 pub struct Reservation {
     table: Arc<SessionTable>,
+    client: ClientId,
     used: bool,
 }
 
@@ -150,19 +230,25 @@ pub struct Reservation {
 pub struct Activity {
     table: Arc<SessionTable>,
     id: Arc<str>,
+    kind: Kind,
+}
+
+enum Kind {
+    Request(Option<String>),
+    Stream,
 }
 
 impl SessionTable {
     pub fn new(
         manager: Arc<LocalSessionManager>,
-        max: usize,
-        idle: Duration,
+        settings: &crate::config::ServerSettings,
         metrics: Arc<Metrics>,
     ) -> Arc<SessionTable> {
         Arc::new(SessionTable {
             manager,
-            max: max.max(1),
-            idle,
+            max: settings.max_sessions.max(1),
+            per_client: settings.max_sessions_per_client,
+            idle: Duration::from_secs(settings.session_idle_seconds),
             state: Mutex::default(),
             metrics,
             running: Running::default(),
@@ -188,80 +274,113 @@ impl SessionTable {
         self.len() == 0
     }
 
-    /// Marks session `id` active until the returned guard is dropped; `None` for a session
-    /// the table does not know.
-    pub fn activity(self: &Arc<Self>, id: &str) -> Option<Activity> {
+    /// Marks a request of session `id` in flight until the returned guard is dropped;
+    /// `Ok(None)` for a session the table does not know. `request` is the JSON-RPC id
+    /// (none for a notification or a DELETE): one already in flight is refused.
+    pub fn request(
+        self: &Arc<Self>,
+        id: &str,
+        request: Option<&Value>,
+    ) -> Result<Option<Activity>, DuplicateId> {
+        let mut state = self.state();
+        let Some(key) = state.entries.get_key_value(id).map(|(key, _)| key.clone()) else {
+            return Ok(None);
+        };
+        let Some(entry) = state.entries.get_mut(&key) else {
+            return Ok(None);
+        };
+        let request = request.map(Value::to_string);
+        if let Some(request) = &request {
+            if entry.ids.contains(request) {
+                self.metrics.record_refusal("duplicate_request_id");
+                return Err(DuplicateId);
+            }
+            entry.ids.push(request.clone());
+        }
+        entry.requests += 1;
+        entry.last_active = Instant::now();
+        Ok(Some(Activity {
+            table: self.clone(),
+            id: key.clone(),
+            kind: Kind::Request(request),
+        }))
+    }
+
+    /// Marks a stream of session `id` open until the returned guard is dropped; `None`
+    /// for a session the table does not know.
+    pub fn stream(self: &Arc<Self>, id: &str) -> Option<Activity> {
         let mut state = self.state();
         let key = state.entries.get_key_value(id)?.0.clone();
         let entry = state.entries.get_mut(&key)?;
-        entry.busy += 1;
+        entry.streams += 1;
         entry.last_active = Instant::now();
         Some(Activity {
             table: self.clone(),
-            id: key,
+            id: key.clone(),
+            kind: Kind::Stream,
         })
     }
 
-    /// Room for a new session: at the cap, the session idle the longest is closed first.
-    pub async fn reserve(self: &Arc<Self>) -> Result<Reservation, Full> {
+    /// Room for a new session of `client`: at the client's cap, its own session that has
+    /// gone without a request the longest is closed first; at the table's cap, one of the
+    /// client holding the most (see `State::victim`).
+    pub async fn reserve(self: &Arc<Self>, client: &ClientId) -> Result<Reservation, Full> {
         self.reconcile().await;
         let victim = {
             let mut state = self.state();
-            if state.entries.len() + state.pending < self.max {
-                state.pending += 1;
-                None
-            } else {
-                let oldest = state
-                    .entries
-                    .iter()
-                    .filter(|(_, entry)| entry.busy == 0)
-                    .min_by_key(|(_, entry)| entry.last_active)
-                    .map(|(id, _)| id.clone());
-                let Some(oldest) = oldest else {
-                    self.metrics.record_refusal("too_many_sessions");
-                    return Err(Full);
+            let own_cap = self.per_client > 0 && state.held_by(client) >= self.per_client;
+            let table_cap = state.entries.len() + state.pending_total() >= self.max;
+            let victim = if own_cap || table_cap {
+                let Some(victim) = state.victim(client, own_cap) else {
+                    let (reason, full) = match own_cap {
+                        true => ("too_many_client_sessions", Full::Client),
+                        false => ("too_many_sessions", Full::Table),
+                    };
+                    self.metrics.record_refusal(reason);
+                    return Err(full);
                 };
-                state.entries.remove(&oldest);
-                state.pending += 1;
-                Some(oldest)
-            }
+                state.entries.remove(&victim);
+                Some(victim)
+            } else {
+                None
+            };
+            *state.pending.entry(client.clone()).or_default() += 1;
+            victim
         };
         if let Some(victim) = victim {
             self.metrics.record_refusal("session_evicted");
-            tracing::debug!("closed the session idle the longest to make room for a new one");
+            tracing::debug!(
+                "closed a session that had gone without a request the longest to make room for a new one"
+            );
             let _ = self.manager.close_session(&victim).await;
         }
         Ok(Reservation {
             table: self.clone(),
+            client: client.clone(),
             used: false,
         })
     }
 
-    /// Session `id` was opened with `reservation` by `owner` (None: no authentication).
-    pub fn opened(&self, id: &str, mut reservation: Reservation, owner: Option<String>) {
+    /// Session `id` was opened with `reservation`; `authenticated`: its client presented
+    /// a token, and only that client may use it.
+    pub fn opened(&self, id: &str, mut reservation: Reservation, authenticated: bool) {
         reservation.used = true;
         let mut state = self.state();
-        state.pending = state.pending.saturating_sub(1);
+        release_pending(&mut state, &reservation.client);
         state.entries.insert(
             id.into(),
-            Entry {
-                last_active: Instant::now(),
-                busy: 0,
-                handshake: None,
-                owner,
-            },
+            Entry::new(reservation.client.clone(), authenticated),
         );
     }
 
     /// True when session `id` was opened by an authenticated client other than `client`:
     /// a session id is not a credential, so another user's request with it is refused as
     /// if the session did not exist.
-    pub fn owned_by_other(&self, id: &str, client: &str) -> bool {
+    pub fn owned_by_other(&self, id: &str, client: &ClientId) -> bool {
         self.state()
             .entries
             .get(id)
-            .and_then(|entry| entry.owner.as_deref())
-            .is_some_and(|owner| owner != client)
+            .is_some_and(|entry| entry.authenticated && entry.owner != *client)
     }
 
     /// Session `id` was ended by its client.
@@ -299,7 +418,7 @@ impl SessionTable {
     }
 
     /// Brings the table in line with rmcp's map: sessions that ended there are dropped, and
-    /// any the table missed are counted from now.
+    /// any the table missed are counted from now (as opened by no one in particular).
     async fn reconcile(&self) {
         let open = self.manager.sessions.read().await;
         let mut state = self.state();
@@ -307,21 +426,16 @@ impl SessionTable {
         if open.len() > state.entries.len() {
             for id in open.keys() {
                 if !state.entries.contains_key(&**id) {
-                    state.entries.insert(
-                        id.clone(),
-                        Entry {
-                            last_active: Instant::now(),
-                            busy: 0,
-                            handshake: None,
-                            owner: None,
-                        },
-                    );
+                    state
+                        .entries
+                        .insert(id.clone(), Entry::new(ClientId("unknown".into()), false));
                 }
             }
         }
     }
 
-    /// Closes every session idle for longer than the idle timeout.
+    /// Closes every session idle (no request in flight, no stream open) for longer than
+    /// the idle timeout.
     pub async fn expire(&self) {
         self.reconcile().await;
         let expired: Vec<Arc<str>> = {
@@ -330,7 +444,9 @@ impl SessionTable {
             let expired: Vec<Arc<str>> = state
                 .entries
                 .iter()
-                .filter(|(_, entry)| entry.busy == 0 && entry.last_active.elapsed() >= idle)
+                .filter(|(_, entry)| {
+                    entry.requests == 0 && entry.streams == 0 && entry.last_active.elapsed() >= idle
+                })
                 .map(|(id, _)| id.clone())
                 .collect();
             for id in &expired {
@@ -369,11 +485,19 @@ impl SessionTable {
     }
 }
 
+fn release_pending(state: &mut State, client: &ClientId) {
+    if let Some(count) = state.pending.get_mut(client) {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            state.pending.remove(client);
+        }
+    }
+}
+
 impl Drop for Reservation {
     fn drop(&mut self) {
         if !self.used {
-            let mut state = self.table.state();
-            state.pending = state.pending.saturating_sub(1);
+            release_pending(&mut self.table.state(), &self.client);
         }
     }
 }
@@ -382,7 +506,17 @@ impl Drop for Activity {
     fn drop(&mut self) {
         let mut state = self.table.state();
         if let Some(entry) = state.entries.get_mut(&self.id) {
-            entry.busy = entry.busy.saturating_sub(1);
+            match &self.kind {
+                Kind::Request(request) => {
+                    entry.requests = entry.requests.saturating_sub(1);
+                    if let Some(request) = request
+                        && let Some(at) = entry.ids.iter().position(|id| id == request)
+                    {
+                        entry.ids.swap_remove(at);
+                    }
+                }
+                Kind::Stream => entry.streams = entry.streams.saturating_sub(1),
+            }
             entry.last_active = Instant::now();
         }
     }

@@ -362,13 +362,40 @@ impl Shared {
         })
     }
 
-    /// Page sizes and message budgets.
+    /// How long the answer to a request may take, past which an SSE answer is ended with an
+    /// error: for a `tools/call` of a tool of the catalog, its time limit (and a human's
+    /// time to confirm it, when it needs that); for anything else (a discovery tool, an
+    /// alias, `tasks/get`), the longest of them. Plus a few seconds for the store.
+    pub(super) fn answer_deadline(&self, method: &str, tool: Option<&str>) -> std::time::Duration {
+        /// Room for the shared store's commands and the answer's own way out.
+        const GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+        let snapshot = self.current();
+        let dispatcher = &snapshot.dispatcher;
+        let known = tool
+            .filter(|_| method == "tools/call")
+            .and_then(|name| snapshot.catalog().get(name));
+        let (limit, confirms) = match known {
+            Some(tool) => (dispatcher.time_limit(tool), tool.route.needs_confirmation()),
+            None => (
+                dispatcher.longest_time_limit(),
+                tool.is_some_and(|name| snapshot.may_confirm(name)),
+            ),
+        };
+        let asking = if confirms {
+            self.confirmer.ttl()
+        } else {
+            std::time::Duration::ZERO
+        };
+        limit + asking + self.store.timeout() * 4 + GRACE
+    }
+
     /// Every OAuth scope some tool of the current tool set asks for (sorted): what a
     /// token may be granted here, beside `[server.oauth] scopes`.
     pub fn tool_scopes(&self) -> Vec<String> {
         self.current().scopes().scopes().to_vec()
     }
 
+    /// Page sizes and message budgets.
     pub fn limits(&self) -> &Limits {
         &self.limits
     }

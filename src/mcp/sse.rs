@@ -7,10 +7,13 @@
 //! newline-delimited JSON, exactly as on stdio.
 //!
 //! The bounds of `/mcp` hold here too: a stream takes a slot of [`Streams`] (503 at
-//! `server.max_sse_streams`), a POSTed body must arrive within
-//! `server.body_read_timeout_seconds` and `server.max_request_bytes`, and each request takes
-//! an [`Admission`] ticket for its client (the token, else the session) that is returned
-//! when its response goes out on the stream (429 past `server.max_in_flight_per_client`).
+//! `server.max_sse_streams`, 429 at `server.max_streams_per_client`), a POSTed body must
+//! arrive within `server.body_read_timeout_seconds` and `server.max_request_bytes`, and each
+//! request takes an [`Admission`] ticket for its client (its token's caller, else its
+//! address) that is returned when its response goes out on the stream (429 past
+//! `server.max_in_flight_per_client`). A session a client opened with a token is that
+//! client's: a request from anyone else naming it gets 404, and its calls are bound to that
+//! caller (idempotency keys, confirmations, handles).
 //!
 //! Every message is one SSE event, and the official Python SDK ends the session on an event
 //! over 1 MiB: results are cut to `server.max_message_bytes` ([`super::sizes`]), and an
@@ -42,6 +45,7 @@ use super::sizes::{Guarded, Transport, guard_line};
 use super::streams::Streams;
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
+use crate::identity::Principal;
 
 /// Open sessions: id → the channel feeding the session's server, and the tickets of its
 /// requests not answered yet.
@@ -53,6 +57,10 @@ struct Sessions {
 struct Legacy {
     sender: mpsc::Sender<String>,
     pending: Pending,
+    /// The client that opened it.
+    owner: ClientId,
+    /// Opened with a token: only that token's client may use it.
+    authenticated: bool,
 }
 
 /// Tickets by the JSON text of the request id.
@@ -104,6 +112,15 @@ fn new_session_id() -> String {
     format!("{a:016x}{b:016x}")
 }
 
+impl Sessions {
+    fn knows(&self, id: &str) -> bool {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(id)
+    }
+}
+
 /// Removes the session when its SSE stream is dropped (the client went away), which closes
 /// the pipe and ends the session's server.
 struct CloseOnDrop {
@@ -138,8 +155,11 @@ async fn open(State(state): State<SseState>, request: axum::extract::Request) ->
     if let Some(refused) = oauth_refusal(&request) {
         return refused;
     }
-    let Some(slot) = state.streams.open() else {
-        return state.streams.refusal();
+    let client = super::front::client_of(&request);
+    let principal = request.extensions().get::<Principal>().cloned();
+    let slot = match state.streams.open(&client) {
+        Ok(slot) => slot,
+        Err(why) => return state.streams.refusal(why),
     };
     let id = new_session_id();
     let (ours, theirs) = tokio::io::duplex(1 << 20);
@@ -157,6 +177,8 @@ async fn open(State(state): State<SseState>, request: axum::extract::Request) ->
             Legacy {
                 sender: to_server,
                 pending: pending.clone(),
+                owner: client,
+                authenticated: principal.is_some(),
             },
         );
     tokio::spawn(async move {
@@ -168,7 +190,8 @@ async fn open(State(state): State<SseState>, request: axum::extract::Request) ->
             }
         }
     });
-    let server = McpServer::new(state.shared.clone(), Transport::LegacySse);
+    let server =
+        McpServer::new(state.shared.clone(), Transport::LegacySse).for_principal(principal);
     let budget = state.shared.limits().budget(Transport::LegacySse, None);
     tokio::spawn(async move {
         if let Ok(running) = server.serve((server_read, server_write)).await {
@@ -246,21 +269,22 @@ async fn message(
     if let Some(refused) = oauth_refusal(&request) {
         return refused;
     }
+    let client = super::front::client_of(&request);
     let found = state
         .sessions
         .open
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .get(&query.session_id)
+        .filter(|legacy| !legacy.authenticated || legacy.owner == client)
         .map(|legacy| (legacy.sender.clone(), legacy.pending.clone()));
     let Some((sender, pending)) = found else {
+        if state.sessions.knows(&query.session_id) {
+            state.shared.metrics().record_refusal("foreign_session");
+            tracing::warn!("refused a request naming a session another client opened");
+        }
         return (StatusCode::NOT_FOUND, "Not Found: no such session").into_response();
     };
-    let client = request
-        .extensions()
-        .get::<ClientId>()
-        .cloned()
-        .unwrap_or_else(|| ClientId(format!("session:{}", query.session_id)));
     let body = match super::front::read_body(
         request.into_body(),
         state.max_body,

@@ -1,49 +1,121 @@
-//! The cap on long-lived event streams (Streamable HTTP GET streams,
-//! `subscriptions/listen`, legacy `/sse`), which no idle timeout closes.
+//! The caps on event streams, which no idle timeout closes: Streamable HTTP GET streams,
+//! `subscriptions/listen`, the SSE answers of POSTs and legacy `/sse` sessions. At most
+//! `server.max_sse_streams` are open at once (503 past it), and at most
+//! `server.max_streams_per_client` of one client (429 past it), so one client cannot take
+//! every stream, and with them every connection.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
+use axum::http::StatusCode;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::admission::ClientId;
 use crate::telemetry::metrics::Metrics;
 
-/// The cap on long-lived event streams.
+/// The caps on event streams.
 pub struct Streams {
     slots: Arc<Semaphore>,
     max: usize,
+    /// Streams per client; 0 = no per-client cap.
+    per_client: usize,
+    held: Mutex<HashMap<ClientId, usize>>,
     metrics: Arc<Metrics>,
 }
 
+/// One open stream, counted until it is dropped.
+pub struct Slot {
+    streams: Arc<Streams>,
+    client: ClientId,
+    _permit: OwnedSemaphorePermit,
+}
+
+/// Why a stream was not opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Every stream of the server is taken (503).
+    Full,
+    /// The client holds its share (429).
+    ClientFull,
+}
+
 impl Streams {
-    pub fn new(max: usize, metrics: Arc<Metrics>) -> Arc<Streams> {
+    /// `max` streams in all, `per_client` of one client (0: no per-client cap).
+    pub fn new(max: usize, per_client: usize, metrics: Arc<Metrics>) -> Arc<Streams> {
         Arc::new(Streams {
             slots: Arc::new(Semaphore::new(max.max(1))),
             max: max.max(1),
+            per_client,
+            held: Mutex::default(),
             metrics,
         })
     }
 
-    /// A slot for one stream, held until the stream ends; `None` at the cap.
-    pub fn open(&self) -> Option<OwnedSemaphorePermit> {
-        let slot = self.slots.clone().try_acquire_owned().ok();
-        if slot.is_none() {
-            self.metrics.record_refusal("too_many_streams");
+    /// A slot for one stream of `client`, held until the stream ends.
+    pub fn open(self: &Arc<Self>, client: &ClientId) -> Result<Slot, Refused> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let count = held.get(client).copied().unwrap_or(0);
+        if self.per_client > 0 && count >= self.per_client {
+            self.metrics.record_refusal("too_many_client_streams");
+            return Err(Refused::ClientFull);
         }
-        slot
+        let Ok(permit) = self.slots.clone().try_acquire_owned() else {
+            self.metrics.record_refusal("too_many_streams");
+            return Err(Refused::Full);
+        };
+        held.insert(client.clone(), count + 1);
+        Ok(Slot {
+            streams: self.clone(),
+            client: client.clone(),
+            _permit: permit,
+        })
     }
 
-    /// 503 for a stream refused at the cap.
-    pub fn refusal(&self) -> axum::response::Response {
+    /// The answer to a stream refused: 503 at the server's cap, 429 at the client's.
+    pub fn refusal(&self, why: Refused) -> axum::response::Response {
         use axum::response::IntoResponse as _;
-        (
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            [(axum::http::header::RETRY_AFTER, "5")],
-            format!(
-                "Service Unavailable: too many open event streams (server.max_sse_streams = {})",
-                self.max
+        let (status, retry, text) = match why {
+            Refused::Full => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "5",
+                format!(
+                    "Service Unavailable: too many open event streams (server.max_sse_streams = {})",
+                    self.max
+                ),
             ),
-        )
-            .into_response()
+            Refused::ClientFull => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "1",
+                format!(
+                    "Too Many Requests: this client has too many open event streams \
+                     (server.max_streams_per_client = {}); close one first",
+                    self.per_client
+                ),
+            ),
+        };
+        (status, [(axum::http::header::RETRY_AFTER, retry)], text).into_response()
+    }
+
+    /// Streams `client` holds now.
+    pub fn held_by(&self, client: &ClientId) -> usize {
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(client)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut held = self.streams.held.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = held.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                held.remove(&self.client);
+            }
+        }
     }
 }
 
@@ -52,12 +124,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn streams_are_capped_and_slots_come_back() {
-        let streams = Streams::new(2, Metrics::new());
-        let first = streams.open().expect("1st");
-        let _second = streams.open().expect("2nd");
-        assert!(streams.open().is_none(), "a third is refused");
+    fn streams_are_capped_in_all_and_per_client_and_slots_come_back() {
+        let streams = Streams::new(3, 2, Metrics::new());
+        let (a, b) = (ClientId("a".into()), ClientId("b".into()));
+        let first = streams.open(&a).expect("1st");
+        let _second = streams.open(&a).expect("2nd");
+        assert_eq!(streams.open(&a).err(), Some(Refused::ClientFull));
+        let _third = streams.open(&b).expect("b has its own share");
+        assert_eq!(streams.open(&b).err(), Some(Refused::Full), "all 3 taken");
         drop(first);
-        assert!(streams.open().is_some(), "a slot came back");
+        assert_eq!(streams.held_by(&a), 1);
+        assert!(streams.open(&b).is_ok(), "a slot came back");
+        let unlimited = Streams::new(10, 0, Metrics::new());
+        let held: Vec<Slot> = (0..10).filter_map(|_| unlimited.open(&a).ok()).collect();
+        assert_eq!(held.len(), 10, "0 = no per-client cap");
     }
 }

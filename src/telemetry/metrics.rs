@@ -79,11 +79,12 @@ pub struct CallRecord<'a> {
     pub upstream: Option<Duration>,
     pub bytes_sent: u64,
     pub bytes_received: u64,
-    /// The OAuth caller's pseudonym (`sub:…`), when the call had one.
+    /// The caller's pseudonym (an OAuth caller's `sub:…` or a static token's `tok:…`), when
+    /// the call had one.
     pub caller: Option<&'a str>,
 }
 
-/// OAuth callers counted one by one in `restmcp_caller_tool_calls_total`; the calls of
+/// Callers counted one by one in `restmcp_caller_tool_calls_total`; the calls of
 /// callers beyond them count under `caller="other"`, so a scrape stays bounded.
 pub const MAX_CALLER_SERIES: usize = 100;
 
@@ -99,7 +100,7 @@ pub struct Metrics {
     reloads: AtomicU64,
     reload_failures: AtomicU64,
     tools: AtomicU64,
-    /// Calls per OAuth caller pseudonym, for the first [`MAX_CALLER_SERIES`] callers.
+    /// Calls per caller pseudonym, for the first [`MAX_CALLER_SERIES`] callers.
     callers: Mutex<FxHashMap<String, u64>>,
     other_callers: AtomicU64,
 }
@@ -342,7 +343,7 @@ impl Metrics {
                 &mut out,
                 "restmcp_caller_tool_calls_total",
                 "counter",
-                "Tool calls by OAuth caller (its pseudonym, a hash of issuer and subject); callers past the first 100 count as \"other\".",
+                "Tool calls by caller (its pseudonym: a keyed hash of an OAuth caller's issuer and subject, or of a static token); callers past the first 100 count as \"other\".",
             );
             let mut sorted: Vec<(&String, &u64)> = callers.iter().collect();
             sorted.sort();

@@ -159,8 +159,10 @@ pub struct Dispatcher {
     exchanges: HashMap<String, Arc<dyn Exchange>>,
     auth: Arc<Authenticator>,
     /// Token buckets of the tools that have a rate limit: one shared by the callers
-    /// without an identity, and one per OAuth caller (by pseudonym), made on first call.
+    /// without an identity, and one per caller (by pseudonym), made on first call.
     buckets: HashMap<String, Limited>,
+    /// [`Dispatcher::longest_time_limit`], worked out when first asked.
+    longest: std::sync::OnceLock<Duration>,
 }
 
 /// Callers per tool whose buckets are kept; at the cap, the buckets that have refilled
@@ -317,6 +319,7 @@ impl Dispatcher {
             apis,
             auth: Arc::new(Authenticator::default()),
             buckets,
+            longest: std::sync::OnceLock::new(),
         })
     }
 
@@ -549,6 +552,27 @@ impl Dispatcher {
         Ok(Resumed::Done(called))
     }
 
+    /// The time limit of a call of `tool`: how long its upstream exchange (retries, and
+    /// following an operation the upstream accepted, included) may take.
+    pub fn time_limit(&self, tool: &crate::catalog::Tool) -> Duration {
+        self.settings_of(tool).1
+    }
+
+    /// The longest [`Dispatcher::time_limit`] of any tool of the catalog (the APIs'
+    /// defaults when it has none).
+    pub fn longest_time_limit(&self) -> Duration {
+        *self.longest.get_or_init(|| {
+            let defaults = self.apis.values().map(|settings| settings.timeout);
+            self.catalog
+                .tools()
+                .iter()
+                .map(|tool| self.time_limit(tool))
+                .chain(defaults)
+                .max()
+                .unwrap_or(UpstreamSettings::default().timeout)
+        })
+    }
+
     /// The API settings tool `tool` is called with, and its time limit.
     fn settings_of(&self, tool: &crate::catalog::Tool) -> (&UpstreamSettings, Duration) {
         static DEFAULTS: std::sync::OnceLock<UpstreamSettings> = std::sync::OnceLock::new();
@@ -602,7 +626,7 @@ impl Dispatcher {
         let name = tool.name.as_str();
         let api = tool.route.api.as_str();
         if let Some(limited) = self.buckets.get(name) {
-            let caller = context.caller.as_ref().map(|caller| caller.pseudonym());
+            let caller = Some(context.pseudonym()).filter(|name| !name.is_empty());
             if let Err(wait) = limited.take(caller, Instant::now()) {
                 return Called::unsent(
                     api,

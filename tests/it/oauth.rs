@@ -12,9 +12,10 @@ use crate::reload::Binary;
 
 const SHARED_SECRET: &str = "hs256-shared-secret-for-tests-4f1d";
 const STATIC_TOKEN: &str = "machine-token-8a21";
+const IDENTITY_KEY: &str = "the identity key of this deployment, 32+ bytes";
 
 fn config() -> String {
-    "[server]\nlisten = \"127.0.0.1:0\"\n\
+    "[server]\nlisten = \"127.0.0.1:0\"\nidentity_key_env = \"RESTMCP_TEST_IDENTITY_KEY\"\n\
      [server.auth]\ntokens_env = [\"RESTMCP_TEST_STATIC\"]\n\
      [server.oauth]\nresource = \"http://127.0.0.1/mcp\"\nissuers = [\"https://as.example\"]\n\
      scopes = [\"mcp:tools\"]\nalgorithms = [\"HS256\"]\nhmac_secret_env = \"RESTMCP_TEST_HMAC\"\n\
@@ -121,6 +122,7 @@ async fn a_tokens_scopes_decide_which_tools_it_lists_and_calls() {
         &[
             ("RESTMCP_TEST_HMAC", SHARED_SECRET),
             ("RESTMCP_TEST_STATIC", STATIC_TOKEN),
+            ("RESTMCP_TEST_IDENTITY_KEY", IDENTITY_KEY),
         ],
     )
     .await;
@@ -223,15 +225,11 @@ async fn a_tokens_scopes_decide_which_tools_it_lists_and_calls() {
     let (_, _, body) = post(&url, &writer, Some(&bob_session), get).await;
     assert_ne!(body["result"]["isError"], json!(true), "{body}");
 
-    // The call log names each caller by pseudonym, never by subject or token.
+    // The call log names each caller by pseudonym (keyed with the deployment's identity
+    // key), never by subject or token.
     let pseudonym = |subject: &str| {
-        restmcp::identity::Caller::new(
-            "https://as.example".into(),
-            subject.into(),
-            restmcp::secret::Secret::new(""),
-        )
-        .pseudonym()
-        .to_string()
+        restmcp::identity::Pseudonyms::new(IDENTITY_KEY.as_bytes())
+            .of_subject("https://as.example", subject)
     };
     assert!(
         binary

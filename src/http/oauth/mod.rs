@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::config::OAuthSettings;
-use crate::identity::Caller;
+use crate::identity::{Caller, Pseudonyms};
 use crate::secret::Secret;
 use cache::{TokenCache, Verdict};
 use issuer::{Issuer, KeySet, fetch_json};
@@ -81,6 +81,8 @@ pub struct ResourceServer {
     resource_name: Option<String>,
     cache: TokenCache,
     client: reqwest::Client,
+    /// Names each caller (see [`Pseudonyms`]).
+    pseudonyms: Arc<Pseudonyms>,
 }
 
 /// The claims read from a verified JWT (the rest are not needed).
@@ -96,10 +98,11 @@ struct Claims {
 }
 
 impl ResourceServer {
-    /// Reads the secrets `settings` names through `env`.
+    /// Reads the secrets `settings` names through `env`; callers are named by `pseudonyms`.
     pub fn new(
         settings: &OAuthSettings,
         env: impl Fn(&str) -> Option<String>,
+        pseudonyms: Arc<Pseudonyms>,
     ) -> Result<ResourceServer, OAuthError> {
         let secret = |key: &'static str, name: &str| match env(name) {
             Some(value) if !value.trim().is_empty() => Ok(Secret::new(value.trim())),
@@ -169,6 +172,7 @@ impl ResourceServer {
             resource_name: settings.resource_name.clone(),
             cache: TokenCache::new(cache::MAX_ENTRIES),
             client,
+            pseudonyms,
         })
     }
 
@@ -373,7 +377,7 @@ impl ResourceServer {
             .or_else(|| client_id.clone())
             .ok_or_else(|| Rejection::Invalid("the token names no subject".into()))?;
         let issuer = claims.iss.unwrap_or_else(|| issuer.to_string());
-        let mut caller = Caller::new(issuer, subject, Secret::new(token));
+        let mut caller = Caller::new(issuer, subject, Secret::new(token), &self.pseudonyms);
         caller.client_id = client_id;
         caller.scopes = scopes_of(claims.scope.as_ref().or(claims.scp.as_ref()));
         caller.expires_at = claims.exp.map(|exp| UNIX_EPOCH + Duration::from_secs(exp));

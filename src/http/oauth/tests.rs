@@ -128,8 +128,12 @@ fn settings(issuer: &str) -> OAuthSettings {
 }
 
 fn server(settings: &OAuthSettings) -> ResourceServer {
-    ResourceServer::new(settings, |name| (name == "SECRET").then(|| "s3cret".into()))
-        .expect("resource server")
+    ResourceServer::new(
+        settings,
+        |name| (name == "SECRET").then(|| "s3cret".into()),
+        Arc::new(crate::identity::Pseudonyms::random()),
+    )
+    .expect("resource server")
 }
 
 fn now() -> u64 {
@@ -334,7 +338,12 @@ async fn opaque_tokens_are_introspected_once_and_checked_for_audience_and_activi
     );
     // A wrong client secret is the operator's problem, told as unavailable, not as the
     // client's bad token.
-    let wrong = ResourceServer::new(&settings(&issuer), |_| Some("wrong".into())).expect("rs");
+    let wrong = ResourceServer::new(
+        &settings(&issuer),
+        |_| Some("wrong".into()),
+        Arc::new(crate::identity::Pseudonyms::random()),
+    )
+    .expect("rs");
     match wrong.authenticate("opaque-good").await {
         Err(Rejection::Unavailable(problem)) => {
             assert!(

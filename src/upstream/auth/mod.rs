@@ -83,16 +83,24 @@ pub struct CallContext {
     /// The user the call acts for, when the MCP request carried a validated OAuth access
     /// token (`[server.oauth]`): token exchange towards the upstream needs it.
     pub caller: Option<Arc<Caller>>,
+    /// Who the call comes from when its client authenticated (an OAuth caller, or a static
+    /// token of `[server.auth]`): what restmcp keeps per caller is bound to it.
+    pub principal: Option<crate::identity::Principal>,
     /// Told each status of a long-running operation the call waits for, for the MCP
     /// layer's progress notifications.
     pub operation_status: Option<Arc<tokio::sync::watch::Sender<String>>>,
 }
 
 impl CallContext {
-    /// The pseudonym of the OAuth caller the call acts for; empty without one. What
-    /// restmcp keeps per caller (idempotency keys, confirmations, handles) is bound to it.
+    /// The pseudonym of the caller the call comes from (an OAuth caller's or a static
+    /// token's); empty without authentication. What restmcp keeps per caller (idempotency
+    /// keys, confirmations, handles, rate limits) is bound to it.
     pub fn pseudonym(&self) -> &str {
-        self.caller.as_ref().map_or("", |caller| caller.pseudonym())
+        match (&self.principal, &self.caller) {
+            (Some(principal), _) => principal.as_str(),
+            (None, Some(caller)) => caller.pseudonym(),
+            (None, None) => "",
+        }
     }
 
     /// The headers of an HTTP request (values that are not visible ASCII are left out).
@@ -120,6 +128,7 @@ impl CallContext {
                 .collect(),
             bare_structured: false,
             caller: None,
+            principal: None,
             operation_status: None,
         }
     }

@@ -624,6 +624,7 @@ fn an_oauth2_scheme_without_client_credentials_needs_a_token_url() {
 fn context(headers: &[(&str, &str)]) -> CallContext {
     CallContext {
         caller: None,
+        principal: None,
         operation_status: None,
         trace: None,
         bare_structured: false,
@@ -1207,6 +1208,7 @@ fn user(subject: &str, token: &str, expires_in: Duration) -> crate::identity::Ca
         "https://as.example".into(),
         subject.into(),
         crate::secret::Secret::new(token),
+        &crate::identity::Pseudonyms::new(b"the identity key of these tests, 32+"),
     );
     caller.client_id = Some("mcp-client".into());
     caller.scopes = vec!["mcp:tools".into()];

@@ -9,7 +9,10 @@
 //!   request with two `Host` headers gets 400.
 //! * [`echo`]: nothing echoes what it should not (config errors, encoded secrets), and a reload
 //!   that hangs is abandoned.
+//! * [`clients`] (issue #34): a repeated request id, a client holding every session, stream or
+//!   in-flight slot, and static-token clients reaching each other's records.
 
+mod clients;
 mod echo;
 mod limits;
 mod refs;
