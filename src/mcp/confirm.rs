@@ -1,15 +1,16 @@
 //! Human confirmation of calls that change the world (issue #24). Before a call of a tool
 //! whose route needs it ([`crate::catalog::Route::needs_confirmation`]) sends its request,
 //! the user is asked through the protocol, shown what will happen rather than the model's
-//! summary of it (the API, the tool, the HTTP method, the resolved URL and the body,
-//! shortened), and the request goes out only on an accepting answer:
+//! summary of it (the API, the tool, the HTTP method, the resolved URL, the headers the
+//! arguments set and the body, shortened), and the request goes out only on an accepting
+//! answer:
 //! - initialize-based sessions (stdio, Streamable HTTP with sessions, legacy SSE): an
 //!   `elicitation/create` request (form mode) on the session, while the call waits;
 //! - 2026-07-28 (SEP-2322, multi round-trip requests): an `input_required` result carrying
 //!   the same question and a `requestState`; the client retries the call with the answer
 //!   and the state. The state is sealed with HMAC-SHA256 (rmcp's [`RequestStateCodec`]),
-//!   bound to the caller and to the exact request (method, URL, body) through associated
-//!   data, expires after `server.confirm.state_ttl_seconds`, and is redeemed once: a state
+//!   bound to the caller and to the exact request (method, URL, every header an argument
+//!   set, body) through associated data, expires after `server.confirm.state_ttl_seconds`, and is redeemed once: a state
 //!   that fails verification, or comes back a second time, is a JSON-RPC error (-32602)
 //!   and nothing is sent. Replicas sharing `server.confirm.state_key_env` accept each
 //!   other's states; the single use is remembered per process.
@@ -362,10 +363,16 @@ fn verdict_of(preview: &Preview<'_>, action: ElicitationAction) -> Verdict {
 
 /// What the user is asked: what will be sent, where, by which API.
 fn question(preview: &Preview<'_>) -> String {
-    let mut text = format!(
-        "Allow this request?\n\n{} {}\n\nAPI: {} · tool: {}",
-        preview.method, preview.url, preview.api, preview.tool
-    );
+    let mut text = format!("Allow this request?\n\n{} {}", preview.method, preview.url);
+    for (name, value) in &preview.headers {
+        // A header is one line: what a value could hide past a line break is shown escaped.
+        let value = crate::catalog::truncate_text(&value.escape_debug().to_string(), BODY_SHOWN);
+        text.push_str(&format!("\n{name}: {value}"));
+    }
+    text.push_str(&format!(
+        "\n\nAPI: {} · tool: {}",
+        preview.api, preview.tool
+    ));
     if let Some((media_type, body)) = preview.body {
         let body = String::from_utf8_lossy(body);
         let shown = crate::catalog::truncate_text(&body, BODY_SHOWN);
@@ -379,10 +386,11 @@ fn question(preview: &Preview<'_>) -> String {
     text
 }
 
-/// What a state is bound to: the caller and the exact request, hashed.
+/// What a state is bound to: the caller and the exact request (every header an argument
+/// set included), hashed.
 fn binding(preview: &Preview<'_>, caller: &str) -> Vec<u8> {
     let (media_type, body) = preview.body.unwrap_or(("", b""));
-    crate::digest::sha256_parts(&[
+    let mut parts: Vec<&[u8]> = vec![
         caller.as_bytes(),
         preview.api.as_bytes(),
         preview.tool.as_bytes(),
@@ -390,8 +398,12 @@ fn binding(preview: &Preview<'_>, caller: &str) -> Vec<u8> {
         preview.url.as_bytes(),
         media_type.as_bytes(),
         body,
-    ])
-    .to_vec()
+    ];
+    for (name, value) in &preview.headers {
+        parts.push(name.as_bytes());
+        parts.push(value.as_bytes());
+    }
+    crate::digest::sha256_parts(&parts).to_vec()
 }
 
 #[cfg(test)]
@@ -421,6 +433,7 @@ mod tests {
             tool: "deletePet",
             method: Method::Delete,
             url,
+            headers: Vec::new(),
             body: None,
         }
     }
@@ -486,6 +499,23 @@ mod tests {
                 .await;
             assert!(matches!(verdict, Verdict::Invalid(_)));
         }
+        // A state for one header value does not open the call with another.
+        let dry = Preview {
+            headers: vec![("X-Mode", "dry-run")],
+            ..preview("https://api.example/pets/1")
+        };
+        let dry_state = first_state(&c, &dry, "sub:a").await;
+        let purge = Preview {
+            headers: vec![("X-Mode", "purge-everything")],
+            ..preview("https://api.example/pets/1")
+        };
+        let verdict = c
+            .confirm_plain(&purge, rounds(Some(dry_state), accept()), "sub:a")
+            .await;
+        assert!(
+            matches!(verdict, Verdict::Invalid(_)),
+            "another header value"
+        );
         // The genuine one still works: refusals did not redeem it.
         let verdict = c
             .confirm_plain(&p, rounds(Some(state), accept()), "sub:a")
@@ -596,6 +626,18 @@ mod tests {
             Confirmer::new(&settings, store, |_| None),
             Err(ConfirmError::MissingKey(_))
         ));
+    }
+
+    #[test]
+    fn the_question_shows_every_header_an_argument_set_on_one_line() {
+        let p = Preview {
+            headers: vec![("X-Mode", "dry-run"), ("X-Note", "a\r\nX-Mode: purge")],
+            ..preview("https://api.example/pets/1")
+        };
+        let text = question(&p);
+        assert!(text.contains("\nX-Mode: dry-run\n"), "{text}");
+        assert!(text.contains("X-Note: a\\r\\nX-Mode: purge"), "{text}");
+        assert!(!text.contains("\nX-Mode: purge"), "{text}");
     }
 
     #[test]

@@ -990,12 +990,17 @@ fn generated_key() -> String {
 
 /// What a call is about to do, as a human confirming it is shown: the request as built
 /// from the arguments, before credentials are added (so no secret is in it).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Preview<'a> {
     pub api: &'a str,
     pub tool: &'a str,
     pub method: crate::spec::Method,
     pub url: &'a str,
+    /// The headers the request carries from its arguments (header and cookie arguments,
+    /// the body's `Content-Type`, an idempotency key the model gave), in order: everything
+    /// but what the exchange adds later (credentials, forwarded headers, trace context)
+    /// and an idempotency key restmcp made up (a new one each time the call is made).
+    pub headers: Vec<(&'a str, &'a str)>,
     /// The body and its media type, when the request has one.
     pub body: Option<(&'a str, &'a [u8])>,
 }
@@ -1049,11 +1054,26 @@ impl Ready<'_> {
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
             .map_or("application/octet-stream", |(_, value)| value.as_str());
+        let generated_key = self
+            .tool
+            .route
+            .idempotency
+            .as_ref()
+            .filter(|_| self.idempotency_key.is_none())
+            .map(|idempotency| idempotency.header.as_str());
+        let headers = self
+            .request
+            .headers
+            .iter()
+            .filter(|(name, _)| generated_key.is_none_or(|key| !name.eq_ignore_ascii_case(key)))
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
         Preview {
             api: &self.tool.route.api,
             tool: &self.tool.name,
             method: self.request.method,
             url: &self.request.url,
+            headers,
             body: self.request.body.as_deref().map(|body| (media_type, body)),
         }
     }

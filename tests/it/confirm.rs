@@ -385,3 +385,50 @@ async fn a_long_running_operation_is_followed_to_its_result_with_progress() {
     );
     client.cancel().await.expect("close");
 }
+
+#[tokio::test]
+async fn a_confirmation_covers_every_argument_header_and_cookie_ones_included() {
+    let upstream = crate::upstream::start().await;
+    let dir = project(
+        &config(&upstream.url()),
+        &[(
+            "confirm.overlay.yaml",
+            "tools:\n  getItem: {confirm: true}\n",
+        )],
+    );
+    let binary = Binary::start(dir.path()).await;
+    let sent = || upstream.counters.all.load(Ordering::SeqCst);
+    let dry = json!({"id": "7", "X-Trace": "dry-run", "session": "s-1"});
+    let asked = stateless(&binary.url, "getItem", json!({"arguments": dry})).await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    // The user sees every header the arguments set, not only the URL.
+    let message = result["inputRequests"]["confirm"]["params"]["message"]
+        .as_str()
+        .expect("message");
+    assert!(
+        message.contains("X-Trace: dry-run") && message.contains("session=s-1"),
+        "{message}"
+    );
+    let state = result["requestState"].as_str().expect("state").to_string();
+    let answer = |arguments: &Value| {
+        json!({"arguments": arguments, "requestState": state,
+               "inputResponses": {"confirm": {"action": "accept"}}})
+    };
+    let before = sent();
+    // What was confirmed was the dry run: another header or cookie value is refused.
+    for changed in [
+        json!({"id": "7", "X-Trace": "purge-everything", "session": "s-1"}),
+        json!({"id": "7", "X-Trace": "dry-run", "session": "admin"}),
+        json!({"id": "7", "session": "s-1"}),
+    ] {
+        let refused = stateless(&binary.url, "getItem", answer(&changed)).await;
+        assert_eq!(refused["error"]["code"], -32602, "{changed}: {refused}");
+    }
+    assert_eq!(sent(), before, "nothing was sent");
+    let done = stateless(&binary.url, "getItem", answer(&dry)).await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert_eq!(sent(), before + 1);
+    let echoed = done["result"]["structuredContent"]["headers"].clone();
+    assert_eq!(echoed["x-trace"], "dry-run", "{echoed}");
+}
