@@ -4,6 +4,8 @@
 use figment::value::magic::RelativePathBuf;
 use serde::{Deserialize, Serialize};
 
+use super::RateLimit;
+
 /// The MCP endpoint.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -176,6 +178,27 @@ pub struct OAuthSettings {
     /// Check tokens that are not JWTs with the issuer (RFC 7662).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub introspection: Option<IntrospectionSettings>,
+    /// Seconds an introspected token's "active" verdict is trusted before the
+    /// authorization server is asked again (at most until the token expires): how long a
+    /// revoked opaque token may still be accepted.
+    #[serde(default = "default_introspection_cache")]
+    pub introspection_cache_seconds: u64,
+    /// Introspections of tokens restmcp has no verdict on, per client (its address):
+    /// past it a request gets 429, and nothing is asked, so a client sending made-up
+    /// tokens cannot turn each request into a request to the authorization server.
+    #[serde(default = "default_introspection_rate")]
+    pub introspection_rate_limit: RateLimit,
+}
+
+fn default_introspection_cache() -> u64 {
+    30
+}
+
+fn default_introspection_rate() -> RateLimit {
+    RateLimit {
+        per_second: 1.0,
+        burst: Some(10),
+    }
 }
 
 impl OAuthSettings {

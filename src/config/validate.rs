@@ -521,6 +521,21 @@ fn validate_oauth(oauth: &super::OAuthSettings) -> Result<(), ConfigError> {
     if let Some(name) = &oauth.hmac_secret_env {
         env_name("hmac_secret_env", name)?;
     }
+    let rate = &oauth.introspection_rate_limit;
+    if !(rate.per_second.is_finite() && rate.per_second > 0.0) {
+        return Err(invalid(
+            "introspection_rate_limit.per_second",
+            &rate.per_second.to_string(),
+            "must be a number of introspections per second above 0",
+        ));
+    }
+    if oauth.introspection_cache_seconds > 3600 {
+        return Err(invalid(
+            "introspection_cache_seconds",
+            &oauth.introspection_cache_seconds.to_string(),
+            "must be at most 3600 (a revoked token would be accepted that long)",
+        ));
+    }
     if let Some(introspection) = &oauth.introspection {
         env_name(
             "introspection.client_secret_env",

@@ -358,8 +358,13 @@ impl Guard {
     }
 
     /// The request's client (and, for an OAuth token, its caller); `Ok(None)` when no
-    /// authentication is configured.
-    async fn authenticate(&self, headers: &HeaderMap) -> Result<Option<Client>, Refusal> {
+    /// authentication is configured. `peer` is who the request comes from until a token
+    /// says otherwise (for the introspection rate).
+    async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        peer: &ClientId,
+    ) -> Result<Option<Client>, Refusal> {
         if let Some(tokens) = &self.tokens
             && let Some(principal) = tokens.identify(headers)
         {
@@ -389,7 +394,7 @@ impl Guard {
                     .into(),
             });
         };
-        match oauth.authenticate(&token).await {
+        match oauth.authenticate(&token, &peer.0).await {
             Ok(caller) => {
                 let missing = caller.missing(oauth.required_scopes());
                 if !missing.is_empty() {
@@ -421,6 +426,13 @@ impl Guard {
                 refuse("auth_unavailable");
                 tracing::warn!("cannot check an access token now: {reason}");
                 Err(Refusal::Unavailable)
+            }
+            Err(Rejection::Throttled(wait)) => {
+                refuse("introspection_throttled");
+                tracing::info!(
+                    "refused to introspect another unknown token of one client (server.oauth.introspection_rate_limit)"
+                );
+                Err(Refusal::Throttled(wait))
             }
         }
     }
@@ -471,6 +483,8 @@ enum Refusal {
     },
     /// The authorization server cannot be asked about the token now.
     Unavailable,
+    /// The client asked about too many unknown tokens lately; retry after this long.
+    Throttled(Duration),
 }
 
 impl IntoResponse for Refusal {
@@ -525,6 +539,13 @@ impl IntoResponse for Refusal {
                 "Service Unavailable: the authorization server cannot be reached to check the token",
             )
                 .into_response(),
+            Refusal::Throttled(wait) => (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, wait.as_secs().max(1).to_string())],
+                "Too Many Requests: this client presented too many tokens restmcp did not know \
+                 lately (server.oauth.introspection_rate_limit); retry later with a valid one",
+            )
+                .into_response(),
         }
     }
 }
@@ -547,7 +568,14 @@ pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Ne
     if let Err(refusal) = guard.check(request.headers(), request.uri()) {
         return refusal.into_response();
     }
-    match guard.authenticate(request.headers()).await {
+    let peer = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map_or_else(
+            || ClientId("unknown".into()),
+            |info| ClientId::of_address(info.0.ip()),
+        );
+    match guard.authenticate(request.headers(), &peer).await {
         Ok(client) => {
             if let Some(client) = client {
                 let extensions = request.extensions_mut();
@@ -856,6 +884,11 @@ mod tests {
             jwks_refresh_seconds: 60,
             resource_name: None,
             introspection: None,
+            introspection_cache_seconds: 30,
+            introspection_rate_limit: crate::config::RateLimit {
+                per_second: 1.0,
+                burst: Some(10),
+            },
         };
         let pseudonyms = Arc::new(Pseudonyms::new(KEY));
         let oauth = ResourceServer::new(
@@ -879,6 +912,10 @@ mod tests {
             readiness,
             Metrics::new(),
         )
+    }
+
+    fn peer() -> ClientId {
+        ClientId("address:127.0.0.1".into())
     }
 
     fn hs256(scope: &str) -> String {
@@ -906,7 +943,7 @@ mod tests {
             let guard = &guard;
             async move {
                 let response = guard
-                    .authenticate(&headers)
+                    .authenticate(&headers, &peer())
                     .await
                     .err()
                     .expect("refused")
@@ -949,7 +986,10 @@ mod tests {
 
         let token = hs256("mcp:tools pets:read");
         let client = guard
-            .authenticate(&headers(&[("authorization", &format!("Bearer {token}"))]))
+            .authenticate(
+                &headers(&[("authorization", &format!("Bearer {token}"))]),
+                &peer(),
+            )
             .await
             .expect("accepted")
             .expect("a client");
@@ -963,7 +1003,10 @@ mod tests {
 
         // Machine clients keep their static tokens beside OAuth.
         let machine = guard
-            .authenticate(&headers(&[("authorization", "Bearer machine-token")]))
+            .authenticate(
+                &headers(&[("authorization", "Bearer machine-token")]),
+                &peer(),
+            )
             .await
             .expect("accepted")
             .expect("a client");

@@ -25,6 +25,7 @@ use super::validate::Validators;
 use super::{Content, ToolResult};
 use crate::catalog::{Catalog, ToolLimit};
 use crate::config::{Config, RateLimit};
+use crate::rate::{Bucket, Keyed};
 
 /// The tool name is not in the catalog: a protocol error, not a tool result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -169,87 +170,30 @@ pub struct Dispatcher {
 /// (the same as new ones) go, else the one least recently used.
 const MAX_CALLERS_PER_TOOL: usize = 10_000;
 
-/// A tool's rate limit: its configured size, the shared bucket and the callers' own.
+/// A tool's rate limit: the bucket shared by the callers without an identity, and each
+/// caller's own.
 struct Limited {
-    limit: RateLimit,
     shared: Mutex<Bucket>,
-    callers: Mutex<HashMap<String, Bucket>>,
+    callers: Keyed,
 }
 
 impl Limited {
     fn new(limit: &RateLimit) -> Limited {
         Limited {
-            limit: *limit,
-            shared: Mutex::new(Bucket::new(limit)),
-            callers: Mutex::new(HashMap::new()),
+            shared: Mutex::new(Bucket::new(limit.per_second, limit.burst())),
+            callers: Keyed::new(limit.per_second, limit.burst(), MAX_CALLERS_PER_TOOL),
         }
     }
 
     /// Takes a token from `caller`'s bucket (the shared one without a caller).
     fn take(&self, caller: Option<&str>, now: Instant) -> Result<(), Duration> {
-        let Some(caller) = caller else {
-            return self
+        match caller {
+            Some(caller) => self.callers.take(caller, now),
+            None => self
                 .shared
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .take(now);
-        };
-        let mut callers = self.callers.lock().unwrap_or_else(|p| p.into_inner());
-        if !callers.contains_key(caller) && callers.len() >= MAX_CALLERS_PER_TOOL {
-            callers.retain(|_, bucket| !bucket.is_full(now));
-            if callers.len() >= MAX_CALLERS_PER_TOOL
-                && let Some(oldest) = callers
-                    .iter()
-                    .min_by_key(|(_, bucket)| bucket.updated)
-                    .map(|(key, _)| key.clone())
-            {
-                callers.remove(&oldest);
-            }
-        }
-        callers
-            .entry(caller.to_string())
-            .or_insert_with(|| Bucket::new(&self.limit))
-            .take(now)
-    }
-}
-
-/// A token bucket (tokens refill continuously up to `burst`).
-struct Bucket {
-    per_second: f64,
-    burst: f64,
-    tokens: f64,
-    updated: Instant,
-}
-
-impl Bucket {
-    fn new(limit: &RateLimit) -> Bucket {
-        let burst = f64::from(limit.burst());
-        Bucket {
-            per_second: limit.per_second,
-            burst,
-            tokens: burst,
-            updated: Instant::now(),
-        }
-    }
-
-    /// True when the bucket has refilled by `now`: it is then the same as a new one.
-    fn is_full(&self, now: Instant) -> bool {
-        let elapsed = now.saturating_duration_since(self.updated).as_secs_f64();
-        self.tokens + elapsed * self.per_second >= self.burst
-    }
-
-    /// Takes a token, or says how long until one is available.
-    fn take(&mut self, now: Instant) -> Result<(), Duration> {
-        let elapsed = now.saturating_duration_since(self.updated).as_secs_f64();
-        self.tokens = (self.tokens + elapsed * self.per_second).min(self.burst);
-        self.updated = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            Ok(())
-        } else {
-            Err(Duration::from_secs_f64(
-                (1.0 - self.tokens) / self.per_second,
-            ))
+                .take(now),
         }
     }
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// floor names none of the others: `config` owns its own types, and `json`, `secret` and
 /// `http_client` are small cross-cutting helpers any floor may use.
 const FLOORS: &[&[&str]] = &[
-    &["config", "json", "secret", "http_client", "digest"],
+    &["config", "json", "secret", "http_client", "digest", "rate"],
     &["telemetry", "identity", "store"],
     &["spec"],
     &["schema"],

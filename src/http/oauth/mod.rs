@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 
 use crate::config::OAuthSettings;
 use crate::identity::{Caller, Pseudonyms};
+use crate::rate::Keyed;
 use crate::secret::Secret;
 use cache::{TokenCache, Verdict};
 use issuer::{Issuer, KeySet, fetch_json};
@@ -57,6 +58,9 @@ pub enum Rejection {
     /// The token could not be checked now: the authorization server's keys or its
     /// introspection endpoint cannot be reached (503).
     Unavailable(String),
+    /// The client asked about too many unknown tokens lately: nothing was asked, it may
+    /// try again after this long (429).
+    Throttled(Duration),
 }
 
 struct Introspection {
@@ -83,7 +87,15 @@ pub struct ResourceServer {
     client: reqwest::Client,
     /// Names each caller (see [`Pseudonyms`]).
     pseudonyms: Arc<Pseudonyms>,
+    /// Introspections of tokens without a verdict, per client
+    /// (`introspection_rate_limit`).
+    introspections: Keyed,
+    /// How long an introspected token's verdict is trusted (`introspection_cache_seconds`).
+    introspection_ttl: Duration,
 }
+
+/// Clients whose introspection buckets are kept (see [`Keyed`]).
+const MAX_INTROSPECTING_CLIENTS: usize = 10_000;
 
 /// The claims read from a verified JWT (the rest are not needed).
 #[derive(Deserialize)]
@@ -173,6 +185,12 @@ impl ResourceServer {
             cache: TokenCache::new(cache::MAX_ENTRIES),
             client,
             pseudonyms,
+            introspections: Keyed::new(
+                settings.introspection_rate_limit.per_second,
+                settings.introspection_rate_limit.burst(),
+                MAX_INTROSPECTING_CLIENTS,
+            ),
+            introspection_ttl: Duration::from_secs(settings.introspection_cache_seconds),
         })
     }
 
@@ -249,8 +267,12 @@ impl ResourceServer {
         }
     }
 
-    /// Checks `token`: the caller it identifies, or why not.
-    pub async fn authenticate(&self, token: &str) -> Result<Arc<Caller>, Rejection> {
+    /// Checks `token`, presented by `client` (its address: an unauthenticated client is
+    /// no one else yet): the caller it identifies, or why not. A token that is not a JWT
+    /// and has no verdict yet costs an introspection, at most `introspection_rate_limit`
+    /// of them per client; a verdict is kept (an active one at most
+    /// `introspection_cache_seconds`, a refusal 10 s).
+    pub async fn authenticate(&self, token: &str, client: &str) -> Result<Arc<Caller>, Rejection> {
         let now = Instant::now();
         let key = cache::digest(token);
         match self.cache.get(&key, now) {
@@ -269,8 +291,14 @@ impl ResourceServer {
                 "the token is not a JWT, and no introspection endpoint is configured".into(),
             ));
         };
+        if let Err(wait) = self.introspections.take(client, now) {
+            return Err(Rejection::Throttled(wait));
+        }
         match self.introspect(introspection, token).await {
-            Ok(caller) => Ok(self.remember(key, caller, 0, now)),
+            Ok(caller) => {
+                let until = now + self.introspection_ttl;
+                Ok(self.remember_until(key, caller, 0, now, Some(until)))
+            }
             Err(Rejection::Invalid(reason)) => {
                 self.cache.put(
                     key,
@@ -287,8 +315,21 @@ impl ResourceServer {
     /// Caches `caller` as the verdict on the token with digest `key` until it expires
     /// (a minute without `exp`).
     fn remember(&self, key: [u8; 32], caller: Caller, keys: u64, now: Instant) -> Arc<Caller> {
+        self.remember_until(key, caller, keys, now, None)
+    }
+
+    /// [`ResourceServer::remember`], at most until `at_most`.
+    fn remember_until(
+        &self,
+        key: [u8; 32],
+        caller: Caller,
+        keys: u64,
+        now: Instant,
+        at_most: Option<Instant>,
+    ) -> Arc<Caller> {
         let caller = Arc::new(caller);
         let until = now + remaining(caller.expires_at).unwrap_or(NO_EXPIRY_TTL);
+        let until = at_most.map_or(until, |at_most| until.min(at_most));
         let verdict = Verdict::Valid {
             caller: caller.clone(),
             keys,

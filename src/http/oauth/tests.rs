@@ -124,8 +124,16 @@ fn settings(issuer: &str) -> OAuthSettings {
             client_secret_env: "SECRET".into(),
             url: None,
         }),
+        introspection_cache_seconds: 30,
+        introspection_rate_limit: crate::config::RateLimit {
+            per_second: 1.0,
+            burst: Some(10),
+        },
     }
 }
+
+/// The client every test token comes from.
+const CLIENT: &str = "address:127.0.0.1";
 
 fn server(settings: &OAuthSettings) -> ResourceServer {
     ResourceServer::new(
@@ -175,7 +183,7 @@ async fn a_signed_token_for_this_resource_names_its_caller_and_scopes() {
     let (issuer, state) = authorization_server().await;
     let rs = server(&settings(&issuer));
     let caller = rs
-        .authenticate(&token("a", &issuer, json!({})))
+        .authenticate(&token("a", &issuer, json!({})), CLIENT)
         .await
         .expect("valid");
     assert_eq!(caller.subject(), "alice");
@@ -183,7 +191,7 @@ async fn a_signed_token_for_this_resource_names_its_caller_and_scopes() {
     assert_eq!(caller.scopes, ["mcp:tools", "pets:read"]);
     assert!(caller.pseudonym().starts_with("sub:"));
     // The verdict is cached: the second check fetches nothing and verifies nothing new.
-    rs.authenticate(&token("a", &issuer, json!({})))
+    rs.authenticate(&token("a", &issuer, json!({})), CLIENT)
         .await
         .expect("valid");
     assert_eq!(state.jwks_fetches.load(Ordering::SeqCst), 1);
@@ -194,7 +202,7 @@ async fn a_signed_token_for_this_resource_names_its_caller_and_scopes() {
             "a",
             &issuer,
             json!({"scope": null, "scp": ["mcp:tools"], "aud": [format!("{RESOURCE}/"), "other"]}),
-        ))
+        ), CLIENT)
         .await
         .expect("valid");
     assert_eq!(caller.scopes, ["mcp:tools"]);
@@ -205,31 +213,30 @@ async fn tokens_for_another_audience_expired_unsigned_or_from_elsewhere_are_refu
     let (issuer, _state) = authorization_server().await;
     let rs = server(&settings(&issuer));
     let reason = invalid(
-        rs.authenticate(&token(
-            "a",
-            &issuer,
-            json!({"aud": "https://other.example/mcp"}),
-        ))
+        rs.authenticate(
+            &token("a", &issuer, json!({"aud": "https://other.example/mcp"})),
+            CLIENT,
+        )
         .await,
     );
     assert!(reason.contains("aud"), "{reason}");
     let reason = invalid(
-        rs.authenticate(&token("a", &issuer, json!({"exp": now() - 5})))
+        rs.authenticate(&token("a", &issuer, json!({"exp": now() - 5})), CLIENT)
             .await,
     );
     assert!(reason.contains("expired"), "{reason}");
     let reason = invalid(
-        rs.authenticate(&token("a", &issuer, json!({"nbf": now() + 600})))
+        rs.authenticate(&token("a", &issuer, json!({"nbf": now() + 600})), CLIENT)
             .await,
     );
     assert!(reason.contains("not valid yet"), "{reason}");
     let reason = invalid(
-        rs.authenticate(&token("a", "https://evil.example", json!({})))
+        rs.authenticate(&token("a", "https://evil.example", json!({})), CLIENT)
             .await,
     );
     assert!(reason.contains("issuer"), "{reason}");
     let reason = invalid(
-        rs.authenticate(&token("a", &issuer, json!({"aud": null})))
+        rs.authenticate(&token("a", &issuer, json!({"aud": null})), CLIENT)
             .await,
     );
     assert!(reason.contains("claim"), "{reason}");
@@ -242,7 +249,10 @@ async fn tokens_for_another_audience_expired_unsigned_or_from_elsewhere_are_refu
         &base64::engine::general_purpose::URL_SAFE_NO_PAD,
         br#"{"alg":"none","typ":"JWT"}"#,
     );
-    invalid(rs.authenticate(&format!("{none_header}.{payload}.")).await);
+    invalid(
+        rs.authenticate(&format!("{none_header}.{payload}."), CLIENT)
+            .await,
+    );
     // HS256 "signed" with the public key (algorithm confusion): HMAC is not configured.
     let mut header = Header::new(jsonwebtoken::Algorithm::HS256);
     header.kid = Some("key-a".into());
@@ -252,7 +262,7 @@ async fn tokens_for_another_audience_expired_unsigned_or_from_elsewhere_are_refu
         &EncodingKey::from_secret(jwks("a").to_string().as_bytes()),
     )
     .expect("sign");
-    let reason = invalid(rs.authenticate(&confused).await);
+    let reason = invalid(rs.authenticate(&confused, CLIENT).await);
     assert!(reason.contains("HS256"), "{reason}");
     // A payload changed after signing.
     let (head, rest) = signed.split_once('.').expect("jwt");
@@ -263,12 +273,15 @@ async fn tokens_for_another_audience_expired_unsigned_or_from_elsewhere_are_refu
             .to_string(),
     );
     let reason = invalid(
-        rs.authenticate(&format!("{head}.{forged_payload}.{signature}"))
+        rs.authenticate(&format!("{head}.{forged_payload}.{signature}"), CLIENT)
             .await,
     );
     assert!(reason.contains("signature"), "{reason}");
     // Signed by a key the issuer does not publish.
-    let reason = invalid(rs.authenticate(&token("b", &issuer, json!({}))).await);
+    let reason = invalid(
+        rs.authenticate(&token("b", &issuer, json!({})), CLIENT)
+            .await,
+    );
     assert!(reason.contains("does not publish"), "{reason}");
 }
 
@@ -277,13 +290,15 @@ async fn a_rotated_key_is_fetched_once_and_the_retired_key_stops_working() {
     let (issuer, state) = authorization_server().await;
     let rs = server(&settings(&issuer));
     let old = token("a", &issuer, json!({}));
-    rs.authenticate(&old).await.expect("valid before rotation");
+    rs.authenticate(&old, CLIENT)
+        .await
+        .expect("valid before rotation");
     *state.jwks.lock().expect("lock") = jwks("b");
-    rs.authenticate(&token("b", &issuer, json!({})))
+    rs.authenticate(&token("b", &issuer, json!({})), CLIENT)
         .await
         .expect("the new key is fetched on its unknown kid");
     assert_eq!(state.jwks_fetches.load(Ordering::SeqCst), 2);
-    let reason = invalid(rs.authenticate(&old).await);
+    let reason = invalid(rs.authenticate(&old, CLIENT).await);
     assert!(reason.contains("does not publish"), "{reason}");
 }
 
@@ -297,7 +312,10 @@ async fn unknown_keys_refetch_the_key_set_at_most_once_per_interval() {
     rs.warm().await;
     assert_eq!(state.jwks_fetches.load(Ordering::SeqCst), 1);
     for _ in 0..5 {
-        invalid(rs.authenticate(&token("b", &issuer, json!({}))).await);
+        invalid(
+            rs.authenticate(&token("b", &issuer, json!({})), CLIENT)
+                .await,
+        );
     }
     assert_eq!(
         state.jwks_fetches.load(Ordering::SeqCst),
@@ -321,16 +339,21 @@ async fn opaque_tokens_are_introspected_once_and_checked_for_audience_and_activi
             json!({"active": true, "sub": "bob", "aud": "https://other.example", "exp": now() + 300}),
         ),
     ]);
-    let caller = rs.authenticate("opaque-good").await.expect("active");
+    let caller = rs
+        .authenticate("opaque-good", CLIENT)
+        .await
+        .expect("active");
     assert_eq!(caller.subject(), "bob");
     assert_eq!(caller.scopes, ["mcp:tools"]);
-    rs.authenticate("opaque-good").await.expect("cached");
+    rs.authenticate("opaque-good", CLIENT)
+        .await
+        .expect("cached");
     assert_eq!(state.introspections.load(Ordering::SeqCst), 1);
-    let reason = invalid(rs.authenticate("opaque-elsewhere").await);
+    let reason = invalid(rs.authenticate("opaque-elsewhere", CLIENT).await);
     assert!(reason.contains("aud"), "{reason}");
-    let reason = invalid(rs.authenticate("opaque-unknown").await);
+    let reason = invalid(rs.authenticate("opaque-unknown", CLIENT).await);
     assert!(reason.contains("not active"), "{reason}");
-    invalid(rs.authenticate("opaque-unknown").await);
+    invalid(rs.authenticate("opaque-unknown", CLIENT).await);
     assert_eq!(
         state.introspections.load(Ordering::SeqCst),
         3,
@@ -344,7 +367,7 @@ async fn opaque_tokens_are_introspected_once_and_checked_for_audience_and_activi
         Arc::new(crate::identity::Pseudonyms::random()),
     )
     .expect("rs");
-    match wrong.authenticate("opaque-good").await {
+    match wrong.authenticate("opaque-good", CLIENT).await {
         Err(Rejection::Unavailable(problem)) => {
             assert!(
                 problem.contains("401") && !problem.contains("wrong"),
@@ -361,7 +384,10 @@ async fn an_unreachable_issuer_makes_tokens_uncheckable_not_invalid() {
     let issuer = format!("http://{}", listener.local_addr().expect("addr"));
     drop(listener);
     let rs = server(&settings(&issuer));
-    match rs.authenticate(&token("a", &issuer, json!({}))).await {
+    match rs
+        .authenticate(&token("a", &issuer, json!({})), CLIENT)
+        .await
+    {
         Err(Rejection::Unavailable(problem)) => assert!(problem.contains(&issuer), "{problem}"),
         other => panic!("{other:?}"),
     }
@@ -398,4 +424,71 @@ fn metadata_and_challenges_point_clients_to_the_authorization_servers() {
         rs.challenge(Some(("invalid_token", "bad \"quote\"\n")), &[]),
         r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="bad 'quote'?""#
     );
+}
+
+#[tokio::test]
+async fn unknown_tokens_cost_each_client_a_bounded_rate_of_introspections() {
+    let (issuer, state) = authorization_server().await;
+    let mut settings = settings(&issuer);
+    settings.introspection_rate_limit = crate::config::RateLimit {
+        per_second: 0.01,
+        burst: Some(3),
+    };
+    let rs = server(&settings);
+    // A flood of made-up tokens from one address: three introspections, then 429s that ask
+    // nothing of the authorization server.
+    let mut throttled = 0;
+    for n in 0..50 {
+        match rs.authenticate(&format!("made-up-{n}"), CLIENT).await {
+            Err(Rejection::Invalid(_)) => {}
+            Err(Rejection::Throttled(wait)) => {
+                assert!(wait > std::time::Duration::from_secs(1), "{wait:?}");
+                throttled += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(throttled, 47);
+    assert_eq!(state.introspections.load(Ordering::SeqCst), 3);
+    // Another address has its own allowance; a known verdict costs nothing.
+    state.opaque.lock().expect("lock").insert(
+        "opaque-good".to_string(),
+        json!({"active": true, "sub": "bob", "aud": RESOURCE, "iss": issuer, "exp": now() + 300}),
+    );
+    rs.authenticate("opaque-good", "address:192.0.2.9")
+        .await
+        .expect("another client is served");
+    assert_eq!(state.introspections.load(Ordering::SeqCst), 4);
+    rs.authenticate("opaque-good", CLIENT)
+        .await
+        .expect("cached: the throttled client is served from the verdict");
+    assert_eq!(state.introspections.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn a_revoked_opaque_token_is_refused_once_its_verdict_is_older_than_the_cache_time() {
+    let (issuer, state) = authorization_server().await;
+    let mut settings = settings(&issuer);
+    settings.introspection_cache_seconds = 1;
+    let rs = server(&settings);
+    state.opaque.lock().expect("lock").insert(
+        "opaque-good".to_string(),
+        json!({"active": true, "sub": "bob", "aud": RESOURCE, "iss": issuer, "exp": now() + 3600}),
+    );
+    rs.authenticate("opaque-good", CLIENT)
+        .await
+        .expect("active");
+    // Revoked at the authorization server: trusted from the cache for at most a second.
+    state
+        .opaque
+        .lock()
+        .expect("lock")
+        .insert("opaque-good".to_string(), json!({"active": false}));
+    rs.authenticate("opaque-good", CLIENT)
+        .await
+        .expect("still cached");
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let reason = invalid(rs.authenticate("opaque-good", CLIENT).await);
+    assert!(reason.contains("not active"), "{reason}");
+    assert_eq!(state.introspections.load(Ordering::SeqCst), 2);
 }
