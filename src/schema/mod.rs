@@ -405,9 +405,10 @@ impl<'d, 'g> Session<'d, 'g> {
                 _ => self.emit_content(doc, node, depth),
             },
             other => {
+                let shown = self.graph.docs().shown(doc, other);
                 self.notes
                     .invalid
-                    .push(format!("{other} is not a schema; replaced by {{}}"));
+                    .push(format!("{shown} is not a schema; replaced by {{}}"));
                 json!({})
             }
         }
@@ -671,7 +672,7 @@ impl<'d, 'g> Session<'d, 'g> {
                     if let Some(t) = translate_type(value, nullable) {
                         out.insert("type".into(), t);
                     } else {
-                        self.notes.invalid.push(format!("type {value} removed"));
+                        self.invalid_value(doc, key, value);
                     }
                 }
                 "format" => {
@@ -742,7 +743,7 @@ impl<'d, 'g> Session<'d, 'g> {
                     if well_formed {
                         out.insert(key.clone(), value.clone());
                     } else {
-                        self.notes.invalid.push(format!("{key}: {value} removed"));
+                        self.invalid_value(doc, key, value);
                     }
                 }
                 "additionalProperties" | "unevaluatedProperties" | "unevaluatedItems" => {
@@ -752,7 +753,7 @@ impl<'d, 'g> Session<'d, 'g> {
                         Value::Bool(_) | Value::Object(_) => {
                             out.insert(key.clone(), self.emit(doc, value, depth + 1));
                         }
-                        _ => self.notes.invalid.push(format!("{key}: {value} removed")),
+                        _ => self.invalid_value(doc, key, value),
                     }
                 }
                 "items" => match value {
@@ -764,7 +765,7 @@ impl<'d, 'g> Session<'d, 'g> {
                     Value::Object(_) | Value::Bool(_) => {
                         out.insert(key.clone(), self.emit(doc, value, depth + 1));
                     }
-                    _ => self.notes.invalid.push(format!("items: {value} removed")),
+                    _ => self.invalid_value(doc, "items", value),
                 },
                 "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
                     if let Value::Array(list) = value {
@@ -850,7 +851,7 @@ impl<'d, 'g> Session<'d, 'g> {
                         Some(n) => {
                             out.insert(key.clone(), json!(n));
                         }
-                        None => self.notes.invalid.push(format!("{key}: {value} removed")),
+                        None => self.invalid_value(doc, key, value),
                     }
                 }
                 "title" | "description" | "default" | "deprecated" | "readOnly" | "writeOnly"
@@ -911,6 +912,12 @@ impl<'d, 'g> Session<'d, 'g> {
             out = make_nullable(out);
         }
         out
+    }
+
+    /// Notes a keyword whose value is not valid where it stands, and so was removed.
+    fn invalid_value(&mut self, doc: DocId, key: &str, value: &Value) {
+        let shown = self.graph.docs().shown(doc, value);
+        self.notes.invalid.push(format!("{key}: {shown} removed"));
     }
 
     fn excluded_flag(&self) -> &'static str {

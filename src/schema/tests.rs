@@ -726,8 +726,8 @@ fn invalid_types_are_removed_and_noted() {
     assert_eq!(
         t.notes.invalid,
         vec![
-            "type \"file\" removed".to_string(),
-            "type \"int\" removed".to_string()
+            "type: \"file\" removed".to_string(),
+            "type: \"int\" removed".to_string()
         ]
     );
 }

@@ -237,6 +237,22 @@ impl DocumentSet {
         &self.docs[id]
     }
 
+    /// `value`, found in document `doc`, as a message may show it. A value of the root
+    /// document (the spec the configuration names) is shown as JSON; a value of a
+    /// referenced document only by its kind and file (`a string in notes.txt`): a `$ref`
+    /// may reach any file of the spec's place, and `restmcp check` and errors never print
+    /// what a referenced document holds.
+    pub fn shown(&self, doc: DocId, value: &Value) -> String {
+        if doc == 0 {
+            return value.to_string();
+        }
+        let name = self
+            .docs
+            .get(doc)
+            .map_or("a referenced document", |d| d.name.as_str());
+        format!("{} in {name}", crate::json::kind(value))
+    }
+
     pub fn len(&self) -> usize {
         self.docs.len()
     }

@@ -88,7 +88,7 @@ fn parameter<'a>(
         .ok_or_else(|| {
             format!(
                 "{pointer}: parameter \"{name}\" has \"in\": {} (expected path, query, header or cookie)",
-                value.get("in").unwrap_or(&Value::Null)
+                docs.shown(raw.doc, value.get("in").unwrap_or(&Value::Null))
             )
         })?;
     if location == ParamLocation::Header && paths::is_reserved_header(name) {
@@ -98,7 +98,10 @@ fn parameter<'a>(
         return Ok(None);
     }
     let style = match value.get("style").and_then(Value::as_str) {
-        Some(s) => Style::parse(s).ok_or_else(|| format!("{pointer}: unknown style \"{s}\""))?,
+        Some(s) => Style::parse(s).ok_or_else(|| {
+            let shown = docs.shown(raw.doc, &Value::String(s.to_string()));
+            format!("{pointer}: unknown style {shown}")
+        })?,
         None => Style::default_for(location),
     };
     let (schema, content_type) = match (value.get("schema"), value.get("content")) {

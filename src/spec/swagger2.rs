@@ -115,8 +115,9 @@ fn translate<'a>(
                     .filter(|l| *l != ParamLocation::Cookie)
                     .ok_or_else(|| {
                         format!(
-                            "{}: parameter \"{name}\" has \"in\": \"{location}\" (expected path, query, header, body or formData)",
-                            param.pointer
+                            "{}: parameter \"{name}\" has \"in\": {} (expected path, query, header, body or formData)",
+                            param.pointer,
+                            docs.shown(param.doc, &Value::String(location.to_string()))
                         )
                     })?;
                 // Swagger 2.0 has no rule setting `Accept`, `Content-Type` or

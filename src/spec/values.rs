@@ -81,7 +81,8 @@ fn resolve_in(
         Value::Object(map) => match map.get("$ref") {
             Some(reference) => {
                 let Some(reference) = reference.as_str() else {
-                    return Err(format!("\"$ref\": {reference} is not a reference"));
+                    let shown = docs.shown(doc, reference);
+                    return Err(format!("\"$ref\": {shown} is not a reference"));
                 };
                 let (target_doc, example) = example_value(docs, doc, reference)?;
                 resolve_in(docs, target_doc, example, depth + 1, nodes)

@@ -433,3 +433,80 @@ async fn a_yaml_alias_bomb_split_over_files_is_bounded_by_one_budget() {
         "{problem}"
     );
 }
+
+/// Issue #34 item 12: a file inside the spec's directory that is not a schema (a text file,
+/// a YAML file of settings) is read when the spec references it, but `restmcp check` says
+/// what it found there by kind and file, never by its contents.
+#[test]
+fn files_a_spec_references_in_its_directory_are_described_by_check_never_quoted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("notes.txt"),
+        format!("password = {SECRET}\nsecond line\n"),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("settings.yaml"),
+        format!(
+            "things:\n  type: {SECRET}-type\n  maxLength: {SECRET}-length\n  items: {SECRET}-items\n\
+             param:\n  name: token\n  in: {SECRET}-in\n\
+             example:\n  value: {{$ref: 7}}\n"
+        ),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("api.yaml"),
+        r##"openapi: 3.0.3
+info: {title: T, version: "1"}
+servers: [{url: "http://127.0.0.1:9"}]
+paths:
+  /a:
+    get:
+      operationId: getA
+      parameters:
+        - {name: q, in: query, schema: {$ref: "./notes.txt"}}
+        - {name: r, in: query, schema: {$ref: "./settings.yaml#/things"}}
+        - name: s
+          in: query
+          schema: {type: string, example: {$ref: "./settings.yaml#/example"}}
+      responses: {"200": {description: ok}}
+  /b:
+    get:
+      operationId: getB
+      parameters: [{$ref: "./settings.yaml#/param"}]
+      responses: {"200": {description: ok}}
+"##,
+    )
+    .expect("write");
+    for json in [false, true] {
+        let mut args = vec!["check", "--spec", "api.yaml"];
+        if json {
+            args.push("--json");
+        }
+        let output = restmcp(&args, dir.path());
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !stdout.contains(SECRET) && !stderr.contains(SECRET),
+            "json: {json}\n{stdout}{stderr}"
+        );
+        for said in [
+            "a string in notes.txt is not a schema; replaced by {}",
+            "type: a string in settings.yaml removed",
+            "maxLength: a string in settings.yaml removed",
+            "items: a string in settings.yaml removed",
+            "has \\\"in\\\": a string in settings.yaml",
+            "\\\"$ref\\\": a number in settings.yaml is not a reference",
+        ] {
+            let said = if json {
+                said.to_string()
+            } else {
+                said.replace("\\\"", "\"")
+            };
+            assert!(
+                stdout.contains(&said),
+                "json: {json}, says {said}:\n{stdout}"
+            );
+        }
+    }
+}
