@@ -488,7 +488,12 @@ fn input_at<'d>(
     // a clash the parameter is the one renamed (`id` and `id__query`).
     let body = body_form.map(|(body, form)| {
         let schema = match (&form, &body.schema) {
-            (BodyForm::Schema, Some(piece)) => session.emit_root(piece),
+            (BodyForm::Schema, Some(piece)) => {
+                let from = session.notes.invalid.len();
+                let schema = session.emit_root(piece);
+                session.label_notes(from, "request body");
+                schema
+            }
             (BodyForm::Schema, None) => default_body_schema(&body.media_type),
             (BodyForm::Raw { binary }, _) => raw_body_schema(body, *binary, xml_root.clone()),
         };
@@ -612,7 +617,7 @@ fn input_at<'d>(
                 param.name
             ));
         }
-        let mut schema = parameter_schema(&mut session, param);
+        let mut schema = parameter_schema(&mut session, param, &argument);
         let default = filled_in(op, param, &schema, notes);
         if let Some((value, from_suffix)) = &default {
             if let Value::Object(map) = &mut schema {
@@ -738,12 +743,14 @@ fn order_required(required: Vec<Value>, bindings: &[Binding]) -> Vec<Value> {
         .collect()
 }
 
-fn parameter_schema(session: &mut Session<'_, '_>, param: &Parameter<'_>) -> Value {
+fn parameter_schema(session: &mut Session<'_, '_>, param: &Parameter<'_>, argument: &str) -> Value {
+    let from = session.notes.invalid.len();
     let mut schema = match session.emit_root(&param.schema) {
         Value::Bool(true) => json!({}),
         Value::Bool(false) => json!({"not": {}}),
         other => other,
     };
+    session.label_notes(from, &format!("argument \"{argument}\""));
     if let Value::Object(map) = &mut schema {
         if let Some(description) = &param.description {
             map.insert("description".into(), json!(description));

@@ -40,6 +40,9 @@ pub struct RefGraph<'d> {
     /// [`RefGraph::shared_name`]), and the names taken.
     shared_names: FxHashMap<NodeId, String>,
     taken_names: rustc_hash::FxHashSet<String>,
+    /// `pattern` as written → what is published for it ([`super::ecma::publishable`]:
+    /// `None` when unchanged), worked out once per API.
+    patterns: FxHashMap<String, Result<Option<String>, String>>,
 }
 
 impl<'d> RefGraph<'d> {
@@ -51,6 +54,7 @@ impl<'d> RefGraph<'d> {
             by_key: FxHashMap::default(),
             shared_names: FxHashMap::default(),
             taken_names: rustc_hash::FxHashSet::default(),
+            patterns: FxHashMap::default(),
         }
     }
 
@@ -82,6 +86,20 @@ impl<'d> RefGraph<'d> {
             self.shared_names.insert(id, name);
         }
         self.shared_names.get(&id).map_or("", String::as_str)
+    }
+
+    /// The pattern published (and validated with) for `pattern`, or why it is left out
+    /// ([`super::ecma::publishable`]); each distinct pattern is worked out once.
+    pub fn pattern(&mut self, pattern: &str) -> Result<Option<String>, String> {
+        if let Some(known) = self.patterns.get(pattern) {
+            return known.clone();
+        }
+        let outcome = super::ecma::publishable(pattern).map(|published| match published {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(rewritten) => Some(rewritten),
+        });
+        self.patterns.insert(pattern.to_string(), outcome.clone());
+        outcome
     }
 
     pub fn docs(&self) -> &'d DocumentSet {

@@ -40,6 +40,7 @@
 //!   the 2020-12 meta-schema and a stock validator.
 
 pub mod dialect;
+pub mod ecma;
 pub mod example;
 mod graph;
 mod hoist;
@@ -360,6 +361,14 @@ impl<'d, 'g> Session<'d, 'g> {
         Some(sorted.into_iter().collect())
     }
 
+    /// Says which part of the tool the values noted since note `from` (a length of
+    /// `notes.invalid`) belong to: `label: note`.
+    pub fn label_notes(&mut self, from: usize, label: &str) {
+        for note in self.notes.invalid.iter_mut().skip(from) {
+            *note = format!("{label}: {note}");
+        }
+    }
+
     pub fn into_notes(self) -> Notes {
         self.notes
     }
@@ -665,6 +674,7 @@ impl<'d, 'g> Session<'d, 'g> {
         let nullable = self.is_nullable(map);
         let mut out = Map::new();
         let mut removed_properties: Vec<&str> = Vec::new();
+        let mut dropped_pattern_property = false;
         for (key, value) in map {
             match key.as_str() {
                 "$ref" => {}
@@ -717,7 +727,21 @@ impl<'d, 'g> Session<'d, 'g> {
                         out.insert(key.clone(), Value::Object(translated));
                     }
                 }
-                "patternProperties" | "dependentSchemas" => {
+                "patternProperties" => {
+                    if let Value::Object(props) = value {
+                        let mut translated = Map::new();
+                        for (name, sub) in props {
+                            match self.pattern(doc, &Value::String(name.clone())) {
+                                Some(Value::String(published)) => {
+                                    translated.insert(published, self.emit(doc, sub, depth + 1));
+                                }
+                                _ => dropped_pattern_property = true,
+                            }
+                        }
+                        out.insert(key.clone(), Value::Object(translated));
+                    }
+                }
+                "dependentSchemas" => {
                     if let Value::Object(props) = value {
                         let translated: Map<String, Value> = props
                             .iter()
@@ -831,8 +855,8 @@ impl<'d, 'g> Session<'d, 'g> {
                     _ => {}
                 },
                 "pattern" => {
-                    if value.is_string() {
-                        out.insert(key.clone(), value.clone());
+                    if let Some(pattern) = self.pattern(doc, value) {
+                        out.insert(key.clone(), pattern);
                     }
                 }
                 "uniqueItems" => {
@@ -867,6 +891,16 @@ impl<'d, 'g> Session<'d, 'g> {
                 | "$recursiveAnchor" | "additionalItems" => self.notes.drop_keyword(key),
                 other if other.starts_with("x-") => {}
                 other => self.notes.drop_keyword(other),
+            }
+        }
+        if dropped_pattern_property {
+            // The names that pattern covered now fall to these, which must not refuse them.
+            for key in ["additionalProperties", "unevaluatedProperties"] {
+                if out.remove(key).is_some() {
+                    self.notes.invalid.push(format!(
+                        "{key} removed with the patternProperties entry it stood beside"
+                    ));
+                }
             }
         }
         if strict {
@@ -912,6 +946,25 @@ impl<'d, 'g> Session<'d, 'g> {
             out = make_nullable(out);
         }
         out
+    }
+
+    /// The pattern to publish for a `pattern` value (rewritten so that restmcp's validator
+    /// reads it as ECMA-262 does, see [`ecma`]); `None`, noted, when there is none: that
+    /// one pattern is left out of the schema and so of validation, and the tool stays
+    /// callable.
+    fn pattern(&mut self, doc: DocId, value: &Value) -> Option<Value> {
+        let written = value.as_str()?;
+        match self.graph.pattern(written) {
+            Ok(None) => Some(value.clone()),
+            Ok(Some(rewritten)) => Some(Value::String(rewritten)),
+            Err(problem) => {
+                let shown = self.graph.docs().shown(doc, value);
+                self.notes.invalid.push(format!(
+                    "pattern {shown} left out of the schema and of validation: {problem}"
+                ));
+                None
+            }
+        }
     }
 
     /// Notes a keyword whose value is not valid where it stands, and so was removed.

@@ -243,3 +243,89 @@ fn text_that_cleans_to_nothing_falls_back_or_is_left_out() {
         json!({"type": "string"})
     );
 }
+
+/// Issue #34 item 13, on the corpus: every `pattern` (and `patternProperties` name) of
+/// every description under `../shared/specs` is published as one restmcp's validator
+/// compiles, or left out; and every tool whose published schema holds a pattern compiles
+/// its validators, so none is uncallable because of its own schema.
+#[test]
+fn every_pattern_of_the_shared_specs_compiles_after_restmcps_treatment() {
+    let Some(root) = shared_spec("") else {
+        return;
+    };
+    let mut files = Vec::new();
+    let mut pending = vec![root];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "json" || e == "yaml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let compiles = |pattern: &str| {
+        jsonschema::draft202012::new(&json!({"type": "string", "pattern": pattern})).is_ok()
+    };
+    let mut written = 0;
+    for file in &files {
+        let docs = load_docs(file);
+        let mut patterns = Vec::new();
+        collect_patterns(&docs.root().root, &mut patterns);
+        for pattern in patterns {
+            written += 1;
+            if let Ok(published) = restmcp::schema::ecma::publishable(&pattern) {
+                assert!(compiles(&published), "{}: {pattern}", file.display());
+            }
+        }
+        let is_api =
+            docs.root().root.get("openapi").is_some() || docs.root().root.get("swagger").is_some();
+        if !is_api {
+            continue;
+        }
+        let (catalog, _) = build(&docs);
+        let tools = catalog.tools();
+        let validators = restmcp::upstream::validate::Validators::new(tools.len());
+        for (index, tool) in tools.iter().enumerate() {
+            let mut published = Vec::new();
+            collect_patterns(&tool.input_schema.to_value(), &mut published);
+            if published.is_empty() {
+                continue;
+            }
+            for pattern in &published {
+                assert!(
+                    compiles(pattern),
+                    "{} {}: {pattern}",
+                    file.display(),
+                    tool.name
+                );
+            }
+            let compiled = validators.get(index, tool).expect("tool");
+            let said = compiled.check_arguments(&json!({})).join("\n");
+            assert!(!said.contains("cannot be used"), "{}: {said}", tool.name);
+        }
+    }
+    assert!(written > 100, "{written} patterns in the corpus");
+}
+
+/// Every string `pattern` value and `patternProperties` name in `value`.
+fn collect_patterns(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                match (key.as_str(), child) {
+                    ("pattern", Value::String(pattern)) => out.push(pattern.clone()),
+                    ("patternProperties", Value::Object(names)) => {
+                        out.extend(names.keys().cloned());
+                    }
+                    _ => {}
+                }
+                collect_patterns(child, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_patterns(item, out)),
+        _ => {}
+    }
+}

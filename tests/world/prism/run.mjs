@@ -87,6 +87,7 @@ const ACCESS_TOKEN = 'prism-dummy-access-token';
 const OWN_SPECS = [
   'specs/petstore.yaml',
   'tests/fixtures/echo-api.yaml',
+  'tests/fixtures/ecma-patterns.yaml',
   'tests/fixtures/deep-entities.json',
   'tests/fixtures/echo-swagger2.yaml',
   'tests/fixtures/library-3.1.yaml',
