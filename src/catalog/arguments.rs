@@ -95,6 +95,9 @@ pub enum FileContent {
     Base64,
     /// Text, sent as it is (UTF-8).
     Text,
+    /// Bytes the description declares encoded in the part itself (`format: byte`, a
+    /// `contentEncoding`): the encoded text, sent as it is.
+    Encoded,
 }
 
 /// One multipart property sent as a file part (`Content-Disposition: form-data;

@@ -27,7 +27,7 @@ use crate::spec::{
 pub use body::default_filename;
 use body::{
     BodyForm, body_form, default_body_schema, describe_body, describe_file, file_part,
-    filename_schema, flatten, is_binary, raw_body_schema, xml_root,
+    filename_schema, flatten, followed, is_binary, raw_body_schema, xml_root,
 };
 
 /// A tool before naming.
@@ -451,12 +451,12 @@ fn input_at<'d>(
 ) -> Result<Emitted, String> {
     // How the body travels decides whether its schema is translated at all: a body sent
     // as a raw document or as bytes is one string argument, whatever the schema says.
-    let body_form = op
-        .request_body
-        .as_ref()
-        .and_then(|body| body_form(body, notes).map(|form| (body, form)));
+    let body_form = op.request_body.as_ref().and_then(|body| {
+        let declared = body.schema.as_ref().map(|piece| followed(graph, piece));
+        body_form(body, declared.as_ref(), notes).map(|form| (body, form, declared))
+    });
     let xml_root = match &body_form {
-        Some((body, BodyForm::Raw { binary: false })) if media::is_xml(&body.media_type) => body
+        Some((body, BodyForm::Raw { binary: false }, _)) if media::is_xml(&body.media_type) => body
             .schema
             .as_ref()
             .and_then(|piece| xml_root(graph, piece)),
@@ -469,7 +469,7 @@ fn input_at<'d>(
     for param in &op.parameters {
         session.analyze(&param.schema)?;
     }
-    if let Some((body, BodyForm::Schema)) = &body_form
+    if let Some((body, BodyForm::Schema, _)) = &body_form
         && let Some(schema) = &body.schema
     {
         session.analyze(schema)?;
@@ -486,7 +486,7 @@ fn input_at<'d>(
 
     // The body claims its names first: its properties are the API's own vocabulary, so on
     // a clash the parameter is the one renamed (`id` and `id__query`).
-    let body = body_form.map(|(body, form)| {
+    let body = body_form.map(|(body, form, declared)| {
         let schema = match (&form, &body.schema) {
             (BodyForm::Schema, Some(piece)) => {
                 let from = session.notes.invalid.len();
@@ -495,7 +495,9 @@ fn input_at<'d>(
                 schema
             }
             (BodyForm::Schema, None) => default_body_schema(&body.media_type),
-            (BodyForm::Raw { binary }, _) => raw_body_schema(body, *binary, xml_root.clone()),
+            (BodyForm::Raw { binary }, _) => {
+                raw_body_schema(body, *binary, xml_root.clone(), declared.as_ref())
+            }
         };
         (body, form, schema)
     });

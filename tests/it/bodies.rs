@@ -176,7 +176,7 @@ async fn openapi_3_1_files_follow_their_content_media_type() {
     let tool = dispatcher.catalog().get("uploadDocuments").expect("tool");
     let input = tool.input_schema.to_value();
     // Bytes (FastAPI's `contentMediaType: application/octet-stream`) are given as base64;
-    // text as it is.
+    // text, and base64 text (`contentEncoding: base64`), as it is.
     assert_eq!(input["properties"]["file"]["contentEncoding"], "base64");
     assert_eq!(
         input["properties"]["thumbnail"]["contentEncoding"],
@@ -201,7 +201,7 @@ async fn openapi_3_1_files_follow_their_content_media_type() {
             json!({
                 "file": STANDARD.encode(b"%PDF-1.7\r\n"),
                 "file_filename": "Quarterly report (final).pdf",
-                "thumbnail": format!("data:image/png;base64,{}", STANDARD.encode(PNG)),
+                "thumbnail": STANDARD.encode(PNG),
                 "notes": "Plain text, sent as it is: aGVsbG8=",
                 "title": "Q3"
             }),
@@ -217,7 +217,14 @@ async fn openapi_3_1_files_follow_their_content_media_type() {
                 Some("application/octet-stream"),
                 b"%PDF-1.7\r\n"
             ),
-            part("thumbnail", Some("thumbnail.png"), Some("image/png"), PNG),
+            // `contentEncoding: base64` is "encoded binary" (OpenAPI 3.1.1, Working With
+            // Binary Data): the part holds the base64 text, sent as the client gave it.
+            part(
+                "thumbnail",
+                Some("thumbnail.png"),
+                Some("image/png"),
+                STANDARD.encode(PNG).as_bytes()
+            ),
             part(
                 "notes",
                 Some("notes.txt"),
@@ -490,4 +497,70 @@ async fn a_swagger_2_file_parameter_is_a_named_file_part() {
             part("caption", None, None, b"a dot"),
         ]
     );
+}
+
+/// Issue #34 item 14: a body, multipart part or form field declared `type: string,
+/// format: byte` (or 3.0's `format: base64`) holds base64 text in the payload, which the
+/// upstream expects as it is. restmcp used to decode it and send the raw bytes. Now exactly
+/// the text the client gave reaches the upstream, and only `format: binary` is decoded.
+#[tokio::test]
+async fn byte_bodies_parts_and_fields_reach_the_upstream_as_the_base64_text_given() {
+    let upstream = upstream::start().await;
+    let dispatcher = dispatcher("byte-bodies.yaml", &upstream).await;
+    let text = STANDARD.encode(PNG);
+
+    let schema = |tool: &str| {
+        dispatcher
+            .catalog()
+            .get(tool)
+            .expect("tool")
+            .input_schema
+            .to_value()["properties"]["body"]
+            .clone()
+    };
+    let encoded = schema("putEncodedBlob");
+    assert_eq!(encoded["contentEncoding"], "base64");
+    let description = encoded["description"].as_str().expect("description");
+    assert!(
+        description.contains("the base64 text itself") && description.contains("sent as it is"),
+        "{description}"
+    );
+
+    for (tool, content_type) in [
+        ("putEncodedBlob", "application/octet-stream"),
+        ("putEncodedImage", "image/png"),
+    ] {
+        let seen = received(&call(&dispatcher, tool, json!({"body": text})).await);
+        assert_eq!(seen["headers"]["content-type"], content_type, "{tool}");
+        assert_eq!(body_bytes(&seen), text.as_bytes(), "{tool}");
+    }
+    // The control: octets are given as base64 and sent decoded.
+    let seen = received(&call(&dispatcher, "putRawBlob", json!({"body": text})).await);
+    assert_eq!(body_bytes(&seen), PNG);
+
+    let seen = received(
+        &call(
+            &dispatcher,
+            "upload",
+            json!({"file": text, "signature": "c2lnbmVkIGJ5IG1l"}),
+        )
+        .await,
+    );
+    let sent = parts(&seen).await;
+    assert_eq!(
+        sent[0],
+        part(
+            "file",
+            Some("file.bin"),
+            Some("application/octet-stream"),
+            PNG
+        )
+    );
+    assert_eq!(
+        (sent[1].0.as_str(), sent[1].3.as_slice()),
+        ("signature", b"c2lnbmVkIGJ5IG1l".as_slice())
+    );
+
+    let seen = received(&call(&dispatcher, "submitForm", json!({"data": "aGk+Pz8="})).await);
+    assert_eq!(seen["body"], "data=aGk%2BPz8%3D");
 }

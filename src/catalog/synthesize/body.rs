@@ -11,13 +11,35 @@ use crate::schema::RefGraph;
 use crate::spec::{Encoding, RequestBody, SchemaRef, media};
 
 /// File content: the client sends base64 (or a `data:` URI) and the upstream gets bytes.
-/// An array of files counts too: each item is sent as a file part.
+/// That is `format: binary` (raw octets, OpenAPI 3.0 and Swagger 2.0 `type: file`, which
+/// becomes it); `format: byte` and a `contentEncoding` say the payload itself holds the
+/// encoded text ([`encoded_as`]), which is sent as it is. An array of files counts too:
+/// each item is sent as a file part.
 pub(super) fn is_binary(schema: &Value) -> bool {
-    let file = |s: &Value| {
-        s.get("format").and_then(Value::as_str) == Some("binary")
-            || s.get("contentEncoding").and_then(Value::as_str) == Some("base64")
-    };
+    let file = |s: &Value| s.get("format").and_then(Value::as_str) == Some("binary");
     file(schema) || schema.get("items").is_some_and(file)
+}
+
+/// The encoding a string's content is in, in the payload itself: OpenAPI 3.0's `format:
+/// byte` (and its File Upload's `format: base64`) is base64 text, and so is a string with
+/// `contentEncoding` (3.1, "encoded binary"). Such a value is sent as the text the client
+/// gives, never decoded. `None` for anything else, `format: binary` included (restmcp
+/// writes `contentEncoding: base64` beside it to say how the client gives the bytes).
+pub(super) fn encoded_as(schema: &Value) -> Option<&str> {
+    encoding_of(
+        schema.get("format").and_then(Value::as_str),
+        schema.get("contentEncoding").and_then(Value::as_str),
+    )
+}
+
+/// [`encoded_as`] of a schema's `format` and `contentEncoding`.
+fn encoding_of<'s>(format: Option<&'s str>, content_encoding: Option<&'s str>) -> Option<&'s str> {
+    match (format, content_encoding) {
+        (Some("binary"), _) => None,
+        (_, Some(encoding)) => Some(encoding),
+        (Some("byte" | "base64"), None) => Some("base64"),
+        _ => None,
+    }
 }
 
 /// How a request body becomes arguments.
@@ -25,14 +47,21 @@ pub(super) enum BodyForm {
     /// From its schema: flattened into fields where it can be, else the `body` argument.
     Schema,
     /// One string argument sent as the body: the document itself for a text media type
-    /// (XML, plain text, CSV…), base64 for bytes. The schema, which describes the body's
-    /// content as JSON values, cannot say how to write it in such a type.
+    /// (XML, plain text, CSV…) and for bytes the description declares encoded in the body
+    /// (`format: byte`), base64 that restmcp decodes for other bytes. The schema, which
+    /// describes the body's content as JSON values, cannot say how to write it in such a
+    /// type.
     Raw { binary: bool },
 }
 
 /// How the body is given, or `None` (with a note saying why) when restmcp cannot send it
-/// in the one media type it was chosen in: the tool then has no body.
-pub(super) fn body_form(body: &RequestBody<'_>, notes: &mut Vec<String>) -> Option<BodyForm> {
+/// in the one media type it was chosen in: the tool then has no body. `declared` is the
+/// body's schema with `$ref`s at its root followed.
+pub(super) fn body_form(
+    body: &RequestBody<'_>,
+    declared: Option<&Value>,
+    notes: &mut Vec<String>,
+) -> Option<BodyForm> {
     let media_type = &body.media_type;
     if !media::is_sendable(media_type) {
         notes.push(format!(
@@ -57,7 +86,8 @@ pub(super) fn body_form(body: &RequestBody<'_>, notes: &mut Vec<String>) -> Opti
         }
         media::MediaKind::Other => {
             if !media::is_textual(media_type) {
-                return Some(BodyForm::Raw { binary: true });
+                let encoded = declared.and_then(encoded_as).is_some();
+                return Some(BodyForm::Raw { binary: !encoded });
             }
             // A text body whose schema is one primitive (`text/plain` holding a string or a
             // number) keeps its schema; anything structured is given as the document.
@@ -87,12 +117,19 @@ pub(super) fn raw_body_schema(
     body: &RequestBody<'_>,
     binary: bool,
     xml_root: Option<String>,
+    declared: Option<&Value>,
 ) -> Value {
     let media_type = &body.media_type;
     let concrete = (!media::is_range(media_type)).then(|| media::essence(media_type));
     let mut schema = Map::new();
     schema.insert("type".into(), json!("string"));
-    let how = if binary {
+    let encoded = declared.and_then(encoded_as);
+    let how = if let (false, Some(encoding)) = (binary, encoded) {
+        schema.insert("contentEncoding".into(), json!(encoding));
+        format!(
+            "The request body: the {encoding} text itself (the description declares the body's content {encoding}-encoded), sent as it is as {media_type}."
+        )
+    } else if binary {
         schema.insert("contentEncoding".into(), json!("base64"));
         match &concrete {
             Some(essence) => format!(
@@ -123,6 +160,25 @@ pub(super) fn raw_body_schema(
     };
     schema.insert("description".into(), json!(text));
     Value::Object(schema)
+}
+
+/// A body's schema with the `$ref`s at its root followed (the schema itself when one does
+/// not resolve): what its own keywords declare.
+pub(super) fn followed(graph: &mut RefGraph<'_>, piece: &SchemaRef<'_>) -> Value {
+    let mut doc = piece.doc;
+    let mut node = piece.schema.as_ref().clone();
+    for _ in 0..16 {
+        let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        let Ok(id) = graph.resolve(doc, reference) else {
+            break;
+        };
+        let target = graph.node(id);
+        doc = target.doc;
+        node = target.value.clone();
+    }
+    node
 }
 
 /// The root element an XML body schema names: its `xml.name`, else the name of the
@@ -242,18 +298,16 @@ pub(super) fn file_part(schema: &mut Value, encoding: Option<&Encoding>) -> Opti
             return None;
         }
     }
-    let encoded_as_bytes = matches!(format.as_deref(), Some("binary" | "byte" | "base64"))
-        || matches!(content_encoding.as_deref(), Some("base64" | "base64url"));
+    // Raw octets the client gives as base64; `format: byte` and a `contentEncoding` say
+    // the part itself holds the encoded text, sent as the client gives it.
+    let raw_bytes = format.as_deref() == Some("binary");
+    let encoded = encoding_of(format.as_deref(), content_encoding.as_deref()).map(str::to_string);
     let named_by_encoding = declared_by_encoding.as_deref().is_some_and(|list| {
         listed(list)
             .iter()
             .any(|t| media::essence(t) != "text/plain")
     });
-    if !(encoded_as_bytes
-        || content_encoding.is_some()
-        || content_media_type.is_some()
-        || named_by_encoding)
-    {
+    if !(raw_bytes || encoded.is_some() || content_media_type.is_some() || named_by_encoding) {
         return None;
     }
     let media_types = declared_by_encoding
@@ -264,8 +318,10 @@ pub(super) fn file_part(schema: &mut Value, encoding: Option<&Encoding>) -> Opti
             .into_iter()
             .find(|t| !media::is_range(t) && media::is_sendable(t))
     });
-    let content = if encoded_as_bytes {
+    let content = if raw_bytes {
         FileContent::Base64
+    } else if encoded.is_some() {
+        FileContent::Encoded
     } else if first_concrete.as_deref().is_some_and(media::is_textual) {
         FileContent::Text
     } else {
@@ -279,6 +335,11 @@ pub(super) fn file_part(schema: &mut Value, encoding: Option<&Encoding>) -> Opti
         }
         FileContent::Text => {
             map.remove("contentEncoding");
+        }
+        FileContent::Encoded => {
+            if let Some(encoding) = &encoded {
+                map.insert("contentEncoding".into(), json!(encoding));
+            }
         }
     }
     if content_media_type.is_none()
@@ -321,7 +382,7 @@ fn file_media_type(file: &FilePart) -> (String, bool) {
     });
     match (concrete, file.content) {
         (Some(single), _) => (single, false),
-        (None, FileContent::Text) => ("text/plain".to_string(), true),
+        (None, FileContent::Text | FileContent::Encoded) => ("text/plain".to_string(), true),
         (None, FileContent::Base64) => ("application/octet-stream".to_string(), true),
     }
 }
@@ -352,6 +413,12 @@ pub(super) fn describe_file(
         (FileContent::Text, true) => {
             format!("Files as text{allowed}, each sent as it is as a file part.")
         }
+        (FileContent::Encoded, false) => format!(
+            "File content{allowed} as encoded text (the description declares the part's content encoded), sent as it is as a file part."
+        ),
+        (FileContent::Encoded, true) => format!(
+            "Files{allowed} as encoded text (the description declares each part's content encoded), each sent as it is as a file part."
+        ),
     };
     let default = if open && file.content == FileContent::Base64 {
         format!("{default_name}, or the extension of the data: URI's type")

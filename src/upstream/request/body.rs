@@ -394,7 +394,9 @@ impl PartSpec<'_> {
                     FileContent::Base64 => {
                         "file content must be a base64 string or a data: URI".to_string()
                     }
-                    FileContent::Text => "file content must be a string of text".to_string(),
+                    FileContent::Text | FileContent::Encoded => {
+                        "file content must be a string of text".to_string()
+                    }
                 });
             };
             let (data, given_type) = match file.content {
@@ -402,7 +404,7 @@ impl PartSpec<'_> {
                     let decoded = decode_file(content)?;
                     (decoded.bytes, decoded.media_type)
                 }
-                FileContent::Text => (content.clone().into_bytes(), None),
+                FileContent::Text | FileContent::Encoded => (content.clone().into_bytes(), None),
             };
             let content_type = part_media_type(file, given_type);
             let filename = self
@@ -460,7 +462,7 @@ pub(super) fn part_media_type(file: &FilePart, given: Option<String>) -> String 
         return first.to_string();
     }
     match file.content {
-        FileContent::Text => "text/plain".to_string(),
+        FileContent::Text | FileContent::Encoded => "text/plain".to_string(),
         FileContent::Base64 => "application/octet-stream".to_string(),
     }
 }
