@@ -779,11 +779,12 @@ fn filled_in(
     schema: &Value,
     notes: &mut Vec<String>,
 ) -> Option<(Value, bool)> {
-    let from_suffix = op
-        .suffix
-        .as_ref()
-        .filter(|_| param.location == ParamLocation::Query)
-        .and_then(|suffix| suffix.pairs.iter().find(|(name, _)| *name == param.name));
+    let from_suffix = op.suffix.as_ref().and_then(|suffix| {
+        suffix
+            .pairs
+            .iter()
+            .find(|(name, _)| names_parameter(name, param))
+    });
     if let Some((name, text)) = from_suffix {
         let value = typed(text, schema);
         let allowed = match (schema.get("enum"), schema.get("const")) {
@@ -795,7 +796,9 @@ fn filled_in(
             return Some((value, true));
         }
         notes.push(format!(
-            "path suffix sets {name}={text}, which query parameter \"{name}\" does not allow; not filled in"
+            "path suffix sets {name}={text}, which {} parameter \"{}\" does not allow; not filled in",
+            param.location.as_str(),
+            param.name
         ));
         return None;
     }
@@ -808,6 +811,16 @@ fn filled_in(
         }
         (None, Some(only)) if !only.is_null() => Some((only.clone(), false)),
         _ => None,
+    }
+}
+
+/// Whether a suffix pair's `name` names `param`: a header's name in any letter case (HTTP
+/// field names are case-insensitive; AWS writes `X-Amz-Target` in both places), any other
+/// exactly.
+fn names_parameter(name: &str, param: &Parameter<'_>) -> bool {
+    match param.location {
+        ParamLocation::Header => name.eq_ignore_ascii_case(&param.name),
+        _ => name == param.name,
     }
 }
 
@@ -827,8 +840,10 @@ fn typed(text: &str, schema: &Value) -> Value {
     parsed.unwrap_or_else(|| Value::String(text.to_string()))
 }
 
-/// Bindings for the path suffix's `name=value` pairs that no declared query parameter
-/// carries: hidden from the model, sent with every call. Notes say what the suffix did.
+/// Bindings for the path suffix's `name=value` pairs that no declared parameter carries
+/// (wherever it is: a pair naming a header, path or cookie parameter fills that one, see
+/// [`filled_in`], and is not sent as a query parameter too): hidden from the model, sent
+/// with every call. Notes say what the suffix did.
 fn fixed_query(
     op: &Operation<'_>,
     names: &mut ArgumentNames,
@@ -838,17 +853,14 @@ fn fixed_query(
     let Some(suffix) = &op.suffix else {
         return Vec::new();
     };
-    let declared = |name: &str| {
-        op.parameters
-            .iter()
-            .any(|p| p.location == ParamLocation::Query && p.name == name)
-    };
     let mut bindings: Vec<Binding> = Vec::new();
     let mut described = Vec::new();
     for (name, value) in &suffix.pairs {
-        if declared(name) {
+        if let Some(param) = op.parameters.iter().find(|p| names_parameter(name, p)) {
             described.push(format!(
-                "{name}={value} is the default of query parameter \"{name}\""
+                "{name}={value} is the default of {} parameter \"{}\"",
+                param.location.as_str(),
+                param.name
             ));
             continue;
         }

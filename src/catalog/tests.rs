@@ -1393,15 +1393,11 @@ fn path_suffix_pairs_fill_declared_parameters_or_are_fixed_query_parameters() {
         })
         .collect();
     // Fixed pairs come first; `Limit` is a declared query parameter (its default is 5);
-    // a header named `Version` does not carry the query parameter.
-    assert_eq!(
-        fixed,
-        [
-            ("Action", "Action", json!("DescribeRegions")),
-            ("Version__query", "Version", json!("2016-11-15"))
-        ]
-    );
+    // `Version` names the declared header, which it fills (issue #34 item 15): no query
+    // parameter of that name is sent besides.
+    assert_eq!(fixed, [("Action", "Action", json!("DescribeRegions"))]);
     assert_eq!(input["properties"]["Limit"]["default"], 5);
+    assert_eq!(input["properties"]["Version"]["default"], "2016-11-15");
 
     // A suffix value the declared enum refuses is not filled in; the parameter stays
     // required, and `check` says why.
@@ -1423,7 +1419,7 @@ fn path_suffix_pairs_fill_declared_parameters_or_are_fixed_query_parameters() {
     );
     assert!(
         notes.iter().any(|n| n.contains(
-            "Action=DescribeRegions is sent as a fixed query parameter; Version=2016-11-15 is sent as a fixed query parameter; Limit=5 is the default of query parameter \"Limit\""
+            "Action=DescribeRegions is sent as a fixed query parameter; Version=2016-11-15 is the default of header parameter \"Version\"; Limit=5 is the default of query parameter \"Limit\""
         )),
         "{notes:?}"
     );

@@ -836,6 +836,64 @@ async fn path_suffixes_are_not_requested_and_their_query_pairs_are_sent() {
     );
 }
 
+/// Issue #34 item 15: AWS JSON-protocol descriptions key every operation as
+/// `/#X-Amz-Target=Service.Operation` and declare `X-Amz-Target` as a header parameter too.
+/// The pair used to become a fixed query parameter as well (`?X-Amz-Target=…` beside the
+/// header). A pair that names a declared parameter fills that parameter, wherever it is (a
+/// header's name in any letter case), and nothing else.
+#[tokio::test]
+async fn a_suffix_pair_naming_a_declared_header_fills_that_header_only() {
+    let upstream = upstream::start().await;
+    let fixture = fixture("aws-json-target.yaml");
+    let docs = spec::load(&SpecSource::File(fixture.clone()))
+        .await
+        .expect("loads");
+    let (_, report) = catalog::build(
+        &[ApiInput::new("aws", Some(&docs))],
+        &ToolSettings::default(),
+    )
+    .expect("builds");
+    let notes = report.apis[0].operations[0].notes.join("\n");
+    assert!(
+        notes.contains(
+            "X-Amz-Target=DynamoDB_20120810.ListTables is the default of header parameter \"x-amz-target\""
+        ) && !notes.contains("fixed query parameter"),
+        "{notes}"
+    );
+    let dispatcher = dispatcher_for(fixture, &upstream.url(), UpstreamSettings::default()).await;
+    let tool = dispatcher.catalog().get("ListTables").expect("tool");
+    let schema = tool.input_schema.to_value();
+    let target = schema["properties"]
+        .as_object()
+        .expect("properties")
+        .iter()
+        .find(|(name, _)| {
+            name.eq_ignore_ascii_case("x_amz_target") || name.eq_ignore_ascii_case("x-amz-target")
+        })
+        .map(|(_, schema)| schema.clone())
+        .expect("the header is an argument");
+    assert_eq!(target["default"], "DynamoDB_20120810.ListTables");
+
+    let result = dispatcher
+        .call(
+            "ListTables",
+            args(json!({"Limit": 5, "X-Amz-Date": "20260101T000000Z"})),
+            &CallContext::default(),
+        )
+        .await
+        .expect("known tool");
+    let seen = received(&result);
+    assert_eq!(seen["method"], "POST");
+    assert_eq!(seen["path"], "/");
+    assert_eq!(seen["query"], Value::Null, "no query parameter at all");
+    assert_eq!(
+        seen["headers"]["x-amz-target"],
+        "DynamoDB_20120810.ListTables"
+    );
+    assert_eq!(seen["headers"]["x-amz-date"], "20260101T000000Z");
+    assert_eq!(seen["body"], r#"{"Limit":5}"#);
+}
+
 /// Issue #20, defect 7, in a real description: Box keys its shared-link operations as
 /// `/files/{file_id}#get_shared_link`.
 #[tokio::test]

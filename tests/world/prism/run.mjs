@@ -89,6 +89,7 @@ const OWN_SPECS = [
   'tests/fixtures/echo-api.yaml',
   'tests/fixtures/ecma-patterns.yaml',
   'tests/fixtures/byte-bodies.yaml',
+  'tests/fixtures/aws-json-target.yaml',
   'tests/fixtures/deep-entities.json',
   'tests/fixtures/echo-swagger2.yaml',
   'tests/fixtures/library-3.1.yaml',
