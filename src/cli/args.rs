@@ -65,9 +65,25 @@ pub enum Command {
     Stdio,
     /// Print the tools the configured APIs produce.
     Tools {
-        /// Print the exact `tools/list` result as JSON.
+        /// Print the exact `tools/list` result a client gets from `restmcp serve` or `stdio`
+        /// with this configuration, every page gathered into one `{"tools": [...]}`: the
+        /// discovery tools of search and meta modes and the status tool of long-running
+        /// operations included, shaped for `--client` and `--protocol-version`.
         #[arg(long)]
         json: bool,
+        /// With --json: the client's `clientInfo.name`, as `[[clients]]` rules match it.
+        /// Default: a client no rule matches.
+        #[arg(long, value_name = "NAME", requires = "json")]
+        client: Option<String>,
+        /// With --json: the protocol revision the client negotiated (2024-11-05, 2025-03-26,
+        /// 2025-06-18, 2025-11-25 or 2026-07-28).
+        #[arg(
+            long,
+            value_name = "REVISION",
+            default_value = "2025-11-25",
+            requires = "json"
+        )]
+        protocol_version: String,
     },
     /// Report, per operation, how it was mapped or why it was skipped; exits non-zero if
     /// any operation could not be mapped.

@@ -119,15 +119,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Tools { json } => {
+        Command::Tools {
+            json,
+            client,
+            protocol_version,
+        } => {
+            warn_skipped(&loaded);
             if json {
-                let list: serde_json::Value = serde_json::from_str(loaded.catalog.list_json())?;
+                let listing =
+                    served_listing(loaded, &config, client.as_deref(), &protocol_version)?;
+                let list: serde_json::Value = serde_json::from_slice(&listing)?;
                 serde_json::to_writer_pretty(&mut stdout, &list)?;
                 writeln!(stdout)?;
             } else {
                 write!(stdout, "{}", render_tools(&loaded))?;
             }
-            warn_skipped(&loaded);
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { json } => {
@@ -177,6 +183,24 @@ fn selftest(json: bool, options: selftest::Options) -> anyhow::Result<ExitCode> 
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The `tools/list` result a client named `client` gets on protocol `revision` from a
+/// server of this configuration: the MCP layer's own listing of the snapshot `serve` and
+/// `stdio` would serve (see [`crate::mcp::Snapshot::tools_list`]), every page gathered.
+fn served_listing(
+    loaded: Loaded,
+    config: &Config,
+    client: Option<&str>,
+    revision: &str,
+) -> anyhow::Result<Vec<u8>> {
+    let dispatcher =
+        Dispatcher::new(Arc::new(loaded.catalog), config).map_err(anyhow::Error::msg)?;
+    let snapshot = crate::mcp::Snapshot::new(dispatcher)
+        .with_presentation(crate::mcp::view::Presentation::from_config(config));
+    snapshot
+        .tools_list(client, revision)
+        .map_err(anyhow::Error::msg)
 }
 
 fn render_tools(loaded: &Loaded) -> String {

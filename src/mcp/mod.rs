@@ -117,4 +117,4 @@ pub mod view;
 pub use confirm::ConfirmError;
 pub use operations::STATUS_TOOL_TITLE;
 pub use server::McpServer;
-pub use snapshot::{Shared, Snapshot};
+pub use snapshot::{LISTING_REVISIONS, Shared, Snapshot};

@@ -29,6 +29,15 @@ use crate::store::Store;
 use crate::telemetry::metrics::Metrics;
 use crate::upstream::Dispatcher;
 
+/// The protocol revisions [`Snapshot::tools_list`] shows a listing in.
+pub const LISTING_REVISIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
 /// Views by client rule and protocol version.
 type ViewCache = std::collections::HashMap<(Option<usize>, u8), Arc<view::View>>;
 
@@ -196,6 +205,34 @@ impl Snapshot {
         let view = Arc::new(view);
         scoped.insert(key, view.clone());
         view
+    }
+
+    /// The whole `tools/list` result a client calling itself `client` (its
+    /// `clientInfo.name`; `None` for one no `[[clients]]` rule names) gets on protocol
+    /// `revision`, with no OAuth caller: the listing a server of this snapshot serves, every
+    /// page gathered into one result (the pages are consecutive slices of it, so this is
+    /// their concatenation). What `restmcp tools --json` prints. `Err` names the revisions
+    /// there are when `revision` is none of [`LISTING_REVISIONS`].
+    pub fn tools_list(&self, client: Option<&str>, revision: &str) -> Result<Vec<u8>, String> {
+        let version = match revision {
+            "2024-11-05" => ProtocolVersion::V_2024_11_05,
+            "2025-03-26" => ProtocolVersion::V_2025_03_26,
+            "2025-06-18" => ProtocolVersion::V_2025_06_18,
+            "2025-11-25" => ProtocolVersion::V_2025_11_25,
+            "2026-07-28" => ProtocolVersion::V_2026_07_28,
+            other => {
+                return Err(format!(
+                    "unknown protocol revision {other:?} (one of {})",
+                    LISTING_REVISIONS.join(", ")
+                ));
+            }
+        };
+        let view = self.listing_view(client, Some(&version), None);
+        let all = Page {
+            tools: &view.tools,
+            next_cursor: None,
+        };
+        Ok(all.to_json(&version))
     }
 
     /// The catalog this snapshot serves.

@@ -157,8 +157,9 @@ def sse(base: str) -> Client:
     return Client(sse_client(f"{base}/sse", timeout=TIMEOUT, sse_read_timeout=TIMEOUT), mode="legacy", read_timeout_seconds=TIMEOUT)
 
 
-def github_tool_count(binary: str, github: str) -> int:
-    """How many tools `restmcp tools` makes of the spec (what tools/list must deliver)."""
+def github_tool_names(binary: str, github: str) -> list[str]:
+    """The names of `restmcp tools --json`: the whole tools/list a client gets, in order
+    (restmcp's own status tool included: GitHub documents 202 answers)."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("RESTMCP_")}
     out = subprocess.run(
         [binary, "tools", "--json", "--spec", github],
@@ -167,13 +168,13 @@ def github_tool_count(binary: str, github: str) -> int:
         env=env,
         timeout=TIMEOUT * 2,
     ).stdout
-    return len(json.loads(out)["tools"])
+    return [t["name"] for t in json.loads(out)["tools"]]
 
 
 async def github_over_legacy_sse(binary: str, github: str, upstream: str) -> None:
     """GitHub's whole tools/list through the SDK over legacy SSE, then a call."""
     label = "github over legacy SSE"
-    expected = github_tool_count(binary, github)
+    expected = github_tool_names(binary, github)
 
     async def body(base: str) -> None:
         async with sse(base) as client:
@@ -191,13 +192,15 @@ async def github_over_legacy_sse(binary: str, github: str, upstream: str) -> Non
                     if not cursor:
                         break
                 # restmcp's own status tool of long-running operations is listed beside
-                # the API's tools (GitHub documents 202 answers).
+                # the API's tools (GitHub documents 202 answers); `restmcp tools --json`
+                # prints the same listing, so the names must be the same, in order.
                 own = [t.name for t in tools if t.title == "Status of a long-running operation"]
-                names = [t.name for t in tools if t.name not in own]
-                ok = len(names) == expected and len(set(names)) == expected and len(own) <= 1
+                names = [t.name for t in tools]
+                ok = names == expected and len(set(names)) == len(expected) and len(own) == 1
                 return ok, (
-                    f"{len(names)} API tools ({len(set(names))} distinct, {expected} expected) "
-                    f"and {len(own)} of restmcp's own in {pages} pages"
+                    f"{len(names)} tools ({len(set(names))} distinct, {len(expected)} expected "
+                    f"as `restmcp tools --json` prints them), {len(own)} of restmcp's own, "
+                    f"in {pages} pages"
                 )
 
             listed = await check(f"[{label}] tools/list, every page", list_all)

@@ -451,3 +451,134 @@ fn environment_variables_outside_the_config_tables_are_not_configuration() {
         stderr(&output)
     );
 }
+
+/// Issue #34 item 16: `restmcp tools --json` printed the catalog's tools, not the served
+/// `tools/list`, which also holds restmcp's status tool when an API documents a `202` and
+/// the discovery tools of an API in search mode (GitHub: 1,223 printed, 1,224 served). It
+/// now prints what a client gets: here the whole listing the server serves over Streamable
+/// HTTP, gathered page by page (two tools a page), for protocol 2025-11-25 (the default)
+/// and for 2026-07-28, and as a client that a `[[tools.clients]]` rule names.
+#[tokio::test]
+async fn tools_json_prints_the_tools_list_the_server_serves() {
+    let jobs = r#"
+openapi: 3.0.3
+info: {title: Jobs, version: "1"}
+paths:
+  /jobs:
+    post:
+      operationId: startJob
+      responses:
+        "202": {description: Started; follow Operation-Location}
+  /jobs/{id}:
+    get:
+      operationId: getJob
+      parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
+      responses:
+        "200": {description: The job, content: {application/json: {schema: {type: object}}}}
+"#;
+    let config = "[server]\nlisten = \"127.0.0.1:0\"\npage_size = 2\n[reload]\nenabled = false\n\
+         [[tools.clients]]\nname = \"gemini*\"\ndialect = \"gemini\"\nmax_name_length = 16\n\
+         [apis.jobs]\nspec = \"specs/jobs.yaml\"\nbase_url = \"http://127.0.0.1:9\"\n\
+         [apis.echo]\nspec = \"specs/echo.yaml\"\nbase_url = \"http://127.0.0.1:9\"\ndiscovery = \"search\"\n";
+    let dir = crate::overlays::project(config, &[("specs/jobs.yaml", jobs)]);
+    let binary = crate::reload::Binary::start(dir.path()).await;
+
+    for (client, version) in [
+        (None, "2025-11-25"),
+        (None, "2026-07-28"),
+        (Some("gemini-cli"), "2025-11-25"),
+    ] {
+        let mut args = vec!["tools", "--json", "--protocol-version", version];
+        if let Some(client) = client {
+            args.extend(["--client", client]);
+        }
+        let output = restmcp(&args, dir.path(), &[]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let printed: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        let served = served_listing(&binary.url, client.unwrap_or("raw-test"), version).await;
+        assert_eq!(printed, served, "{client:?} {version}");
+        let names: Vec<&str> = printed["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(
+            names.contains(&"operation_status") && names.contains(&"search_tools"),
+            "{names:?}"
+        );
+    }
+}
+
+/// Every page of `tools/list` served at `url` to a client named `client` on `version`,
+/// gathered into one result (without `nextCursor`).
+async fn served_listing(url: &str, client: &str, version: &str) -> Value {
+    restmcp::http_client::install_crypto_provider();
+    let stateless = version == "2026-07-28";
+    let session = if stateless {
+        None
+    } else {
+        let (status, headers, _) = crate::mcp::post(
+            url,
+            None,
+            None,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": {},
+                "clientInfo": {"name": client, "version": "1"}}}),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let session = headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("session")
+            .to_string();
+        crate::mcp::post(
+            url,
+            Some(&session),
+            Some(version),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        Some(session)
+    };
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut params = serde_json::json!({});
+        if let Some(cursor) = &cursor {
+            params["cursor"] = Value::String(cursor.clone());
+        }
+        if stateless {
+            params["_meta"] = serde_json::json!({
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {}
+            });
+        }
+        let mut headers = vec![("MCP-Protocol-Version", version)];
+        match &session {
+            Some(session) => headers.push(("Mcp-Session-Id", session.as_str())),
+            None => headers.push(("Mcp-Method", "tools/list")),
+        }
+        let (status, _, message) = crate::mcp::post_with(
+            url,
+            &headers,
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": params}),
+        )
+        .await;
+        assert_eq!(status, 200, "{message:?}");
+        let mut result = message.expect("answer")["result"].take();
+        tools.extend(result["tools"].as_array().cloned().expect("tools"));
+        pages += 1;
+        match result.get("nextCursor").and_then(Value::as_str) {
+            Some(next) => cursor = Some(next.to_string()),
+            None => {
+                assert!(pages > 1, "the listing was served in pages");
+                result["tools"] = Value::Array(tools);
+                return result;
+            }
+        }
+    }
+}
