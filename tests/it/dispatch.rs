@@ -853,7 +853,16 @@ async fn a_suffix_pair_naming_a_declared_header_fills_that_header_only() {
         &ToolSettings::default(),
     )
     .expect("builds");
-    let notes = report.apis[0].operations[0].notes.join("\n");
+    let notes = report.apis[0]
+        .operations
+        .iter()
+        .find(|op| {
+            op.operation
+                .ends_with("#X-Amz-Target=DynamoDB_20120810.ListTables")
+        })
+        .expect("ListTables")
+        .notes
+        .join("\n");
     assert!(
         notes.contains(
             "X-Amz-Target=DynamoDB_20120810.ListTables is the default of header parameter \"x-amz-target\""

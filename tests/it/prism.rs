@@ -279,13 +279,56 @@ async fn a_kept_alive_connection_closed_under_a_post_is_an_error_not_a_second_po
 /// compile as written (`[\w-.+]`, a surrogate pair as two `\u` escapes, lone surrogates)
 /// were published, and every call of the tool was refused with "the tool's inputSchema
 /// cannot be used". The first two are now published rewritten into patterns that mean the
-/// same and compile, and are enforced; the third cannot be (lone surrogates match one way
-/// by code point and another by UTF-16 unit), so it is left out of the schema and of
+/// same and compile, and are enforced; lone surrogates cannot be (they match one way by code
+/// point and another by UTF-16 unit), so that pattern is left out of the schema and of
 /// validation with a `check` note, while the rest of that argument's schema still holds.
 #[tokio::test]
 async fn ecma_patterns_are_translated_or_left_out_and_the_tool_stays_callable() {
-    let fixture = fixture("ecma-patterns.yaml");
-    let docs = spec::load(&SpecSource::File(fixture.clone()))
+    let upstream = upstream::start().await;
+    let dispatcher = dispatcher_for(
+        fixture("ecma-patterns.yaml"),
+        &upstream.url(),
+        UpstreamSettings::default(),
+    )
+    .await;
+    let properties = &dispatcher
+        .catalog()
+        .get("getAccount")
+        .expect("tool")
+        .input_schema
+        .to_value()["properties"];
+    assert_eq!(properties["handle"]["pattern"], r"^[\w\-.+]+$");
+    assert_eq!(properties["mood"]["pattern"], "^(?:😀)+$");
+    let sent = call(
+        &dispatcher,
+        "getAccount",
+        json!({"handle": "jane.doe-1+x", "mood": "😀😀"}),
+    )
+    .await;
+    assert!(!sent.is_error, "{}", sent.joined_text());
+    let seen: Value = serde_json::from_str(&sent.joined_text()).expect("echo");
+    assert_eq!(seen["path"], "/accounts/jane%2Edoe-1%2Bx");
+    for (arguments, refused) in [
+        (
+            json!({"handle": "jane doe"}),
+            r#"/handle: "jane doe" does not match"#,
+        ),
+        (
+            json!({"handle": "a", "mood": "🙂"}),
+            r#"/mood: "🙂" does not match"#,
+        ),
+    ] {
+        let answer = call(&dispatcher, "getAccount", arguments.clone()).await;
+        let text = answer.joined_text();
+        assert!(
+            answer.is_error && text.contains(refused),
+            "{arguments}: {text}"
+        );
+        assert!(!text.contains("cannot be used"), "{text}");
+    }
+
+    let lone = fixture("ecma-lone-surrogates.yaml");
+    let docs = spec::load(&SpecSource::File(lone.clone()))
         .await
         .expect("loads");
     let (_, report) = catalog::build(
@@ -300,56 +343,42 @@ async fn ecma_patterns_are_translated_or_left_out_and_the_tool_stays_callable() 
         )),
         "{notes:#?}"
     );
-
-    let upstream = upstream::start().await;
-    let dispatcher = dispatcher_for(fixture, &upstream.url(), UpstreamSettings::default()).await;
-    let schema = dispatcher
+    let dispatcher = dispatcher_for(lone, &upstream.url(), UpstreamSettings::default()).await;
+    let label = dispatcher
         .catalog()
-        .get("getAccount")
+        .get("searchNotes")
         .expect("tool")
         .input_schema
-        .to_value();
-    let properties = &schema["properties"];
-    assert_eq!(properties["handle"]["pattern"], r"^[\w\-.+]+$");
-    assert_eq!(properties["mood"]["pattern"], "^😀+$");
-    assert_eq!(properties["label"].get("pattern"), None);
-    assert_eq!(properties["label"]["maxLength"], 12);
-
-    let call = |arguments: Value| {
-        let dispatcher = &dispatcher;
-        async move {
-            dispatcher
-                .call("getAccount", args(arguments), &CallContext::default())
-                .await
-                .expect("known tool")
-        }
-    };
-    let sent = call(json!({"handle": "jane.doe-1+x", "mood": "😀😀", "label": "anything"})).await;
+        .to_value()["properties"]["label"]
+        .clone();
+    assert_eq!(
+        (label.get("pattern"), &label["maxLength"]),
+        (None, &json!(12))
+    );
+    let sent = call(&dispatcher, "searchNotes", json!({"label": "anything"})).await;
     assert!(!sent.is_error, "{}", sent.joined_text());
-    let seen: Value = serde_json::from_str(&sent.joined_text()).expect("echo");
-    assert_eq!(seen["path"], "/accounts/jane%2Edoe-1%2Bx");
+    let refused = call(
+        &dispatcher,
+        "searchNotes",
+        json!({"label": "thirteen char"}),
+    )
+    .await;
+    let text = refused.joined_text();
+    assert!(
+        refused.is_error
+            && text.contains(r#"/label: "thirteen char" is longer than 12 characters"#),
+        "{text}"
+    );
+    assert_eq!(upstream.counters.all.load(Ordering::SeqCst), 2);
+}
 
-    for (arguments, refused) in [
-        (
-            json!({"handle": "jane doe"}),
-            r#"/handle: "jane doe" does not match"#,
-        ),
-        (
-            json!({"handle": "a", "mood": "🙂"}),
-            r#"/mood: "🙂" does not match"#,
-        ),
-        (
-            json!({"handle": "a", "label": "thirteen char"}),
-            "/label: \"thirteen char\" is longer than 12 characters",
-        ),
-    ] {
-        let answer = call(arguments.clone()).await;
-        let text = answer.joined_text();
-        assert!(
-            answer.is_error && text.contains(refused),
-            "{arguments}: {text}"
-        );
-        assert!(!text.contains("cannot be used"), "{text}");
-    }
-    assert_eq!(upstream.counters.all.load(Ordering::SeqCst), 1);
+async fn call(
+    dispatcher: &Dispatcher,
+    tool: &str,
+    arguments: Value,
+) -> restmcp::upstream::ToolResult {
+    dispatcher
+        .call(tool, args(arguments), &CallContext::default())
+        .await
+        .expect("known tool")
 }

@@ -100,7 +100,8 @@ const OWN_SPECS = [
   'tests/fixtures/petstore-v3.yaml',
 ];
 // Left out: tests/fixtures/faults.yaml (parameterless GETs whose point is a misbehaving
-// server), broken/ (specs that must not load).
+// server), broken/ (specs that must not load), ecma-lone-surrogates.yaml (Prism exits with
+// "URIError: URI malformed" at start: the example it makes for its pattern is a lone surrogate).
 const SHARED_REAL = ['github.json', 'stripe.json', 'kubernetes.json', 'twilio.json', 'box.json'];
 
 // ---------------------------------------------------------------------------------------
