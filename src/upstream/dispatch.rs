@@ -227,6 +227,17 @@ impl Dispatcher {
                         .iter()
                         .filter_map(|origin| crate::config::parse_origin(origin).ok())
                         .collect(),
+                    credential_origins: api
+                        .base_url
+                        .iter()
+                        .filter_map(|base| url::Url::parse(base).ok())
+                        .map(|base| base.origin().ascii_serialization())
+                        .chain(
+                            api.credential_origins
+                                .iter()
+                                .filter_map(|origin| crate::config::parse_origin(origin).ok()),
+                        )
+                        .collect(),
                     compression: api.compression,
                     max_result_tokens: api.max_result_tokens,
                     max_page_size: api.max_page_size,
@@ -596,6 +607,7 @@ impl Dispatcher {
                 settings,
                 timeout,
                 context,
+                bare: false,
             })
             .await;
         // An operation that goes on upstream: waited for within the tool's time limit
@@ -730,6 +742,13 @@ impl Dispatcher {
                 stats.outcome = CallOutcome::ToolError;
                 ToolResult::error(format!(
                     "Cannot authenticate tool \"{name}\"; no request was sent: {problem}"
+                ))
+            }
+            Err(Failure::Refused(problem)) => {
+                stats.outcome = CallOutcome::ToolError;
+                ToolResult::error(format!(
+                    "upstream API \"{api}\" accepted {} {}, then {problem}",
+                    tool.route.method, tool.route.path
                 ))
             }
             Ok(Received {

@@ -34,6 +34,10 @@ pub struct Outgoing<'a> {
     /// The tool's time limit for the whole exchange.
     pub timeout: Duration,
     pub context: &'a CallContext,
+    /// Send it without credentials and forwarded headers: a URL the upstream named (an
+    /// operation's status monitor) on an origin the operator lets restmcp follow
+    /// (`follow_redirects`) but not send credentials to.
+    pub bare: bool,
 }
 
 /// What an exchange did: the answer (or why there is none) and what went over the wire.
@@ -69,6 +73,9 @@ pub enum Failure {
     Unauthenticated(String),
     /// The upstream could not be reached, or the connection failed while reading.
     Unreachable(String),
+    /// The upstream named a URL restmcp does not follow (an operation's status monitor or
+    /// result on another origin); nothing was sent there. The text says which and why.
+    Refused(String),
     /// No answer within the tool's time limit; the exchange was abandoned.
     TimedOut,
 }

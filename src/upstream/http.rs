@@ -73,9 +73,10 @@ impl HttpExchange {
             settings,
             timeout,
             context,
+            bare,
         } = outgoing;
         let api = tool.route.api.as_str();
-        if let Err(problem) = self.auth.forward(api, context, &mut request) {
+        if !bare && let Err(problem) = self.auth.forward(api, context, &mut request) {
             return Exchanged::unsent(Failure::Unbuildable(problem));
         }
         if let Some(trace) = &context.trace {
@@ -93,19 +94,28 @@ impl HttpExchange {
         }
         let bytes_sent = request.body.as_ref().map_or(0, |b| b.len() as u64);
         let wire = Mutex::new(Wire::default());
-        let exchange = self.auth.authorized(
-            api,
-            &tool.route.security,
-            context.caller.as_deref(),
-            request,
-            |request| async {
-                let received = self
-                    .send_retrying(tool, &request, settings, timeout, &wire)
-                    .await;
-                (request, received)
-            },
-            |received| received.status,
-        );
+        let send = |request: HttpRequest| async {
+            let received = self
+                .send_retrying(tool, &request, settings, timeout, &wire)
+                .await;
+            (request, received)
+        };
+        let exchange = async {
+            if bare {
+                // No credentials: the answer as it is.
+                return Ok(send(request).await.1);
+            }
+            self.auth
+                .authorized(
+                    api,
+                    &tool.route.security,
+                    context.caller.as_deref(),
+                    request,
+                    send,
+                    |received| received.status,
+                )
+                .await
+        };
         let answer = match tokio::time::timeout(timeout, exchange).await {
             Ok(Err(problem)) => Err(Failure::Unauthenticated(problem)),
             Ok(Ok(Ok(received))) => Ok(received),

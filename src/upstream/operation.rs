@@ -6,6 +6,11 @@
 //! operation says (`final-state-via`, else the method's usual place, else the monitor's
 //! `resourceLocation`, else the monitor's answer itself).
 //!
+//! Those URLs come from the upstream's answers, so they are followed only within the API's
+//! own origin and the origins the operator listed (`credential_origins`, and without
+//! credentials or forwarded headers `follow_redirects`); any other is refused before
+//! anything is sent there, and the call's result names the refused origin.
+//!
 //! [`follow`] waits within the tool's time limit; [`poll`] looks once, for an operation
 //! resumed later (the status tool, `tasks/get`). Neither keeps anything between calls: a
 //! [`Pending`] is all there is to an operation, so whoever holds it (sealed, by the client)
@@ -235,7 +240,38 @@ pub async fn poll(
     }
 }
 
-/// A GET of `url` through the tool's exchange, within `deadline`, counted in `totals`.
+/// Where a URL the upstream named for an operation may be asked: on the tool's own origin
+/// or one of `credential_origins`, with the call's credentials and forwarded headers
+/// (`Ok(true)`); on an origin of `follow_redirects`, without them (`Ok(false)`); anywhere
+/// else not at all, the error saying which origin was refused. The upstream's answer
+/// decides where a monitor is; only the operator decides where restmcp goes (a private
+/// address included: only the API's own, or one the operator listed).
+fn followable(tool: &Tool, settings: &UpstreamSettings, url: &Url) -> Result<bool, String> {
+    let origin = url.origin().ascii_serialization();
+    let own = tool
+        .route
+        .base_url
+        .as_ref()
+        .and_then(|base| base.parsed().ok())
+        .map(|base| base.origin().ascii_serialization());
+    if own.as_deref() == Some(origin.as_str()) || settings.credential_origins.contains(&origin) {
+        return Ok(true);
+    }
+    if settings.follow_redirects.contains(&origin) {
+        return Ok(false);
+    }
+    let api = &tool.route.api;
+    Err(format!(
+        "named {origin} as where the operation's status or result is read, which is not the \
+         API's origin ({}); restmcp follows an operation only there and to the origins of \
+         apis.{api}.follow_redirects and apis.{api}.credential_origins, so nothing was sent to \
+         {origin}.",
+        own.as_deref().unwrap_or("none")
+    ))
+}
+
+/// A GET of `url` through the tool's exchange, within `deadline`, counted in `totals`: only
+/// where [`followable`] allows, with credentials only where it says.
 async fn get(
     exchange: &dyn Exchange,
     (tool, settings, context): Call<'_>,
@@ -243,6 +279,7 @@ async fn get(
     deadline: Instant,
     totals: &mut Exchanged,
 ) -> Result<Received, Failure> {
+    let credentials = followable(tool, settings, url).map_err(Failure::Refused)?;
     let request = HttpRequest {
         method: Method::Get,
         url: url.to_string(),
@@ -258,6 +295,7 @@ async fn get(
             settings,
             timeout: remaining,
             context,
+            bare: !credentials,
         })
         .await;
     totals.attempts += answered.attempts;

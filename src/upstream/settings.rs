@@ -19,6 +19,9 @@ pub struct UpstreamSettings {
     /// Origins besides the API's own that redirects may lead to, as
     /// [`crate::config::parse_origin`] writes them.
     pub follow_redirects: Vec<String>,
+    /// Origins credentials (and forwarded headers) may go to besides the API's own: the
+    /// configured `base_url`'s and `credential_origins`.
+    pub credential_origins: Vec<String>,
     /// Send `Accept-Encoding: gzip, deflate, br`.
     pub compression: bool,
     /// The most a JSON result may hold, in estimated tokens; 0 = no limit.
@@ -37,6 +40,7 @@ impl Default for UpstreamSettings {
             rate_limit: None,
             tool_rate_limits: HashMap::new(),
             follow_redirects: Vec::new(),
+            credential_origins: Vec::new(),
             compression: true,
             max_result_tokens: crate::config::DEFAULT_MAX_RESULT_TOKENS,
             max_page_size: None,

@@ -11,9 +11,12 @@
 //!   that hangs is abandoned.
 //! * [`clients`] (issue #34): a repeated request id, a client holding every session, stream or
 //!   in-flight slot, and static-token clients reaching each other's records.
+//! * [`upstreams`] (issue #34): an upstream naming an operation's monitor elsewhere, echoing
+//!   issued tokens, or filling the idempotency store.
 
 mod clients;
 mod echo;
 mod limits;
 mod refs;
 mod spec_trust;
+mod upstreams;
