@@ -27,8 +27,9 @@
 //!   fetch shared by concurrent callers, [`Authenticator::invalidate`]d after a 401). A
 //!   configured credential replaces whatever the request held under the same header,
 //!   parameter or cookie name.
-//! * **Redaction** ([`Authenticator::redact`], in `redact`): every configured secret and
-//!   every access token issued is replaced by `[REDACTED]` in any text, also in the forms an
+//! * **Redaction** ([`Authenticator::redact`], in `redact`, and `issued` for access tokens):
+//!   every configured secret, and every access token issued for as long as a token cache or
+//!   a request holds it, is replaced by `[REDACTED]` in any text, also in the forms an
 //!   upstream could echo it in (base64, hex, percent- and JSON-encoded, any letter case), so an
 //!   upstream that echoes the request cannot leak them through a result.
 //! * **Forwarding** ([`Authenticator::forward`], here): headers of the incoming MCP request
@@ -37,7 +38,8 @@
 //!   the list names it.
 //!
 //! Submodules: `credentials` (read and checked at load), `placement` (header, query,
-//! cookie), `oauth` (the token client), `redact` (secrets out of results).
+//! cookie), `oauth` (the token client), `redact` (secrets out of results), `issued` (the
+//! issued tokens' index, held while they may be sent).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -53,6 +55,7 @@ use crate::identity::Caller;
 use crate::spec::{ApiKeyLocation, HttpAuthScheme, SecurityRequirement, SecurityScheme};
 
 mod credentials;
+mod issued;
 mod oauth;
 mod placement;
 mod redact;
@@ -167,10 +170,19 @@ impl Default for Authenticator {
     }
 }
 
-/// The tokens a request was sent with, so a 401 can invalidate exactly those.
-#[derive(Debug, Default, Clone)]
+/// The tokens a request was sent with, so a 401 can invalidate exactly those; while it
+/// lives (the request is under way), they stay redacted.
+#[derive(Default, Clone)]
 pub struct Applied {
-    tokens: Vec<(Arc<TokenSlot>, u64)>,
+    tokens: Vec<(Arc<TokenSlot>, u64, Option<Arc<issued::Hold>>)>,
+}
+
+impl fmt::Debug for Applied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Applied")
+            .field("tokens", &self.tokens.len())
+            .finish()
+    }
 }
 
 impl Applied {
@@ -297,16 +309,16 @@ impl Authenticator {
                 let Some(client) = &self.client else {
                     return Err("no HTTP client for token requests".into());
                 };
-                let (slot, generation, token) = oauth
+                let (slot, token) = oauth
                     .token(client, scopes, &self.redactor, caller)
                     .await
                     .map_err(|problem| format!("security scheme \"{name}\": {problem}"))?;
                 set_header(
                     &mut request.headers,
                     "Authorization",
-                    &format!("Bearer {}", token.expose()),
+                    &format!("Bearer {}", token.access.expose()),
                 );
-                applied.tokens.push((slot, generation));
+                applied.tokens.push((slot, token.generation, token.hold));
             }
         }
         Ok(())
@@ -349,7 +361,7 @@ impl Authenticator {
     /// Drops the access tokens `applied` used, unless a newer one has replaced them
     /// already, so the next [`Authenticator::apply`] fetches a fresh one.
     pub fn invalidate(&self, applied: &Applied) {
-        for (slot, generation) in &applied.tokens {
+        for (slot, generation, _) in &applied.tokens {
             slot.invalidate(*generation);
         }
     }

@@ -4,8 +4,8 @@
 //! Basic client authentication (§2.3.1), cached per scope set (and per caller, for an
 //! exchange: at most [`MAX_EXCHANGED`] callers), refreshed [`REFRESH_MARGIN`] before they
 //! expire (an exchanged token also when the caller's token does), one fetch shared by
-//! concurrent callers, and invalidated after a 401. Every token issued is added to the
-//! redactor.
+//! concurrent callers, and invalidated after a 401. Every token issued is redacted from
+//! results for as long as a slot keeps it or a request carries it ([`Hold`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use url::form_urlencoded;
 
+use super::issued::Hold;
 use super::redact::Redactor;
 use crate::config::TokenExchange;
 use crate::http_client;
@@ -64,12 +65,23 @@ pub(super) struct TokenSlot {
     pub(super) current: Mutex<Option<Token>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(super) struct Token {
     pub(super) access: Secret,
     /// None when the server gave no `expires_in`: valid until a 401 says otherwise.
     pub(super) expires_at: Option<Instant>,
     pub(super) generation: u64,
+    /// Keeps the token redacted while this slot's entry (or a request) holds it.
+    pub(super) hold: Option<Arc<Hold>>,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Token")
+            .field("expires_at", &self.expires_at)
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
 }
 
 static GENERATION: AtomicU64 = AtomicU64::new(1);
@@ -109,7 +121,7 @@ impl OAuthClient {
         required: &[String],
         redactor: &Redactor,
         caller: Option<&Caller>,
-    ) -> Result<(Arc<TokenSlot>, u64, Secret), String> {
+    ) -> Result<(Arc<TokenSlot>, Token), String> {
         let configured = match &self.exchange {
             Some(exchange) => &exchange.scopes,
             None => &self.scopes,
@@ -145,11 +157,11 @@ impl OAuthClient {
             Arc::clone(slots.entry(key).or_default())
         };
         if let Some(token) = slot.valid() {
-            return Ok((slot, token.generation, token.access));
+            return Ok((slot, token));
         }
         let _fetching = slot.fetch.lock().await;
         if let Some(token) = slot.valid() {
-            return Ok((Arc::clone(&slot), token.generation, token.access));
+            return Ok((Arc::clone(&slot), token));
         }
         let mut token = self.fetch(client, &scope, subject).await?;
         if let Some(until) = subject.and_then(|caller| caller.expires_at) {
@@ -160,8 +172,8 @@ impl OAuthClient {
             let cap = Instant::now() + left;
             token.expires_at = Some(token.expires_at.map_or(cap, |at| at.min(cap)));
         }
-        redactor.add_issued(token.access.expose());
-        let result = (Arc::clone(&slot), token.generation, token.access.clone());
+        token.hold = Some(redactor.hold(token.access.expose()));
+        let result = (Arc::clone(&slot), token.clone());
         *slot.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(token);
         Ok(result)
     }
@@ -298,6 +310,7 @@ impl OAuthClient {
             access: Secret::new(access.to_string()),
             expires_at,
             generation: GENERATION.fetch_add(1, Ordering::Relaxed),
+            hold: None,
         })
     }
 }

@@ -32,7 +32,7 @@
 //! when an access token is issued; keying on a bounded prefix keeps it small even for
 //! kilobyte-long tokens. Text without a secret is returned without copying the work.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use aho_corasick::AhoCorasick;
@@ -42,6 +42,7 @@ use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode
 use serde_json::Value;
 use url::form_urlencoded;
 
+use super::issued::{Hold, IssuedTokens};
 use crate::secret::REDACTED;
 
 /// Secrets shorter than this are matched only exactly (see the module documentation).
@@ -49,9 +50,6 @@ pub(super) const MIN_ENCODED_LEN: usize = 8;
 
 /// Candidates are found by this many leading bytes of a form, then checked in full.
 const KEY_LEN: usize = 32;
-
-/// Issued tokens remembered for redaction (old ones may still be echoed by caches).
-const MAX_ISSUED: usize = 64;
 
 /// RFC 3986 unreserved characters stay; everything else is encoded (a query value, as
 /// the API-key placement writes it).
@@ -84,13 +82,13 @@ const PATH_SEGMENT: &AsciiSet = &CONTROLS
     .add(b'%');
 
 /// The secrets to keep out of results: configured ones for good, issued access tokens for
-/// the most recent [`MAX_ISSUED`].
+/// as long as they may be sent ([`IssuedTokens`]).
 #[derive(Default)]
 pub(super) struct Redactor {
     fixed: Vec<String>,
-    issued: RwLock<VecDeque<String>>,
-    /// Built from `fixed` and `issued` on first use; reset when either changes.
+    /// Built from `fixed` on first use; reset when it changes.
     matcher: RwLock<Option<Arc<Matcher>>>,
+    issued: Arc<IssuedTokens>,
 }
 
 impl Redactor {
@@ -104,33 +102,17 @@ impl Redactor {
         }
     }
 
-    pub(super) fn add_issued(&self, token: &str) {
-        if token.is_empty() {
-            return;
-        }
-        {
-            let mut issued = self.issued.write().unwrap_or_else(PoisonError::into_inner);
-            if issued.iter().any(|t| t == token) {
-                return;
-            }
-            if issued.len() == MAX_ISSUED {
-                issued.pop_front();
-            }
-            issued.push_back(token.to_string());
-        }
-        *self.matcher.write().unwrap_or_else(PoisonError::into_inner) = None;
+    /// Redacts an issued access token for as long as the returned hold lives (a token
+    /// cache's entry, a request carrying it), and a while after.
+    pub(super) fn hold(&self, token: &str) -> Arc<Hold> {
+        self.issued.hold(token)
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.fixed.is_empty()
-            && self
-                .issued
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .is_empty()
+        self.fixed.is_empty() && self.issued.len() == 0
     }
 
-    /// The automaton for the current secrets, built if it is not yet.
+    /// The automaton for the configured secrets, built if it is not yet.
     fn matcher(&self) -> Arc<Matcher> {
         if let Some(matcher) = &*self.matcher.read().unwrap_or_else(PoisonError::into_inner) {
             return matcher.clone();
@@ -139,47 +121,123 @@ impl Redactor {
         if let Some(matcher) = &*slot {
             return matcher.clone();
         }
-        let matcher = {
-            let issued = self.issued.read().unwrap_or_else(PoisonError::into_inner);
-            Arc::new(Matcher::new(self.fixed.iter().chain(issued.iter())))
-        };
+        let matcher = Arc::new(Matcher::new(self.fixed.iter()));
         *slot = Some(matcher.clone());
         matcher
     }
 
     /// `text` with every secret, in every form, replaced by [`REDACTED`].
     pub(super) fn redact(&self, text: &str) -> String {
-        self.matcher().redact(text)
+        let matcher = self.matcher();
+        match self.redact_bytes(&matcher, text.as_bytes()) {
+            None => text.to_string(),
+            // Every form is either a whole string (whose ends are character boundaries in
+            // any text that contains it, also ignoring ASCII case) or ASCII, so the cuts
+            // fall on character boundaries.
+            Some(bytes) => String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into()),
+        }
     }
 
     /// Every string and object key in `value`, redacted.
     pub(super) fn redact_value(&self, value: &mut Value) {
-        self.matcher().redact_value(value);
+        let matcher = self.matcher();
+        self.redact_value_with(&matcher, value);
+    }
+
+    fn redact_value_with(&self, matcher: &Matcher, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                if let Some(bytes) = self.redact_bytes(matcher, s.as_bytes()) {
+                    *s = String::from_utf8(bytes)
+                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into());
+                }
+            }
+            Value::Array(items) => items
+                .iter_mut()
+                .for_each(|v| self.redact_value_with(matcher, v)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (key, mut v) in entries {
+                    self.redact_value_with(matcher, &mut v);
+                    let key = match self.redact_bytes(matcher, key.as_bytes()) {
+                        Some(bytes) => String::from_utf8(bytes)
+                            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into()),
+                        None => key,
+                    };
+                    map.insert(key, v);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Base64 `data`, decoded, redacted and re-encoded when a secret occurs in the decoded
     /// bytes (else left as it is); data that is not base64 is redacted as text.
     pub(super) fn redact_base64(&self, data: &mut String) {
-        let matcher = self.matcher();
         let Ok(bytes) = STANDARD.decode(data.as_bytes()) else {
-            *data = matcher.redact(data);
+            *data = self.redact(data);
             return;
         };
-        if let Some(redacted) = matcher.redact_bytes(&bytes) {
+        let matcher = self.matcher();
+        if let Some(redacted) = self.redact_bytes(&matcher, &bytes) {
             *data = STANDARD.encode(redacted);
         }
     }
+
+    /// `input` with each secret replaced, or `None` when it holds none.
+    fn redact_bytes(&self, matcher: &Matcher, input: &[u8]) -> Option<Vec<u8>> {
+        let mut spans = Vec::new();
+        matcher.spans(input, &mut spans);
+        self.issued.spans(input, &mut spans);
+        if spans.is_empty() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(input.len());
+        let mut at = 0;
+        for (start, end) in merged(spans) {
+            out.extend_from_slice(&input[at..start]);
+            out.extend_from_slice(REDACTED.as_bytes());
+            at = end;
+        }
+        out.extend_from_slice(&input[at..]);
+        Some(out)
+    }
+}
+
+/// Spans sorted, overlapping ones merged.
+fn merged(mut spans: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    spans.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (start, end) in spans {
+        match merged.last_mut() {
+            Some(last) if start < last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
 }
 
 /// One form of a secret to look for.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Form {
-    bytes: Vec<u8>,
+pub(super) struct Form {
+    pub(super) bytes: Vec<u8>,
     /// Matched ignoring ASCII case.
     fold: bool,
 }
 
-/// The forms of every secret, and the automaton over their leading bytes.
+impl Form {
+    /// Whether `found` (as long as the form) is this form.
+    pub(super) fn matches(&self, found: &[u8]) -> bool {
+        if self.fold {
+            found.eq_ignore_ascii_case(&self.bytes)
+        } else {
+            found == self.bytes.as_slice()
+        }
+    }
+}
+
+/// The forms of every configured secret, and the automaton over their leading bytes.
 struct Matcher {
     forms: Vec<Form>,
     /// Automaton pattern id → the forms that start with that key.
@@ -227,20 +285,14 @@ impl Matcher {
         }
     }
 
-    /// The spans of `haystack` that hold a secret, sorted, overlapping ones merged.
-    fn spans(&self, haystack: &[u8]) -> Vec<(usize, usize)> {
-        let mut spans = Vec::new();
+    /// Adds the spans of `haystack` that hold a configured secret to `spans`.
+    fn spans(&self, haystack: &[u8], spans: &mut Vec<(usize, usize)>) {
         let mut check = |start: usize, form: &Form| {
             let end = start + form.bytes.len();
-            let Some(found) = haystack.get(start..end) else {
-                return;
-            };
-            let equal = if form.fold {
-                found.eq_ignore_ascii_case(&form.bytes)
-            } else {
-                found == form.bytes.as_slice()
-            };
-            if equal {
+            if haystack
+                .get(start..end)
+                .is_some_and(|found| form.matches(found))
+            {
                 spans.push((start, end));
             }
         };
@@ -260,71 +312,11 @@ impl Matcher {
                 }
             }
         }
-        if spans.is_empty() {
-            return spans;
-        }
-        spans.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
-        for (start, end) in spans {
-            match merged.last_mut() {
-                Some(last) if start < last.1 => last.1 = last.1.max(end),
-                _ => merged.push((start, end)),
-            }
-        }
-        merged
-    }
-
-    /// `input` with each secret replaced, or `None` when it holds none.
-    fn redact_bytes(&self, input: &[u8]) -> Option<Vec<u8>> {
-        let spans = self.spans(input);
-        if spans.is_empty() {
-            return None;
-        }
-        let mut out = Vec::with_capacity(input.len());
-        let mut at = 0;
-        for (start, end) in spans {
-            out.extend_from_slice(&input[at..start]);
-            out.extend_from_slice(REDACTED.as_bytes());
-            at = end;
-        }
-        out.extend_from_slice(&input[at..]);
-        Some(out)
-    }
-
-    fn redact(&self, text: &str) -> String {
-        match self.redact_bytes(text.as_bytes()) {
-            None => text.to_string(),
-            // Every form is either a whole string (whose ends are character boundaries in
-            // any text that contains it, also ignoring ASCII case) or ASCII, so the cuts
-            // fall on character boundaries.
-            Some(bytes) => String::from_utf8(bytes)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into()),
-        }
-    }
-
-    fn redact_value(&self, value: &mut Value) {
-        match value {
-            Value::String(s) => {
-                if let Some(bytes) = self.redact_bytes(s.as_bytes()) {
-                    *s = String::from_utf8(bytes)
-                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into());
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
-            Value::Object(map) => {
-                let entries = std::mem::take(map);
-                for (key, mut v) in entries {
-                    self.redact_value(&mut v);
-                    map.insert(self.redact(&key), v);
-                }
-            }
-            _ => {}
-        }
     }
 }
 
 /// Every form of `secret` to search for (see the module documentation).
-fn forms_of(secret: &str) -> Vec<Form> {
+pub(super) fn forms_of(secret: &str) -> Vec<Form> {
     let bytes = secret.as_bytes();
     if bytes.is_empty() {
         return Vec::new();
@@ -544,7 +536,7 @@ mod tests {
     fn a_long_token_is_found_past_the_key_prefix_only_when_whole() {
         let token = "t".repeat(10) + &"0123456789".repeat(20);
         let redactor = Redactor::default();
-        redactor.add_issued(&token);
+        let _hold = redactor.hold(&token);
         assert_eq!(redactor.redact(&format!("x{token}y")), "x[REDACTED]y");
         // The same first KEY_LEN bytes with another ending is not the token.
         let other = format!("{}different", &token[..KEY_LEN + 5]);
@@ -552,18 +544,22 @@ mod tests {
     }
 
     #[test]
-    fn issued_tokens_are_added_and_the_oldest_forgotten() {
-        let redactor = Redactor::default();
-        assert!(redactor.is_empty());
+    fn issued_tokens_are_redacted_while_held_however_many_and_beside_the_configured_ones() {
+        let mut redactor = redactor(&["configured-secret-value"]);
+        redactor.add("another-configured-one");
         assert_eq!(redactor.redact("token-number-0"), "token-number-0");
-        for n in 0..=MAX_ISSUED {
-            redactor.add_issued(&format!("token-number-{n}"));
-        }
+        let holds: Vec<_> = (0..1_000)
+            .map(|n| redactor.hold(&format!("token-number-{n}")))
+            .collect();
         assert!(!redactor.is_empty());
-        assert_eq!(redactor.redact("token-number-0 "), "token-number-0 ");
+        // The first issued is still redacted after a thousand more (the old window kept 64).
         assert_eq!(
-            redactor.redact(&format!("token-number-{MAX_ISSUED} ")),
-            "[REDACTED] "
+            redactor.redact("token-number-0 configured-secret-value token-number-999"),
+            "[REDACTED] [REDACTED] [REDACTED]"
         );
+        let mut value = serde_json::json!({"token-number-5": ["TOKEN-NUMBER-6"]});
+        redactor.redact_value(&mut value);
+        assert_eq!(value, serde_json::json!({"[REDACTED]": ["[REDACTED]"]}));
+        drop(holds);
     }
 }

@@ -1351,3 +1351,30 @@ async fn an_upstream_401_exchanges_the_users_token_once_more() {
     assert_eq!(answer.0, 401);
     assert_eq!(endpoint.hits.load(Ordering::SeqCst), 3);
 }
+
+#[tokio::test]
+async fn every_exchanged_token_a_cache_holds_is_redacted_however_many_users_came_since() {
+    let (endpoint, base) = start().await;
+    endpoint.expires_in.store(3600, Ordering::SeqCst);
+    let auth = exchange_authenticator(&base).await;
+    // More users than the 64 tokens the old window remembered.
+    for n in 0..200 {
+        let caller = user(
+            &format!("user-{n}"),
+            &format!("mcp-token-{n}"),
+            Duration::from_secs(600),
+        );
+        bearer_as(&auth, Some(&caller)).await.expect("exchanged");
+    }
+    assert_eq!(endpoint.hits.load(Ordering::SeqCst), 200);
+    // The first user's token is still cached, and still sent: still redacted.
+    let first = user("user-0", "mcp-token-0", Duration::from_secs(600));
+    assert_eq!(
+        bearer_as(&auth, Some(&first)).await.expect("cached"),
+        "Bearer tok-1"
+    );
+    assert_eq!(
+        auth.redact("echoed: tok-1, tok-100 and tok-200"),
+        "echoed: [REDACTED], [REDACTED] and [REDACTED]"
+    );
+}
