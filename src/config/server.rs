@@ -270,6 +270,12 @@ pub struct StoreSettings {
     pub idempotency_ttl_seconds: u64,
     /// Seconds one store command may take before the call is refused (fail closed).
     pub timeout_seconds: f64,
+    /// Bytes the in-process store may hold of stored results (and other callers' notes);
+    /// past it the least recently used go first.
+    pub max_memory_bytes: u64,
+    /// Bytes one caller's stored results may take of it; past it that caller's least
+    /// recently used go first, so one caller cannot push the others' out.
+    pub max_bytes_per_caller: u64,
 }
 
 impl Default for StoreSettings {
@@ -279,6 +285,8 @@ impl Default for StoreSettings {
             password_env: None,
             idempotency_ttl_seconds: 86_400,
             timeout_seconds: 2.0,
+            max_memory_bytes: 64 * 1024 * 1024,
+            max_bytes_per_caller: 8 * 1024 * 1024,
         }
     }
 }

@@ -432,6 +432,20 @@ fn validate_store(store: &super::StoreSettings) -> Result<(), ConfigError> {
             "must be more than 0 and at most 60",
         ));
     }
+    if store.max_memory_bytes < 1024 * 1024 {
+        return Err(invalid(
+            "max_memory_bytes",
+            store.max_memory_bytes.to_string(),
+            "must be at least 1048576 (1 MiB)",
+        ));
+    }
+    if store.max_bytes_per_caller == 0 || store.max_bytes_per_caller > store.max_memory_bytes {
+        return Err(invalid(
+            "max_bytes_per_caller",
+            store.max_bytes_per_caller.to_string(),
+            "must be at least 1 and at most server.store.max_memory_bytes",
+        ));
+    }
     Ok(())
 }
 

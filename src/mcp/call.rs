@@ -348,8 +348,9 @@ impl Shared {
         let caller = incoming.pseudonym();
         // A repeat under the same idempotency key is answered from the stored result, before
         // anyone is asked again.
+        let record = (caller, dispatcher.result_budget_bytes(ready.tool()));
         let held =
-            match super::idempotency::before(&self.store, &ready, caller, self.idempotency_ttl)
+            match super::idempotency::before(&self.store, &ready, record, self.idempotency_ttl)
                 .await
             {
                 super::idempotency::Before::Send(held) => held,

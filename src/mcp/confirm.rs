@@ -30,7 +30,7 @@ use rmcp::model::{
 use rmcp::{ErrorData, Peer, RoleServer};
 
 use crate::config::{ConfirmSettings, WithoutElicitation};
-use crate::store::{Claim, Store};
+use crate::store::{Claim, Keep, Store};
 use crate::upstream::Preview;
 
 /// Why a client cannot be asked: it did not declare the capability.
@@ -328,7 +328,7 @@ impl Confirmer {
         let key = format!("restmcp:confirm:{}", crate::digest::hex(&nonce));
         // Kept a little past the state's own expiry, so it cannot come back in between.
         let ttl = self.ttl + Duration::from_secs(1);
-        match self.store.claim(&key, "1", ttl).await {
+        match self.store.claim(&key, "1", ttl, Keep::Pinned).await {
             Ok(Claim::Claimed) => Ok(()),
             Ok(Claim::Held(_)) => Err(ErrorData::invalid_params(
                 "requestState refused: this confirmation was already used; nothing was sent",

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Claim, MAX_VALUE_BYTES, Store};
+use crate::store::{Claim, Keep, Store, StoreError};
 use crate::upstream::{CallOutcome, Called, Ready, ToolResult};
 
 /// How long a running call holds its key: a replica that dies mid-call frees it then.
@@ -45,6 +45,11 @@ pub(super) struct Held {
     /// What the key holds while the call runs.
     running: String,
     ttl: Duration,
+    /// The caller whose share of the store the record counts against.
+    caller: String,
+    /// The most a stored record may hold: the tool's result budget (a result larger than
+    /// the model may receive is not kept; the fact of the call is).
+    max_bytes: Option<u64>,
     answered: bool,
 }
 
@@ -56,11 +61,12 @@ pub(super) enum Before {
     Answer(Called),
 }
 
-/// Looks the call's key up, and holds it when the call is new.
+/// Looks the call's key up, and holds it when the call is new; `max_bytes` is the most a
+/// stored record of it may hold (its result budget).
 pub(super) async fn before(
     store: &Arc<Store>,
     ready: &Ready<'_>,
-    caller: &str,
+    (caller, max_bytes): (&str, Option<u64>),
     ttl: Duration,
 ) -> Before {
     let Some(given) = ready.idempotency_key() else {
@@ -84,13 +90,18 @@ pub(super) async fn before(
             CallOutcome::ToolError,
         ))
     };
-    match store.claim(&key, &running, RUNNING_TTL.min(ttl)).await {
+    match store
+        .claim(&key, &running, RUNNING_TTL.min(ttl), Keep::Cache(caller))
+        .await
+    {
         Ok(Claim::Claimed) => Before::Send(Some(Held {
             store: store.clone(),
             key,
             fingerprint,
             running,
             ttl,
+            caller: caller.to_string(),
+            max_bytes,
             answered: false,
         })),
         Ok(Claim::Held(value)) => {
@@ -154,11 +165,19 @@ impl Held {
             done: true,
         };
         let mut value = serde_json::to_string(&entry).unwrap_or_default();
-        if value.len() > MAX_VALUE_BYTES {
+        if self.max_bytes.is_some_and(|max| value.len() as u64 > max) {
             entry.r = None;
             value = serde_json::to_string(&entry).unwrap_or_default();
         }
-        match self.store.put(&self.key, &value, self.ttl).await {
+        let keep = Keep::Cache(&self.caller);
+        let mut stored = self.store.put(&self.key, &value, self.ttl, keep).await;
+        if let Err(StoreError::TooLarge(_)) = stored {
+            // Larger than the caller's whole share: keep only the fact of the call.
+            entry.r = None;
+            value = serde_json::to_string(&entry).unwrap_or_default();
+            stored = self.store.put(&self.key, &value, self.ttl, keep).await;
+        }
+        match stored {
             Ok(()) => self.answered = true,
             Err(error) => tracing::warn!(
                 error = %error,

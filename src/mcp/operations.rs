@@ -26,7 +26,7 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
-use crate::store::{Claim, Store};
+use crate::store::{Claim, Keep, Store};
 use crate::upstream::operation::Pending;
 use crate::upstream::{CallContext, Called, Content, Dispatcher, Resumed, ToolResult};
 
@@ -235,7 +235,12 @@ impl Operations {
         let asked = asked_key(caller, created, &pending.monitor);
         let _ = self
             .store
-            .put(&asked, &pending.status, standing(pending))
+            .put(
+                &asked,
+                &pending.status,
+                standing(pending),
+                Keep::Cache(caller),
+            )
             .await;
         let text = format!(
             "Call {status_tool} with handle \"{handle}\" to see how it goes and to get its \
@@ -309,7 +314,12 @@ impl Operations {
         // A failing store only costs the throttle: the upstream is asked.
         if let Ok(Claim::Held(status)) = self
             .store
-            .claim(&asked, &pending.status, standing(&pending))
+            .claim(
+                &asked,
+                &pending.status,
+                standing(&pending),
+                Keep::Cache(caller),
+            )
             .await
         {
             let pending = Box::new(Pending { status, ..pending });
@@ -321,7 +331,12 @@ impl Operations {
                 let asked = asked_key(caller, created, &pending.monitor);
                 let _ = self
                     .store
-                    .put(&asked, &pending.status, standing(&pending))
+                    .put(
+                        &asked,
+                        &pending.status,
+                        standing(&pending),
+                        Keep::Cache(caller),
+                    )
                     .await;
                 // A new handle only when the upstream moved the monitor.
                 let handle = if pending.monitor == monitor {
@@ -419,6 +434,7 @@ impl Operations {
                 &key("task-cancelled", task_id.trim()),
                 "1",
                 left.max(Duration::from_secs(1)),
+                Keep::Pinned,
             )
             .await
             .map_err(|error| {

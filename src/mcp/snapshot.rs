@@ -360,7 +360,11 @@ impl Shared {
         snapshot: Snapshot,
         settings: &crate::config::ServerSettings,
     ) -> Result<Arc<Shared>, ConfirmError> {
-        Shared::with_store(snapshot, settings, Arc::new(Store::memory()))
+        Shared::with_store(
+            snapshot,
+            settings,
+            Arc::new(Store::memory_with(&settings.store)),
+        )
     }
 
     /// [`Shared::with_settings`] with the store replicas share ([`Store::open`]).

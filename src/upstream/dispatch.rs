@@ -528,6 +528,13 @@ impl Dispatcher {
         })
     }
 
+    /// The most a result of `tool` may hold, in bytes of compact JSON (its
+    /// `max_result_tokens`); `None` when it has no budget.
+    pub fn result_budget_bytes(&self, tool: &crate::catalog::Tool) -> Option<u64> {
+        let budget = result_budget(tool, self.settings_of(tool).0);
+        (budget > 0).then(|| budget.saturating_mul(paging::BYTES_PER_TOKEN))
+    }
+
     /// The API settings tool `tool` is called with, and its time limit.
     fn settings_of(&self, tool: &crate::catalog::Tool) -> (&UpstreamSettings, Duration) {
         static DEFAULTS: std::sync::OnceLock<UpstreamSettings> = std::sync::OnceLock::new();
@@ -785,12 +792,7 @@ impl Dispatcher {
                     body: &received.body,
                     omitted: received.omitted,
                 };
-                let budget = match tool.route.max_result_tokens {
-                    None => settings.max_result_tokens,
-                    Some(ToolLimit::Replace(tokens)) => tokens,
-                    Some(ToolLimit::AtMost(tokens)) if settings.max_result_tokens == 0 => tokens,
-                    Some(ToolLimit::AtMost(tokens)) => tokens.min(settings.max_result_tokens),
-                };
+                let budget = result_budget(tool, settings);
                 let max_bytes = budget.saturating_mul(paging::BYTES_PER_TOKEN);
                 // Only an answer longer than the budget can be over it (see `Shape::bound`).
                 let paging = (budget > 0 && received.body.len() as u64 > max_bytes)
@@ -1039,6 +1041,18 @@ impl Ready<'_> {
             headers,
             body: self.request.body.as_deref().map(|body| (media_type, body)),
         }
+    }
+}
+
+/// The most a result of `tool` may hold, in estimated tokens (0: no limit): its own
+/// `max_result_tokens` (an overlay's replaces the API's, a spec's only lowers it), else the
+/// API's.
+fn result_budget(tool: &crate::catalog::Tool, settings: &UpstreamSettings) -> u64 {
+    match tool.route.max_result_tokens {
+        None => settings.max_result_tokens,
+        Some(ToolLimit::Replace(tokens)) => tokens,
+        Some(ToolLimit::AtMost(tokens)) if settings.max_result_tokens == 0 => tokens,
+        Some(ToolLimit::AtMost(tokens)) => tokens.min(settings.max_result_tokens),
     }
 }
 

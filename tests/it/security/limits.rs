@@ -625,3 +625,53 @@ async fn an_idle_session_expires_and_its_client_gets_404() {
     let (status, _, body) = post(&client, &url, Some(&session), &call).await;
     assert_eq!(status, 404, "the idle session was not closed: {body}");
 }
+
+/// Issue #34 item 9 at full size: one client storing idempotent results as fast as it can
+/// (it added 544 MB in 5.7 s before the store had a byte budget) leaves RSS bounded by its
+/// share and /healthz answering. Minutes in a debug build:
+/// `cargo test --test it security::limits -- --ignored`.
+#[tokio::test]
+#[ignore]
+async fn a_store_flood_leaves_rss_bounded_by_the_callers_share() {
+    let upstream = upstream::start().await;
+    let config = super::upstreams::store_config(&upstream.url(), "");
+    let dir = project(&config, &[]);
+    let binary = Binary::start_with(
+        dir.path(),
+        &[
+            ("RESTMCP_TEST_A", "flooding-token-77"),
+            ("RESTMCP_TEST_B", "other-token-88"),
+        ],
+    )
+    .await;
+    let pid = binary.child.id().expect("pid");
+    let url = binary.url.clone();
+    let base = url.trim_end_matches("/mcp").to_string();
+    let flood = |from: u64, to: u64| {
+        let url = url.clone();
+        async move {
+            futures_util::stream::iter(from..to)
+                .map(|n| {
+                    let url = url.clone();
+                    async move {
+                        super::upstreams::keyed_update(&url, "flooding-token-77", &format!("k{n}"))
+                            .await
+                    }
+                })
+                .buffer_unordered(8)
+                .count()
+                .await
+        }
+    };
+    // Past the caller's share (8 MiB, about 160 records) first, then measured.
+    flood(0, 400).await;
+    let warm = rss_kb(pid);
+    flood(400, 4_000).await;
+    let end = rss_kb(pid);
+    assert_eq!(healthz(&format!("{base}/healthz")).await, 200);
+    // 3,600 more records of about 50 kB is 180 MB unbounded; bounded, the share is kept.
+    assert!(
+        end <= warm + 48 * 1024,
+        "RSS grew from {warm} kB to {end} kB while one caller stored 180 MB of results"
+    );
+}

@@ -202,3 +202,89 @@ async fn an_operation_is_followed_only_where_the_operator_allows_and_credentials
     );
     assert!(!text.contains("jobs-token-b81d4e9a"), "{text}");
 }
+
+/// The echo API whose POST tools take idempotency keys, behind tokens A and B, with the
+/// in-process store's budgets of `store`.
+pub(super) fn store_config(upstream: &str, store: &str) -> String {
+    format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n\
+         [server.auth]\ntokens_env = [\"RESTMCP_TEST_A\", \"RESTMCP_TEST_B\"]\n\
+         [server.store]\n{store}\n\
+         [apis.echo]\nspec = \"specs/echo.yaml\"\nbase_url = \"{upstream}\"\n\
+         idempotency_header = \"Idempotency-Key\"\n\
+         [reload]\nenabled = false\n"
+    )
+}
+
+/// A stateless 2026-07-28 `updateItem` as `token`'s client with idempotency key `key`: its
+/// result echoes a 10 kB name (about 50 kB stored).
+pub(super) async fn keyed_update(url: &str, token: &str, key: &str) -> Value {
+    restmcp::http_client::install_crypto_provider();
+    let arguments = json!({"id__path": 1, "name": "n".repeat(10_000), "idempotency_key": key});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+    "name": "updateItem", "arguments": arguments, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "store-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }}});
+    reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "updateItem")
+        .header("authorization", format!("Bearer {token}"))
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("POST")
+        .json()
+        .await
+        .expect("JSON answer")
+}
+
+#[tokio::test]
+async fn a_caller_flooding_the_store_pushes_out_only_its_own_records() {
+    use std::sync::atomic::Ordering;
+    let upstream = crate::upstream::start().await;
+    let store = "max_memory_bytes = 1048576\nmax_bytes_per_caller = 262144";
+    let dir = project(&store_config(&upstream.url(), store), &[]);
+    let binary = Binary::start_with(
+        dir.path(),
+        &[
+            ("RESTMCP_TEST_A", "token-of-a-4d1c"),
+            ("RESTMCP_TEST_B", "token-of-b-9e27"),
+        ],
+    )
+    .await;
+    let sent = || upstream.counters.all.load(Ordering::SeqCst);
+    let first = keyed_update(&binary.url, "token-of-b-9e27", "b-order-1").await;
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    let mallory_first = keyed_update(&binary.url, "token-of-a-4d1c", "a-0").await;
+    assert_eq!(mallory_first["result"]["isError"], false);
+    // A stores a hundred records of about 50 kB: five times its share, and its own go.
+    for n in 1..100 {
+        keyed_update(&binary.url, "token-of-a-4d1c", &format!("a-{n}")).await;
+    }
+    let before = sent();
+    // B's record is still there: its repeat is answered from the store, nothing sent.
+    let repeat = keyed_update(&binary.url, "token-of-b-9e27", "b-order-1").await;
+    assert_eq!(
+        repeat["result"]["_meta"]["io.restmcp/idempotentReplay"], true,
+        "{repeat}"
+    );
+    assert_eq!(sent(), before);
+    // A's latest is kept, its first was pushed out (its repeat goes to the upstream again,
+    // with the same key, which the upstream deduplicates).
+    let latest = keyed_update(&binary.url, "token-of-a-4d1c", "a-99").await;
+    assert_eq!(
+        latest["result"]["_meta"]["io.restmcp/idempotentReplay"],
+        true
+    );
+    assert_eq!(sent(), before);
+    let evicted = keyed_update(&binary.url, "token-of-a-4d1c", "a-0").await;
+    assert_eq!(evicted["result"]["isError"], false, "{evicted}");
+    assert!(evicted["result"]["_meta"].is_null(), "{evicted}");
+    assert_eq!(sent(), before + 1);
+}
