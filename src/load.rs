@@ -61,8 +61,13 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
                 api: name.clone(),
                 error,
             })?;
-        let overlay_files = api.overlay_files();
-        let mut watched: Vec<PathBuf> = overlay_files.clone();
+        let trusted = config.loading.trust_conventional_overlays;
+        let overlay_files: Vec<(PathBuf, bool)> = api
+            .overlay_files()
+            .into_iter()
+            .map(|(file, listed)| (file, listed || trusted))
+            .collect();
+        let mut watched: Vec<PathBuf> = overlay_files.iter().map(|(f, _)| f.clone()).collect();
         if let Some(conventional) = api.conventional_overlay()
             && !watched.contains(&conventional)
         {
@@ -225,16 +230,17 @@ pub fn planned_inputs(config: &Config) -> Inputs {
     inputs
 }
 
-/// A spec (if any) with its OpenAPI Overlays applied, and the restmcp overlays read.
+/// A spec (if any) with its OpenAPI Overlays applied, and the restmcp overlays read; each
+/// overlay file comes with whether it has the operator's powers (else a spec's).
 async fn load_api(
     source: Option<SpecSource>,
     policy: &spec::LoadPolicy,
-    overlay_files: Vec<PathBuf>,
+    overlay_files: Vec<(PathBuf, bool)>,
     watched: Vec<PathBuf>,
 ) -> Result<LoadedApi, SpecError> {
     let mut openapi_overlays: Vec<(String, Value)> = Vec::new();
     let mut overlays: Vec<(String, OverlayFile)> = Vec::new();
-    for path in &overlay_files {
+    for (path, trusted) in &overlay_files {
         let name = path.display().to_string();
         // Overlays are the operator's, but a FIFO or device put in their place must not
         // wedge a load (or a reload) all the same: only a regular file is read.
@@ -256,9 +262,12 @@ async fn load_api(
                 })?;
         let value = spec::parse::parse_document(&name, &bytes)?;
         if spec::overlay::is_openapi_overlay(&value) {
+            // It edits the spec, and what it writes there has a spec's powers whoever wrote it.
             openapi_overlays.push((name, value));
         } else {
-            overlays.push((name.clone(), patch::parse_file(&name, &bytes)?));
+            let mut overlay = patch::parse_file(&name, &bytes)?;
+            overlay.unlisted = !trusted;
+            overlays.push((name.clone(), overlay));
         }
     }
     let mut notes = Vec::new();

@@ -157,17 +157,18 @@ pub fn build(
 }
 
 /// Settles whether a human confirms the tool's calls, when no overlay said: as the API's
-/// `confirm` policy says of its hints. Hints a spec's `x-mcp` relaxed (a DELETE marked not
-/// destructive) do not waive confirmation: the policy then sees the cautious ones the
-/// method gave (`synthesized`).
+/// `confirm` policy says of its hints. Hints a spec's `x-mcp` (or an unlisted overlay)
+/// relaxed (a DELETE marked not destructive) do not waive confirmation: the policy then
+/// sees the cautious ones the method gave (`synthesized`).
 fn resolve_confirmation(tool: &mut Tool, policy: Option<&ConfirmPolicy>, synthesized: Annotations) {
     if tool.route.confirm != Confirmation::Policy {
         return;
     }
-    let from_spec = tool
-        .provenance
-        .iter()
-        .any(|(what, from)| what == "annotations" && from.starts_with(patch::SPEC_EXTENSION));
+    let from_spec = tool.provenance.iter().any(|(what, from)| {
+        what == "annotations"
+            && (from.starts_with(patch::SPEC_EXTENSION)
+                || from.starts_with(patch::UNLISTED_OVERLAY))
+    });
     let hints = tool.annotations;
     let (destructive, read_only) = if from_spec {
         (
@@ -521,10 +522,10 @@ fn add_hand_written(
     };
     for (file, overlay) in input.overlays {
         for (name, new_tool) in &overlay.add.0 {
-            let source = PatchSource {
-                kind: "overlay",
-                location: format!("{file}#/add/{}", crate::json::escape_token(name)),
-            };
+            let source = PatchSource::of_overlay(
+                overlay,
+                format!("{file}#/add/{}", crate::json::escape_token(name)),
+            );
             let tool = handwritten::build(&cx, name, new_tool, &source)?;
             let candidate = Candidate {
                 method: tool.route.method,
@@ -582,10 +583,7 @@ fn patches_by_operation<'p>(
             });
             match found {
                 Some(i) => patches[i].push((
-                    PatchSource {
-                        kind: "overlay",
-                        location,
-                    },
+                    PatchSource::of_overlay(overlay, location),
                     std::borrow::Cow::Borrowed(patch),
                 )),
                 None if api

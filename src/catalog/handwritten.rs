@@ -9,9 +9,7 @@ use serde_json::{Map, Value, json};
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
 use super::naming::{is_valid_argument_name, is_valid_tool_name};
 use super::patch::{self, NewTool, PatchError, PatchSource};
-use super::{
-    Annotations, BaseUrl, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool, ToolLimit,
-};
+use super::{Annotations, BaseUrl, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool};
 use crate::spec::{Method, ParamLocation, Style};
 
 /// What a hand-written tool needs from its API.
@@ -258,10 +256,8 @@ pub fn build(
     };
     tool.note("tool", format!("hand-written in {}", source.location));
     if let Some(seconds) = spec.timeout_seconds {
-        tool.route.timeout = Some(ToolLimit::Replace(patch::timeout(
-            seconds,
-            source.at(&["timeout_seconds"]),
-        )?));
+        tool.route.timeout =
+            Some(source.limit(patch::timeout(seconds, source.at(&["timeout_seconds"]))?));
     }
     if let Some(accept) = &spec.accept {
         tool.route.accept = patch::checked_accept(accept, source)?;

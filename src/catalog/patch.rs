@@ -85,6 +85,11 @@ pub struct OverlayFile {
     /// For editors (`$schema: …/overlay.schema.json`); ignored.
     #[serde(rename = "$schema", default)]
     pub schema: Option<String>,
+    /// Not in the file: set by the loader for a `NAME.overlay.yaml` found beside its spec
+    /// that the config does not name. Whoever can drop a file there is not the operator,
+    /// so it has a spec's powers ([`UNLISTED_OVERLAY`]).
+    #[serde(skip)]
+    pub unlisted: bool,
     /// Changes to the spec's tools, keyed by operationId or `METHOD /path`.
     #[serde(default)]
     pub tools: Ordered<ToolPatch>,
@@ -225,15 +230,37 @@ pub struct PatchSource {
 /// rename, describe, hide and annotate, but never read the environment or raise a limit.
 pub const SPEC_EXTENSION: &str = "x-mcp";
 
+/// [`PatchSource::kind`] of an overlay file found beside its spec that the config does not
+/// name: data from elsewhere too, with a spec's powers (unless
+/// `loading.trust_conventional_overlays`).
+pub const UNLISTED_OVERLAY: &str = "unlisted overlay";
+
+/// [`PatchSource::kind`] of an overlay the operator named.
+pub const OVERLAY: &str = "overlay";
+
 impl PatchSource {
-    /// The patch was written in the spec (untrusted), not in an operator's overlay.
+    /// The source of an entry of `overlay`: the operator's, or (unlisted) a spec's.
+    pub fn of_overlay(overlay: &OverlayFile, location: String) -> PatchSource {
+        PatchSource {
+            kind: if overlay.unlisted {
+                UNLISTED_OVERLAY
+            } else {
+                OVERLAY
+            },
+            location,
+        }
+    }
+
+    /// The patch is data from elsewhere (a spec's `x-mcp`, an unlisted overlay), not the
+    /// operator's word: it may not read the environment, raise a limit or waive a
+    /// confirmation.
     pub fn is_spec(&self) -> bool {
-        self.kind == SPEC_EXTENSION
+        self.kind == SPEC_EXTENSION || self.kind == UNLISTED_OVERLAY
     }
 
     /// How a limit this patch sets applies: an overlay's replaces the API's, a spec's can
     /// only lower it.
-    fn limit<T>(&self, value: T) -> ToolLimit<T> {
+    pub(super) fn limit<T>(&self, value: T) -> ToolLimit<T> {
         if self.is_spec() {
             ToolLimit::AtMost(value)
         } else {
@@ -545,11 +572,15 @@ fn apply_argument_to(
         set_key(schema, "default", default.clone());
     }
     if change.value_env.is_some() && source.is_spec() {
-        return Err(PatchError::new(
-            at("value_env"),
+        let who = if source.kind == UNLISTED_OVERLAY {
+            "an overlay file the config does not name has a spec's powers and cannot read the \
+             environment: name it in apis.NAME.overlays (or set \
+             loading.trust_conventional_overlays), or give a literal `value`"
+        } else {
             "a spec cannot read the environment: set `value_env` in an overlay file named in \
-             the config (apis.NAME.overlays), or give a literal `value`",
-        ));
+             the config (apis.NAME.overlays), or give a literal `value`"
+        };
+        return Err(PatchError::new(at("value_env"), who));
     }
     let fixed = match (&change.value, &change.value_env) {
         (Some(_), Some(_)) => {

@@ -19,9 +19,10 @@ pub struct ApiConfig {
     /// one has only the hand-written tools of its overlays.
     #[serde(default)]
     pub spec: Option<RelativePathBuf>,
-    /// restmcp overlays or OpenAPI Overlay 1.0 documents, applied in order. A file
-    /// `NAME.overlay.yaml` (or `.yml`, `.json`) beside a spec `NAME.yaml` is applied first
-    /// without being listed.
+    /// restmcp overlays or OpenAPI Overlay 1.0 documents, applied in order, with the
+    /// operator's powers. A file `NAME.overlay.yaml` (or `.yml`, `.json`) beside a spec
+    /// `NAME.yaml` is applied first without being listed, with a spec's powers only unless
+    /// `loading.trust_conventional_overlays` is set.
     #[serde(default)]
     pub overlays: Vec<RelativePathBuf>,
     /// Keep only operations with safe methods (GET, HEAD, OPTIONS, TRACE).
@@ -320,15 +321,17 @@ impl ApiConfig {
         }
     }
 
-    /// The overlay files to apply, in order: the conventional one beside the spec (when it
-    /// exists and is not listed), then those listed.
-    pub fn overlay_files(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = self.overlays.iter().map(|o| o.relative()).collect();
+    /// The overlay files to apply, in order, each with whether the config names it: the
+    /// conventional one beside the spec (when it exists and is not listed), then those
+    /// listed.
+    pub fn overlay_files(&self) -> Vec<(PathBuf, bool)> {
+        let mut files: Vec<(PathBuf, bool)> =
+            self.overlays.iter().map(|o| (o.relative(), true)).collect();
         if let Some(conventional) = self.conventional_overlay()
             && conventional.is_file()
-            && !files.contains(&conventional)
+            && !files.iter().any(|(file, _)| *file == conventional)
         {
-            files.insert(0, conventional);
+            files.insert(0, (conventional, false));
         }
         files
     }

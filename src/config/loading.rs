@@ -26,6 +26,10 @@ pub struct LoadingSettings {
     /// Directories (relative to this file) file `$ref`s may read from besides the root
     /// spec's directory.
     pub ref_dirs: Vec<RelativePathBuf>,
+    /// Give a `NAME.overlay.yaml` found beside its spec (and not named in `overlays`) the
+    /// operator's powers. Off, such a file still shapes tools, with a spec's powers only:
+    /// whoever can drop a file beside a spec is not the operator.
+    pub trust_conventional_overlays: bool,
 }
 
 /// Default of `loading.max_document_bytes`: 64 MiB.
@@ -44,6 +48,7 @@ impl Default for LoadingSettings {
             ref_origins: Vec::new(),
             allow_private_addresses: false,
             ref_dirs: Vec::new(),
+            trust_conventional_overlays: false,
         }
     }
 }

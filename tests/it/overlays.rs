@@ -69,6 +69,9 @@ fn echo_config(base_url: &str, extra: &str) -> String {
     )
 }
 
+/// The conventional overlay named in the config too: the operator's, with every power.
+const LISTED: &str = "overlays = [\"specs/echo.overlay.yaml\"]";
+
 const OVERLAY: &str = r#"
 tools:
   getItem:
@@ -135,8 +138,9 @@ async fn a_fixed_value_from_the_environment_is_sent_and_never_shown() {
     // SAFETY: set once, by this test only, with a name no other test reads.
     unsafe { std::env::set_var("RESTMCP_TEST_OVERLAY_TENANT", "tenant-s3cret") };
     let overlay = "tools:\n  getItem:\n    arguments:\n      X-Trace: {value_env: RESTMCP_TEST_OVERLAY_TENANT}\n";
+    // Reading the environment takes an overlay the config names.
     let dir = project(
-        &echo_config(&upstream.url(), ""),
+        &echo_config(&upstream.url(), LISTED),
         &[("specs/echo.overlay.yaml", overlay)],
     );
     let (config, loaded) = load_dir(dir.path()).await;
@@ -307,7 +311,7 @@ async fn overlay_mistakes_name_the_file_and_the_entry() {
     ];
     for (overlay, expected) in cases {
         let dir = project(
-            &echo_config(&upstream.url(), ""),
+            &echo_config(&upstream.url(), LISTED),
             &[("specs/echo.overlay.yaml", overlay)],
         );
         let error = match try_load(dir.path()).await {
@@ -346,7 +350,7 @@ async fn a_spec_dropped_into_specs_dir_becomes_an_api() {
 #[test]
 fn explain_says_where_each_piece_of_a_tool_came_from() {
     let dir = project(
-        &echo_config("http://127.0.0.1:9", ""),
+        &echo_config("http://127.0.0.1:9", LISTED),
         &[("specs/echo.overlay.yaml", OVERLAY)],
     );
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))

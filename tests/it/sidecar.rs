@@ -608,6 +608,7 @@ async fn no_configured_secret_appears_in_logs_metrics_errors_or_tool_lists() {
         "[server]\nlisten = \"127.0.0.1:0\"\n[server.auth]\ntokens_env = [\"RESTMCP_TEST_INBOUND\"]\n\
          [log]\nformat = \"json\"\n\
          [apis.echo]\nspec = \"specs/echo.yaml\"\nbase_url = \"{}\"\n\
+         overlays = [\"specs/echo.overlay.yaml\"]\n\
          [apis.echo.auth.upstream]\ntype = \"bearer\"\ntoken_env = \"RESTMCP_TEST_UPSTREAM\"\n\
          [reload]\nenabled = false\n",
         upstream.url()

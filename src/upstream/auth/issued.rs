@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
-use super::redact::{Form, forms_of};
+use super::forms::{Form, forms_of};
 
 /// How long a token is still redacted after the last holder let it go: its request's
 /// answer is being turned into a result by then.
@@ -28,7 +28,7 @@ pub(super) const RETIRE_AFTER: Duration = Duration::from_secs(60);
 const MAX_RETIRED: usize = 10_000;
 
 /// The bytes a form is indexed by; every form of a token of at least
-/// [`super::redact::MIN_ENCODED_LEN`] bytes is at least this long.
+/// [`super::forms::MIN_ENCODED_LEN`] bytes is at least this long.
 const WINDOW: usize = 8;
 
 /// Bits of the filter (a power of two): 2^18 bits are 32 KiB.

@@ -38,8 +38,9 @@
 //!   the list names it.
 //!
 //! Submodules: `credentials` (read and checked at load), `placement` (header, query,
-//! cookie), `oauth` (the token client), `redact` (secrets out of results), `issued` (the
-//! issued tokens' index, held while they may be sent).
+//! cookie), `oauth` (the token client), `redact` (secrets out of results), `forms` (the
+//! forms a secret may be echoed in), `issued` (the issued tokens' index, held while they
+//! may be sent).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -55,6 +56,7 @@ use crate::identity::Caller;
 use crate::spec::{ApiKeyLocation, HttpAuthScheme, SecurityRequirement, SecurityScheme};
 
 mod credentials;
+mod forms;
 mod issued;
 mod oauth;
 mod placement;

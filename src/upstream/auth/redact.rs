@@ -1,85 +1,34 @@
 //! Redaction: the [`Redactor`] that keeps every secret restmcp sends upstream out of what it
-//! returns, also when an upstream echoes the secret back encoded.
-//!
-//! Each secret is searched for in several forms, because an upstream that echoes a request
-//! rarely echoes it byte for byte:
-//!
-//! * as it is;
-//! * base64, standard and URL-safe alphabets, with and without padding, also where the
-//!   secret sits inside a longer encoded text (`Basic base64(user:secret)`, a JSON document
-//!   encoded whole): for each of the three byte alignments, the run of characters that
-//!   depends on the secret's bytes alone;
-//! * hex (lower and upper case);
-//! * percent-encoded as a query value, a form field (`+` for space), a path segment and by
-//!   JavaScript's `encodeURIComponent` (either case of the hex digits);
-//! * escaped as a JSON string;
-//! * in any ASCII letter case (`TOK-ABC…` for `tok-abc…`).
-//!
-//! Case-insensitivity and the encodings apply only to secrets of at least
-//! [`MIN_ENCODED_LEN`] bytes. A shorter secret's variants are short and common: a 4-byte
-//! secret's hex is 8 digits, its base64 core 5 characters, and a 6-letter secret in any case
-//! may be an ordinary word, so redacting them would mangle ordinary text and data. Real
-//! credentials (API keys, tokens, passwords worth the name) are longer; a short one is
-//! still redacted exactly as configured.
+//! returns, also when an upstream echoes the secret back encoded: each secret is searched
+//! for in every form of [`super::forms`] (base64, hex, percent- and JSON-encoded, any
+//! letter case; a secret shorter than [`super::forms::MIN_ENCODED_LEN`] bytes only as it
+//! is, since a short secret's variants are short and common and redacting them would
+//! mangle ordinary text).
 //!
 //! # Cost
 //!
 //! Redaction runs on every result, so it is one pass over the text whatever the number of
-//! secrets: an Aho-Corasick automaton (ASCII case-insensitive) over the first [`KEY_LEN`]
-//! bytes of every form finds candidate positions, each candidate is checked against its full
-//! form (exactly, or ignoring ASCII case), and the spans found are merged and replaced by
-//! [`REDACTED`]. The automaton is built once for the configured secrets and again, lazily,
-//! when an access token is issued; keying on a bounded prefix keeps it small even for
-//! kilobyte-long tokens. Text without a secret is returned without copying the work.
+//! secrets: for the configured secrets, an Aho-Corasick automaton (ASCII case-insensitive)
+//! over the first [`KEY_LEN`] bytes of every form, built once, finds candidate positions,
+//! and each candidate is checked against its full form (keying on a bounded prefix keeps
+//! the automaton small even for kilobyte-long secrets); the access tokens issued, which
+//! come and go, are found through their own index ([`super::issued`]). The spans found are
+//! merged and replaced by [`REDACTED`]. Text without a secret is returned without copying.
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use aho_corasick::AhoCorasick;
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
+use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
-use url::form_urlencoded;
 
+use super::forms::{Form, forms_of};
 use super::issued::{Hold, IssuedTokens};
 use crate::secret::REDACTED;
 
-/// Secrets shorter than this are matched only exactly (see the module documentation).
-pub(super) const MIN_ENCODED_LEN: usize = 8;
-
 /// Candidates are found by this many leading bytes of a form, then checked in full.
 const KEY_LEN: usize = 32;
-
-/// RFC 3986 unreserved characters stay; everything else is encoded (a query value, as
-/// the API-key placement writes it).
-const UNRESERVED: &AsciiSet = super::QUERY_VALUE;
-
-/// What Python's `urllib.parse.quote` (safe `/`, the default) leaves alone: werkzeug and
-/// most Python frameworks write echoed URLs with it (seen from httpbin).
-const PYTHON_QUOTE: &AsciiSet = &UNRESERVED.remove(b'/');
-
-/// What JavaScript's `encodeURIComponent` leaves alone.
-const URI_COMPONENT: &AsciiSet = &UNRESERVED
-    .remove(b'!')
-    .remove(b'*')
-    .remove(b'\'')
-    .remove(b'(')
-    .remove(b')');
-
-/// A path segment as the WHATWG URL standard encodes it (plus `%`, so the result decodes).
-const PATH_SEGMENT: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}')
-    .add(b'/')
-    .add(b'%');
 
 /// The secrets to keep out of results: configured ones for good, issued access tokens for
 /// as long as they may be sent ([`IssuedTokens`]).
@@ -218,25 +167,6 @@ fn merged(mut spans: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
     merged
 }
 
-/// One form of a secret to look for.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Form {
-    pub(super) bytes: Vec<u8>,
-    /// Matched ignoring ASCII case.
-    fold: bool,
-}
-
-impl Form {
-    /// Whether `found` (as long as the form) is this form.
-    pub(super) fn matches(&self, found: &[u8]) -> bool {
-        if self.fold {
-            found.eq_ignore_ascii_case(&self.bytes)
-        } else {
-            found == self.bytes.as_slice()
-        }
-    }
-}
-
 /// The forms of every configured secret, and the automaton over their leading bytes.
 struct Matcher {
     forms: Vec<Form>,
@@ -315,73 +245,13 @@ impl Matcher {
     }
 }
 
-/// Every form of `secret` to search for (see the module documentation).
-pub(super) fn forms_of(secret: &str) -> Vec<Form> {
-    let bytes = secret.as_bytes();
-    if bytes.is_empty() {
-        return Vec::new();
-    }
-    if bytes.len() < MIN_ENCODED_LEN {
-        return vec![Form {
-            bytes: bytes.to_vec(),
-            fold: false,
-        }];
-    }
-    let folded = |text: String| Form {
-        bytes: text.into_bytes(),
-        fold: true,
-    };
-    let exact = |text: String| Form {
-        bytes: text.into_bytes(),
-        fold: false,
-    };
-    let mut forms = vec![folded(secret.to_string())];
-    forms.push(folded(
-        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
-    ));
-    for set in [
-        UNRESERVED,
-        PYTHON_QUOTE,
-        URI_COMPONENT,
-        PATH_SEGMENT,
-        NON_ALPHANUMERIC,
-    ] {
-        forms.push(folded(utf8_percent_encode(secret, set).to_string()));
-    }
-    forms.push(folded(form_urlencoded::byte_serialize(bytes).collect()));
-    if let Ok(json) = serde_json::to_string(secret) {
-        let inner = &json[1..json.len() - 1];
-        forms.push(folded(inner.to_string()));
-        // PHP's json_encode and some Java encoders also escape `/`.
-        if inner.contains('/') {
-            forms.push(folded(inner.replace('/', "\\/")));
-        }
-    }
-    for engine in [STANDARD, URL_SAFE] {
-        forms.push(exact(engine.encode(bytes)));
-    }
-    for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
-        forms.push(exact(engine.encode(bytes)));
-        for offset in 0..3 {
-            // The secret `offset` bytes into a group of three: encode it behind that many
-            // zero bytes and keep only the characters made of the secret's bits alone
-            // (inside a longer text, the last one or two may mix in the next bytes).
-            let mut shifted = vec![0u8; offset];
-            shifted.extend_from_slice(bytes);
-            let encoded = engine.encode(&shifted);
-            let first = (8 * offset).div_ceil(6);
-            let last = 8 * (offset + bytes.len()) / 6;
-            if let Some(core) = encoded.get(first..last) {
-                forms.push(exact(core.to_string()));
-            }
-        }
-    }
-    forms
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::forms::{PATH_SEGMENT, UNRESERVED, URI_COMPONENT};
     use super::*;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    use url::form_urlencoded;
 
     fn redactor(secrets: &[&str]) -> Redactor {
         let mut redactor = Redactor::default();
