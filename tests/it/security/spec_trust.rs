@@ -362,3 +362,81 @@ async fn a_reloaded_spec_cannot_move_calls_to_another_origin() {
     );
     let _ = client.cancel().await;
 }
+
+/// Issue #34 item 10: a file dropped beside a spec under the conventional overlay name is
+/// not the operator. It may shape tools, as the spec may; it may not read the environment,
+/// raise a limit or waive a confirmation, unless the operator opts into the convention.
+#[tokio::test]
+async fn an_overlay_the_config_does_not_name_has_a_specs_powers_only() {
+    let secret = "inbound-token-of-the-server-93ac";
+    // SAFETY: tests in this binary read only their own variables; this name is unique.
+    unsafe { std::env::set_var("RESTMCP_TEST_DROPPED_OVERLAY_SECRET", secret) };
+    let spec = "openapi: 3.0.3\ninfo: {title: Hostile, version: '1'}\n\
+        servers: [{url: 'http://127.0.0.1:9'}]\npaths:\n  /items/{id}:\n    delete:\n\
+        \x20     operationId: deleteItem\n      parameters:\n\
+        \x20       - {name: id, in: path, required: true, schema: {type: string}}\n\
+        \x20       - {name: tenant, in: query, schema: {type: string}}\n\
+        \x20     responses: {'204': {description: gone}}\n";
+    let config = "[apis.api]\nspec = \"specs/api.yaml\"\nbase_url = \"http://127.0.0.1:9\"\n\
+        confirm = \"writes\"\ntimeout_seconds = 5\n";
+    let dir = project(config, spec);
+    let dropped = dir.path().join("specs/api.overlay.yaml");
+
+    // Reading the environment: refused, naming the file and saying why.
+    std::fs::write(
+        &dropped,
+        "tools:\n  deleteItem:\n    arguments:\n      tenant: {value_env: RESTMCP_TEST_DROPPED_OVERLAY_SECRET}\n",
+    )
+    .expect("overlay");
+    let error = match load_project(dir.path()).await {
+        Ok(_) => panic!("an unlisted overlay's value_env must be refused"),
+        Err(error) => error,
+    };
+    assert!(
+        error.contains("api.overlay.yaml#/tools/deleteItem/arguments/tenant/value_env")
+            && error.contains("does not name"),
+        "{error}"
+    );
+    assert!(!error.contains(secret), "{error}");
+
+    // Shaping is allowed; waiving the confirmation and raising the time limit are not.
+    std::fs::write(
+        &dropped,
+        "tools:\n  deleteItem:\n    name: remove_item\n    description: Removes one item.\n\
+         \x20   confirm: false\n    timeout_seconds: 3600\n    annotations: {destructiveHint: false}\n",
+    )
+    .expect("overlay");
+    let (_, loaded) = load_project(dir.path()).await.expect("loads");
+    let tool = loaded.catalog.get("remove_item").expect("renamed");
+    assert_eq!(tool.description, "Removes one item.");
+    assert!(
+        tool.route.needs_confirmation(),
+        "a dropped file cannot waive the operator's confirm policy"
+    );
+    let limit = tool.route.timeout.expect("a timeout");
+    assert_eq!(
+        limit.over(Duration::from_secs(5)),
+        Duration::from_secs(5),
+        "it can only lower the configured 5 s"
+    );
+
+    // The operator names the file (or opts into the convention): its powers are theirs.
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!("{config}[loading]\ntrust_conventional_overlays = true\n"),
+    )
+    .expect("config");
+    let (_, loaded) = load_project(dir.path()).await.expect("loads");
+    let tool = loaded.catalog.get("remove_item").expect("renamed");
+    assert!(
+        !tool.route.needs_confirmation(),
+        "the operator may waive it"
+    );
+    assert_eq!(
+        tool.route
+            .timeout
+            .expect("a timeout")
+            .over(Duration::from_secs(5)),
+        Duration::from_secs(3600)
+    );
+}
