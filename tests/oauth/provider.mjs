@@ -48,6 +48,9 @@
 // invalid_scope, invalid_target) with an error_description.
 // GET /__test/exchanges answers {"ok": n, "failed": n, "bySubject": {sub: n}}
 // (counts since start), so a test can see whether a caller exchanged again.
+// GET /__test/introspections answers {"count": n}: the POSTs to the introspection
+// endpoint since start, counted before oidc-provider sees them (whatever it answers),
+// so a test can see how many introspections a flood of made-up tokens cost.
 //
 // It exits when its parent goes away (stdin closed, or reparented).
 import { createPublicKey, generateKeyPairSync, randomUUID, verify } from 'node:crypto';
@@ -174,6 +177,7 @@ function configuration() {
 // exactly like the provider's other JWT access tokens.
 
 const exchanges = { ok: 0, failed: 0, bySubject: {} };
+const introspections = { count: 0 };
 
 class ExchangeError extends Error {
   constructor(error, description) {
@@ -289,6 +293,12 @@ server.listen(port, '127.0.0.1', () => {
       res.end(JSON.stringify(exchanges));
       return;
     }
+    if (req.method === 'GET' && req.url === '/__test/introspections') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(introspections));
+      return;
+    }
+    if (req.method === 'POST' && req.url.split('?')[0] === '/token/introspection') introspections.count++;
     callback(req, res);
   });
   process.stdout.write(`READY ${iss}\n`);

@@ -15,7 +15,12 @@
 #     refused and unreachable exchanges, no user behind a static token), then
 #     scope-aware tools (users with different scopes see different tools/list
 #     results; a call without the tool's scope gets 403 insufficient_scope and
-#     never reaches httpbin; cacheScope "private" on 2026-07-28);
+#     never reaches httpbin; cacheScope "private" on 2026-07-28), then
+#     introspection rationed and trusted for a bounded time (issue #34 item 5:
+#     a flood of made-up opaque tokens costs the provider `burst`
+#     introspections, then 429 with Retry-After; what a valid token on the
+#     same address sees; a revoked token refused within
+#     introspection_cache_seconds);
 #   tests/oauth/python_oauth.py the SDK's OAuth client given only restmcp's
 #     URL: discovery, dynamic registration, code + PKCE through the provider's
 #     login page, then a tool whose upstream sees an exchanged, per-user token;

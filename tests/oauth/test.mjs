@@ -57,6 +57,18 @@
 //   s7 on 2026-07-28 (stateless, no initialize) alice's tools/list is hers and
 //      says cacheScope "private"; s8 her adminReport call there: the same 403
 //   s9 no token of these checks in that restmcp's stderr
+// And, against two more restmcp servers with introspection_rate_limit = { per_second =
+// 0.2, burst = 3 } and introspection_cache_seconds = 2 (issue #34, item 5; the provider
+// counts the introspection requests it gets, GET /__test/introspections):
+//   r1 twelve made-up opaque tokens from one address: the first three are introspected
+//      (401), the rest get 429 with Retry-After, and the provider was asked three times
+//   r2 a valid opaque token from the same address right after: 429 (the address's ration
+//      is spent: every test client is 127.0.0.1); after waiting the Retry-After it gave,
+//      served, and then served from its verdict (no introspection) while the flood goes on
+//      being refused
+//   r3 once its verdict is older than 2 s, with the flood going on: served or 429, never 401
+//   r4 a valid opaque token accepted, revoked at the provider's revocation endpoint,
+//      accepted at most 2 s after its introspection, then 401 invalid_token, and stays so
 // Why: these are the resource-server and token-exchange cases of issue 23's
 // "Done when" (and part 3's "two users with different scopes see different
 // tools/list results"), seen the way a remote MCP client sees them, with tokens from a
@@ -1300,5 +1312,138 @@ describe('restmcp serve: scope-aware tools (issue 23, part 3)', () => {
   check('s9. no token of these checks in this restmcp\'s stderr', async () => {
     await sleep(200);
     assert.deepEqual(leaksIn(echoStderr.join('\n'), ours.filter(Boolean)), [], 'found in restmcp stderr');
+  });
+});
+
+describe('restmcp serve: introspections rationed, verdicts trusted for a bounded time (issue #34, item 5)', () => {
+  // Two restmcp servers like the first one (petstore in mock mode, this provider, opaque
+  // tokens introspected by client restmcp), with a small ration and a short trust:
+  // `rated` for the flood, `revoking` for revocation (each process has its own ration).
+  const RATE = { perSecond: 0.2, burst: 3 };
+  const TRUST_S = 2; // introspection_cache_seconds
+  const ratedConfig = (port, resource) =>
+    petstoreConfig(provider.issuer)(port, resource).replace(
+      '[server.oauth.introspection]',
+      `introspection_rate_limit = { per_second = ${RATE.perSecond}, burst = ${RATE.burst} }\n`
+        + `introspection_cache_seconds = ${TRUST_S}\n[server.oauth.introspection]`,
+    );
+  const ratedStderr = [];
+  let rated;
+  let revoking;
+  let legit; // an opaque token of svc-opaque for `rated`, first seen after the flood
+
+  before(async () => {
+    try {
+      rated = await startRestmcp(ratedConfig, { file: 'config-rated.toml', log: ratedStderr });
+      revoking = await startRestmcp(ratedConfig, { file: 'config-revoking.toml', log: ratedStderr });
+    } catch (e) {
+      failures++;
+      throw e;
+    }
+  });
+  after(() => writeFileSync(path.join(workDir, 'restmcp-rated.stderr'), ratedStderr.join('\n') + '\n'));
+
+  // The provider's count of POSTs to its introspection endpoint so far.
+  const introspections = async () => {
+    const r = await getJson(`${provider.issuer}/__test/introspections`);
+    assert.equal(r.status, 200, `/__test/introspections: ${r.text.slice(0, 200)}`);
+    return r.json.count;
+  };
+  const opaqueFor = async (server) =>
+    (await getToken('svc-opaque', { resource: server.resource, scope: `${REQUIRED_SCOPE} pets:read` })).access_token;
+  const retryAfter = (r) => Number(r.headers.get('retry-after'));
+  const statusLine = (r) => `${r.status}${r.headers.get('retry-after') ? ` (Retry-After ${r.headers.get('retry-after')})` : ''}`;
+
+  check('r1. a flood of made-up opaque tokens from one address: after the burst, 429 with Retry-After; the provider is asked only `burst` times', async (t) => {
+    const before = await introspections();
+    const answers = [];
+    for (let i = 0; i < 12; i++) answers.push(await initialize(rnd('made-up'), rated));
+    await sleep(200);
+    const asked = (await introspections()) - before;
+    t.diagnostic(`statuses: ${answers.map(statusLine).join(', ')}; the provider was asked ${asked} times`);
+    assert.deepEqual(answers.slice(0, RATE.burst).map((r) => r.status), Array(RATE.burst).fill(401), 'the burst is introspected (and refused: 401)');
+    for (const r of answers.slice(RATE.burst)) {
+      assert.equal(r.status, 429, `past the burst: ${seen(r)}`);
+      assert.ok(Number.isInteger(retryAfter(r)) && retryAfter(r) >= 1, `Retry-After: ${r.headers.get('retry-after')}`);
+    }
+    assert.equal(asked, RATE.burst, `the provider saw ${asked} introspections for 12 made-up tokens`);
+  });
+
+  check('r2. a valid opaque token from the same address, right after the flood: 429 (the address\'s ration is spent), served once Retry-After has passed, then from its verdict', async (t) => {
+    legit = await opaqueFor(rated);
+    const refused = await initialize(legit, rated);
+    t.diagnostic(`the legit client right after the flood: ${statusLine(refused)}`);
+    assert.equal(refused.status, 429, `a token never seen, on the flooded address: ${seen(refused)}`);
+    const wait = retryAfter(refused);
+    assert.ok(wait >= 1, `Retry-After ${refused.headers.get('retry-after')}`);
+    // A client that waits exactly as long as Retry-After says.
+    await sleep(wait * 1000);
+    const before = await introspections();
+    const served = await initialize(legit, rated);
+    t.diagnostic(`after waiting Retry-After (${wait} s): ${statusLine(served)}`);
+    assert.equal(served.status, 200, `after waiting the Retry-After the 429 gave (${wait} s): ${seen(served)}`);
+    // Its verdict is cached: more requests (the attacker still flooding) cost nothing.
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await initialize(rnd('made-up'), rated)).status, 429, 'the flood goes on being refused');
+      statuses.push((await initialize(legit, rated)).status);
+    }
+    await sleep(200);
+    assert.deepEqual(statuses, [200, 200, 200], 'the legit token within its verdict');
+    assert.equal((await introspections()) - before, 1, 'one introspection for the legit token, none for the flood');
+  });
+
+  check('r3. once that verdict is older than introspection_cache_seconds, the flood decides: the legit token is refused 429 (never 401)', async (t) => {
+    assert.ok(legit, 'r2 did not get a token');
+    await sleep(TRUST_S * 1000 + 300);
+    for (let i = 0; i < 3; i++) await initialize(rnd('made-up'), rated);
+    const r = await initialize(legit, rated);
+    t.diagnostic(`the legit token ${TRUST_S} s later, the attacker still flooding: ${statusLine(r)}`);
+    assert.ok(r.status === 200 || (r.status === 429 && retryAfter(r) >= 1), `neither served nor told to retry: ${seen(r)}`);
+    assert.notEqual(r.status, 401, 'a valid token answered 401 sends its user to log in again');
+  });
+
+  check('r4. revocation: a valid opaque token is accepted, revoked at the provider, accepted at most introspection_cache_seconds more, then 401 invalid_token', async (t) => {
+    const token = await opaqueFor(revoking);
+    const first = await initialize(token, revoking);
+    assert.equal(first.status, 200, `before revocation: ${seen(first)}`);
+    const verdictAt = Date.now(); // the introspection was just made
+    const meta = await getJson(`${provider.issuer}/.well-known/openid-configuration`);
+    const res = await fetch(meta.json.revocation_endpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`svc-opaque:${CLIENT_SECRET['svc-opaque']}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ token, token_type_hint: 'access_token' }),
+      signal: AbortSignal.timeout(STEP_MS),
+    });
+    assert.equal(res.status, 200, `revocation: ${res.status} ${await res.text()}`);
+    const revokedAt = Date.now();
+    assert.deepEqual(await introspect(token), { active: false }, 'the provider says the token is revoked');
+    const polls = [];
+    let firstRefusal;
+    while (Date.now() - revokedAt < (TRUST_S + 3) * 1000) {
+      const r = await initialize(token, revoking);
+      polls.push([Date.now() - revokedAt, r.status]);
+      if (r.status !== 200) {
+        firstRefusal ??= r;
+        if (polls.filter(([, s]) => s !== 200).length >= 3) break;
+      }
+      await sleep(200);
+    }
+    const accepted = polls.filter(([, s]) => s === 200).map(([ms]) => ms);
+    const refusedAt = polls.find(([, s]) => s !== 200)?.[0];
+    t.diagnostic(`after revocation (ms, status): ${polls.map(([ms, s]) => `${ms}:${s}`).join(' ')}`);
+    assert.ok(firstRefusal, `still accepted ${(TRUST_S + 3)} s after revocation`);
+    assert.equal(firstRefusal.status, 401, `the revoked token: ${seen(firstRefusal)}`);
+    assert.match(firstRefusal.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    assert.ok(accepted.length > 0, 'the cached verdict was not used at all after revocation');
+    assert.ok(
+      accepted.every((ms) => ms + (revokedAt - verdictAt) <= TRUST_S * 1000 + 500),
+      `accepted ${Math.max(...accepted)} ms after revocation, past the ${TRUST_S} s the verdict is trusted`,
+    );
+    assert.ok(refusedAt <= TRUST_S * 1000 + 1000, `first refused ${refusedAt} ms after revocation`);
+    assert.ok(polls.slice(polls.findIndex(([, s]) => s !== 200)).every(([, s]) => s === 401), 'once refused, refused');
   });
 });
