@@ -541,7 +541,7 @@ impl IntoResponse for Refusal {
                 .into_response(),
             Refusal::Throttled(wait) => (
                 StatusCode::TOO_MANY_REQUESTS,
-                [(header::RETRY_AFTER, wait.as_secs().max(1).to_string())],
+                [(header::RETRY_AFTER, (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1).to_string())],
                 "Too Many Requests: this client presented too many tokens restmcp did not know \
                  lately (server.oauth.introspection_rate_limit); retry later with a valid one",
             )
