@@ -209,6 +209,7 @@ class Wire:
         self.session: str | None = None
         self.answered: dict[Any, anyio.Event] = {}
         self.statuses: list[tuple[str, int]] = []  # (method, HTTP status) of every POST answered
+        self.gets: list[int] = []  # the HTTP status of every GET (the session's SSE stream)
 
     @staticmethod
     def body(request: httpx2.Request) -> dict[str, Any]:
@@ -228,6 +229,8 @@ class Wire:
     async def on_response(self, response: httpx2.Response) -> None:
         if response.headers.get("mcp-session-id"):
             self.session = response.headers["mcp-session-id"]
+        if response.request.method == "GET":
+            self.gets.append(response.status_code)
         if response.request.method == "POST":
             body = self.body(response.request)
             if "id" in body and "method" in body:
@@ -237,6 +240,13 @@ class Wire:
     def last_id(self, method: str) -> Any:
         ids = [i for m, i in self.sent if m == method]
         return ids[-1] if ids else None
+
+    async def stream_open(self) -> bool:
+        """Whether the session's GET stream opened (status 200) within a step."""
+        with anyio.move_on_after(STEP):
+            while 200 not in self.gets:
+                await anyio.sleep(0.05)
+        return 200 in self.gets
 
     async def in_flight(self, method: str, before: int) -> Any:
         """The id of the first `method` request sent after `before` requests, once its answer's
@@ -483,8 +493,9 @@ async def stream_cap_suite(w: World) -> None:
     # 2025-11-25: the SDK's session holds its GET stream, one of the client's streams too.
     wire = Wire()
     async with sdk(w.s1, TOKENS["C"], "legacy", wire) as c:
-        await anyio.sleep(0.5)  # the SDK opens its GET stream after notifications/initialized
-        gets = [s for s in wire.statuses]
+        # The SDK opens its GET stream after notifications/initialized.
+        R.check(f"1 streams: the SDK at {OLD} opened its session's GET stream", await wire.stream_open(), str(wire.gets))
+        gets = list(wire.statuses)
         outcomes = []
 
         async def call_c(n: int) -> None:

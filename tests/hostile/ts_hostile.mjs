@@ -283,7 +283,29 @@ enabled = false
 const INFO = { name: 'restmcp-ts-hostile', version: '1.0.0' };
 const reqOpts = { timeout: STEP_MS };
 const ELICIT_CAPS = { elicitation: { form: {} } };
-const auth = (token) => ({ requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+// The transport's options: the token, and a fetch that notes, for the HTTP side of the wire,
+// when each POSTed request's answer has its headers (the request is then in flight at the
+// server: `answered` maps its JSON-RPC id to a promise) and the status of every GET (the
+// session's SSE stream).
+function transportOptions(token, http) {
+  const tracked = async (url, init) => {
+    let id;
+    let settle;
+    if ((init?.method ?? 'GET') === 'POST') {
+      try {
+        id = JSON.parse(init.body)?.id;
+      } catch {
+        id = undefined;
+      }
+      if (id !== undefined) http.answered.set(id, new Promise((resolve) => (settle = resolve)));
+    }
+    const res = await fetch(url, init);
+    if ((init?.method ?? 'GET') === 'GET') http.gets.push(res.status);
+    settle?.(res.status);
+    return res;
+  };
+  return { requestInit: { headers: { Authorization: `Bearer ${token}` } }, fetch: tracked };
+}
 
 // Records every JSON-RPC message the SDK sends ('out') and receives ('in').
 function tap(transport, wire) {
@@ -300,24 +322,30 @@ function tap(transport, wire) {
 // sdk 'v1' speaks 2025-11-25; 'v2' speaks `revision` (2025-11-25, or 2026-07-28 by auto negotiation).
 async function connect(sdk, url, token, { revision = OLD, onElicit } = {}) {
   const wire = [];
+  const http = { answered: new Map(), gets: [] };
   const caps = onElicit ? ELICIT_CAPS : {};
   let client;
   let transport;
   if (sdk === 'v1') {
     client = new v1Client.Client(INFO, { capabilities: caps });
     if (onElicit) client.setRequestHandler(v1Types.ElicitRequestSchema, (request) => onElicit(request.params));
-    transport = tap(new v1Http.StreamableHTTPClientTransport(new URL(url), auth(token)), wire);
+    transport = tap(new v1Http.StreamableHTTPClientTransport(new URL(url), transportOptions(token, http)), wire);
   } else {
     client = new v2.Client(INFO, { capabilities: caps, ...(revision === NEW ? { versionNegotiation: { mode: 'auto' } } : {}) });
     if (onElicit) client.setRequestHandler('elicitation/create', (request) => onElicit(request.params));
-    transport = tap(new v2.StreamableHTTPClientTransport(new URL(url), auth(token)), wire);
+    transport = tap(new v2.StreamableHTTPClientTransport(new URL(url), transportOptions(token, http)), wire);
   }
   client.onerror = () => {};
   await withTimeout(sdk === 'v1' ? client.connect(transport, reqOpts) : client.connect(transport), STEP_MS, `${sdk} connect`);
   const callTool = (params, opts = {}) =>
     sdk === 'v1' ? client.callTool(params, undefined, { ...reqOpts, ...opts }) : client.callTool(params, { ...reqOpts, ...opts });
   const close = () => withTimeout(client.close(), STEP_MS, 'close').catch(() => {});
-  return { client, transport, wire, callTool, close };
+  // Resolves once the session's GET stream is open (status 200), within a step.
+  const streamOpen = async () => {
+    for (let i = 0; i < STEP_MS / 50 && !http.gets.includes(200); i++) await sleep(50);
+    return http.gets.includes(200);
+  };
+  return { client, transport, wire, http, callTool, close, streamOpen };
 }
 
 // What a promise came to: { kind: 'result' | 'error' | 'hang', value, ms }.
@@ -432,7 +460,8 @@ async function repeatedId(t1, log) {
         id = c.wire.slice(from).find((w) => w.dir === 'out' && w.message.method === 'tools/call')?.message.id;
         if (id === undefined) await sleep(20);
       }
-      await sleep(600); // the POST has reached restmcp; its answer streams for 3 s
+      for (let i = 0; i < 100 && !c.http.answered.has(id); i++) await sleep(20);
+      await withTimeout(c.http.answered.get(id), STEP_MS, 'the call\'s answer to start'); // in flight at restmcp
       const dups = [
         await rawPost(t1, TOKENS.A, { jsonrpc: '2.0', id, method: 'tools/list' }, { session }),
         await rawPost(t1, TOKENS.A, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slowEcho', arguments: { seconds: 1, tag: `${tag}-raw` } } }, { session }),
@@ -487,7 +516,8 @@ async function streamCaps(t1, log) {
   // v1 at 2025-11-25: its session's GET stream is one of the client's two.
   const c = await connect('v1', t1, TOKENS.C);
   try {
-    await sleep(500);
+    const open = await c.streamOpen();
+    check(`1 streams, v1 ${OLD}: the SDK opened its session's GET stream`, open, `GETs answered ${c.http.gets}`);
     const got = await Promise.all([0, 1].map((n) => outcome(c.callTool({ name: 'slowEcho', arguments: { seconds: 2, tag: `ts-cap-c${n}` } }, { onprogress: () => {} }))));
     const errors = got.filter((o) => o.kind === 'error');
     for (const e of errors) info(`1 streams, v1 ${OLD} with its GET stream open: a streaming call rejected after ${e.ms} ms: ${e.value}`);
