@@ -12,7 +12,7 @@ static tokens (A, B, C: random per run), as README "Security model" says.
 
 Servers (`restmcp serve`, all on 127.0.0.1 and free ports, killed on any exit), each serving
 tests/hostile/hostile-api.yaml as the API "hostile" on httpbin, with tokens A, B and C:
-  S1  max_streams_per_client = 2 (item 1);
+  S1  max_streams_per_client = 2, max_sse_streams = 3 (item 1);
   S2  max_sessions = 5 (item 2);
   S3  identity_key_env, a confirmation key, the API as "shop" with idempotency_header =
       "Idempotency-Key" and confirm = "destructive", and the API "jobs" (upstream.py) with
@@ -26,9 +26,11 @@ Item 1, repeated JSON-RPC id, SSE answers counted (S1):
     -32600 "... already in flight ..." at once; the SDK still gets its result (httpbin's echo
     of /delay/3), and httpbin got exactly one /delay request of that call;
   - streams per client, at 2026-07-28 (no session, so no GET stream): three concurrent
-    streaming calls of token A: two results, one refused, and the refusal is an exception of
-    the SDK within a second or two (not a hang), never sent upstream; meanwhile token B's
-    streaming call is served, and /healthz answers 200 while all of them are in flight;
+    streaming calls of token A: two results, one refused (429), and the refusal is an
+    exception of the SDK within a second or two (not a hang), never sent upstream; meanwhile
+    token B's streaming call is served, token C's, with every stream of the server taken
+    (max_sse_streams = 3), is refused (503) as an exception at once, and /healthz answers 200
+    while all of them are in flight;
   - at 2025-11-25 the SDK's session holds its GET stream: that is a stream of the client too,
     so with it open a second streaming call of the same client is at the cap (noted with what
     the SDK saw, and checked: refused, as an exception, not a hang).
@@ -174,7 +176,7 @@ def start(args: argparse.Namespace, work: Path) -> World:
     w.jobs = jobs.wait_for(r"listening on (http://\S+)", "stdout").group(1)
 
     hostile = f'[apis.hostile]\nspec = "hostile-api.yaml"\nbase_url = "{w.httpbin}"\n'
-    s1 = write_config(w, "s1", "max_streams_per_client = 2\nmax_sse_streams = 50", hostile)
+    s1 = write_config(w, "s1", "max_streams_per_client = 2\nmax_sse_streams = 3", hostile)
     s2 = write_config(w, "s2", "max_sessions = 5", hostile)
     s3 = write_config(w, "s3", 'identity_key_env = "HOSTILE_IDENTITY_KEY"\n[server.confirm]\n'
                       'state_key_env = "HOSTILE_CONFIRM_KEY"',
@@ -443,12 +445,15 @@ async def repeated_id_suite(w: World) -> None:
 
 async def stream_cap_suite(w: World) -> None:
     # 2026-07-28: no session, so no GET stream; each streaming call is one of the client's streams.
-    async with sdk(w.s1, TOKENS["A"], "auto") as a, sdk(w.s1, TOKENS["B"], "auto") as b:
-        R.check(f"1 streams: both SDK clients connected at {NEW}", a.protocol_version == NEW and b.protocol_version == NEW,
-                f"{a.protocol_version} {b.protocol_version}")
+    async with sdk(w.s1, TOKENS["A"], "auto") as a, sdk(w.s1, TOKENS["B"], "auto") as b, \
+            sdk(w.s1, TOKENS["C"], "auto") as c:
+        R.check(f"1 streams: three SDK clients connected at {NEW}",
+                a.protocol_version == NEW and b.protocol_version == NEW and c.protocol_version == NEW,
+                f"{a.protocol_version} {b.protocol_version} {c.protocol_version}")
         mark = await w.log.mark()
         outcomes: list[tuple[str, Any, float]] = []
         b_out: dict[str, Any] = {}
+        c_out: dict[str, Any] = {}
         probes: list[int] = []
 
         async def one(n: int) -> None:
@@ -460,6 +465,11 @@ async def stream_cap_suite(w: World) -> None:
             b_out["v"] = await sdk_outcome(b.call_tool("slowEcho", {"seconds": 2, "tag": "py-cap-b"},
                                                        progress_callback=progress))
 
+        async def full() -> None:  # A's two and B's one take every stream of the server (3)
+            await anyio.sleep(1.2)
+            c_out["v"] = await sdk_outcome(c.call_tool("slowEcho", {"seconds": 1, "tag": "py-cap-c"},
+                                                       progress_callback=progress))
+
         async def probe() -> None:
             for _ in range(4):
                 await anyio.sleep(0.5)
@@ -469,6 +479,7 @@ async def stream_cap_suite(w: World) -> None:
             for n in range(3):
                 tg.start_soon(one, n)
             tg.start_soon(other)
+            tg.start_soon(full)
             tg.start_soon(probe)
         sent = await w.log.since(mark)
         results = [o for o in outcomes if o[0] == "result" and o[1].is_error is not True]
@@ -483,6 +494,12 @@ async def stream_cap_suite(w: World) -> None:
         kind, result, took = b_out["v"]
         R.check("1 streams: token B's streaming call meanwhile is served (its own share)",
                 kind == "result" and result.is_error is not True, f"{kind} after {took:.1f} s: {short(str(result), 300)}")
+        kind, said, took = c_out["v"]
+        note(f"1 streams, SDK {NEW}: a streaming call at the server's cap (max_sse_streams = 3) raised after {took:.2f} s: "
+             f"{said if kind != 'result' else 'a result'}")
+        R.check("1 streams: token C's streaming call while every stream of the server is held (max_sse_streams = 3) is "
+                "refused (503) as an SDK exception at once", kind == "error" and took < 2.0,
+                f"{kind} after {took:.2f} s: {short(str(said), 300)}")
         R.check("1 streams: /healthz answered 200 while the streams were held", probes and all(p == 200 for p in probes),
                 str(probes))
         cap_calls = sorted(r[1] for r in sent if r[1].startswith("/delay/"))

@@ -12,7 +12,7 @@
 //
 // restmcp serves tests/hostile/hostile-api.yaml (API "hostile") on httpbin with static tokens
 // A, B and C (random per run; every client is on 127.0.0.1, so tokens tell them apart):
-//   T1  max_streams_per_client = 2;  T2  max_sessions = 5;
+//   T1  max_streams_per_client = 2, max_sse_streams = 3;  T2  max_sessions = 5;
 //   T3  the API as "shop" (idempotency_header, confirm = "destructive") and "jobs"
 //       (upstream.py, timeout_seconds = 1).
 // Checked:
@@ -22,7 +22,9 @@
 //      its result; httpbin saw that call once. Streams: v2 at 2026-07-28 (no session, no GET
 //      stream), three concurrent streaming calls of token A with max_streams_per_client = 2:
 //      two results and one rejection raised by the SDK at once (its text printed), while
-//      token B's call is served and /healthz answers; v1 at 2025-11-25, whose GET stream is
+//      token B's call is served, token C's, with every stream of the server held
+//      (max_sse_streams = 3), is rejected at once (503), and /healthz answers; v1 at
+//      2025-11-25, whose GET stream is
 //      one of the client's streams: of two concurrent streaming calls one is refused (printed).
 //   2  v1 and v2 clients of token A open sessions, a raw client of token A fills T2's five
 //      with sessions holding their GET streams; a v2 client of token B connects and calls a
@@ -487,11 +489,17 @@ async function streamCaps(t1, log) {
   // v2 at 2026-07-28: no session and no GET stream; three concurrent streaming calls of A.
   const a = await connect('v2', t1, TOKENS.A, { revision: NEW });
   const b = await connect('v2', t1, TOKENS.B, { revision: NEW });
+  const c3 = await connect('v2', t1, TOKENS.C, { revision: NEW });
   try {
     const mark = await log.mark();
     const calls = [0, 1, 2].map((n) => outcome(a.callTool({ name: 'slowEcho', arguments: { seconds: 3, tag: `ts-cap-a${n}` } }, { onprogress: () => {} })));
     await sleep(400);
     const bCall = outcome(b.callTool({ name: 'slowEcho', arguments: { seconds: 2, tag: 'ts-cap-b' } }, { onprogress: () => {} }));
+    await sleep(400); // A's two and B's one hold every stream of the server (max_sse_streams = 3)
+    const full = await outcome(c3.callTool({ name: 'slowEcho', arguments: { seconds: 1, tag: 'ts-cap-c' } }, { onprogress: () => {} }));
+    info(`1 streams, v2 ${NEW}: a streaming call at the server's cap rejected after ${full.ms} ms: ${full.kind === 'result' ? 'a result' : full.value}`);
+    check(`1 streams, v2 ${NEW}: token C's streaming call while every stream of the server is held is refused (503) by an SDK rejection at once`,
+      full.kind === 'error' && full.ms < 2_000, `${full.kind} after ${full.ms} ms: ${short(full.value, 300)}`);
     const probes = [];
     for (let i = 0; i < 3; i++) {
       await sleep(400);
@@ -512,6 +520,7 @@ async function streamCaps(t1, log) {
   } finally {
     await a.close();
     await b.close();
+    await c3.close();
   }
   // v1 at 2025-11-25: its session's GET stream is one of the client's two.
   const c = await connect('v1', t1, TOKENS.C);
@@ -725,7 +734,7 @@ async function main() {
   const jobs = match[1];
   const hostile = `[apis.hostile]\nspec = "hostile-api.yaml"\nbase_url = "${HTTPBIN}"\n`;
   const [t1, t2, t3] = await Promise.all([
-    startServe('t1', 'max_streams_per_client = 2\nmax_sse_streams = 50', hostile),
+    startServe('t1', 'max_streams_per_client = 2\nmax_sse_streams = 3', hostile),
     startServe('t2', 'max_sessions = 5', hostile),
     startServe('t3', 'identity_key_env = "HOSTILE_IDENTITY_KEY"\n[server.confirm]\nstate_key_env = "HOSTILE_CONFIRM_KEY"',
       `[apis.shop]\nspec = "hostile-api.yaml"\nbase_url = "${HTTPBIN}"\nidempotency_header = "Idempotency-Key"\nconfirm = "destructive"\n\n`
