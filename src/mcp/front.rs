@@ -559,11 +559,20 @@ impl Steps {
             asked.has_session,
             self.json_response,
         );
-        // Anything but plain JSON may come back as a stream the client holds.
+        // Anything but plain JSON may come back as a stream the client holds. Refused, a
+        // request is told so with a JSON-RPC error for its id, which every SDK shows.
         let slot = if listening || (id.is_some() && framing != Framing::Json) {
             match self.streams.open(client) {
                 Ok(slot) => Some(slot),
-                Err(why) => return self.streams.refusal(why),
+                Err(why) => {
+                    let (status, retry, text) = self.streams.explain(why);
+                    return refusal(
+                        status,
+                        retry,
+                        asked.message.and_then(|m| m.get("id")),
+                        &text,
+                    );
+                }
             }
         } else {
             None

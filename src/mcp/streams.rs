@@ -74,7 +74,13 @@ impl Streams {
     /// The answer to a stream refused: 503 at the server's cap, 429 at the client's.
     pub fn refusal(&self, why: Refused) -> axum::response::Response {
         use axum::response::IntoResponse as _;
-        let (status, retry, text) = match why {
+        let (status, retry, text) = self.explain(why);
+        (status, [(axum::http::header::RETRY_AFTER, retry)], text).into_response()
+    }
+
+    /// The status, `Retry-After` seconds and text of a refusal.
+    pub fn explain(&self, why: Refused) -> (StatusCode, &'static str, String) {
+        match why {
             Refused::Full => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "5",
@@ -92,8 +98,7 @@ impl Streams {
                     self.per_client
                 ),
             ),
-        };
-        (status, [(axum::http::header::RETRY_AFTER, retry)], text).into_response()
+        }
     }
 
     /// Streams `client` holds now.

@@ -16,8 +16,15 @@ pub const MAX_ENTRIES: usize = 10_000;
 #[derive(Debug, Clone)]
 pub enum Verdict {
     /// Valid; `keys` is the key-set generation its signature was checked under (0 for an
-    /// introspected token), so a verdict dies with the keys it relied on.
-    Valid { caller: Arc<Caller>, keys: u64 },
+    /// introspected token), so a verdict dies with the keys it relied on. An introspected
+    /// token's verdict is trusted until `recheck_at`, then asked about again (a revocation
+    /// shows then); it is kept until the token expires, so the re-check of a token once
+    /// found active is not a stranger's.
+    Valid {
+        caller: Arc<Caller>,
+        keys: u64,
+        recheck_at: Option<Instant>,
+    },
     /// Refused by the introspection endpoint (kept briefly, so a bad token cannot make
     /// restmcp ask the authorization server on every request).
     Invalid(String),

@@ -275,8 +275,21 @@ impl ResourceServer {
     pub async fn authenticate(&self, token: &str, client: &str) -> Result<Arc<Caller>, Rejection> {
         let now = Instant::now();
         let key = cache::digest(token);
+        // A token once found active whose verdict is due for a re-check: asked about
+        // again, without being charged to its client's ration of unknown tokens.
+        let mut vouched = false;
         match self.cache.get(&key, now) {
-            Some(Verdict::Valid { caller, keys }) if self.keys_still(caller.issuer(), keys) => {
+            Some(Verdict::Valid {
+                caller,
+                recheck_at: Some(at),
+                ..
+            }) => {
+                if at > now {
+                    return Ok(caller);
+                }
+                vouched = true;
+            }
+            Some(Verdict::Valid { caller, keys, .. }) if self.keys_still(caller.issuer(), keys) => {
                 return Ok(caller);
             }
             Some(Verdict::Invalid(reason)) => return Err(Rejection::Invalid(reason)),
@@ -291,13 +304,13 @@ impl ResourceServer {
                 "the token is not a JWT, and no introspection endpoint is configured".into(),
             ));
         };
-        if let Err(wait) = self.introspections.take(client, now) {
+        if !vouched && let Err(wait) = self.introspections.take(client, now) {
             return Err(Rejection::Throttled(wait));
         }
         match self.introspect(introspection, token).await {
             Ok(caller) => {
-                let until = now + self.introspection_ttl;
-                Ok(self.remember_until(key, caller, 0, now, Some(until)))
+                let recheck = now + self.introspection_ttl;
+                Ok(self.remember_until(key, caller, 0, now, Some(recheck)))
             }
             Err(Rejection::Invalid(reason)) => {
                 self.cache.put(
@@ -318,21 +331,24 @@ impl ResourceServer {
         self.remember_until(key, caller, keys, now, None)
     }
 
-    /// [`ResourceServer::remember`], at most until `at_most`.
+    /// [`ResourceServer::remember`], trusted only until `recheck_at` (an introspected
+    /// token, asked about again then).
     fn remember_until(
         &self,
         key: [u8; 32],
         caller: Caller,
         keys: u64,
         now: Instant,
-        at_most: Option<Instant>,
+        recheck_at: Option<Instant>,
     ) -> Arc<Caller> {
         let caller = Arc::new(caller);
         let until = now + remaining(caller.expires_at).unwrap_or(NO_EXPIRY_TTL);
-        let until = at_most.map_or(until, |at_most| until.min(at_most));
+        // The re-check cannot come after the token's own end.
+        let recheck_at = recheck_at.map(|at| at.min(until));
         let verdict = Verdict::Valid {
             caller: caller.clone(),
             keys,
+            recheck_at,
         };
         self.cache.put(key, verdict, until, now);
         caller

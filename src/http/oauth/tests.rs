@@ -492,3 +492,34 @@ async fn a_revoked_opaque_token_is_refused_once_its_verdict_is_older_than_the_ca
     assert!(reason.contains("not active"), "{reason}");
     assert_eq!(state.introspections.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test]
+async fn a_token_once_found_active_is_checked_again_outside_its_clients_ration() {
+    let (issuer, state) = authorization_server().await;
+    let mut settings = settings(&issuer);
+    settings.introspection_cache_seconds = 1;
+    settings.introspection_rate_limit = crate::config::RateLimit {
+        per_second: 0.001,
+        burst: Some(2),
+    };
+    let rs = server(&settings);
+    state.opaque.lock().expect("lock").insert(
+        "opaque-good".to_string(),
+        json!({"active": true, "sub": "bob", "aud": RESOURCE, "iss": issuer, "exp": now() + 3600}),
+    );
+    rs.authenticate("opaque-good", CLIENT)
+        .await
+        .expect("active");
+    // Someone on the same address spends the ration with made-up tokens.
+    invalid(rs.authenticate("made-up-1", CLIENT).await);
+    assert!(matches!(
+        rs.authenticate("made-up-2", CLIENT).await,
+        Err(Rejection::Throttled(_))
+    ));
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    // The verdict is due for a re-check: asked again, though the ration is spent.
+    rs.authenticate("opaque-good", CLIENT)
+        .await
+        .expect("re-checked and served");
+    assert_eq!(state.introspections.load(Ordering::SeqCst), 3);
+}
