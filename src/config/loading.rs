@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 pub struct LoadingSettings {
     /// The largest single document (spec or referenced file/URL), in bytes.
     pub max_document_bytes: u64,
-    /// The most bytes all documents of one API may have together.
+    /// The most bytes all documents of one API may have together; also the most bytes YAML
+    /// aliases may add to them once expanded.
     pub max_api_bytes: u64,
     /// The most values YAML aliases may add (beyond what the text spells out) across all
     /// documents of one API: bounds a "billion laughs", also one split over files.

@@ -136,6 +136,7 @@ impl DocumentSet {
             })?;
         let mut allowance = Allowance {
             alias_values: policy.max_yaml_alias_values,
+            alias_bytes: policy.max_api_bytes,
             quote: true,
         };
         let mut root = parse_document_within(&name, &bytes, &mut allowance)?;

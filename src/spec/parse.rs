@@ -3,7 +3,8 @@
 //! Errors carry the document's name and the line and column the parser reports, because
 //! a user fixing a 10 MB spec needs to know where to look (for a document a spec merely
 //! references, only those: the parser's message could quote it). YAML alias expansion is
-//! charged to one [`Allowance`] shared by all documents of a load.
+//! charged to one [`Allowance`] shared by all documents of a load, in values and in bytes:
+//! a few aliases of one large scalar cost as much as they expand to.
 
 use serde::Deserialize as _;
 use serde_json::Value;
@@ -38,6 +39,9 @@ pub fn parse_document(name: &str, bytes: &[u8]) -> Result<Value, SpecError> {
 pub struct Allowance {
     /// Values that YAML aliases may still add (beyond those the text spells out).
     pub alias_values: u64,
+    /// Bytes that YAML aliases may still add (strings and keys, and [`VALUE_BYTES`] a
+    /// value), beyond what the text spells out: `loading.max_api_bytes`.
+    pub alias_bytes: u64,
     /// Whether syntax errors may quote the parser's message. Off for documents a spec
     /// references: a message can quote what it could not parse, and such a document may
     /// be something that is not a spec at all.
@@ -51,6 +55,7 @@ impl Default for Allowance {
     fn default() -> Self {
         Allowance {
             alias_values: DEFAULT_ALIAS_VALUES,
+            alias_bytes: crate::config::DEFAULT_MAX_API_BYTES,
             quote: true,
         }
     }
@@ -64,7 +69,7 @@ pub fn parse_document_within(
 ) -> Result<Value, SpecError> {
     let result = match detect_format(bytes) {
         Format::Json => parse_json::<Compact>(name, bytes).map(|Compact(value)| value),
-        Format::Yaml => parse_yaml_counted(name, bytes, &mut allowance.alias_values),
+        Format::Yaml => parse_yaml_counted(name, bytes, allowance),
     };
     result.map_err(|error| match error {
         SpecError::Syntax {
@@ -73,7 +78,10 @@ pub fn parse_document_within(
             line,
             column,
             message,
-        } if !allowance.quote && !message.contains("loading.max_yaml_alias_values") => {
+        } if !allowance.quote
+            && !message.contains("loading.max_yaml_alias_values")
+            && !message.contains("loading.max_api_bytes") =>
+        {
             SpecError::Syntax {
                 file,
                 format,
@@ -98,28 +106,36 @@ struct Compact(Value);
 
 impl<'de> serde::Deserialize<'de> for Compact {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut pending = Pending::new(u64::MAX);
+        let mut pending = Pending::new(u64::MAX, u64::MAX);
         serde::de::DeserializeSeed::deserialize(CompactSeed(&mut pending), deserializer)
             .map(Compact)
     }
 }
 
 /// Entries of the arrays and maps still being read, innermost last, and the count of
-/// values (map keys included) built so far against a limit.
+/// values (map keys included) and of their bytes built so far, each against a limit.
 struct Pending {
     items: Vec<Value>,
     entries: Vec<(String, Value)>,
     values: u64,
     limit: u64,
+    bytes: u64,
+    byte_limit: u64,
 }
 
+/// What one value costs besides its text, as the expanded size counts it: about what a
+/// `Value` and its slot in an array or map take.
+pub const VALUE_BYTES: u64 = 48;
+
 impl Pending {
-    fn new(limit: u64) -> Pending {
+    fn new(limit: u64, byte_limit: u64) -> Pending {
         Pending {
             items: Vec::new(),
             entries: Vec::new(),
             values: 0,
             limit,
+            bytes: 0,
+            byte_limit,
         }
     }
 
@@ -128,12 +144,24 @@ impl Pending {
         if self.values > self.limit {
             return Err(E::custom(ALIAS_LIMIT_MESSAGE));
         }
+        self.charge(VALUE_BYTES)
+    }
+
+    /// Counts `bytes` of text (a string or a key).
+    fn charge<E: serde::de::Error>(&mut self, bytes: u64) -> Result<(), E> {
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes > self.byte_limit {
+            return Err(E::custom(ALIAS_BYTES_MESSAGE));
+        }
         Ok(())
     }
 }
 
 const ALIAS_LIMIT_MESSAGE: &str = "YAML aliases expand to more values than \
     loading.max_yaml_alias_values allows for one API's documents together";
+
+const ALIAS_BYTES_MESSAGE: &str = "YAML aliases expand to more bytes than \
+    loading.max_api_bytes allows for one API's documents together";
 
 struct CompactSeed<'p>(&'p mut Pending);
 
@@ -177,11 +205,13 @@ impl<'de> serde::de::Visitor<'de> for CompactSeed<'_> {
         Ok(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number))
     }
 
-    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Value, E> {
+        self.0.charge::<E>(value.len() as u64)?;
         Ok(Value::String(value.to_string()))
     }
 
-    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+    fn visit_string<E: serde::de::Error>(self, value: String) -> Result<Value, E> {
+        self.0.charge::<E>(value.len() as u64)?;
         Ok(Value::String(value))
     }
 
@@ -213,6 +243,7 @@ impl<'de> serde::de::Visitor<'de> for CompactSeed<'_> {
         let start = pending.entries.len();
         while let Some(key) = map.next_key::<String>()? {
             pending.count::<A::Error>()?;
+            pending.charge::<A::Error>(key.len() as u64)?;
             let value = map.next_value_seed(CompactSeed(&mut *pending))?;
             pending.entries.push((key, value));
         }
@@ -327,7 +358,9 @@ fn yaml_error(name: &str, e: &serde_saphyr::Error) -> SpecError {
         .map(|l| (l.line(), l.column()))
         .unwrap_or((0, 0));
     let text = e.to_string();
-    let message = if text.contains(ALIAS_LIMIT_MESSAGE) || text.contains("alias replay") {
+    let message = if text.contains(ALIAS_BYTES_MESSAGE) {
+        ALIAS_BYTES_MESSAGE.to_string()
+    } else if text.contains(ALIAS_LIMIT_MESSAGE) || text.contains("alias replay") {
         ALIAS_LIMIT_MESSAGE.to_string()
     } else {
         first_line(&text)
@@ -346,14 +379,15 @@ fn parse_yaml<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Resul
         .map_err(|e| yaml_error(name, &e))
 }
 
-/// A YAML document as a [`Value`], with the values its aliases add beyond what its text
-/// spells out (the expanded total less the nodes of the text, counted by a scan that
-/// expands nothing) taken from `alias_values`. Without both `&` and `*` in the text there
-/// can be no alias, and the scan is skipped.
+/// A YAML document as a [`Value`], with the values and bytes its aliases add beyond what its
+/// text spells out taken from `allowance`: the values, the expanded total less the nodes of
+/// the text (counted by a scan that expands nothing); the bytes, the expanded size less the
+/// most the text's own nodes can take (its length and [`VALUE_BYTES`] a node). Without both
+/// `&` and `*` in the text there can be no alias, and the scan is skipped.
 fn parse_yaml_counted(
     name: &str,
     bytes: &[u8],
-    alias_values: &mut u64,
+    allowance: &mut Allowance,
 ) -> Result<Value, SpecError> {
     let text = yaml_text(name, bytes)?;
     let spelled = (bytes.contains(&b'*') && bytes.contains(&b'&'))
@@ -367,18 +401,29 @@ fn parse_yaml_counted(
             .map(|report| report.nodes as u64)
         })
         .flatten();
-    let limit = spelled.map_or(u64::MAX, |nodes| nodes.saturating_add(*alias_values));
-    let mut pending = Pending::new(limit);
+    let limit = spelled.map_or(u64::MAX, |nodes| {
+        nodes.saturating_add(allowance.alias_values)
+    });
+    let spelled_bytes =
+        spelled.map(|nodes| (text.len() as u64).saturating_add(nodes.saturating_mul(VALUE_BYTES)));
+    let byte_limit =
+        spelled_bytes.map_or(u64::MAX, |most| most.saturating_add(allowance.alias_bytes));
+    let mut pending = Pending::new(limit, byte_limit);
     let value = serde_saphyr::with_deserializer_from_str_with_options(
         text,
-        yaml_options(*alias_values),
+        yaml_options(allowance.alias_values),
         |deserializer| {
             serde::de::DeserializeSeed::deserialize(CompactSeed(&mut pending), deserializer)
         },
     )
     .map_err(|e| yaml_error(name, &e))?;
-    if let Some(nodes) = spelled {
-        *alias_values = alias_values.saturating_sub(pending.values.saturating_sub(nodes));
+    if let (Some(nodes), Some(most)) = (spelled, spelled_bytes) {
+        allowance.alias_values = allowance
+            .alias_values
+            .saturating_sub(pending.values.saturating_sub(nodes));
+        allowance.alias_bytes = allowance
+            .alias_bytes
+            .saturating_sub(pending.bytes.saturating_sub(most));
     }
     Ok(value)
 }

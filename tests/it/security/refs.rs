@@ -510,3 +510,88 @@ paths:
         }
     }
 }
+
+/// Issue #34 item 11: a large scalar aliased many times is few values and many bytes
+/// (3 MB of YAML took 2.3 GB): the expansion is charged in bytes too, to
+/// `loading.max_api_bytes`, shared by the documents of one load.
+#[tokio::test]
+async fn a_large_scalar_aliased_many_times_is_bounded_in_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A 1 MB scalar and 2,300 aliases of it: 3 MB of text, 2.3 GB expanded, yet only
+    // 2,300 values (far under the million values the other key allows).
+    let mut bomb = format!("big: &big {}\nlist:\n", "x".repeat(1_000_000));
+    for _ in 0..2_300 {
+        bomb.push_str("  - *big\n");
+    }
+    bomb.push_str("x: {type: string}\n");
+    assert!(bomb.len() < 1_100_000);
+    std::fs::write(dir.path().join("a.yaml"), &bomb).expect("write");
+    std::fs::write(dir.path().join("one.json"), spec_referencing("a.yaml#/x")).expect("write");
+    let started = std::time::Instant::now();
+    let docs = load(
+        SpecSource::File(dir.path().join("one.json")),
+        &LoadPolicy::default(),
+    )
+    .await;
+    let problem = refused(&docs, "a.yaml#/x");
+    assert!(problem.contains("loading.max_api_bytes"), "{problem}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "refused once the budget is spent, not after expanding it all: {:?}",
+        started.elapsed()
+    );
+
+    // A few aliases of it stay within the budget and load.
+    let mut fine = format!("big: &big {}\nlist:\n", "x".repeat(1_000_000));
+    for _ in 0..20 {
+        fine.push_str("  - *big\n");
+    }
+    fine.push_str("x: {type: string}\n");
+    std::fs::write(dir.path().join("a.yaml"), &fine).expect("write");
+    let docs = load(
+        SpecSource::File(dir.path().join("one.json")),
+        &LoadPolicy::default(),
+    )
+    .await;
+    assert!(docs.resolve(0, "a.yaml#/x").is_ok());
+
+    // Split over two files, the one budget is spent by the sum: 99 aliases of 1.5 MB each
+    // (under the parser's own alias-to-anchor ratio) are within 256 MiB, 2 × 99 are not.
+    let mut half = format!("big: &big {}\nlist:\n", "x".repeat(1_500_000));
+    for _ in 0..99 {
+        half.push_str("  - *big\n");
+    }
+    half.push_str("x: {type: string}\n");
+    std::fs::write(dir.path().join("a.yaml"), &half).expect("write");
+    std::fs::write(dir.path().join("b.yaml"), &half).expect("write");
+    let both = spec_referencing("a.yaml#/x").replace(
+        r#""responses""#,
+        r#""parameters": [{"name": "q", "in": "query", "schema": {"$ref": "b.yaml#/x"}}], "responses""#,
+    );
+    std::fs::write(dir.path().join("both.json"), &both).expect("write");
+    let docs = load(
+        SpecSource::File(dir.path().join("one.json")),
+        &LoadPolicy::default(),
+    )
+    .await;
+    let alone = docs
+        .resolve(0, "a.yaml#/x")
+        .map(|_| ())
+        .map_err(|e| e.problem.clone());
+    assert!(alone.is_ok(), "one alone fits: {alone:?}");
+    let docs = load(
+        SpecSource::File(dir.path().join("both.json")),
+        &LoadPolicy::default(),
+    )
+    .await;
+    let problems: Vec<String> = [docs.resolve(0, "a.yaml#/x"), docs.resolve(0, "b.yaml#/x")]
+        .iter()
+        .filter_map(|outcome| outcome.as_ref().err())
+        .map(|error| error.problem.clone())
+        .collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("loading.max_api_bytes"),
+        "{problems:?}"
+    );
+}
