@@ -558,7 +558,7 @@ async fn a_legacy_sse_session_is_the_token_s_that_opened_it() {
 
 /// An address of this machine other than loopback (the one it would reach the network
 /// from), when it has one: found with an unconnected UDP socket, nothing is sent.
-fn outward_address() -> Option<std::net::IpAddr> {
+pub(super) fn outward_address() -> Option<std::net::IpAddr> {
     let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
     socket.connect("192.0.2.1:9").ok()?;
     let ip = socket.local_addr().ok()?.ip();

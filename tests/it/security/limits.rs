@@ -675,3 +675,135 @@ async fn a_store_flood_leaves_rss_bounded_by_the_callers_share() {
         "RSS grew from {warm} kB to {end} kB while one caller stored 180 MB of results"
     );
 }
+
+/// Issue #34 items 1 and 2 at full size, against the real binary with its default bounds:
+/// an anonymous client repeats the id of its call in flight ten thousand times (each such
+/// request once held an SSE answer open for ever, until every connection was taken), then
+/// tries to hold two thousand sessions, each with its GET stream open. Every repeat is
+/// refused at once, the client keeps at most its share of sessions and streams, another
+/// anonymous client (from another address of this machine) is served, /healthz answers and
+/// RSS stays flat. Minutes in a debug build:
+/// `cargo test --test it security::limits -- --ignored`.
+#[tokio::test]
+#[ignore]
+async fn repeated_ids_and_a_session_hoarder_leave_the_server_to_everyone() {
+    let Some(outward) = super::clients::outward_address() else {
+        eprintln!("skipped: this machine has no address but loopback");
+        return;
+    };
+    let upstream = upstream::start().await;
+    let config = format!(
+        "[server]\nlisten = \"0.0.0.0:0\"\nallowed_hosts = []\n\
+         [apis.echo]\nspec = \"specs/echo.yaml\"\nbase_url = \"{}\"\n[reload]\nenabled = false\n",
+        upstream.url()
+    );
+    let dir = project(&config, &[]);
+    let binary = Binary::start(dir.path()).await;
+    let pid = binary.child.id().expect("pid");
+    let port = binary
+        .url
+        .rsplit(':')
+        .next()
+        .and_then(|rest| rest.trim_end_matches("/mcp").parse::<u16>().ok())
+        .expect("a port");
+    // The hoarder comes from 127.0.0.1, the other client from this machine's other address.
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let other_url = match outward {
+        std::net::IpAddr::V6(v6) => format!("http://[{v6}]:{port}/mcp"),
+        v4 => format!("http://{v4}:{port}/mcp"),
+    };
+    let base = url.trim_end_matches("/mcp").to_string();
+    let client = client();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (_, session, _) = post(&client, &url, None, &initialize(0)).await;
+    let session = session.expect("a session");
+    post(&client, &url, Some(&session), &initialized).await;
+    let slow = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "slow", "arguments": {}, "_meta": {"progressToken": "p"}}});
+    let in_flight = {
+        let (client, url, session, slow) =
+            (client.clone(), url.clone(), session.clone(), slow.clone());
+        tokio::spawn(async move { post(&client, &url, Some(&session), &slow).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let warm = rss_kb(pid);
+    let refused = futures_util::stream::iter(0..10_000)
+        .map(|_| {
+            let (client, url, session, slow) =
+                (client.clone(), url.clone(), session.clone(), slow.clone());
+            async move { post(&client, &url, Some(&session), &slow).await.0 }
+        })
+        .buffer_unordered(16)
+        .filter(|status| std::future::ready(*status == 400))
+        .count()
+        .await;
+    let (status, _, body) = in_flight.await.expect("joined");
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("late"),
+        "the first call still got its answer: {body}"
+    );
+    // Those that came before the call ended (two seconds) were refused at once; the rest
+    // reused a free id and were served as new calls.
+    assert!(
+        refused >= 100,
+        "{refused} of 10,000 repeats refused with 400"
+    );
+    assert_eq!(healthz(&format!("{base}/healthz")).await, 200);
+
+    // Two thousand sessions, each with its GET stream.
+    let mut streams = Vec::new();
+    let mut sessions = 0;
+    for id in 0..2_000 {
+        let (status, session, _) = post(&client, &url, None, &initialize(id)).await;
+        let Some(session) = session.filter(|_| status == 200) else {
+            continue;
+        };
+        sessions += 1;
+        post(&client, &url, Some(&session), &initialized).await;
+        let stream = client
+            .get(&url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .expect("GET");
+        if stream.status() == 200 {
+            streams.push(stream);
+        }
+    }
+    assert_eq!(
+        sessions, 2_000,
+        "each initialize closes one of the hoarder's own"
+    );
+    let scrape = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    // The streams of the sessions closed to make room ended with them.
+    assert!(series(&scrape, "restmcp_sessions") <= 101, "{scrape}");
+    assert!(
+        series(&scrape, "restmcp_open_streams") <= 100,
+        "server.max_streams_per_client = 100: {scrape}"
+    );
+    // The other client is served, and /healthz answers.
+    let (status, other, _) = post(&client, &other_url, None, &initialize(1)).await;
+    assert_eq!(status, 200);
+    let other = other.expect("a session");
+    post(&client, &other_url, Some(&other), &initialized).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (status, _, body) = post(&client, &other_url, Some(&other), &list).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(healthz(&format!("{base}/healthz")).await, 200);
+    let end = rss_kb(pid);
+    assert!(
+        end <= warm + 64 * 1024,
+        "RSS grew from {warm} kB to {end} kB"
+    );
+    drop(streams);
+}
