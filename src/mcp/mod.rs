@@ -49,11 +49,16 @@
 //!    and `a_stdio_direct_call_is_cancelled_by_its_notification` (tests/it/sizes.rs).
 //! 4. **Session bounds** (`session`, [`http`]): rmcp's session map has no cap and its idle
 //!    timer never sees direct calls, so its keep-alive is off and the table caps sessions
-//!    (`server.max_sessions`, evicting the longest idle) and expires idle ones
-//!    (`server.session_idle_seconds`); [`streams`] caps long-lived streams
-//!    (`server.max_sse_streams`).
+//!    (`server.max_sessions`, and `server.max_sessions_per_client`: the client holding the
+//!    most gives up one without a call in flight) and expires idle ones
+//!    (`server.session_idle_seconds`); [`streams`] caps event streams, SSE answers to POSTs
+//!    included (`server.max_sse_streams`, `server.max_streams_per_client`). rmcp routes the
+//!    answers of two requests with one id to the second and never ends the first one's
+//!    stream, so a request whose id is in flight in its session is refused (400, -32600), and
+//!    every SSE answer ends at its request's deadline (`front`).
 //! 5. **Admission** ([`admission`]): at most `server.max_in_flight_per_client` requests in
-//!    flight per client (429), and graceful shutdown waits until none is in flight.
+//!    flight per client (its token's caller, else its address; 429), and graceful shutdown
+//!    waits until none is in flight.
 //! 6. **Message checks before the SDK** (`jsonrpc`, `front`, [`stdio`]): a body or line
 //!    that is not a JSON-RPC message as MCP defines one gets -32700, -32600 or -32602 with
 //!    its id (rmcp says 415 in plain text over HTTP, and an error without an id on stdio);
