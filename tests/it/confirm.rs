@@ -158,29 +158,7 @@ async fn a_session_asks_its_user_and_sends_only_what_was_accepted() {
 
 /// One stateless 2026-07-28 `tools/call`.
 async fn stateless(url: &str, name: &str, params: Value) -> Value {
-    restmcp::http_client::install_crypto_provider();
-    let mut params = params;
-    params["name"] = json!(name);
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "stateless", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name)
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("POST")
-        .json()
-        .await
-        .expect("JSON answer")
+    crate::support::stateless_call(url, name, params, &[]).await
 }
 
 #[tokio::test]

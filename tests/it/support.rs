@@ -264,3 +264,50 @@ pub async fn call<H: rmcp::ClientHandler>(
         .await
         .expect("tools/call")
 }
+
+/// One stateless 2026-07-28 `tools/call` of `name` (its `params` besides the name:
+/// `arguments`, and `requestState`/`inputResponses` for a confirmation's second round), with
+/// `headers` (a token, a forwarded header); the JSON-RPC answer, from JSON or the last SSE
+/// event. The client declares the elicitation capability.
+pub async fn stateless_call(
+    url: &str,
+    name: &str,
+    params: serde_json::Value,
+    headers: &[(&str, &str)],
+) -> Value {
+    restmcp::http_client::install_crypto_provider();
+    let mut params = params;
+    params["name"] = serde_json::json!(name);
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "restmcp-tests", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    });
+    let body =
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name);
+    for (header, value) in headers {
+        request = request.header(*header, *value);
+    }
+    let text = request
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("POST")
+        .text()
+        .await
+        .expect("answer");
+    text.lines()
+        .rev()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .find_map(|data| serde_json::from_str(data).ok())
+        .or_else(|| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| panic!("not a JSON-RPC answer: {text}"))
+}

@@ -308,9 +308,11 @@ async fn a_client_at_its_own_session_cap_closes_its_own_and_is_refused_when_all_
         let (status, message) = call.await.expect("joined");
         assert_eq!(status, 200, "{message}");
     }
-    // Idle again: the third closes A's oldest.
-    session(&url, TOKEN_A).await.expect("3rd");
+    // Idle again: the third closes A's session unused the longest (the second was used
+    // just now).
     let list = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"});
+    assert_eq!(post(&url, TOKEN_A, Some(&second), &list).await.0, 200);
+    session(&url, TOKEN_A).await.expect("3rd");
     assert_eq!(post(&url, TOKEN_A, Some(&first), &list).await.0, 404);
     assert_eq!(post(&url, TOKEN_A, Some(&second), &list).await.0, 200);
     let scrape = scrape(&url).await;
@@ -375,27 +377,8 @@ const IDENTITY_KEY: &str = "the identity key of this test deployment, 32+";
 
 /// One stateless 2026-07-28 `tools/call` as the client of `token`.
 async fn call(url: &str, token: &str, name: &str, params: Value) -> Value {
-    let mut params = params;
-    params["name"] = json!(name);
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "bound-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let response = client()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name)
-        .header("authorization", format!("Bearer {token}"))
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("POST");
-    message_in(&response.text().await.expect("body"))
+    let bearer = format!("Bearer {token}");
+    crate::support::stateless_call(url, name, params, &[("authorization", &bearer)]).await
 }
 
 fn text_of(answer: &Value) -> String {

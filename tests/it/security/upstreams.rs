@@ -84,28 +84,9 @@ paths:
 
 /// One stateless 2026-07-28 `tools/call`, with the incoming header `X-Tenant`.
 async fn call(url: &str, name: &str, arguments: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-    "name": name, "arguments": arguments, "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "upstreams-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }}});
-    restmcp::http_client::install_crypto_provider();
-    reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name)
-        .header("x-tenant", "tenant-of-the-user-7f3e")
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("POST")
-        .json()
-        .await
-        .expect("JSON answer")
+    let params = json!({"arguments": arguments});
+    let tenant = [("x-tenant", "tenant-of-the-user-7f3e")];
+    crate::support::stateless_call(url, name, params, &tenant).await
 }
 
 #[tokio::test]
@@ -219,29 +200,11 @@ pub(super) fn store_config(upstream: &str, store: &str) -> String {
 /// A stateless 2026-07-28 `updateItem` as `token`'s client with idempotency key `key`: its
 /// result echoes a 10 kB name (about 50 kB stored).
 pub(super) async fn keyed_update(url: &str, token: &str, key: &str) -> Value {
-    restmcp::http_client::install_crypto_provider();
     let arguments = json!({"id__path": 1, "name": "n".repeat(10_000), "idempotency_key": key});
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-    "name": "updateItem", "arguments": arguments, "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "store-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }}});
-    reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "updateItem")
-        .header("authorization", format!("Bearer {token}"))
-        .body(body.to_string())
-        .send()
+    let bearer = format!("Bearer {token}");
+    let headers = [("authorization", bearer.as_str())];
+    crate::support::stateless_call(url, "updateItem", json!({"arguments": arguments}), &headers)
         .await
-        .expect("POST")
-        .json()
-        .await
-        .expect("JSON answer")
 }
 
 #[tokio::test]
