@@ -1086,7 +1086,7 @@ fn multipart_file_properties_are_found_and_say_how_to_give_them() {
                 file(FileContent::Base64, Some("application/pdf"), false)
             ),
             ("photos", file(FileContent::Base64, None, true)),
-            ("png", file(FileContent::Encoded, Some("image/png"), false)),
+            ("png", file(FileContent::Base64, Some("image/png"), false)),
         ]
     );
     let input = tool.input_schema.to_value();

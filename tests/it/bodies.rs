@@ -175,8 +175,8 @@ async fn openapi_3_1_files_follow_their_content_media_type() {
     let dispatcher = dispatcher("echo-uploads-3.1.yaml", &upstream).await;
     let tool = dispatcher.catalog().get("uploadDocuments").expect("tool");
     let input = tool.input_schema.to_value();
-    // Bytes (FastAPI's `contentMediaType: application/octet-stream`) are given as base64;
-    // text, and base64 text (`contentEncoding: base64`), as it is.
+    // Bytes (FastAPI's `contentMediaType: application/octet-stream`, and
+    // `contentEncoding: base64`) are given as base64 and sent decoded; text as it is.
     assert_eq!(input["properties"]["file"]["contentEncoding"], "base64");
     assert_eq!(
         input["properties"]["thumbnail"]["contentEncoding"],
@@ -201,7 +201,7 @@ async fn openapi_3_1_files_follow_their_content_media_type() {
             json!({
                 "file": STANDARD.encode(b"%PDF-1.7\r\n"),
                 "file_filename": "Quarterly report (final).pdf",
-                "thumbnail": STANDARD.encode(PNG),
+                "thumbnail": format!("data:image/png;base64,{}", STANDARD.encode(PNG)),
                 "notes": "Plain text, sent as it is: aGVsbG8=",
                 "title": "Q3"
             }),
@@ -217,14 +217,7 @@ async fn openapi_3_1_files_follow_their_content_media_type() {
                 Some("application/octet-stream"),
                 b"%PDF-1.7\r\n"
             ),
-            // `contentEncoding: base64` is "encoded binary" (OpenAPI 3.1.1, Working With
-            // Binary Data): the part holds the base64 text, sent as the client gave it.
-            part(
-                "thumbnail",
-                Some("thumbnail.png"),
-                Some("image/png"),
-                STANDARD.encode(PNG).as_bytes()
-            ),
+            part("thumbnail", Some("thumbnail.png"), Some("image/png"), PNG),
             part(
                 "notes",
                 Some("notes.txt"),

@@ -21,10 +21,10 @@ pub(super) fn is_binary(schema: &Value) -> bool {
 }
 
 /// The encoding a string's content is in, in the payload itself: OpenAPI 3.0's `format:
-/// byte` (and its File Upload's `format: base64`) is base64 text, and so is a string with
-/// `contentEncoding` (3.1, "encoded binary"). Such a value is sent as the text the client
-/// gives, never decoded. `None` for anything else, `format: binary` included (restmcp
-/// writes `contentEncoding: base64` beside it to say how the client gives the bytes).
+/// byte` (and its File Upload's `format: base64`) is base64 text, sent as the text the
+/// client gives, never decoded. `None` for anything else: `format: binary` and a 3.1
+/// `contentEncoding` (without `format: byte`) are bytes the client gives as base64 and
+/// restmcp sends decoded, as file uploads expect them (FastAPI's, for one: tests/world d3).
 pub(super) fn encoded_as(schema: &Value) -> Option<&str> {
     encoding_of(
         schema.get("format").and_then(Value::as_str),
@@ -35,9 +35,7 @@ pub(super) fn encoded_as(schema: &Value) -> Option<&str> {
 /// [`encoded_as`] of a schema's `format` and `contentEncoding`.
 fn encoding_of<'s>(format: Option<&'s str>, content_encoding: Option<&'s str>) -> Option<&'s str> {
     match (format, content_encoding) {
-        (Some("binary"), _) => None,
-        (_, Some(encoding)) => Some(encoding),
-        (Some("byte" | "base64"), None) => Some("base64"),
+        (Some("byte" | "base64"), encoding) => Some(encoding.unwrap_or("base64")),
         _ => None,
     }
 }
