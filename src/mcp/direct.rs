@@ -26,10 +26,7 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Response, header};
-use rmcp::model::{
-    ErrorData, JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId,
-    ServerResult,
-};
+use rmcp::model::{ProtocolVersion, RequestId};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -38,21 +35,22 @@ use super::Shared;
 use super::call::CallRequest;
 use super::confirm::Asker;
 use super::jsonrpc;
+use super::request::{
+    CallMeta, META_CAPABILITIES, META_CLIENT, META_VERSION, ToolCall, answer_bytes, error_bytes,
+    request_id,
+};
 use super::session::{Handshake, SessionTable};
 use crate::identity;
-use crate::telemetry::trace::TraceContext;
 
 const NEWEST: &str = "2026-07-28";
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// The client a request is answered for.
 struct Caller {
     session: Option<Arc<str>>,
     client: Option<String>,
     version: ProtocolVersion,
-    /// The client declared the Tasks extension (at `initialize`, or in the request).
+    /// The client declared the Tasks extension at `initialize` (a request may declare it in
+    /// its own `_meta` too).
     tasks: bool,
 }
 
@@ -69,14 +67,6 @@ fn text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-fn request_id(message: &Value) -> Option<RequestId> {
-    match message.get("id")? {
-        Value::String(id) => Some(RequestId::String(id.as_str().into())),
-        Value::Number(n) => n.as_i64().map(RequestId::Number),
-        _ => None,
-    }
-}
-
 fn json_response(body: Vec<u8>) -> Response<Body> {
     let mut response = Response::new(Body::from(body));
     response.headers_mut().insert(
@@ -86,67 +76,10 @@ fn json_response(body: Vec<u8>) -> Response<Body> {
     response
 }
 
-fn answer(id: RequestId, result: ServerResult) -> Response<Body> {
-    let message = JsonRpcResponse {
-        jsonrpc: JsonRpcVersion2_0,
-        id,
-        result,
-    };
-    json_response(serde_json::to_vec(&message).unwrap_or_default())
-}
-
-fn error(id: RequestId, error: ErrorData) -> Response<Body> {
-    let message = JsonRpcError {
-        jsonrpc: JsonRpcVersion2_0,
-        id: Some(id),
-        error,
-    };
-    json_response(serde_json::to_vec(&message).unwrap_or_default())
-}
-
 /// The answer to request `id` with a result serialized before.
 fn answer_serialized(id: &RequestId, result: &Bytes) -> Response<Body> {
     let id = serde_json::to_vec(id).unwrap_or_default();
     json_response(super::jsonrpc::success_bytes(&id, result))
-}
-
-/// What a 2026-07-28 `tools/call` carries for a confirmation ([`super::confirm`]): the
-/// answers and state of an earlier round, and whether its client can elicit.
-fn rounds(
-    params: &mut serde_json::Map<String, Value>,
-    meta: Option<&Value>,
-) -> Result<Asker, ErrorData> {
-    let responses = match params.remove("inputResponses") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(responses)) => Some(responses.into_iter().collect()),
-        Some(_) => {
-            return Err(ErrorData::invalid_params(
-                "inputResponses must be an object",
-                None,
-            ));
-        }
-    };
-    let state = match params.remove("requestState") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(state)) => Some(state),
-        Some(_) => {
-            return Err(ErrorData::invalid_params(
-                "requestState must be a string",
-                None,
-            ));
-        }
-    };
-    let capabilities = meta.and_then(|meta| meta.get(META_CAPABILITIES));
-    Ok(Asker::rounds(responses, state, capabilities))
-}
-
-/// Whether a request declares the Tasks extension in its own `_meta` client capabilities.
-fn declares_tasks(message: &Value) -> bool {
-    jsonrpc::member(
-        message,
-        &["params", "_meta", META_CAPABILITIES, "extensions"],
-    )
-    .is_some_and(super::session::declares_tasks)
 }
 
 impl Direct {
@@ -188,15 +121,19 @@ impl Direct {
     }
 
     /// Who is calling, when the request is one to answer here.
-    async fn caller(&self, headers: &HeaderMap, message: &Value, method: &str) -> Option<Caller> {
+    async fn caller(
+        &self,
+        headers: &HeaderMap,
+        message: &Value,
+        (method, meta): (&str, &CallMeta),
+    ) -> Option<Caller> {
         let header_version = text(headers, "mcp-protocol-version");
         if let Some(session) = text(headers, "mcp-session-id") {
             let entry = self.table.as_ref()?.handshake(session)?;
             if !entry.initialized
                 || header_version.is_some_and(|v| v != entry.version.as_str())
-                || jsonrpc::member(message, &["params", "_meta"]).is_some_and(|meta| {
-                    meta.get(META_VERSION).is_some() || meta.get("progressToken").is_some()
-                })
+                || meta.names_revision
+                || meta.wants_progress
             {
                 return None;
             }
@@ -208,16 +145,16 @@ impl Direct {
                 session: Some(id),
                 client: entry.client,
                 version: entry.version,
-                tasks: entry.tasks || declares_tasks(message),
+                tasks: entry.tasks,
             });
         }
-        let meta = jsonrpc::member(message, &["params", "_meta"])?.as_object()?;
+        let raw = jsonrpc::member(message, &["params", "_meta"])?.as_object()?;
         let agrees = header_version == Some(NEWEST)
-            && meta.get(META_VERSION).and_then(Value::as_str) == Some(NEWEST)
+            && raw.get(META_VERSION).and_then(Value::as_str) == Some(NEWEST)
             && text(headers, "mcp-method") == Some(method)
-            && meta.get(META_CAPABILITIES).is_some_and(Value::is_object)
-            && !meta.contains_key("progressToken");
-        let client = meta.get(META_CLIENT)?;
+            && raw.get(META_CAPABILITIES).is_some_and(Value::is_object)
+            && !meta.wants_progress;
+        let client = raw.get(META_CLIENT)?;
         let name = client.get("name")?.as_str()?;
         client.get("version")?.as_str()?;
         if !agrees {
@@ -229,12 +166,11 @@ impl Direct {
         {
             return None;
         }
-        let tasks = declares_tasks(message);
         Some(Caller {
             session: None,
             client: Some(name.to_string()),
             version: ProtocolVersion::V_2026_07_28,
-            tasks,
+            tasks: false,
         })
     }
 
@@ -254,7 +190,10 @@ impl Direct {
             _ => return None,
         };
         let id = request_id(message)?;
-        let caller = self.caller(&parts.headers, message, method).await?;
+        let meta = CallMeta::of(message);
+        let caller = self
+            .caller(&parts.headers, message, (method, &meta))
+            .await?;
         match method {
             "tools/list" => self.list(
                 message,
@@ -262,7 +201,7 @@ impl Direct {
                 caller,
                 parts.extensions.get::<Arc<identity::Caller>>().cloned(),
             ),
-            _ => Some(self.call(parts, message, id, caller).await),
+            _ => Some(self.call(parts, message, (id, meta), caller).await),
         }
     }
 
@@ -286,7 +225,7 @@ impl Direct {
         );
         match self.shared.list_result(&view, cursor, &caller.version) {
             Ok(page) => Some(answer_serialized(&id, &page)),
-            Err(e) => Some(error(id, e)),
+            Err(e) => Some(json_response(error_bytes(id, e))),
         }
     }
 
@@ -294,54 +233,33 @@ impl Direct {
         &self,
         parts: &Parts,
         message: &mut Value,
-        id: RequestId,
+        (id, meta): (RequestId, CallMeta),
         caller: Caller,
     ) -> Response<Body> {
-        let params = message.get_mut("params").map(Value::take);
-        let (name, arguments, meta, asker) = match params {
-            Some(Value::Object(mut params)) => {
-                let name = match params.remove("name") {
-                    Some(Value::String(name)) => name,
-                    _ => return error(id, ErrorData::invalid_params("missing tool name", None)),
-                };
-                let arguments = match params.remove("arguments") {
-                    None | Some(Value::Null) => serde_json::Map::new(),
-                    Some(Value::Object(arguments)) => arguments,
-                    Some(_) => {
-                        return error(
-                            id,
-                            ErrorData::invalid_params("arguments must be an object", None),
-                        );
-                    }
-                };
-                let meta = params.remove("_meta");
-                let asker = match caller.session {
-                    // A session's call that may need confirmation never comes here: the
-                    // front streams it through the SDK, whose peer can ask.
-                    Some(_) => Asker::Unable,
-                    None => match rounds(&mut params, meta.as_ref()) {
-                        Ok(asker) => asker,
-                        Err(e) => return error(id, e),
-                    },
-                };
-                (name, arguments, meta, asker)
-            }
-            _ => return error(id, ErrorData::invalid_params("missing params", None)),
+        let mut call = match ToolCall::take(message, id.clone(), meta) {
+            Ok(call) => call,
+            Err(e) => return json_response(error_bytes(id, e)),
+        };
+        let asker = match caller.session {
+            // A session's call that may need confirmation never comes here: the front
+            // streams it through the SDK, whose peer can ask.
+            Some(_) => Asker::Unable,
+            None => match call.rounds() {
+                Ok(asker) => asker,
+                Err(e) => return json_response(error_bytes(call.id, e)),
+            },
         };
         let mut incoming = self.shared.current().dispatcher.context_of(&parts.headers);
         incoming.caller = parts.extensions.get::<Arc<identity::Caller>>().cloned();
         incoming.principal = parts.extensions.get::<identity::Principal>().cloned();
-        let meta_text = |key: &str| meta.as_ref()?.get(key)?.as_str();
-        if let Some(trace) = meta_text("traceparent")
-            .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))
-        {
+        if let Some(trace) = call.meta.trace.take() {
             incoming.trace = Some(trace);
         }
         let cancelled = CancellationToken::new();
         let key = caller.session.as_ref().map(|session| {
             (
                 session.clone(),
-                serde_json::to_string(&id).unwrap_or_default(),
+                serde_json::to_string(&call.id).unwrap_or_default(),
             )
         });
         let running = self.table.as_ref().map(|table| table.running());
@@ -349,28 +267,23 @@ impl Direct {
             running.started(session.clone(), id.clone(), cancelled.clone());
         }
         let request = CallRequest {
-            name: &name,
-            arguments,
+            name: &call.name,
+            arguments: std::mem::take(&mut call.arguments),
             client: caller.client.as_deref(),
             version: Some(&caller.version),
             incoming,
             // A plain JSON answer: no client limits its size.
             budget: None,
             asker,
-            tasks: caller.tasks,
+            tasks: caller.tasks || call.meta.declares_tasks,
         };
         let outcome = self.shared.call(request, &cancelled, None).await;
         if let (Some(running), Some((session, id))) = (running, key) {
             running.finished(session, id);
         }
-        match outcome {
-            Ok((result, _)) => answer(
-                id,
-                super::revision::finish(ServerResult::from(result), &caller.version),
-            ),
-            // A cancelled call too: the POST still needs an answer, and "request
-            // cancelled" says what happened.
-            Err(e) => error(id, e),
-        }
+        // A cancelled call is answered too: the POST still needs an answer, and "request
+        // cancelled" says what happened.
+        let outcome = outcome.map(|(result, _)| result);
+        json_response(answer_bytes(call.id, outcome, &caller.version))
     }
 }

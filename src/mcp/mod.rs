@@ -6,6 +6,8 @@
 //! - `snapshot`: the [`Snapshot`] of the tool set being served and [`Shared`], which
 //!   holds the current one, replaces it at run time (telling clients with
 //!   `notifications/tools/list_changed`) and cuts `tools/list` into pages;
+//! - `request`: one `tools/call` as its JSON-RPC message carries it (id, name, arguments,
+//!   `_meta`), read once for every transport, and its answer written once;
 //! - `call`: the call pipeline, one `tools/call` from the client's names to the
 //!   dispatcher and back, counted and logged once; on the way, `idempotency` answers a
 //!   repeat under the same idempotency key from the store, `confirm` asks a human
@@ -21,8 +23,8 @@
 //!   service and `direct`, the fast path for `tools/call` and `tools/list`), [`sse`] (the
 //!   legacy HTTP+SSE transport);
 //! - the session model and bounds: [`session`] holds what each session's handshake settled
-//!   (client, agreed revision) and the calls running outside the SDK, for stdio and
-//!   Streamable HTTP alike, and caps Streamable HTTP sessions (evicting the one idle the
+//!   (client, agreed revision; stdio's `Negotiation` as it passes) and the one table of
+//!   calls running outside the SDK, for stdio and Streamable HTTP alike, and caps Streamable HTTP sessions (evicting the one idle the
 //!   longest) and expires idle ones itself, since rmcp's idle timer never sees the calls
 //!   answered directly; [`streams`] caps long-lived event streams; [`admission`] caps
 //!   requests in flight per client; [`sizes`] keeps every message within what the clients
@@ -108,6 +110,7 @@ mod idempotency;
 mod jsonrpc;
 mod listed;
 mod operations;
+mod request;
 mod revision;
 mod scopes;
 mod server;

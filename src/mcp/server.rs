@@ -20,9 +20,9 @@ use super::Shared;
 use super::call::{AnswerBudget, CallRequest, Progress};
 use super::confirm::Asker;
 use super::listed::ListedTool;
+use super::request::CallMeta;
 use super::sizes::{Framing, Transport};
 use crate::identity::{Caller, Principal};
-use crate::telemetry::trace::TraceContext;
 use crate::upstream::CallContext;
 
 /// The MCP server handler; cheap to create (one per session or stateless request).
@@ -164,10 +164,7 @@ impl ServerHandler for McpServer {
             });
         // Trace context in `_meta` (stdio has no headers) wins over the HTTP header: it is
         // specific to this request.
-        let meta_text = |key: &str| context.meta.get(key).and_then(serde_json::Value::as_str);
-        if let Some(trace) = meta_text("traceparent")
-            .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))
-        {
+        if let Some(trace) = CallMeta::read(Some(&context.meta)).trace {
             incoming.trace = Some(trace);
         }
         let client = client_name(&context);

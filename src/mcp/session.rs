@@ -82,8 +82,59 @@ pub(super) fn declares_tasks(extensions: &Value) -> bool {
         .is_some_and(Value::is_object)
 }
 
+/// A session's handshake as a transport sees it pass, when the SDK runs it over a pipe
+/// (stdio): the client's `initialize` until the SDK's answer to it goes by, then what the
+/// answer settled.
+#[derive(Default)]
+pub(super) struct Negotiation {
+    /// The client's `initialize` request (one with an id), until the SDK's answer passes by.
+    pending: Option<Value>,
+    /// What the last answered `initialize` settled.
+    settled: Option<Handshake>,
+}
+
+impl Negotiation {
+    /// The client sent `initialize` (again): a new handshake begins.
+    pub(super) fn begin(&mut self, initialize: &Value) {
+        *self = Negotiation {
+            pending: initialize.get("id").is_some().then(|| initialize.clone()),
+            settled: None,
+        };
+    }
+
+    /// A line the SDK sent: when it answers the pending `initialize`, the handshake is
+    /// settled (or failed, when it agreed on no revision).
+    pub(super) fn answered(&mut self, line: &[u8]) {
+        let Some(pending) = &self.pending else {
+            return;
+        };
+        let Ok(answer) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        if answer.get("id") != pending.get("id") {
+            return;
+        }
+        self.settled = Handshake::settled(pending, &answer);
+        self.pending = None;
+    }
+
+    /// The client sent `notifications/initialized`.
+    pub(super) fn initialized(&mut self) {
+        if let Some(settled) = &mut self.settled {
+            settled.initialized = true;
+        }
+    }
+
+    /// What the handshake settled, once the SDK answered `initialize`.
+    pub(super) fn settled(&self) -> Option<&Handshake> {
+        self.settled.as_ref()
+    }
+}
+
 /// Calls running outside the SDK, by session and request id (as JSON text), so the
-/// client's `notifications/cancelled` reaches them as it would reach the SDK's own.
+/// client's `notifications/cancelled` reaches them as it would reach the SDK's own. One
+/// table for every transport: the Streamable HTTP sessions' direct calls
+/// ([`SessionTable::running`]) and stdio's, under the one session stdio has.
 #[derive(Default)]
 pub struct Running {
     calls: Mutex<HashMap<(Arc<str>, String), CancellationToken>>,
@@ -96,9 +147,15 @@ impl Running {
         self.lock().insert((session, id), cancelled);
     }
 
-    /// The call of `session` with request id `id` (as JSON text) ended.
-    pub fn finished(&self, session: Arc<str>, id: String) {
-        self.lock().remove(&(session, id));
+    /// Whether a call of `session` with request id `id` (as JSON text) is running.
+    pub fn is_running(&self, session: &Arc<str>, id: &str) -> bool {
+        self.lock().contains_key(&(session.clone(), id.to_string()))
+    }
+
+    /// The call of `session` with request id `id` (as JSON text) ended; false when it was
+    /// not running (any more).
+    pub fn finished(&self, session: Arc<str>, id: String) -> bool {
+        self.lock().remove(&(session, id)).is_some()
     }
 
     /// A session's `notifications/cancelled`: cancels the call when it is running here.
@@ -109,6 +166,18 @@ impl Running {
         let key = (Arc::<str>::from(session), id.to_string());
         if let Some(token) = self.lock().get(&key) {
             token.cancel();
+        }
+    }
+
+    /// Whether no call is running.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// Cancels every call still running and forgets them (their transport is closing).
+    pub fn cancel_all(&self) {
+        for (_, call) in self.lock().drain() {
+            call.cancel();
         }
     }
 

@@ -9,7 +9,7 @@
 //! accepted only from a client that negotiated 2025-03-26 (its members are then answered
 //! one line each). Either way the session goes on.
 //!
-//! Once the handshake has passed through (noted as a [`Handshake`] of the one session
+//! Once the handshake has passed through (noted as a [`Handshake`](super::session::Handshake) of the one session
 //! model, [`super::session`]), `tools/list` is answered here too, from the same
 //! serialized pages as Streamable HTTP, instead of by the SDK, which rebuilds and
 //! serializes every tool each time (GitHub's three pages reached a client in 25 ms instead
@@ -27,41 +27,26 @@
 //! TypeScript SDK closes the connection past 10 MiB): results are cut to fit
 //! ([`super::sizes`]), and an answer still larger goes out as a JSON-RPC error instead.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt as _;
-use rmcp::model::{
-    JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerResult,
-};
-use serde_json::{Map, Value};
+use rmcp::model::ProtocolVersion;
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{AnswerBudget, CallRequest};
 use super::jsonrpc::{self, check_message, failure_message, success_bytes};
-use super::session::Handshake;
+use super::request::{CallMeta, ToolCall, answer_bytes, request_id};
+use super::session::{Negotiation, Running};
 use super::sizes::{Budget, Guarded, Transport, guard_line};
 use super::{McpServer, Shared};
-use crate::telemetry::trace::TraceContext;
 use crate::upstream::CallContext;
-
-/// The calls answered here and still running, by the JSON text of their id.
-type Running = Arc<Mutex<HashMap<String, CancellationToken>>>;
 
 /// How long calls still running when input ends get to be answered (the SDK's own drain).
 const DRAIN: Duration = Duration::from_secs(5);
-
-/// The session's handshake as the filter sees it pass.
-#[derive(Default)]
-struct Negotiation {
-    /// The client's `initialize` request (one with an id), until the SDK's answer passes by.
-    pending: Option<Value>,
-    /// What the last answered `initialize` settled.
-    settled: Option<Handshake>,
-}
 
 /// Serves on stdin/stdout until stdin closes or the client disconnects.
 pub async fn serve(shared: Arc<Shared>, max_line: usize) -> Result<(), String> {
@@ -86,14 +71,16 @@ where
     let budget = shared.limits().budget(Transport::Stdio, None);
     let writer = tokio::spawn(write_lines(outgoing, output, budget));
     let copier = tokio::spawn(copy_lines(from_sdk, lines.clone(), handshake.clone()));
-    let calls = Running::default();
+    let calls = Arc::new(Running::default());
     let filter = Filter {
         shared: shared.clone(),
         handshake,
         answers: lines,
         max_line,
         running: calls.clone(),
+        session: Arc::from(""),
         logging: false,
+        batches_allowed: false,
     };
     let reader = tokio::spawn(filter.read_lines(input, to_sdk));
     let running = McpServer::new(shared, Transport::Stdio)
@@ -113,12 +100,10 @@ where
     // Calls still running here get what the SDK gives its own when input ends: up to
     // 5 s to be answered; past that they end unanswered.
     let drained = Instant::now() + DRAIN;
-    while !calls.lock().unwrap_or_else(|p| p.into_inner()).is_empty() && Instant::now() < drained {
+    while !calls.is_empty() && Instant::now() < drained {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    for (_, call) in calls.lock().unwrap_or_else(|p| p.into_inner()).drain() {
-        call.cancel();
-    }
+    calls.cancel_all();
     let _ = copier.await;
     let _ = writer.await;
     served
@@ -131,11 +116,16 @@ struct Filter {
     /// Lines for the client (the writer task's queue).
     answers: mpsc::Sender<Vec<u8>>,
     max_line: usize,
-    /// The `tools/call` requests answered here and still running.
-    running: Running,
+    /// The `tools/call` requests answered here and still running (the one table of running
+    /// calls, [`super::session::Running`], keyed by `session`).
+    running: Arc<Running>,
+    /// stdio's one session, as `running` knows it.
+    session: Arc<str>,
     /// The client sent `logging/setLevel`: its calls go to the SDK, which reports each
     /// one with `notifications/message`.
     logging: bool,
+    /// The client negotiated 2025-03-26, the one revision that allows batches.
+    batches_allowed: bool,
 }
 
 impl Filter {
@@ -147,7 +137,6 @@ impl Filter {
     {
         let (errors, max_line) = (self.answers.clone(), self.max_line);
         let mut input = BufReader::new(input);
-        let mut batches_allowed = false;
         loop {
             let line = match read_line(&mut input, max_line).await {
                 Line::End => break,
@@ -164,90 +153,99 @@ impl Filter {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let message = match serde_json::from_slice::<Value>(&line) {
-                Ok(message) => message,
+            let passed = match serde_json::from_slice::<Value>(&line) {
+                Ok(Value::Array(members)) => self.batch(members, &mut to_sdk).await,
+                Ok(message) => self.single(message, line, &mut to_sdk).await,
                 Err(e) => {
-                    let _ = errors
-                        .send(error_line(-32700, &format!("Parse error: {e}"), None))
-                        .await;
-                    continue;
+                    let problem = format!("Parse error: {e}");
+                    let _ = errors.send(error_line(-32700, &problem, None)).await;
+                    Ok(())
                 }
             };
-            // A single message goes on as the client wrote it; batch members are re-written.
-            if !message.is_array() {
-                if let Err((code, problem, id)) = check_message(&message) {
-                    let _ = errors.send(error_line(code, &problem, id)).await;
-                    continue;
-                }
-                match message.get("method").and_then(Value::as_str) {
-                    Some("initialize") => {
-                        batches_allowed = jsonrpc::member(&message, &["params", "protocolVersion"])
-                            == Some(&Value::from("2025-03-26"));
-                        let mut handshake =
-                            self.handshake.lock().unwrap_or_else(|p| p.into_inner());
-                        *handshake = Negotiation {
-                            pending: message.get("id").is_some().then(|| message.clone()),
-                            settled: None,
-                        };
-                    }
-                    Some("tools/list") => {
-                        if let Some(answer) = self.list(&message) {
-                            let _ = errors.send(answer).await;
-                            continue;
-                        }
-                    }
-                    Some("tools/call") => {
-                        let mut message = message;
-                        if self.call(&mut message) {
-                            continue;
-                        }
-                    }
-                    Some("notifications/initialized") => {
-                        let mut handshake =
-                            self.handshake.lock().unwrap_or_else(|p| p.into_inner());
-                        if let Some(settled) = &mut handshake.settled {
-                            settled.initialized = true;
-                        }
-                    }
-                    // Cancels a call running here; the SDK is told too (it ignores an id
-                    // it does not know).
-                    Some("notifications/cancelled") => self.cancel(&message),
-                    Some("logging/setLevel") => self.logging = true,
-                    _ => {}
-                }
-                let mut line = line;
-                line.push(b'\n');
-                if to_sdk.write_all(&line).await.is_err() {
-                    return;
-                }
-                continue;
-            }
-            let members = match message {
-                Value::Array(members) if batches_allowed && !members.is_empty() => members,
-                Value::Array(members) => {
-                    let problem = if members.is_empty() {
-                        "Invalid Request: an empty batch"
-                    } else {
-                        "Invalid Request: JSON-RPC batches are not supported after protocol 2025-03-26"
-                    };
-                    let _ = errors.send(error_line(-32600, problem, None)).await;
-                    continue;
-                }
-                _ => continue,
-            };
-            for member in members {
-                if let Err((code, problem, id)) = check_message(&member) {
-                    let _ = errors.send(error_line(code, &problem, id)).await;
-                    continue;
-                }
-                let mut bytes = serde_json::to_vec(&member).unwrap_or_default();
-                bytes.push(b'\n');
-                if to_sdk.write_all(&bytes).await.is_err() {
-                    return;
-                }
+            // The SDK's side is closed.
+            if passed.is_err() {
+                return;
             }
         }
         let _ = to_sdk.shutdown().await;
+    }
+
+    /// One message (not a batch): checked, noted when it moves the handshake on, answered
+    /// here when it is a `tools/list` or `tools/call` this filter takes, else passed to the
+    /// SDK as the client wrote it (`line`). Err: the SDK's side is closed.
+    async fn single<S: AsyncWrite + Unpin>(
+        &mut self,
+        mut message: Value,
+        mut line: Vec<u8>,
+        to_sdk: &mut S,
+    ) -> std::io::Result<()> {
+        if let Err((code, problem, id)) = check_message(&message) {
+            let _ = self.answers.send(error_line(code, &problem, id)).await;
+            return Ok(());
+        }
+        let method = message.get("method").and_then(Value::as_str);
+        // Answered here, or passed on below.
+        if method == Some("tools/call") && self.call(&mut message) {
+            return Ok(());
+        }
+        match message.get("method").and_then(Value::as_str) {
+            Some("initialize") => {
+                self.batches_allowed = jsonrpc::member(&message, &["params", "protocolVersion"])
+                    == Some(&Value::from("2025-03-26"));
+                self.handshake
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .begin(&message);
+            }
+            Some("tools/list") => {
+                if let Some(answer) = self.list(&message) {
+                    let _ = self.answers.send(answer).await;
+                    return Ok(());
+                }
+            }
+            Some("notifications/initialized") => {
+                self.handshake
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .initialized();
+            }
+            // Cancels a call running here; the SDK is told too (it ignores an id it does
+            // not know).
+            Some("notifications/cancelled") => self.cancel(&message),
+            Some("logging/setLevel") => self.logging = true,
+            _ => {}
+        }
+        line.push(b'\n');
+        to_sdk.write_all(&line).await
+    }
+
+    /// A batch: refused unless the client negotiated 2025-03-26 (and not empty); its
+    /// members are checked and passed to the SDK one line each. Err: the SDK's side is
+    /// closed.
+    async fn batch<S: AsyncWrite + Unpin>(
+        &self,
+        members: Vec<Value>,
+        to_sdk: &mut S,
+    ) -> std::io::Result<()> {
+        if !self.batches_allowed || members.is_empty() {
+            let problem = if members.is_empty() {
+                "Invalid Request: an empty batch"
+            } else {
+                "Invalid Request: JSON-RPC batches are not supported after protocol 2025-03-26"
+            };
+            let _ = self.answers.send(error_line(-32600, problem, None)).await;
+            return Ok(());
+        }
+        for member in members {
+            if let Err((code, problem, id)) = check_message(&member) {
+                let _ = self.answers.send(error_line(code, &problem, id)).await;
+                continue;
+            }
+            let mut bytes = serde_json::to_vec(&member).unwrap_or_default();
+            bytes.push(b'\n');
+            to_sdk.write_all(&bytes).await?;
+        }
+        Ok(())
     }
 
     /// Starts a (checked) `tools/call` request in a task of its own when it is one to
@@ -260,104 +258,53 @@ impl Filter {
             .handshake
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .settled
-            .clone()
+            .settled()
             .filter(|settled| settled.initialized)
+            .cloned()
         else {
             return false;
         };
-        let id = match message.get("id") {
-            Some(Value::String(id)) => RequestId::String(id.as_str().into()),
-            Some(Value::Number(n)) => match n.as_i64() {
-                Some(n) => RequestId::Number(n),
-                None => return false,
-            },
-            _ => return false,
-        };
-        let Some(Value::Object(params)) = message.get("params") else {
+        let Some(id) = request_id(message) else {
             return false;
         };
-        if !matches!(params.get("name"), Some(Value::String(_)))
-            || !matches!(
-                params.get("arguments"),
-                None | Some(Value::Null | Value::Object(_))
-            )
-        {
-            return false;
-        }
         // A call that may ask its user for confirmation needs the SDK's peer.
-        if params
-            .get("name")
+        if jsonrpc::member(message, &["params", "name"])
             .and_then(Value::as_str)
             .is_some_and(|name| self.shared.current().may_confirm(name))
         {
             return false;
         }
-        let meta = params.get("_meta");
-        // Progress goes through the SDK's peer; a request naming its own revision is
-        // the SDK's to judge.
-        if meta.is_some_and(|meta| {
-            !meta.is_object()
-                || meta.get("progressToken").is_some()
-                || meta
-                    .get("io.modelcontextprotocol/protocolVersion")
-                    .is_some()
-        }) {
+        // Progress goes through the SDK's peer; a request naming its own revision is the
+        // SDK's to judge.
+        let meta = CallMeta::of(message);
+        if meta.wants_progress || meta.names_revision {
             return false;
         }
-        let meta_text = |key: &str| meta?.get(key)?.as_str();
-        let tasks = handshake.tasks
-            || meta
-                .and_then(|meta| meta.get("io.modelcontextprotocol/clientCapabilities"))
-                .and_then(|capabilities| capabilities.get("extensions"))
-                .is_some_and(super::session::declares_tasks);
-        let mut incoming = CallContext::default();
-        if let Some(trace) = meta_text("traceparent")
-            .and_then(|traceparent| TraceContext::parse(traceparent, meta_text("tracestate")))
-        {
-            incoming.trace = Some(trace);
-        }
-        let key = message.get("id").map(Value::to_string).unwrap_or_default();
         // An id still in use by a call running here (a client error): the SDK judges it,
         // and the running call keeps its answer.
-        if self
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(&key)
-        {
+        let key = serde_json::to_string(&id).unwrap_or_default();
+        if self.running.is_running(&self.session, &key) {
             return false;
         }
-        // Taken, not copied: the line is not passed on now.
-        let Some(Value::Object(mut params)) = message.get_mut("params").map(Value::take) else {
+        // Taken, not copied: the line is not passed on now. A call of the wrong shape is
+        // left as it was, for the SDK to answer.
+        let Ok(call) = ToolCall::take(message, id, meta) else {
             return false;
-        };
-        let name = match params.remove("name") {
-            Some(Value::String(name)) => name,
-            _ => String::new(),
-        };
-        let arguments = match params.remove("arguments") {
-            Some(Value::Object(arguments)) => arguments,
-            _ => Map::new(),
         };
         let cancelled = CancellationToken::new();
         self.running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key.clone(), cancelled.clone());
+            .started(self.session.clone(), key.clone(), cancelled.clone());
         let call = DirectCall {
             shared: self.shared.clone(),
             answers: self.answers.clone(),
             running: self.running.clone(),
+            session: self.session.clone(),
             key,
-            id,
-            name,
-            arguments,
+            tasks: handshake.tasks || call.meta.declares_tasks,
+            call,
             client: handshake.client,
             version: handshake.version,
-            incoming,
             cancelled,
-            tasks,
         };
         tokio::spawn(call.run());
         true
@@ -365,17 +312,7 @@ impl Filter {
 
     /// A `notifications/cancelled` for a call running here cancels it.
     fn cancel(&self, message: &Value) {
-        let Some(id) = jsonrpc::member(message, &["params", "requestId"]) else {
-            return;
-        };
-        let token = self
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id.to_string());
-        if let Some(token) = token {
-            token.cancel();
-        }
+        self.running.cancel(&self.session, message);
     }
 
     /// The answer line to a (checked) `tools/list` request, once the handshake is done;
@@ -383,8 +320,8 @@ impl Filter {
     fn list(&self, message: &Value) -> Option<Vec<u8>> {
         let (client, version) = {
             let handshake = self.handshake.lock().unwrap_or_else(|p| p.into_inner());
-            let settled = handshake.settled.clone()?;
-            (settled.client, settled.version)
+            let settled = handshake.settled()?;
+            (settled.client.clone(), settled.version.clone())
         };
         let id = message.get("id")?;
         let cursor = match jsonrpc::member(message, &["params", "cursor"]) {
@@ -409,15 +346,14 @@ impl Filter {
 struct DirectCall {
     shared: Arc<Shared>,
     answers: mpsc::Sender<Vec<u8>>,
-    running: Running,
-    /// The id's JSON text, the key in `running`.
+    running: Arc<Running>,
+    /// The session's key in `running`.
+    session: Arc<str>,
+    /// The id's JSON text, the call's key in `running`.
     key: String,
-    id: RequestId,
-    name: String,
-    arguments: Map<String, Value>,
+    call: ToolCall,
     client: Option<String>,
     version: ProtocolVersion,
-    incoming: CallContext,
     cancelled: CancellationToken,
     /// The client declared the Tasks extension.
     tasks: bool,
@@ -427,51 +363,47 @@ impl DirectCall {
     /// Calls the tool and sends the answer line, as the SDK would have; a cancelled call
     /// is not answered (the SDK drops the answer of a cancelled request too).
     async fn run(self) {
+        let DirectCall {
+            call:
+                ToolCall {
+                    id,
+                    name,
+                    arguments,
+                    meta,
+                    ..
+                },
+            ..
+        } = self;
         let budget = self
             .shared
             .limits()
             .budget(Transport::Stdio, None)
             .map(|budget| AnswerBudget {
                 budget,
-                id: self.id.clone(),
+                id: id.clone(),
                 only_after_progress: false,
             });
         let request = CallRequest {
-            name: &self.name,
-            arguments: self.arguments,
+            name: &name,
+            arguments,
             client: self.client.as_deref(),
             version: Some(&self.version),
-            incoming: self.incoming,
+            incoming: CallContext {
+                trace: meta.trace,
+                ..CallContext::default()
+            },
             budget,
             // Calls that may need confirmation are left to the SDK (`call`).
             asker: super::confirm::Asker::Unable,
             tasks: self.tasks,
         };
         let outcome = self.shared.call(request, &self.cancelled, None).await;
-        let still_wanted = self
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.key)
-            .is_some();
+        let still_wanted = self.running.finished(self.session, self.key);
         if !still_wanted || self.cancelled.is_cancelled() {
             return;
         }
-        let line = match outcome {
-            Ok((result, _)) => serde_json::to_vec(&JsonRpcResponse {
-                jsonrpc: JsonRpcVersion2_0,
-                id: self.id,
-                result: super::revision::finish(ServerResult::from(result), &self.version),
-            }),
-            Err(error) => serde_json::to_vec(&JsonRpcError {
-                jsonrpc: JsonRpcVersion2_0,
-                id: Some(self.id),
-                error,
-            }),
-        };
-        let Ok(mut line) = line else {
-            return;
-        };
+        let outcome = outcome.map(|(result, _)| result);
+        let mut line = answer_bytes(id, outcome, &self.version);
         line.push(b'\n');
         let _ = self.answers.send(line).await;
     }
@@ -517,22 +449,6 @@ async fn read_line<R: AsyncBufReadExt + Unpin>(input: &mut R, max: usize) -> Lin
     }
 }
 
-/// Records the agreed protocol version if `line` is the SDK's answer to `initialize`.
-fn note_initialize_answer(handshake: &Mutex<Negotiation>, line: &[u8]) {
-    let mut handshake = handshake.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(pending) = &handshake.pending else {
-        return;
-    };
-    let Ok(answer) = serde_json::from_slice::<Value>(line) else {
-        return;
-    };
-    if answer.get("id") != pending.get("id") {
-        return;
-    }
-    handshake.settled = Handshake::settled(pending, &answer);
-    handshake.pending = None;
-}
-
 fn error_line(code: i64, message: &str, id: Option<Value>) -> Vec<u8> {
     let mut line = failure_message(code, message, id).to_string().into_bytes();
     line.push(b'\n');
@@ -552,7 +468,10 @@ async fn copy_lines<R: AsyncRead + Unpin>(
         match from_sdk.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => return,
             Ok(_) => {
-                note_initialize_answer(&handshake, &line);
+                handshake
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .answered(&line);
                 if lines.send(line).await.is_err() {
                     return;
                 }

@@ -1,0 +1,298 @@
+//! One `tools/call` as its JSON-RPC message carries it, read once for every transport: the
+//! request's id, the tool's name and arguments, what its `_meta` says about running it
+//! (trace context, a progress token, a revision of its own, the Tasks extension), and the
+//! answers of an earlier confirmation round (`inputResponses`, `requestState`). The direct
+//! paths (Streamable HTTP's [`super::direct`], [`super::stdio`]) read the message with
+//! [`ToolCall::take`]; the SDK's path ([`super::server`]) gets the parsed params from rmcp
+//! and reads only their `_meta` with [`CallMeta::read`]. Either way the answer is written
+//! by [`answer_bytes`], from the SDK's own types.
+
+use rmcp::model::{
+    CallToolResponse, ErrorData, JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion,
+    RequestId, ServerResult,
+};
+use serde_json::{Map, Value};
+
+use super::confirm::Asker;
+use crate::telemetry::trace::TraceContext;
+
+/// `_meta` key of a 2026-07-28 request's own protocol revision.
+pub(super) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of a 2026-07-28 request's `clientInfo`.
+pub(super) const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key of a 2026-07-28 request's client capabilities.
+pub(super) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// What a request's `_meta` says about how to run it.
+#[derive(Debug, Default, Clone)]
+pub(super) struct CallMeta {
+    /// W3C trace context (`traceparent`, `tracestate`): specific to this request, so it wins
+    /// over the HTTP `traceparent` header.
+    pub trace: Option<TraceContext>,
+    /// The request asked for progress notifications (`progressToken`), which only the SDK's
+    /// peer can send.
+    pub wants_progress: bool,
+    /// The request names its own protocol revision (2026-07-28's per-request `_meta`).
+    pub names_revision: bool,
+    /// The request declares the Tasks extension in its own client capabilities.
+    pub declares_tasks: bool,
+}
+
+impl CallMeta {
+    /// Reads the `_meta` of a request's `params`, leaving the message as it is.
+    pub(super) fn of(message: &Value) -> CallMeta {
+        CallMeta::read(
+            super::jsonrpc::member(message, &["params", "_meta"]).and_then(Value::as_object),
+        )
+    }
+
+    /// Reads a request's `_meta` object (`None`: it has none).
+    pub(super) fn read(meta: Option<&Map<String, Value>>) -> CallMeta {
+        let Some(meta) = meta else {
+            return CallMeta::default();
+        };
+        let text = |key: &str| meta.get(key).and_then(Value::as_str);
+        CallMeta {
+            trace: text("traceparent")
+                .and_then(|traceparent| TraceContext::parse(traceparent, text("tracestate"))),
+            wants_progress: meta.contains_key("progressToken"),
+            names_revision: meta.contains_key(META_VERSION),
+            declares_tasks: meta
+                .get(META_CAPABILITIES)
+                .and_then(|capabilities| capabilities.get("extensions"))
+                .is_some_and(super::session::declares_tasks),
+        }
+    }
+}
+
+/// The id of a request, when it is one a direct path answers (a string, or an integer that
+/// fits in 64 bits).
+pub(super) fn request_id(message: &Value) -> Option<RequestId> {
+    match message.get("id")? {
+        Value::String(id) => Some(RequestId::String(id.as_str().into())),
+        Value::Number(n) => n.as_i64().map(RequestId::Number),
+        _ => None,
+    }
+}
+
+/// A `tools/call` request read from its message.
+#[derive(Debug)]
+pub(super) struct ToolCall {
+    pub id: RequestId,
+    /// The tool name as the client knows it.
+    pub name: String,
+    pub arguments: Map<String, Value>,
+    /// What `_meta` says about running it.
+    pub meta: CallMeta,
+    /// The client capabilities its `_meta` declares (2026-07-28), for a confirmation round.
+    capabilities: Option<Value>,
+    /// The other members of `params` (`inputResponses`, `requestState`, …).
+    rest: Map<String, Value>,
+}
+
+impl ToolCall {
+    /// Reads the `tools/call` request `message`, whose id is `id` ([`request_id`]) and
+    /// whose `_meta` said `meta` ([`CallMeta::of`]), taking its `params` out of it (nothing
+    /// is copied). `params` of the wrong shape give the error the client is answered with,
+    /// and leave `message` as it was.
+    pub(super) fn take(
+        message: &mut Value,
+        id: RequestId,
+        meta: CallMeta,
+    ) -> Result<ToolCall, ErrorData> {
+        shape(message.get("params"))?;
+        let Some(Value::Object(mut params)) = message.get_mut("params").map(Value::take) else {
+            return Err(ErrorData::invalid_params("missing params", None));
+        };
+        let name = match params.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => String::new(),
+        };
+        let arguments = match params.remove("arguments") {
+            Some(Value::Object(arguments)) => arguments,
+            _ => Map::new(),
+        };
+        let capabilities = match params.remove("_meta") {
+            Some(Value::Object(mut meta)) => meta.remove(META_CAPABILITIES),
+            _ => None,
+        };
+        Ok(ToolCall {
+            id,
+            name,
+            arguments,
+            meta,
+            capabilities,
+            rest: params,
+        })
+    }
+
+    /// How the user can be asked on a 2026-07-28 request without a session: the answers
+    /// and state of an earlier round, and whether its client can elicit
+    /// ([`super::confirm`]).
+    pub(super) fn rounds(&mut self) -> Result<Asker, ErrorData> {
+        let responses = match self.rest.remove("inputResponses") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(responses)) => Some(responses.into_iter().collect()),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    "inputResponses must be an object",
+                    None,
+                ));
+            }
+        };
+        let state = match self.rest.remove("requestState") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(state)) => Some(state),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    "requestState must be a string",
+                    None,
+                ));
+            }
+        };
+        Ok(Asker::rounds(responses, state, self.capabilities.as_ref()))
+    }
+}
+
+/// Whether `params` has the shape of a `tools/call`'s: an object with a string `name`,
+/// `arguments` an object or absent, `_meta` an object or absent.
+fn shape(params: Option<&Value>) -> Result<(), ErrorData> {
+    let Some(Value::Object(params)) = params else {
+        return Err(ErrorData::invalid_params("missing params", None));
+    };
+    if !matches!(params.get("name"), Some(Value::String(_))) {
+        return Err(ErrorData::invalid_params("missing tool name", None));
+    }
+    if !matches!(
+        params.get("arguments"),
+        None | Some(Value::Null | Value::Object(_))
+    ) {
+        return Err(ErrorData::invalid_params(
+            "arguments must be an object",
+            None,
+        ));
+    }
+    if !matches!(params.get("_meta"), None | Some(Value::Object(_))) {
+        return Err(ErrorData::invalid_params("_meta must be an object", None));
+    }
+    Ok(())
+}
+
+/// The answer to request `id`: its result in the client's revision, or its error, as the
+/// JSON text the SDK would send.
+pub(super) fn answer_bytes(
+    id: RequestId,
+    outcome: Result<CallToolResponse, ErrorData>,
+    version: &ProtocolVersion,
+) -> Vec<u8> {
+    let bytes = match outcome {
+        Ok(result) => serde_json::to_vec(&JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id,
+            result: super::revision::finish(ServerResult::from(result), version),
+        }),
+        Err(error) => serde_json::to_vec(&JsonRpcError {
+            jsonrpc: JsonRpcVersion2_0,
+            id: Some(id),
+            error,
+        }),
+    };
+    bytes.unwrap_or_default()
+}
+
+/// The error answer to request `id`.
+pub(super) fn error_bytes(id: RequestId, error: ErrorData) -> Vec<u8> {
+    serde_json::to_vec(&JsonRpcError {
+        jsonrpc: JsonRpcVersion2_0,
+        id: Some(id),
+        error,
+    })
+    .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(message: Value) -> Result<ToolCall, ErrorData> {
+        let mut message = message;
+        let meta = CallMeta::of(&message);
+        let id = request_id(&message).unwrap();
+        ToolCall::take(&mut message, id, meta)
+    }
+
+    #[test]
+    fn a_call_is_read_with_what_its_meta_says() {
+        let message = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "getPet", "arguments": {"petId": 1},
+            "_meta": {
+                "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                "progressToken": "p",
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities":
+                    {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+            },
+            "requestState": "sealed"
+        }});
+        let mut call = call(message).unwrap();
+        assert_eq!(call.id, RequestId::Number(7));
+        assert_eq!(call.name, "getPet");
+        assert_eq!(
+            call.arguments,
+            json!({"petId": 1}).as_object().unwrap().clone()
+        );
+        assert!(call.meta.trace.is_some());
+        assert!(call.meta.wants_progress && call.meta.names_revision && call.meta.declares_tasks);
+        assert!(call.rounds().is_ok());
+    }
+
+    #[test]
+    fn a_call_of_the_wrong_shape_is_refused_and_left_as_it_was() {
+        for (params, problem) in [
+            (json!(null), "missing params"),
+            (json!({"arguments": {}}), "missing tool name"),
+            (
+                json!({"name": "t", "arguments": [1]}),
+                "arguments must be an object",
+            ),
+            (json!({"name": "t", "_meta": 3}), "_meta must be an object"),
+        ] {
+            let mut message = json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call",
+                "params": params});
+            let before = message.clone();
+            let id = RequestId::String("a".into());
+            let error = ToolCall::take(&mut message, id, CallMeta::default()).unwrap_err();
+            assert_eq!(error.message, problem);
+            assert_eq!(message, before);
+        }
+        let mut call = call(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "t", "inputResponses": []}}))
+        .unwrap();
+        let Err(error) = call.rounds() else {
+            panic!("inputResponses of the wrong shape were taken");
+        };
+        assert_eq!(error.message, "inputResponses must be an object");
+    }
+
+    #[test]
+    fn only_string_and_integer_ids_are_taken() {
+        for id in [json!(null), json!(1.5), json!([1]), json!(u64::MAX)] {
+            let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "t"}});
+            assert!(request_id(&message).is_none());
+        }
+    }
+
+    #[test]
+    fn answers_are_what_the_sdk_sends() {
+        let version = ProtocolVersion::V_2025_06_18;
+        let error = ErrorData::invalid_params("unknown tool", None);
+        let text = answer_bytes(RequestId::Number(3), Err(error.clone()), &version);
+        assert_eq!(text, error_bytes(RequestId::Number(3), error));
+        let message: Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(message["id"], 3);
+        assert_eq!(message["error"]["code"], -32602);
+    }
+}
