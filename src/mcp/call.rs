@@ -108,7 +108,8 @@ impl Shared {
     }
 
     /// [`Shared::call`] without a budget; also says whether a progress notification went
-    /// out.
+    /// out. Three steps: [`Shared::resolve`] the client's call to a catalog tool,
+    /// [`Shared::run`] it (with progress and cancellation), [`conclude`] with the result.
     async fn call_unbounded(
         &self,
         request: CallRequest<'_>,
@@ -117,11 +118,10 @@ impl Shared {
     ) -> Result<(CallToolResponse, String, bool), ErrorData> {
         let snapshot = self.current();
         let started = std::time::Instant::now();
-        let metrics = self.metrics();
-        let _in_flight = metrics.call_started();
+        let _in_flight = self.metrics().call_started();
         let CallRequest {
             name,
-            mut arguments,
+            arguments,
             client,
             version,
             mut incoming,
@@ -132,11 +132,51 @@ impl Shared {
         // 2026-07-28 allows any JSON value as structured content: the body as the API
         // returned it, and a text that is exactly that value.
         incoming.bare_structured = version == Some(&ProtocolVersion::V_2026_07_28);
+        let (name, arguments) = match self
+            .resolve(&snapshot, (name, arguments), (client, version), &incoming)
+            .await
+        {
+            Resolved::Tool { name, arguments } => (name, arguments),
+            Resolved::Answered(result, name) => {
+                return Ok((to_call_result(result, version).into(), name, false));
+            }
+        };
+        let call = Call {
+            name: &name,
+            started,
+            request_id: trace::request_id(),
+            trace_id: incoming.trace.as_ref().map(TraceContext::trace_id),
+            // A caller is named in the log by its pseudonym, never by subject or token.
+            caller: incoming.pseudonym().to_string(),
+        };
+        let long_running = match tasks {
+            true => LongRunning::Return,
+            false => LongRunning::Wait,
+        };
+        let (outcome, progressed) = self
+            .run(
+                &snapshot,
+                &call,
+                (arguments, incoming, asker, long_running),
+                (cancelled, progress),
+            )
+            .await?;
+        conclude(self.metrics(), &call, outcome, version, progressed)
+    }
+
+    /// The catalog tool a client's call names, with its arguments in the catalog's names:
+    /// the client's view turns its names back, a discovery tool is answered or unwrapped,
+    /// and restmcp's status tool and a tool the caller's scopes do not open are answered
+    /// here.
+    async fn resolve(
+        &self,
+        snapshot: &super::Snapshot,
+        (name, mut arguments): (&str, Arguments),
+        (client, version): (Option<&str>, Option<&ProtocolVersion>),
+        incoming: &CallContext,
+    ) -> Resolved {
         let view = snapshot.view(client, version);
         let mut name = view.catalog_name(name).to_string();
-        // A caller is named in the log by its pseudonym, never by subject or token.
-        let pseudonym = incoming.pseudonym().to_string();
-        let caller = Some(pseudonym.as_str()).filter(|name| !name.is_empty());
         if snapshot.discovery.handles(&name) {
             let catalog = snapshot.catalog().clone();
             // Definitions as this client sees listed tools: its dialect, its names.
@@ -150,9 +190,7 @@ impl Shared {
                 .discovery
                 .handle(&catalog, &name, &arguments, &describe)
             {
-                Action::Answer(result) => {
-                    return Ok((to_call_result(result, version).into(), name, false));
-                }
+                Action::Answer(result) => return Resolved::Answered(result, name),
                 // Dispatched exactly as a call of the tool by its own name.
                 Action::Dispatch {
                     tool,
@@ -165,28 +203,9 @@ impl Shared {
         }
         // restmcp's own status tool, called directly or through `call_tool`.
         if name == snapshot.status_tool && snapshot.catalog().get(&name).is_none() {
-            let result = match arguments.get("handle").and_then(serde_json::Value::as_str) {
-                None => ToolResult::error(format!(
-                    "Tool \"{name}\" needs argument \"handle\": the handle a tool call's result \
-                     gave for its operation."
-                )),
-                Some(handle) => {
-                    let scopes = incoming.caller.as_ref().map(|user| &user.scopes);
-                    let may_call = |tool: &str| {
-                        scopes
-                            .is_none_or(|scopes| snapshot.scopes().missing(tool, scopes).is_none())
-                    };
-                    // Boxed, so that every call's future does not carry this one's size.
-                    Box::pin(self.operations.status(
-                        &snapshot.dispatcher,
-                        handle,
-                        (caller.unwrap_or(""), &may_call),
-                        &incoming,
-                    ))
-                    .await
-                }
-            };
-            return Ok((to_call_result(result, version).into(), name, false));
+            // Boxed, so that every call's future does not carry this one's size.
+            let result = Box::pin(self.operations.status_tool(snapshot, &arguments, incoming));
+            return Resolved::Answered(result.await, name);
         }
         // With an OAuth caller, a tool its token's scopes do not open is refused (over
         // Streamable HTTP the front answers such a call with 403 before it gets here; this
@@ -199,7 +218,7 @@ impl Shared {
                  authorize again asking for them.",
                 missing.join(" ")
             ));
-            return Ok((to_call_result(result, version).into(), name, false));
+            return Resolved::Answered(result, name);
         }
         if let Some(tool) = snapshot.catalog().get(&name) {
             let dialect = snapshot
@@ -207,26 +226,39 @@ impl Shared {
                 .dialect(view.rule, Some(&tool.route.api));
             arguments = view.restore(tool, dialect, arguments);
         }
-        let request_id = trace::request_id();
-        let trace_id = incoming.trace.as_ref().map(TraceContext::trace_id);
+        Resolved::Tool { name, arguments }
+    }
+
+    /// Runs a resolved call to its end: sends it ([`Shared::prepare_confirm_send`]) while
+    /// telling a client that asked how long it has waited, and stops when the client
+    /// cancels. Says whether a progress notification went out. A call that does not end
+    /// (cancelled, or dropped when its client goes away) is counted and logged as
+    /// cancelled.
+    async fn run(
+        &self,
+        snapshot: &super::Snapshot,
+        call: &Call<'_>,
+        (arguments, mut incoming, asker, long_running): (
+            Arguments,
+            CallContext,
+            Asker,
+            LongRunning,
+        ),
+        (cancelled, progress): (&tokio_util::sync::CancellationToken, Option<Progress>),
+    ) -> Result<(Result<Step, Refusal>, bool), ErrorData> {
         // The status of an operation the call waits for, said in progress notifications.
         let (status_told, status) = tokio::sync::watch::channel(String::new());
         if progress.is_some() {
             incoming.operation_status = Some(std::sync::Arc::new(status_told));
         }
-        let long_running = if tasks {
-            LongRunning::Return
-        } else {
-            LongRunning::Wait
-        };
-        let call = self.prepare_confirm_send(
-            &snapshot,
-            &name,
+        let sending = self.prepare_confirm_send(
+            snapshot,
+            call.name,
             arguments,
             &incoming,
             (asker, long_running),
         );
-        tokio::pin!(call);
+        tokio::pin!(sending);
         let mut ticks = tokio::time::interval_at(
             tokio::time::Instant::now() + PROGRESS_INTERVAL,
             PROGRESS_INTERVAL,
@@ -235,77 +267,122 @@ impl Shared {
         // Recorded as cancelled unless the call ends: by the client's notification, or by
         // this future being dropped when the client closes its connection.
         let mut unfinished = Unfinished {
-            metrics,
-            api: snapshot.catalog().get(&name).map(|t| t.route.api.as_str()),
-            tool: &name,
-            started,
-            request_id: &request_id,
-            trace_id: trace_id.as_deref(),
+            metrics: self.metrics(),
+            api: snapshot
+                .catalog()
+                .get(call.name)
+                .map(|t| t.route.api.as_str()),
+            call,
             why: Some("tool call abandoned: the client went away"),
         };
         let outcome = loop {
             tokio::select! {
-                outcome = &mut call => break outcome,
-                // Dropping `call` here drops the upstream request with it.
+                outcome = &mut sending => break outcome,
+                // Dropping `sending` here drops the upstream request with it.
                 _ = cancelled.cancelled() => {
                     unfinished.why = Some("tool call cancelled by the client");
                     return Err(ErrorData::internal_error("request cancelled", None));
                 }
                 _ = ticks.tick(), if progress.is_some() => {
                     waited += PROGRESS_INTERVAL.as_secs_f64();
-                    if let Some(Progress { token, peer }) = &progress {
-                        let message = match status.borrow().as_str() {
-                            "" => format!("waiting for the upstream API ({waited:.0} s)"),
-                            status => format!("the upstream operation is {status} ({waited:.0} s)"),
-                        };
-                        let update = ProgressNotificationParam::new(token.clone(), waited)
-                            .with_message(message);
-                        let _ = peer.notify_progress(update).await;
+                    if let Some(progress) = &progress {
+                        let status = status.borrow().clone();
+                        progress.tell(&status, waited).await;
                     }
                 }
             }
         };
         unfinished.why = None;
-        drop(unfinished);
-        let (called, task) = match outcome {
-            // Not a call yet: the client asks its user and calls again.
-            Ok(Step::Ask(question)) => return Ok((question.into(), name.clone(), false)),
-            Err(Refusal::State(error)) => return Err(error),
-            // MCP: an unknown tool is a protocol error with code -32602.
-            Err(Refusal::Unknown(unknown)) => {
-                tracing::info!(
-                    target: crate::telemetry::writer::CALL_TARGET,
-                    request_id = %request_id,
-                    tool = %name,
-                    outcome = "unknown_tool",
-                    "tool call for a tool that does not exist"
-                );
-                return Err(ErrorData::invalid_params(unknown.to_string(), None));
-            }
-            Ok(Step::Task(called, task)) => (called, Some(task)),
-            Ok(Step::Done(called)) => (called, None),
-        };
-        record_call(
-            metrics,
-            &name,
-            &called.stats,
-            started.elapsed(),
-            &request_id,
-            (trace_id.as_deref(), caller),
-        );
-        if let Some(task) = task {
-            return Ok((CallToolResponse::Task(*task), name.clone(), false));
-        }
-        let progressed = progress.is_some() && waited > 0.0;
-        let replayed = called.stats.outcome == CallOutcome::Replayed;
-        let mut result = to_call_result(called.result, version);
-        if replayed {
-            let mut meta = serde_json::Map::new();
-            meta.insert(REPLAY_META.into(), serde_json::Value::Bool(true));
-            result.meta = Some(rmcp::model::MetaObject(meta));
-        }
-        Ok((result.into(), name.clone(), progressed))
+        Ok((outcome, progress.is_some() && waited > 0.0))
     }
+}
+
+/// Arguments of a tool call, by name.
+type Arguments = serde_json::Map<String, serde_json::Value>;
+
+/// What a client's tool call resolves to before anything is sent ([`Shared::resolve`]).
+enum Resolved {
+    /// The catalog tool to call, with its arguments in the catalog's names.
+    Tool { name: String, arguments: Arguments },
+    /// Answered already, under this tool name: a discovery tool's own answer, restmcp's
+    /// status tool, a tool the caller's scopes do not open.
+    Answered(ToolResult, String),
+}
+
+/// One resolved call, as its record and log line name it.
+struct Call<'a> {
+    /// The tool's catalog name.
+    name: &'a str,
+    started: std::time::Instant,
+    /// The id of the call's log line.
+    request_id: String,
+    /// The trace the call belongs to, when the client sent trace context.
+    trace_id: Option<String>,
+    /// The caller's pseudonym (empty: an anonymous caller).
+    caller: String,
+}
+
+impl Call<'_> {
+    fn caller(&self) -> Option<&str> {
+        Some(self.caller.as_str()).filter(|caller| !caller.is_empty())
+    }
+}
+
+impl Progress {
+    /// Tells the client how long the call has waited, and the status of the operation it
+    /// waits for when there is one.
+    async fn tell(&self, status: &str, waited: f64) {
+        let message = match status {
+            "" => format!("waiting for the upstream API ({waited:.0} s)"),
+            status => format!("the upstream operation is {status} ({waited:.0} s)"),
+        };
+        let update =
+            ProgressNotificationParam::new(self.token.clone(), waited).with_message(message);
+        let _ = self.peer.notify_progress(update).await;
+    }
+}
+
+/// The end of a call that ran: a protocol error, a question for the user, a task, or the
+/// result in the client's revision (marked when it was replayed from the store). Records
+/// the call's metrics and log line.
+fn conclude(
+    metrics: &Metrics,
+    call: &Call<'_>,
+    outcome: Result<Step, Refusal>,
+    version: Option<&ProtocolVersion>,
+    progressed: bool,
+) -> Result<(CallToolResponse, String, bool), ErrorData> {
+    let name = call.name.to_string();
+    let (called, task) = match outcome {
+        // Not a call yet: the client asks its user and calls again.
+        Ok(Step::Ask(question)) => return Ok((question.into(), name, false)),
+        Err(Refusal::State(error)) => return Err(error),
+        // MCP: an unknown tool is a protocol error with code -32602.
+        Err(Refusal::Unknown(unknown)) => {
+            tracing::info!(
+                target: crate::telemetry::writer::CALL_TARGET,
+                request_id = %call.request_id,
+                tool = %name,
+                outcome = "unknown_tool",
+                "tool call for a tool that does not exist"
+            );
+            return Err(ErrorData::invalid_params(unknown.to_string(), None));
+        }
+        Ok(Step::Task(called, task)) => (called, Some(task)),
+        Ok(Step::Done(called)) => (called, None),
+    };
+    record_call(metrics, call, &called.stats);
+    if let Some(task) = task {
+        return Ok((CallToolResponse::Task(*task), name, false));
+    }
+    let replayed = called.stats.outcome == CallOutcome::Replayed;
+    let mut result = to_call_result(called.result, version);
+    if replayed {
+        let mut meta = serde_json::Map::new();
+        meta.insert(REPLAY_META.into(), serde_json::Value::Bool(true));
+        result.meta = Some(rmcp::model::MetaObject(meta));
+    }
+    Ok((result.into(), name, progressed))
 }
 
 /// Where a call went, past the checks that precede sending.
@@ -410,10 +487,7 @@ struct Unfinished<'a> {
     metrics: &'a Metrics,
     /// None for a tool the catalog does not have (an unknown tool is not a call).
     api: Option<&'a str>,
-    tool: &'a str,
-    started: std::time::Instant,
-    request_id: &'a str,
-    trace_id: Option<&'a str>,
+    call: &'a Call<'a>,
     /// The log message, or None once the call has ended.
     why: Option<&'static str>,
 }
@@ -423,10 +497,10 @@ impl Drop for Unfinished<'_> {
         let (Some(why), Some(api)) = (self.why, self.api) else {
             return;
         };
-        let duration = self.started.elapsed();
+        let duration = self.call.started.elapsed();
         self.metrics.record_call(&CallRecord {
             api,
-            tool: self.tool,
+            tool: self.call.name,
             outcome: "cancelled",
             duration,
             upstream: None,
@@ -436,25 +510,21 @@ impl Drop for Unfinished<'_> {
         });
         tracing::info!(
             target: crate::telemetry::writer::CALL_TARGET,
-            request_id = %self.request_id,
-            tool = %self.tool,
+            request_id = %self.call.request_id,
+            tool = %self.call.name,
             outcome = "cancelled",
             duration_ms = duration.as_secs_f64() * 1e3,
-            trace_id = self.trace_id,
+            trace_id = self.call.trace_id.as_deref(),
             "{why}"
         );
     }
 }
 
 /// The call's metrics and its one log line (never arguments, bodies or secrets).
-fn record_call(
-    metrics: &Metrics,
-    tool: &str,
-    stats: &CallStats,
-    elapsed: Duration,
-    request_id: &str,
-    (trace_id, caller): (Option<&str>, Option<&str>),
-) {
+fn record_call(metrics: &Metrics, call: &Call<'_>, stats: &CallStats) {
+    let (tool, request_id, caller) = (call.name, &call.request_id, call.caller());
+    let trace_id = call.trace_id.as_deref();
+    let elapsed = call.started.elapsed();
     metrics.record_call(&CallRecord {
         api: &stats.api,
         tool,
