@@ -585,25 +585,15 @@ impl Dispatcher {
             arguments,
             clamped,
         } = ready;
-        let name = tool.name.as_str();
-        let api = tool.route.api.as_str();
-        if let Some(limited) = self.buckets.get(name) {
-            let caller = Some(context.pseudonym()).filter(|name| !name.is_empty());
-            if let Err(wait) = limited.take(caller, Instant::now()) {
-                return Called::unsent(
-                    api,
-                    ToolResult::error(format!(
-                        "Tool \"{name}\" is rate-limited; no request was sent. Retry in {:.1} s.",
-                        wait.as_secs_f64().max(0.1)
-                    )),
-                    CallOutcome::RateLimited,
-                );
-            }
+        if let Some(refused) = self.rate_limited(tool, context) {
+            return refused;
         }
         let (settings, timeout) = self.settings_of(tool);
         let exchange = match self.exchange_of(tool) {
             Ok(exchange) => exchange,
-            Err(result) => return Called::unsent(api, result, CallOutcome::ToolError),
+            Err(result) => {
+                return Called::unsent(tool.route.api.as_str(), result, CallOutcome::ToolError);
+            }
         };
         let started = Instant::now();
         let request_url = request.url.clone();
@@ -646,33 +636,7 @@ impl Dispatcher {
                 Polled::Finished(answer) => exchanged.answer = answer,
                 Polled::Failed(received, status) => failed = Some((received, status)),
                 Polled::Running(pending) => {
-                    let text = match long_running {
-                        LongRunning::Return => format!(
-                            "upstream API \"{api}\" accepted the operation; it goes on upstream."
-                        ),
-                        LongRunning::Wait => format!(
-                            "upstream API \"{api}\" accepted the operation, and it was still \
-                             {} when tool \"{name}\"'s time limit ran out; it goes on \
-                             upstream. Its status is at {}. Raise \
-                             apis.{api}.tool_timeouts.{name} to wait longer.",
-                            pending.status,
-                            pending.monitor.as_str(),
-                        ),
-                    };
-                    let outcome = match long_running {
-                        LongRunning::Return => CallOutcome::Ok,
-                        LongRunning::Wait => CallOutcome::Timeout,
-                    };
-                    let mut stats = CallStats::new(api, outcome);
-                    stats.status = Some(202);
-                    stats.attempts = exchanged.attempts;
-                    stats.upstream = exchanged.upstream;
-                    stats.bytes_sent = exchanged.bytes_sent;
-                    return Called {
-                        result: ToolResult::error(text),
-                        stats,
-                        operation: Some(Box::new(pending)),
-                    };
+                    return still_running(tool, pending, long_running, &exchanged);
                 }
             }
         }
@@ -690,6 +654,22 @@ impl Dispatcher {
         self.finish(&finish, exchanged, failed)
     }
 
+    /// The refusal of a call over its tool's rate limit (per caller), when it is.
+    fn rate_limited(&self, tool: &crate::catalog::Tool, context: &CallContext) -> Option<Called> {
+        let name = tool.name.as_str();
+        let limited = self.buckets.get(name)?;
+        let caller = Some(context.pseudonym()).filter(|name| !name.is_empty());
+        let wait = limited.take(caller, Instant::now()).err()?;
+        Some(Called::unsent(
+            tool.route.api.as_str(),
+            ToolResult::error(format!(
+                "Tool \"{name}\" is rate-limited; no request was sent. Retry in {:.1} s.",
+                wait.as_secs_f64().max(0.1)
+            )),
+            CallOutcome::RateLimited,
+        ))
+    }
+
     /// Maps the answer `exchanged` holds (or why there is none) to the call's result, with
     /// what went over the wire; `failed`, when set, is an operation the upstream says
     /// failed (its monitor's answer and status), which is reported instead.
@@ -699,154 +679,23 @@ impl Dispatcher {
         exchanged: Exchanged,
         failed: Option<(Received, String)>,
     ) -> Called {
-        let Finish {
-            tool,
-            compiled,
-            settings,
-            timeout,
-            arguments,
-            context,
-            ..
-        } = *finish;
-        let name = tool.name.as_str();
-        let api = tool.route.api.as_str();
         let Exchanged {
             answer,
             attempts,
             upstream,
             bytes_sent,
         } = exchanged;
-        let mut stats = CallStats::new(api, CallOutcome::Ok);
-        // The operation ended badly upstream: the monitor's answer says how.
-        if let Some((received, status)) = failed {
-            stats.outcome = CallOutcome::Upstream5xx;
-            stats.status = Some(received.status);
-            stats.bytes_received = received.wire;
-            stats.attempts = attempts;
-            stats.upstream = upstream;
-            stats.bytes_sent = bytes_sent;
-            let body = String::from_utf8_lossy(&received.body);
-            let shown: String = body.chars().take(MAX_FAILED_BODY).collect();
-            let more = if shown.len() < body.len() { " …" } else { "" };
-            return Called {
-                result: ToolResult::error(format!(
-                    "upstream API \"{api}\" accepted {} {}, and the operation then ended \
-                     as \"{status}\": {shown}{more}",
-                    tool.route.method, tool.route.path
-                )),
-                stats,
-                operation: None,
-            };
-        }
-        let result = match answer {
-            Err(Failure::Unbuildable(problem)) => {
-                stats.outcome = CallOutcome::ToolError;
-                ToolResult::error(format!(
-                    "Cannot build the request for tool \"{name}\"; no request was sent: {problem}"
-                ))
+        let mut stats = CallStats::new(finish.tool.route.api.as_str(), CallOutcome::Ok);
+        let result = match (failed, answer) {
+            // The operation ended badly upstream: the monitor's answer says how.
+            (Some((received, status)), _) => {
+                operation_failed(finish.tool, &received, &status, &mut stats)
             }
-            Err(Failure::Unauthenticated(problem)) => {
-                stats.outcome = CallOutcome::ToolError;
-                ToolResult::error(format!(
-                    "Cannot authenticate tool \"{name}\"; no request was sent: {problem}"
-                ))
-            }
-            Err(Failure::Refused(problem)) => {
-                stats.outcome = CallOutcome::ToolError;
-                ToolResult::error(format!(
-                    "upstream API \"{api}\" accepted {} {}, then {problem}",
-                    tool.route.method, tool.route.path
-                ))
-            }
-            Ok(Received {
-                status,
-                reason,
-                wire,
-                undecodable: Some(why),
-                ..
-            }) => {
-                stats.outcome = CallOutcome::of_status(status);
-                stats.status = Some(status);
-                stats.bytes_received = wire;
-                let answered = format!(
-                    "upstream API \"{api}\" answered {} {} with {status} {reason}",
-                    tool.route.method, tool.route.path,
-                );
-                ToolResult::error(match why {
-                    Undecodable::Unknown(encoding) => format!(
-                        "{answered} and Content-Encoding \"{encoding}\", which restmcp cannot \
-                         decode (it asks for {}); the body was not read.",
-                        decode::ACCEPT_ENCODING
-                    ),
-                    Undecodable::Failed(error) => format!("{answered}, but {error}."),
-                })
-            }
-            Ok(received) => {
-                stats.outcome = CallOutcome::of_status(received.status);
-                stats.status = Some(received.status);
-                stats.bytes_received = received.wire;
-                let http = HttpResponse {
-                    status: received.status,
-                    reason: &received.reason,
-                    content_type: received.content_type.as_deref(),
-                    body: &received.body,
-                    omitted: received.omitted,
-                };
-                let budget = result_budget(tool, settings);
-                let max_bytes = budget.saturating_mul(paging::BYTES_PER_TOKEN);
-                // Only an answer longer than the budget can be over it (see `Shape::bound`).
-                let paging = (budget > 0 && received.body.len() as u64 > max_bytes)
-                    .then(|| paging::Paging::of(&tool.route, arguments));
-                let shape = response::Shape {
-                    output: tool.route.output.as_ref(),
-                    fields: &tool.route.response_fields,
-                    bare: context.bare_structured,
-                    bound: paging.as_ref().map(|paging| (max_bytes, paging)),
-                };
-                let mut result =
-                    response::to_result(api, &http, &shape, &|value| compiled.check_output(value));
-                if let Some(note) = received.note(api) {
-                    append_note(&mut result, note);
-                }
-                if finish.followed && result.is_error {
-                    append_note(
-                        &mut result,
-                        "This answer came while following an operation the API had accepted; \
-                         calling the tool again would start another one."
-                            .to_string(),
-                    );
-                }
-                // Within the budget, a next page the API names in its `Link` header, as the
-                // arguments that fetch it (an answer over it says what to call instead).
-                if paging.is_none()
-                    && !result.is_error
-                    && let Some(next) = next_page_link(tool, finish.called, &received)
-                {
-                    result.content.push(Content::Text { text: next });
-                }
-                if let Some(clamped) = &finish.clamped {
-                    result.content.push(Content::Text {
-                        text: clamped.clone(),
-                    });
-                }
-                result
-            }
-            Err(Failure::Unreachable(failure)) => {
-                stats.outcome = CallOutcome::Unreachable;
-                ToolResult::error(format!(
-                    "upstream API \"{api}\" could not be reached for {} {}: {failure}",
-                    tool.route.method, tool.route.path
-                ))
-            }
-            Err(Failure::TimedOut) => {
-                stats.outcome = CallOutcome::Timeout;
-                ToolResult::error(format!(
-                    "upstream API \"{api}\" did not answer {} {} within {} s; the call was abandoned",
-                    tool.route.method,
-                    tool.route.path,
-                    timeout.as_secs_f64()
-                ))
-            }
+            (None, Ok(mut received)) => match received.undecodable.take() {
+                Some(why) => undecodable(finish.tool, &received, why, &mut stats),
+                None => answered(finish, &received, &mut stats),
+            },
+            (None, Err(failure)) => failure_result(finish, failure, &mut stats),
         };
         stats.attempts = attempts;
         stats.upstream = upstream;
@@ -857,6 +706,181 @@ impl Dispatcher {
             operation: None,
         }
     }
+}
+
+/// A call whose operation goes on upstream: handed back at once (`LongRunning::Return`),
+/// or still running when the tool's time limit ran out; the result says where its status is.
+fn still_running(
+    tool: &crate::catalog::Tool,
+    pending: Pending,
+    long_running: LongRunning,
+    exchanged: &Exchanged,
+) -> Called {
+    let (name, api) = (tool.name.as_str(), tool.route.api.as_str());
+    let (text, outcome) = match long_running {
+        LongRunning::Return => (
+            format!("upstream API \"{api}\" accepted the operation; it goes on upstream."),
+            CallOutcome::Ok,
+        ),
+        LongRunning::Wait => (
+            format!(
+                "upstream API \"{api}\" accepted the operation, and it was still {} when tool \
+                 \"{name}\"'s time limit ran out; it goes on upstream. Its status is at {}. \
+                 Raise apis.{api}.tool_timeouts.{name} to wait longer.",
+                pending.status,
+                pending.monitor.as_str(),
+            ),
+            CallOutcome::Timeout,
+        ),
+    };
+    let mut stats = CallStats::new(api, outcome);
+    stats.status = Some(202);
+    stats.attempts = exchanged.attempts;
+    stats.upstream = exchanged.upstream;
+    stats.bytes_sent = exchanged.bytes_sent;
+    Called {
+        result: ToolResult::error(text),
+        stats,
+        operation: Some(Box::new(pending)),
+    }
+}
+
+/// The result of an operation the upstream accepted and then says failed: its monitor's
+/// answer (`received`), quoted up to [`MAX_FAILED_BODY`] characters, and its `status`.
+fn operation_failed(
+    tool: &crate::catalog::Tool,
+    received: &Received,
+    status: &str,
+    stats: &mut CallStats,
+) -> ToolResult {
+    stats.outcome = CallOutcome::Upstream5xx;
+    stats.status = Some(received.status);
+    stats.bytes_received = received.wire;
+    let body = String::from_utf8_lossy(&received.body);
+    let shown: String = body.chars().take(MAX_FAILED_BODY).collect();
+    let more = if shown.len() < body.len() { " …" } else { "" };
+    ToolResult::error(format!(
+        "upstream API \"{}\" accepted {} {}, and the operation then ended as \"{status}\": \
+         {shown}{more}",
+        tool.route.api, tool.route.method, tool.route.path
+    ))
+}
+
+/// The result of an answer whose body could not be decoded (`why`).
+fn undecodable(
+    tool: &crate::catalog::Tool,
+    received: &Received,
+    why: Undecodable,
+    stats: &mut CallStats,
+) -> ToolResult {
+    let (status, reason) = (received.status, &received.reason);
+    stats.outcome = CallOutcome::of_status(status);
+    stats.status = Some(status);
+    stats.bytes_received = received.wire;
+    let answered = format!(
+        "upstream API \"{}\" answered {} {} with {status} {reason}",
+        tool.route.api, tool.route.method, tool.route.path,
+    );
+    ToolResult::error(match why {
+        Undecodable::Unknown(encoding) => format!(
+            "{answered} and Content-Encoding \"{encoding}\", which restmcp cannot decode (it \
+             asks for {}); the body was not read.",
+            decode::ACCEPT_ENCODING
+        ),
+        Undecodable::Failed(error) => format!("{answered}, but {error}."),
+    })
+}
+
+/// The result of the upstream's answer: the response mapped to a result (paged when over
+/// the tool's budget), with the notes it needs (how the answer came, its next page, a
+/// clamped page size).
+fn answered(finish: &Finish<'_>, received: &Received, stats: &mut CallStats) -> ToolResult {
+    let tool = finish.tool;
+    let api = tool.route.api.as_str();
+    stats.outcome = CallOutcome::of_status(received.status);
+    stats.status = Some(received.status);
+    stats.bytes_received = received.wire;
+    let http = HttpResponse {
+        status: received.status,
+        reason: &received.reason,
+        content_type: received.content_type.as_deref(),
+        body: &received.body,
+        omitted: received.omitted,
+    };
+    let budget = result_budget(tool, finish.settings);
+    let max_bytes = budget.saturating_mul(paging::BYTES_PER_TOKEN);
+    // Only an answer longer than the budget can be over it (see `Shape::bound`).
+    let paging = (budget > 0 && received.body.len() as u64 > max_bytes)
+        .then(|| paging::Paging::of(&tool.route, finish.arguments));
+    let shape = response::Shape {
+        output: tool.route.output.as_ref(),
+        fields: &tool.route.response_fields,
+        bare: finish.context.bare_structured,
+        bound: paging.as_ref().map(|paging| (max_bytes, paging)),
+    };
+    let compiled = finish.compiled;
+    let mut result = response::to_result(api, &http, &shape, &|value| compiled.check_output(value));
+    if let Some(note) = received.note(api) {
+        append_note(&mut result, note);
+    }
+    if finish.followed && result.is_error {
+        append_note(
+            &mut result,
+            "This answer came while following an operation the API had accepted; calling the \
+             tool again would start another one."
+                .to_string(),
+        );
+    }
+    // Within the budget, a next page the API names in its `Link` header, as the arguments
+    // that fetch it (an answer over it says what to call instead).
+    if paging.is_none()
+        && !result.is_error
+        && let Some(next) = next_page_link(tool, finish.called, received)
+    {
+        result.content.push(Content::Text { text: next });
+    }
+    if let Some(clamped) = &finish.clamped {
+        result.content.push(Content::Text {
+            text: clamped.clone(),
+        });
+    }
+    result
+}
+
+/// The result of a call that got no answer: why (nothing sent, refused, unreachable,
+/// timed out).
+fn failure_result(finish: &Finish<'_>, failure: Failure, stats: &mut CallStats) -> ToolResult {
+    let tool = finish.tool;
+    let (name, api) = (tool.name.as_str(), tool.route.api.as_str());
+    let (method, path) = (&tool.route.method, &tool.route.path);
+    let (outcome, text) = match failure {
+        Failure::Unbuildable(problem) => (
+            CallOutcome::ToolError,
+            format!("Cannot build the request for tool \"{name}\"; no request was sent: {problem}"),
+        ),
+        Failure::Unauthenticated(problem) => (
+            CallOutcome::ToolError,
+            format!("Cannot authenticate tool \"{name}\"; no request was sent: {problem}"),
+        ),
+        Failure::Refused(problem) => (
+            CallOutcome::ToolError,
+            format!("upstream API \"{api}\" accepted {method} {path}, then {problem}"),
+        ),
+        Failure::Unreachable(failure) => (
+            CallOutcome::Unreachable,
+            format!("upstream API \"{api}\" could not be reached for {method} {path}: {failure}"),
+        ),
+        Failure::TimedOut => (
+            CallOutcome::Timeout,
+            format!(
+                "upstream API \"{api}\" did not answer {method} {path} within {} s; the call was \
+                 abandoned",
+                finish.timeout.as_secs_f64()
+            ),
+        ),
+    };
+    stats.outcome = outcome;
+    ToolResult::error(text)
 }
 
 /// The sentence giving the arguments of the next page a `Link: rel="next"` of `received`
