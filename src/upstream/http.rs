@@ -248,6 +248,51 @@ struct Wire {
 /// is drained only to count it, and only up to 16 times the cap: beyond that the count is
 /// a lower bound and reading stops.
 async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, String> {
+    let (mut received, coding) = head(&response);
+    let declared = response.content_length();
+    let coding = match coding {
+        Ok(None) => None,
+        Ok(Some(coding)) => Some(coding),
+        // Not read at all: it could not be given anyway.
+        Err(unknown) => {
+            received.undecodable = Some(Undecodable::Unknown(unknown));
+            received.wire = declared.unwrap_or(0);
+            return Ok(received);
+        }
+    };
+    if let Some(coding) = coding {
+        return read_encoded(response, received, coding, cap, declared).await;
+    }
+    let mut body = Vec::new();
+    let mut omitted: u64 = 0;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| http_client::describe_error(&e))?
+    {
+        let room = cap.saturating_sub(body.len() as u64) as usize;
+        let kept = room.min(chunk.len());
+        body.extend_from_slice(&chunk[..kept]);
+        omitted += (chunk.len() - kept) as u64;
+        if omitted > 0 {
+            if let Some(total) = declared {
+                omitted = total.saturating_sub(body.len() as u64).max(omitted);
+                break;
+            }
+            if omitted > cap.saturating_mul(16) {
+                break;
+            }
+        }
+    }
+    received.wire = body.len() as u64 + omitted;
+    received.body = body;
+    received.omitted = omitted;
+    Ok(received)
+}
+
+/// What an answer's status line and headers say, before its body is read: a [`Received`]
+/// without a body, and the body's content coding (`Err`: one restmcp cannot decode).
+fn head(response: &reqwest::Response) -> (Received, Result<Option<Coding>, String>) {
     let status = response.status();
     let header = |name: reqwest::header::HeaderName| {
         response
@@ -294,7 +339,7 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         .then(|| header(reqwest::header::RETRY_AFTER))
         .flatten()
         .map(|v| v.chars().take(64).collect());
-    let mut received = Received {
+    let received = Received {
         status: status.as_u16(),
         reason: status.canonical_reason().unwrap_or("").to_string(),
         content_type,
@@ -309,45 +354,7 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
         result_location,
         link,
     };
-    let declared = response.content_length();
-    let coding = match coding {
-        Ok(None) => None,
-        Ok(Some(coding)) => Some(coding),
-        // Not read at all: it could not be given anyway.
-        Err(unknown) => {
-            received.undecodable = Some(Undecodable::Unknown(unknown));
-            received.wire = declared.unwrap_or(0);
-            return Ok(received);
-        }
-    };
-    if let Some(coding) = coding {
-        return read_encoded(response, received, coding, cap, declared).await;
-    }
-    let mut body = Vec::new();
-    let mut omitted: u64 = 0;
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| http_client::describe_error(&e))?
-    {
-        let room = cap.saturating_sub(body.len() as u64) as usize;
-        let kept = room.min(chunk.len());
-        body.extend_from_slice(&chunk[..kept]);
-        omitted += (chunk.len() - kept) as u64;
-        if omitted > 0 {
-            if let Some(total) = declared {
-                omitted = total.saturating_sub(body.len() as u64).max(omitted);
-                break;
-            }
-            if omitted > cap.saturating_mul(16) {
-                break;
-            }
-        }
-    }
-    received.wire = body.len() as u64 + omitted;
-    received.body = body;
-    received.omitted = omitted;
-    Ok(received)
+    (received, coding)
 }
 
 /// [`read`] for a compressed body: decoded as it arrives, the cap and the counting limit
