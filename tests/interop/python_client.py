@@ -285,7 +285,7 @@ class HttpServer:
         env["RESTMCP_SERVER__LISTEN"] = f"127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             # The transports' own limits are under test here, not the result budget
-            # (tests/paging covers that one).
+            # (tests/results covers that one).
             [binary, "serve", "--spec", spec, "--base-url", base_url, "--max-result-tokens", "0"],
             stdin=subprocess.DEVNULL,
             stdout=self.log,

@@ -2,7 +2,7 @@
 //! against the in-process upstream: the handle and the status tool for a call that ran out
 //! of time, 2026-07-28 tasks (`tasks/get`, `tasks/cancel`) for a client that takes them, an
 //! operation that fails upstream, and an Azure-style PUT (`x-ms-long-running-operation`,
-//! 201 + `Azure-AsyncOperation`, the result read at the original URL). tests/paging runs
+//! 201 + `Azure-AsyncOperation`, the result read at the original URL). tests/results runs
 //! the status tool and tasks against a FastAPI upstream with the official SDKs.
 
 use std::sync::atomic::Ordering;

@@ -155,7 +155,7 @@ impl Setup {
             self.spec.clone(),
             &self.upstream,
             // These tests are about the transports' own budgets: no result budget first
-            // (tests/it/confirm.rs and tests/paging cover that one).
+            // (tests/it/confirm.rs and tests/results cover that one).
             UpstreamSettings {
                 max_result_tokens: 0,
                 ..UpstreamSettings::default()

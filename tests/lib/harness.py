@@ -1,5 +1,5 @@
 """What the Python interop harnesses share: tests/confirm/python_confirm.py,
-tests/idempotency/python_idempotency.py and tests/paging/python_paging.py.
+tests/idempotency/python_idempotency.py and tests/results/python_paging.py.
 
 Each of them is one process that starts restmcp servers (and an upstream: httpbin under
 gunicorn, a FastAPI app, redis-server) on free loopback ports, drives them with the official

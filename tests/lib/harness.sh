@@ -1,4 +1,4 @@
-# What the run.sh of tests/confirm, tests/idempotency and tests/paging share; each sources it
+# What the run.sh of tests/confirm, tests/idempotency and tests/results share; each sources it
 # (after `set -euo pipefail` and setting `here`, its own folder) and keeps its own checks,
 # pins and the running of its tests. It sets:
 #   root    the repo root;

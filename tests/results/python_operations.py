@@ -3,7 +3,7 @@
 2026-07-28's Tasks extension, driven by the official MCP Python SDK (and, through
 ts_operations.mjs, the official TypeScript SDK) against `restmcp serve` and a FastAPI upstream.
 
-The upstream is tests/paging/app.py (FastAPI under uvicorn, on a free loopback port), its
+The upstream is tests/results/app.py (FastAPI under uvicorn, on a free loopback port), its
 `startReport` (POST /reports): 202 Accepted and a status monitor (Location, or with
 via=operation-location an absolute Operation-Location) that says "running" with the
 Retry-After asked for (`retry_after`, fractions allowed) for `polls` reads and until `seconds`
@@ -64,7 +64,7 @@ Output: `ok N - name` / `not ok N - name` (with `#` detail lines), then `1..N` a
 (or with PAGING_TEST_KEEP=1) the work directory (configs, every process's output) is kept.
 
 Usage: python_operations.py --bin PATH/TO/restmcp [--ts DIR]
-(run by tests/paging/run.sh in a venv with mcp==2.3.0, fastapi==0.165.0 and uvicorn==0.54.0;
+(run by tests/results/run.sh in a venv with mcp==2.3.0, fastapi==0.165.0 and uvicorn==0.54.0;
 --ts: tests/interop/ts with its node_modules, to run ts_operations.mjs there; without it the
 TypeScript checks are skipped).
 """

@@ -2,9 +2,9 @@
 """Bounded results that stay usable (issue 24, part 4), with a real upstream, driven by the
 official MCP Python SDK.
 
-The upstream is tests/paging/app.py (FastAPI under uvicorn, on a free loopback port): 1000
+The upstream is tests/results/app.py (FastAPI under uvicorn, on a free loopback port): 1000
 numbered items `{"id": "it_0001", "n": 1, "text": <about 200 characters>}`, default page size
-100, served four ways (tests/paging/paging-api.yaml, the API "items"):
+100, served four ways (tests/results/paging-api.yaml, the API "items"):
   listOffsetItems  GET /offset/items?offset&limit          {"items": [...], "total": 1000}
   listPagedItems   GET /paged/items?page&per_page          a bare array (pages from 1)
   listCursorItems  GET /cursor/items?starting_after&limit  {"object": "list", "data": [...], "has_more"}
@@ -56,7 +56,7 @@ Output: `ok N - name` / `not ok N - name` (with `#` detail lines), then `1..N` a
 PAGING_TEST_KEEP=1) the work directory (configs, every process's output) is kept and named.
 
 Usage: python_paging.py --bin PATH/TO/restmcp
-(run by tests/paging/run.sh in a venv with mcp==2.3.0, fastapi==0.165.0 and uvicorn==0.54.0).
+(run by tests/results/run.sh in a venv with mcp==2.3.0, fastapi==0.165.0 and uvicorn==0.54.0).
 """
 
 from __future__ import annotations

@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Bounded results that stay usable (issue 24, part 4), with a real upstream, against the
 # official MCP Python SDK:
-#   tests/paging/app.py  a FastAPI app (fastapi==0.165.0 under uvicorn==0.54.0, the pins of
+#   tests/results/app.py  a FastAPI app (fastapi==0.165.0 under uvicorn==0.54.0, the pins of
 #     tests/world/run-world.sh) holding 1000 numbered items, served by offset and limit, by
 #     page and per_page, after a Stripe-style cursor, and all at once (paging-api.yaml); its
 #     request log (GET /_seen) the witness of the page size it was asked for;
-#   tests/paging/python_paging.py  the official Python SDK (mcp==2.3.0) over Streamable HTTP at
+#   tests/results/python_paging.py  the official Python SDK (mcp==2.3.0) over Streamable HTTP at
 #     2025-11-25 and 2026-07-28 against `restmcp serve` with max_result_tokens = 1000 (and
 #     max_page_size = 50): whole items within the budget, the truncated note's numbers, and
 #     `next` followed until there is none covering every item exactly once; see its docstring
 #     for every check; also a long-running operation (202 Accepted, a status to poll) followed
 #     to its end with progress (issue 24, part 3);
-#   tests/paging/python_operations.py  long-running operations past their call (issue 24,
+#   tests/results/python_operations.py  long-running operations past their call (issue 24,
 #     part 3) with the same app and SDK: the handle and the operation_status tool at 2025-11-25
 #     and 2026-07-28, and the 2026-07-28 Tasks extension (tasks/get, tasks/cancel) driven
-#     through the SDK's extension interface; it also runs tests/paging/ts_operations.mjs, the
+#     through the SDK's extension interface; it also runs tests/results/ts_operations.mjs, the
 #     status-tool walk with the official TypeScript SDKs (@modelcontextprotocol/sdk 1.32.2 at
 #     2025-11-25, @modelcontextprotocol/client 2.4.0 at 2026-07-28, the pins of
 #     tests/interop/ts/package-lock.json); see its docstring for every check.
 #
-#   RESTMCP_BIN=path/to/restmcp bash tests/paging/run.sh
+#   RESTMCP_BIN=path/to/restmcp bash tests/results/run.sh
 #
 # RESTMCP_BIN defaults to target/debug/restmcp (relative to the repo root); build it first.
 # Needs python3 (3.11 or later) and PyPI (install only: the venv target/interop/python-venv of
@@ -42,7 +42,7 @@ for file in paging-api.yaml app.py python_paging.py python_operations.py ts_oper
 done
 need_python
 setup_venv "${requirements[@]}"
-need_node "tests/paging/ts_operations.mjs"
+need_node "tests/results/ts_operations.mjs"
 ts="$root/tests/interop/ts"
 if [[ ! -f "$ts/node_modules/@modelcontextprotocol/sdk/package.json" || ! -f "$ts/node_modules/@modelcontextprotocol/client/package.json" ]]; then
   (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || die "npm ci in $ts failed"

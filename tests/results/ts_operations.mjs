@@ -1,6 +1,6 @@
 // Long-running operations past their call (issue 24, part 3) with the official MCP TypeScript
 // SDK: the status-tool walk, briefly. Run by python_operations.py (which starts the upstream,
-// tests/paging/app.py, and restmcp W, no time limit, and T, `tool_timeouts.startReport = 1`):
+// tests/results/app.py, and restmcp W, no time limit, and T, `tool_timeouts.startReport = 1`):
 //
 //   node ts_operations.mjs --t URL --w URL     (cwd: tests/interop/ts, with its node_modules)
 //

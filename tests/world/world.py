@@ -372,7 +372,7 @@ class World:
         for name, spec, base in apis:
             lines += [f"[apis.{name}]", f"spec = {json.dumps(os.path.join(HERE, spec))}", f"base_url = {json.dumps(base)}",
                       # d6 is about the transports' own size limits, not the result budget
-                      # (issue #24), which tests/paging covers.
+                      # (issue #24), which tests/results covers.
                       "max_result_tokens = 0"]
             if name in extra:
                 lines.append(extra[name])

@@ -2,7 +2,7 @@
 //
 // Usage: node client.mjs --bin PATH/TO/restmcp --spec PATH/TO/interop-api.yaml
 // (restmcp runs with --max-result-tokens 0: the transports' own size limits are under test
-// here, not the result budget, which tests/paging covers)
+// here, not the result budget, which tests/results covers)
 //        (or RESTMCP_BIN / RESTMCP_SPEC in the environment)
 //
 // Starts a tiny upstream on 127.0.0.1 (random port; the API of
