@@ -58,13 +58,13 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 import traceback
 from contextlib import AsyncExitStack
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
@@ -74,32 +74,19 @@ from mcp.client import session as mcp_client_session
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
+import harness  # noqa: E402 - tests/lib/harness.py: results and processes
+from harness import CHILDREN, PASS_FAIL, Child, R, child_env, free_port, install_signals, kill_all, summary  # noqa: E402
+
 TIMEOUT = 20.0  # seconds, for every single request
 CONNECT_TIMEOUT = 2 * TIMEOUT  # discover may time out and fall back to initialize
 TRANSPORT_TIMEOUT = 120.0  # seconds, for the checks and the close after connecting
 HARD_LIMIT = 600  # seconds: the process kills itself (and its children) past this
 
 # --------------------------------------------------------------------------------------
-# Results
+# Results: tests/lib/harness.py's, as PASS/FAIL lines
 
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def record(self, name: str, ok: bool, detail: str = "") -> None:
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-        line = f"{'PASS' if ok else 'FAIL'} {name}"
-        if detail:
-            line += f" -- {detail}"
-        print(line, flush=True)
-
-
-RESULTS = Results()
+R.style = PASS_FAIL
 
 # --------------------------------------------------------------------------------------
 # The upstream API: loopback only.
@@ -250,49 +237,27 @@ def start_upstream() -> tuple[ThreadingHTTPServer, str]:
 
 
 # --------------------------------------------------------------------------------------
-# Child processes
-
-
-CHILDREN: list[subprocess.Popen[bytes]] = []
-
-
-def kill_children() -> None:
-    for proc in CHILDREN:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Child processes (tests/lib/harness.py: Child, CHILDREN, kill_all)
 
 
 class HttpServer:
-    """`restmcp serve` on a free loopback port; stderr kept in a file for diagnostics."""
+    """`restmcp serve` on a free loopback port; its output kept for diagnostics."""
 
     def __init__(self, binary: str, spec: str, base_url: str) -> None:
         self.port = free_port()
-        self.log = tempfile.NamedTemporaryFile(prefix="restmcp-serve-", suffix=".log", delete=False)
         # restmcp reads every RESTMCP_* variable as configuration and refuses unknown keys,
-        # so the runner's own RESTMCP_BIN must not reach it.
-        env = {k: v for k, v in os.environ.items() if not k.upper().startswith("RESTMCP_")}
-        env["RESTMCP_SERVER__LISTEN"] = f"127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
+        # so the runner's own RESTMCP_BIN must not reach it (child_env).
+        env = child_env({"RESTMCP_SERVER__LISTEN": f"127.0.0.1:{self.port}"})
+        self.child = Child(
+            "restmcp serve",
             # The transports' own limits are under test here, not the result budget
             # (tests/results covers that one).
             [binary, "serve", "--spec", spec, "--base-url", base_url, "--max-result-tokens", "0"],
-            stdin=subprocess.DEVNULL,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env=env,
+            env,
+            Path.cwd(),
         )
-        CHILDREN.append(self.proc)
+        CHILDREN.append(self.child)
+        self.proc = self.child.proc
 
     @property
     def base(self) -> str:
@@ -315,25 +280,10 @@ class HttpServer:
                 await anyio.sleep(0.05)
 
     def log_text(self) -> str:
-        try:
-            with open(self.log.name, encoding="utf-8", errors="replace") as f:
-                return f.read()[-4000:]
-        except OSError:
-            return ""
+        return self.child.text()[-4000:]
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self.log.close()
-        try:
-            os.unlink(self.log.name)
-        except OSError:
-            pass
+        self.child.stop()
 
 
 # --------------------------------------------------------------------------------------
@@ -357,12 +307,8 @@ def short(value: Any, limit: int = 300) -> str:
 
 
 def describe(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(describe(e) for e in exc.exceptions)
-    err = getattr(exc, "error", None)  # mcp.shared.exceptions.MCPError carries ErrorData
-    if err is not None and hasattr(err, "code"):
-        return f"{type(exc).__name__}(code={err.code}, message={err.message!r}, data={err.data!r})"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    """harness.describe, an MCPError's data included."""
+    return harness.describe(exc, data=True)
 
 
 CHECK_NAMES = ["connect", "tools/list", "getItem", "list (outputSchema)", "status 404", "bad arguments"]
@@ -374,7 +320,7 @@ async def exercise(label: str, make_client: Callable[[], Any], text_too: bool, e
 
     def record(check: str, ok: bool, detail: str = "") -> None:
         done.add(check)
-        RESULTS.record(f"[{label}] {check}", ok, detail)
+        R.check(f"[{label}] {check}", ok, detail)
 
     async def step(check: str, body: Callable[[], Any]) -> None:
         try:
@@ -484,7 +430,7 @@ async def exercise(label: str, make_client: Callable[[], Any], text_too: bool, e
                 record(check, False, phase)
         return
     except Exception as exc:  # e.g. an error while closing the connection
-        RESULTS.record(f"[{label}] close", False, describe(exc))
+        R.check(f"[{label}] close", False, describe(exc))
     for check in CHECK_NAMES:
         if check not in done:
             record(check, False, "not run (connect failed)")
@@ -661,7 +607,7 @@ async def exercise_results(
 
     def record(check: str, ok: bool, detail: str = "") -> None:
         done.add(check)
-        RESULTS.record(f"[{label}] {check}", ok, detail)
+        R.check(f"[{label}] {check}", ok, detail)
 
     async def step(check: str, body: Callable[[], Any]) -> None:
         started = time.monotonic()
@@ -738,7 +684,7 @@ async def exercise_results(
                 record(check, False, phase)
         return
     except Exception as exc:  # e.g. an error while closing the connection
-        RESULTS.record(f"[{label}] close", False, describe(exc))
+        R.check(f"[{label}] close", False, describe(exc))
     for check in names:
         if check not in done:
             record(check, False, "not run (connect failed)")
@@ -753,7 +699,7 @@ async def results_matrix(binary: str, spec: str, upstream_url: str) -> None:
             params = StdioServerParameters(
                 command=binary, args=["stdio", "--spec", spec, "--base-url", upstream_url, "--max-result-tokens", "0"]
             )
-            failed_before = RESULTS.failed
+            failed_before = R.failed
             await exercise_results(
                 f"results stdio {revision}",
                 lambda: client_for(revision, lambda: stdio_client(params, errlog=stdio_log)),
@@ -761,7 +707,7 @@ async def results_matrix(binary: str, spec: str, upstream_url: str) -> None:
                 progress=False,
                 sse=False,
             )
-            if RESULTS.failed > failed_before:
+            if R.failed > failed_before:
                 stdio_log.seek(0)
                 print(f"--- restmcp stdio stderr ---\n{stdio_log.read()[-4000:]}\n---", flush=True)
 
@@ -777,9 +723,9 @@ async def results_matrix(binary: str, spec: str, upstream_url: str) -> None:
                 try:
                     await server.wait_ready()
                 except Exception as exc:
-                    RESULTS.record(f"[{label}] connect", False, f"restmcp serve not ready: {describe(exc)}")
+                    R.check(f"[{label}] connect", False, f"restmcp serve not ready: {describe(exc)}")
                     continue
-                failed_before = RESULTS.failed
+                failed_before = R.failed
                 await exercise_results(
                     label,
                     lambda: client_for(revision, lambda: target(server.base)),
@@ -787,7 +733,7 @@ async def results_matrix(binary: str, spec: str, upstream_url: str) -> None:
                     progress,
                     sse,
                 )
-                if RESULTS.failed > failed_before:
+                if R.failed > failed_before:
                     print(f"--- restmcp serve log ({label}) ---\n{server.log_text()}\n---", flush=True)
             finally:
                 server.stop()
@@ -805,14 +751,14 @@ async def main_async(binary: str, spec: str) -> None:
             params = StdioServerParameters(
                 command=binary, args=["stdio", "--spec", spec, "--base-url", upstream_url, "--max-result-tokens", "0"]
             )
-            failed_before = RESULTS.failed
+            failed_before = R.failed
             await exercise(
                 "stdio",
                 lambda: Client(stdio_client(params, errlog=stdio_log), read_timeout_seconds=TIMEOUT),
                 text_too=False,
                 expect_version="2026-07-28",
             )
-            if RESULTS.failed > failed_before:
+            if R.failed > failed_before:
                 stdio_log.seek(0)
                 print(f"--- restmcp stdio stderr ---\n{stdio_log.read()[-4000:]}\n---", flush=True)
 
@@ -846,11 +792,11 @@ async def main_async(binary: str, spec: str) -> None:
                     await server.wait_ready()
                 except Exception as exc:
                     for check in CHECK_NAMES:
-                        RESULTS.record(f"[{label}] {check}", False, f"restmcp serve not ready: {describe(exc)}")
+                        R.check(f"[{label}] {check}", False, f"restmcp serve not ready: {describe(exc)}")
                     continue
-                failed_before = RESULTS.failed
+                failed_before = R.failed
                 await exercise(label, lambda: factory(server.base), text_too, expect_version)
-                if RESULTS.failed > failed_before:
+                if R.failed > failed_before:
                     print(f"--- restmcp serve log ({label}) ---\n{server.log_text()}\n---", flush=True)
             finally:
                 server.stop()
@@ -873,26 +819,18 @@ def main() -> int:
         print("interop-python: 0 passed, 1 failed", flush=True)
         return 1
 
-    def hard_stop(_signum: int, _frame: Any) -> None:
-        print(f"FAIL hard limit of {HARD_LIMIT} s reached; killing children", flush=True)
-        kill_children()
-        print(f"interop-python: {RESULTS.passed} passed, {RESULTS.failed + 1} failed", flush=True)
-        os._exit(1)
-
-    signal.signal(signal.SIGALRM, hard_stop)
-    signal.alarm(HARD_LIMIT)
+    install_signals("interop-python", HARD_LIMIT)
     started = time.monotonic()
     try:
         asyncio.run(main_async(binary, spec))
     except BaseException as exc:  # noqa: BLE001 - report, never hang or lose the summary
         traceback.print_exc()
-        RESULTS.record("run", False, describe(exc))
+        R.check("run", False, describe(exc))
     finally:
-        kill_children()
+        kill_all()
         signal.alarm(0)
     print(f"(took {time.monotonic() - started:.1f} s)", flush=True)
-    print(f"interop-python: {RESULTS.passed} passed, {RESULTS.failed} failed", flush=True)
-    return 0 if RESULTS.failed == 0 and RESULTS.passed > 0 else 1
+    return summary("interop-python")
 
 
 if __name__ == "__main__":

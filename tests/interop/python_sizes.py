@@ -41,15 +41,15 @@ import anyio
 from mcp import Client
 from mcp.client.sse import sse_client
 
-from python_client import HttpServer, Results, describe, kill_children, short, texts
+# python_client puts tests/lib on sys.path and sets harness.R's style to PASS_FAIL.
+from python_client import HttpServer, describe, short, texts
+from harness import R, child_env, install_signals, kill_all, summary  # noqa: I001 - tests/lib/harness.py, after python_client
 
 TIMEOUT = 60.0  # seconds, for every single request (a GitHub page is 0.5 MB through a debug build)
 HARD_LIMIT = 600  # seconds: the process kills itself (and its children) past this
 SSE_EVENT_LIMIT = 1024 * 1024  # the SDK's max_event_size
 BIG_JSON_BYTES = 3 * 1024 * 1024  # under max_response_bytes (4 MiB): only the transport cuts it
 BIG_TEXT_BYTES = 6 * 1024 * 1024  # over max_response_bytes: cut by the upstream cap, then again
-
-RESULTS = Results()
 
 # --------------------------------------------------------------------------------------
 # The upstream: loopback only. Large bodies under /echo/items/big and /echo/files/big (the
@@ -114,7 +114,7 @@ async def check(name: str, body: Callable[[], Awaitable[tuple[bool, str]]]) -> b
         ok, detail = False, f"no answer within {TIMEOUT * 4:.0f} s"
     except Exception as exc:
         ok, detail = False, describe(exc)
-    RESULTS.record(name, ok, detail)
+    R.check(name, ok, detail)
     return ok
 
 
@@ -140,14 +140,14 @@ async def with_server(binary: str, spec: str, upstream: str, label: str, body: C
             await server.wait_ready()
             await wait_loaded(server.base)
         except Exception as exc:
-            RESULTS.record(f"[{label}] start", False, f"restmcp serve not ready: {describe(exc)}")
+            R.check(f"[{label}] start", False, f"restmcp serve not ready: {describe(exc)}")
             return
-        failed_before = RESULTS.failed
+        failed_before = R.failed
         try:
             await body(server.base)
         except Exception as exc:  # connecting or closing failed: the checks not run fail
-            RESULTS.record(f"[{label}] session", False, describe(exc))
-        if RESULTS.failed > failed_before:
+            R.check(f"[{label}] session", False, describe(exc))
+        if R.failed > failed_before:
             print(f"--- restmcp serve log ({label}) ---\n{server.log_text()}\n---", flush=True)
     finally:
         server.stop()
@@ -160,7 +160,7 @@ def sse(base: str) -> Client:
 def github_tool_names(binary: str, github: str) -> list[str]:
     """The names of `restmcp tools --json`: the whole tools/list a client gets, in order
     (restmcp's own status tool included: GitHub documents 202 answers)."""
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("RESTMCP_")}
+    env = child_env({})  # none of the runner's RESTMCP_* variables
     out = subprocess.run(
         [binary, "tools", "--json", "--spec", github],
         capture_output=True,
@@ -214,7 +214,7 @@ async def github_over_legacy_sse(binary: str, github: str, upstream: str) -> Non
             if listed:
                 await check(f"[{label}] a call after listing", call_after)
             else:
-                RESULTS.record(f"[{label}] a call after listing", False, "not run (listing failed)")
+                R.check(f"[{label}] a call after listing", False, "not run (listing failed)")
 
     await with_server(binary, github, upstream, label, body)
 
@@ -327,31 +327,23 @@ def main() -> int:
     github: str | None = os.path.abspath(args.github)
     if not os.path.exists(github):
         if os.environ.get("CI"):
-            RESULTS.record("github spec", False, f"{github} is missing; CI must have ../shared beside the repo")
+            R.check("github spec", False, f"{github} is missing; CI must have ../shared beside the repo")
         else:
             print(f"skipped: {github} not present", flush=True)
         github = None
 
-    def hard_stop(_signum: int, _frame: Any) -> None:
-        print(f"FAIL hard limit of {HARD_LIMIT} s reached; killing children", flush=True)
-        kill_children()
-        print(f"interop-python-sizes: {RESULTS.passed} passed, {RESULTS.failed + 1} failed", flush=True)
-        os._exit(1)
-
-    signal.signal(signal.SIGALRM, hard_stop)
-    signal.alarm(HARD_LIMIT)
+    install_signals("interop-python-sizes", HARD_LIMIT)
     started = time.monotonic()
     try:
         asyncio.run(main_async(binary, spec, github))
     except BaseException as exc:  # noqa: BLE001 - report, never hang or lose the summary
         traceback.print_exc()
-        RESULTS.record("run", False, describe(exc))
+        R.check("run", False, describe(exc))
     finally:
-        kill_children()
+        kill_all()
         signal.alarm(0)
     print(f"(took {time.monotonic() - started:.1f} s)", flush=True)
-    print(f"interop-python-sizes: {RESULTS.passed} passed, {RESULTS.failed} failed", flush=True)
-    return 0 if RESULTS.failed == 0 and RESULTS.passed > 0 else 1
+    return summary("interop-python-sizes")
 
 
 if __name__ == "__main__":

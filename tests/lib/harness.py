@@ -1,21 +1,29 @@
-"""What the Python interop harnesses share: tests/confirm/python_confirm.py,
-tests/idempotency/python_idempotency.py and tests/results/python_paging.py.
+"""What the Python harnesses under tests/ share: every one of them imports it.
+tests/confirm/python_confirm.py, tests/hostile/python_hostile.py,
+tests/idempotency/python_idempotency.py, tests/results/python_paging.py and
+python_operations.py, tests/oauth/python_oauth.py, tests/interop/python_client.py and
+python_sizes.py, tests/world/world.py and tests/scale-out/scale_client.py.
 
 Each of them is one process that starts restmcp servers (and an upstream: httpbin under
-gunicorn, a FastAPI app, redis-server) on free loopback ports, drives them with the official
-MCP Python SDK and prints one `ok N - name` / `not ok N - name` line per check. This module owns
-the parts that are the same in all of them:
-  - the results: `R.check(name, ok, detail)` prints the numbered line (and `#   ` detail lines
-    on failure); `summary(label)` prints `1..N`, the failed checks and `LABEL: P passed,
-    F failed` and gives the exit status; `note(text)` prints a `# ` line;
+gunicorn, a FastAPI app, redis-server, oidc-provider) on free loopback ports, or is handed
+them (scale-out), drives them with the official MCP Python SDK and prints one line per check.
+This module owns the parts that are the same in all of them:
+  - the results: `R.check(name, ok, detail)` prints the line, in one of two styles (`R.style`):
+    TAP, `ok N - name` / `not ok N - name` with `#   ` detail lines on failure (confirm,
+    hostile, idempotency, results), or PASS_FAIL, `PASS name -- detail` / `FAIL name --
+    detail` (interop, oauth, world, scale-out, whose lines carry what was seen on success too);
+    `summary(label)` prints the closing lines (TAP: `1..N` and the failed checks) and `LABEL:
+    P passed, F failed` and gives the exit status; `note(text)` prints a `# ` line;
   - formatting: `short` (a value cut to n characters), `dump` (an SDK result as JSON, cut),
-    `error_text` (an exception, with the members of an exception group);
+    `error_text` (an exception, with the members of an exception group), `describe` (the same
+    on one line, an MCPError's code and message named);
   - processes: `free_port`, `Child` (a process in its own group, its stdout and stderr kept
-    line by line, `wait_for` a banner line, `stop` with SIGTERM then SIGKILL), `CHILDREN` (every
-    one started) and `kill_all`, `child_env` (the runner's environment less what restmcp would
-    read as its configuration), `install_signals` (a hard time limit, and SIGTERM/SIGINT/SIGHUP
-    kill every child), `save_logs` (each child's output to the work directory), `finish` (keep
-    the work directory on failure or when asked, else remove it);
+    line by line, `wait_for` a banner line, `stop` with SIGTERM then SIGKILL, its group's
+    leftovers too), `CHILDREN` (every one started) and `kill_all`, `child_env` (the runner's
+    environment less what restmcp would read as its configuration), `install_signals` (a hard
+    time limit, and SIGTERM/SIGINT/SIGHUP kill every child), `save_logs` (each child's output
+    to the work directory), `finish` (keep the work directory on failure or when asked, else
+    remove it);
   - `run_suites`: every suite under a time limit, an exception a `not ok` line, then on;
   - httpbin: `start_httpbin` (httpbin under gunicorn with an access log in a format of the
     caller's) and `AccessLog` (what reached it, read once a marker request of ours is logged);
@@ -26,8 +34,8 @@ What each suite checks, its servers and configs, and how it reads its upstream's
 in the suite's own file.
 
 The scripts import it from their own location (`sys.path` gets tests/lib); standard library
-only, plus anyio and httpx2 (the SDK's, in target/interop/python-venv) for `run_suites`,
-`AccessLog` and `Raw`.
+only, plus anyio and httpx2 (the SDK's, in target/interop/python-venv and target/world/venv)
+for `run_suites`, `AccessLog` and `Raw`.
 """
 
 from __future__ import annotations
@@ -58,8 +66,13 @@ ELICIT_CAPS = {"elicitation": {"form": {}}}  # clientCapabilities of a client th
 # Results
 
 
+TAP = "tap"  # `ok N - name` / `not ok N - name`, the detail as `#   ` lines on failure only
+PASS_FAIL = "pass-fail"  # `PASS name -- detail` / `FAIL name -- detail`, the detail either way
+
+
 class Results:
-    def __init__(self) -> None:
+    def __init__(self, style: str = TAP) -> None:
+        self.style = style
         self.passed = 0
         self.failed = 0
         self.failures: list[str] = []
@@ -68,10 +81,14 @@ class Results:
         n = self.passed + self.failed + 1
         if ok:
             self.passed += 1
-            print(f"ok {n} - {name}", flush=True)
         else:
             self.failed += 1
             self.failures.append(f"{n} - {name}")
+        if self.style == PASS_FAIL:
+            print(f"{'PASS' if ok else 'FAIL'} {name}" + (f" -- {detail}" if detail else ""), flush=True)
+        elif ok:
+            print(f"ok {n} - {name}", flush=True)
+        else:
             print(f"not ok {n} - {name}", flush=True)
             for line in (detail or "").splitlines() or [""]:
                 if line:
@@ -79,15 +96,16 @@ class Results:
         return ok
 
 
-R = Results()  # the checks of this process
+R = Results()  # the checks of this process; a PASS_FAIL harness sets R.style first thing
 
 
 def summary(label: str) -> int:
-    """The closing lines (`1..N`, the failed checks, `LABEL: P passed, F failed`) and the exit
-    status: 0 only when something passed and nothing failed."""
-    print(f"1..{R.passed + R.failed}", flush=True)
-    for failure in R.failures:
-        print(f"# failed: {failure}", flush=True)
+    """The closing lines (TAP: `1..N` and the failed checks; both styles: `LABEL: P passed,
+    F failed`) and the exit status: 0 only when something passed and nothing failed."""
+    if R.style == TAP:
+        print(f"1..{R.passed + R.failed}", flush=True)
+        for failure in R.failures:
+            print(f"# failed: {failure}", flush=True)
     print(f"{label}: {R.passed} passed, {R.failed} failed", flush=True)
     return 0 if R.failed == 0 and R.passed > 0 else 1
 
@@ -117,6 +135,18 @@ def error_text(e: BaseException) -> str:
     return short(detail, 1500)
 
 
+def describe(exc: BaseException, data: bool = False) -> str:
+    """An exception on one line: an MCPError as its code and message (and, with `data`, its
+    data), an exception group as its members, anything else as `Type: message`."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe(e, data) for e in exc.exceptions)
+    err = getattr(exc, "error", None)  # mcp.shared.exceptions.MCPError carries ErrorData
+    if err is not None and hasattr(err, "code"):
+        more = f", data={err.data!r}" if data else ""
+        return f"{type(exc).__name__}(code={err.code}, message={err.message!r}{more})"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 async def run_suites(suites: list[tuple[str, Callable[[], Any]]], timeout: float) -> None:
     """Each suite in turn within `timeout` seconds; one that raises (or runs out of time) is a
     `not ok` line "NAME: the suite ran to its end", and the next one runs."""
@@ -139,9 +169,11 @@ def free_port() -> int:
 
 
 class Child:
-    """A process in its own group, its output kept line by line; `wait_for` a line."""
+    """A process in its own group, its output kept line by line; `wait_for` a line. Its stdin
+    is empty unless `stdin` says otherwise (subprocess.PIPE: open until it is stopped, for a
+    child that exits when its stdin closes)."""
 
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path, stdin: int = subprocess.DEVNULL) -> None:
         self.name = name
         self.lines: list[tuple[str, str]] = []  # (stream, line)
         self.cond = threading.Condition()
@@ -149,7 +181,7 @@ class Child:
             argv,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -187,17 +219,23 @@ class Child:
             return "\n".join(line for s, line in self.lines if stream is None or s == stream)
 
     def stop(self) -> None:
+        """SIGTERM to its group, SIGKILL after 5 s; then SIGKILL to what is left of the group
+        (a worker of gunicorn or uvicorn that outlived its parent)."""
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGCONT)  # a frozen (SIGSTOP) process too
                 os.killpg(self.proc.pid, signal.SIGTERM)
                 self.proc.wait(5)
             except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                    self.proc.wait(5)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    pass
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 CHILDREN: list[Child] = []  # every child started, for kill_all and save_logs
@@ -212,13 +250,28 @@ def child_env(extra: dict[str, str], prefixes: tuple[str, ...] = (), names: tupl
     """The runner's environment for a child, with `extra` added. restmcp reads every RESTMCP_*
     variable as configuration: none of the runner's reach it; nor do variables starting with
     one of `prefixes` (the suite's own, such as CONFIRM_TEST_) or named in `names`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESTMCP_", *prefixes)) and k not in names}
+    env = {k: v for k, v in os.environ.items()
+           if not k.upper().startswith("RESTMCP_") and not k.startswith(prefixes) and k not in names}
     return {**env, **extra}
 
 
 def install_signals(label: str, hard_limit: int) -> None:
-    """Past `hard_limit` seconds print "LABEL: hard time limit reached", kill every child and
-    exit 2; on SIGTERM, SIGINT or SIGHUP kill every child and exit 130."""
+    """TAP: past `hard_limit` seconds print "LABEL: hard time limit reached", kill every child
+    and exit 2; on SIGTERM, SIGINT or SIGHUP kill every child and exit 130. PASS_FAIL: either
+    way print `FAIL hard limit of N s reached; killing children` (or `FAIL signal N; ...`), kill
+    every child, print `LABEL: P passed, F failed` counting that failure and exit 1."""
+    if R.style == PASS_FAIL:
+        def stop(signum: int, _frame: Any) -> None:
+            why = f"hard limit of {hard_limit} s reached" if signum == signal.SIGALRM else f"signal {signum}"
+            print(f"FAIL {why}; killing children", flush=True)
+            kill_all()
+            print(f"{label}: {R.passed} passed, {R.failed + 1} failed", flush=True)
+            os._exit(1)
+
+        for sig in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, stop)
+        signal.alarm(hard_limit)
+        return
     signal.signal(signal.SIGALRM, lambda *_: (print(f"{label}: hard time limit reached", flush=True), kill_all(), os._exit(2)))
     signal.alarm(hard_limit)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

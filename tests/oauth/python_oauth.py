@@ -51,18 +51,12 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
 import re
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-import traceback
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlparse
@@ -75,6 +69,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "lib"))
+import harness  # noqa: E402 - tests/lib/harness.py: results and processes
+from harness import CHILDREN, PASS_FAIL, Child, R, error_text, finish, free_port, install_signals, kill_all, summary  # noqa: E402
+
 STEP = 20.0  # seconds: one process start, one HTTP request
 USER_TIMEOUT = 90.0  # seconds: one user's whole connect, flow and calls
 HARD_LIMIT = 300  # seconds: the process kills itself (and its children) past this
@@ -82,27 +80,9 @@ EXCHANGER_SECRET = "exchanger-" + secrets.token_urlsafe(18)  # random per run
 STATIC_TOKEN = "static-" + secrets.token_urlsafe(18)
 
 # --------------------------------------------------------------------------------------
-# Results
+# Results (PASS/FAIL lines) and processes: tests/lib/harness.py
 
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, detail: str = "") -> bool:
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-        line = f"{'PASS' if ok else 'FAIL'} {name}"
-        if detail:
-            line += f" -- {detail}"
-        print(line, flush=True)
-        return ok
-
-
-R = Results()
+R.style = PASS_FAIL
 
 
 def short(value: Any, n: int = 300) -> str:
@@ -119,85 +99,8 @@ def jwt_payload(token: str) -> dict[str, Any]:
     return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
 
 
-# --------------------------------------------------------------------------------------
-# Processes
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Child:
-    """A process in its own group, its output kept line by line; `wait_for` a line."""
-
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.name = name
-        self.lines: list[tuple[str, str]] = []  # (stream, line)
-        self.cond = threading.Condition()
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,  # provider.mjs exits when this closes
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        for stream in ("stdout", "stderr"):
-            threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: str) -> None:
-        for line in getattr(self.proc, stream):
-            with self.cond:
-                self.lines.append((stream, line.rstrip("\n")))
-                self.cond.notify_all()
-
-    def wait_for(self, pattern: str, stream: str) -> re.Match[str]:
-        deadline = time.monotonic() + STEP
-        regex = re.compile(pattern)
-        with self.cond:
-            while True:
-                for s, line in self.lines:
-                    m = regex.search(line) if s == stream else None
-                    if m:
-                        return m
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}): {short(self.text('stderr'), 1500)}")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise RuntimeError(f"{self.name}: no line matching {pattern!r} within {STEP} s")
-                self.cond.wait(min(left, 0.5))
-
-    def text(self, stream: str) -> str:
-        with self.cond:
-            return "\n".join(line for s, line in self.lines if s == stream)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-
-
-CHILDREN: list[Child] = []
-
-
-def kill_all() -> None:
-    for child in CHILDREN:
-        child.stop()
-
-
 def child_env(extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESTMCP_", "OAUTH_TEST_"))}
-    return {**env, **extra}
+    return harness.child_env(extra, prefixes=("OAUTH_TEST_",))
 
 
 # --------------------------------------------------------------------------------------
@@ -485,10 +388,7 @@ async def run(w: World) -> None:
             else:
                 await one_user(w, login, method, seen)
         except Exception as e:  # noqa: BLE001 - every failure is a FAIL line, then on to the next user
-            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-            if isinstance(e, BaseExceptionGroup):
-                detail += " | " + " | ".join(short(repr(x), 400) for x in e.exceptions)
-            R.check(f"{login}: the whole flow", False, short(detail, 1500))
+            R.check(f"{login}: the whole flow", False, error_text(e))
     if "alice" in seen and "bob" in seen:
         R.check("alice and bob reached httpbin with different tokens", seen["alice"] != seen["bob"])
     # No secret or token of this run in restmcp's stderr.
@@ -501,7 +401,8 @@ async def run(w: World) -> None:
 def start(args: argparse.Namespace, work: Path) -> World:
     w = World()
     w.provider = Child("provider.mjs", [args.node, str(HERE / "provider.mjs"), "--port", "0"],
-                       child_env({"OAUTH_TEST_EXCHANGER_SECRET": EXCHANGER_SECRET}), HERE)
+                       child_env({"OAUTH_TEST_EXCHANGER_SECRET": EXCHANGER_SECRET}), HERE,
+                       stdin=subprocess.PIPE)  # provider.mjs exits when its stdin closes
     CHILDREN.append(w.provider)
     w.issuer = w.provider.wait_for(r"^READY (http://127\.0\.0\.1:\d+)$", "stdout").group(1)
 
@@ -552,10 +453,7 @@ def main() -> int:
     args = parser.parse_args()
     args.bin = str(Path(args.bin).resolve())
 
-    signal.signal(signal.SIGALRM, lambda *_: (print("oauth-python: hard time limit reached", flush=True), kill_all(), os._exit(2)))
-    signal.alarm(HARD_LIMIT)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda *_: (kill_all(), os._exit(130)))
+    install_signals("oauth-python", HARD_LIMIT)
 
     work = Path(tempfile.mkdtemp(prefix="restmcp-oauth-py-"))
     w: World | None = None
@@ -575,12 +473,8 @@ def main() -> int:
         for child in CHILDREN:
             if child.name == "httpbin":
                 (work / "httpbin.log").write_text(child.text("stdout") + "\n" + child.text("stderr") + "\n")
-        if R.failed or os.environ.get("OAUTH_TEST_KEEP"):
-            print(f"# work directory kept: {work}", flush=True)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"oauth-python: {R.passed} passed, {R.failed} failed", flush=True)
-    return 0 if R.failed == 0 and R.passed > 0 else 1
+        finish(work, "OAUTH_TEST_KEEP")
+    return summary("oauth-python")
 
 
 if __name__ == "__main__":

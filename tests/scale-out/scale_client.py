@@ -45,6 +45,9 @@ from typing import Any
 import anyio
 from mcp import Client
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from harness import PASS_FAIL, R, describe, install_signals, summary  # noqa: E402 - tests/lib/harness.py
+
 TIMEOUT = 15.0  # seconds, for one request
 PHASE_TIMEOUT = 60.0  # seconds, for one SDK client's whole conversation
 HARD_LIMIT = 120  # seconds: the process gives up past this
@@ -68,34 +71,12 @@ META = {
 }
 
 
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def record(self, name: str, ok: bool, detail: str = "") -> None:
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-        print(f"{'PASS' if ok else 'FAIL'} {name}" + (f" -- {detail}" if detail else ""), flush=True)
-
-
-RESULTS = Results()
+R.style = PASS_FAIL  # tests/lib/harness.py's results, as PASS/FAIL lines
 
 
 def short(value: Any, limit: int = 200) -> str:
     s = value if isinstance(value, str) else json.dumps(value, default=str)
     return s if len(s) <= limit else s[:limit] + "..."
-
-
-def describe(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(describe(e) for e in exc.exceptions)
-    err = getattr(exc, "error", None)
-    if err is not None and hasattr(err, "code"):
-        return f"{type(exc).__name__}(code={err.code}, message={err.message!r})"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 # --------------------------------------------------------------------------------------
@@ -161,13 +142,13 @@ def check_spread(name: str, entries: list[dict[str, Any]], first_method: str) ->
     """The first `first_method` on one replica and at least one later tools/call on another."""
     firsts = [i for i, e in enumerate(entries) if e["rpc"] == first_method]
     if not firsts:
-        RESULTS.record(f"{name}: spread", False, f"no {first_method} in the access log: {trace(entries)}")
+        R.check(f"{name}: spread", False, f"no {first_method} in the access log: {trace(entries)}")
         return
     first = entries[firsts[0]]
     calls = [e for e in entries[firsts[0] + 1 :] if e["rpc"] == "tools/call"]
     where = Counter(e["replica"] for e in calls)
     other = [e for e in calls if e["replica"] != first["replica"]]
-    RESULTS.record(
+    R.check(
         f"{name}: spread",
         bool(other),
         f"{first_method} on {first['replica']}, tools/call on "
@@ -261,7 +242,7 @@ def raw_modern(name: str, url: str, log: AccessLog, listen: bool) -> None:
         modern_headers("server/discover"),
     )
     versions = message.get("result", {}).get("supportedVersions", []) if isinstance(message, dict) else []
-    RESULTS.record(
+    R.check(
         f"{name}: server/discover", status == 200 and NEW in versions, f"HTTP {status}, supportedVersions {versions}"
     )
     failures = []
@@ -280,7 +261,7 @@ def raw_modern(name: str, url: str, log: AccessLog, listen: bool) -> None:
         ok, why = call_ok(message)
         if status != 200 or not ok:
             failures.append(f"{tool}: HTTP {status} {why}")
-    RESULTS.record(f"{name}: {len(CALLS[:4])} tools/call", not failures, "; ".join(failures) or "all structured, none isError")
+    R.check(f"{name}: {len(CALLS[:4])} tools/call", not failures, "; ".join(failures) or "all structured, none isError")
     if listen:
         # The subscription stream is one long response from whichever replica took it.
         status, event = first_event(
@@ -294,7 +275,7 @@ def raw_modern(name: str, url: str, log: AccessLog, listen: bool) -> None:
             modern_headers("subscriptions/listen"),
         )
         method = event.get("method") if isinstance(event, dict) else None
-        RESULTS.record(
+        R.check(
             f"{name}: subscriptions/listen acknowledged",
             status == 200 and method == "notifications/subscriptions/acknowledged",
             f"HTTP {status}, first event {short(event)}",
@@ -364,7 +345,7 @@ def sessions(name: str, url: str, log: AccessLog, count: int, expect: bool | Non
     if expect is None:
         print(f"INFO {name}: {summary} (not asserted)", flush=True)
     else:
-        RESULTS.record(f"{name}: sessions {'work' if expect else 'break'}", worked == (count if expect else 0), summary)
+        R.check(f"{name}: sessions {'work' if expect else 'break'}", worked == (count if expect else 0), summary)
 
 
 async def sdk(name: str, url: str, log: AccessLog, mode: str, first_method: str, expect_version: str, spread: bool) -> None:
@@ -374,7 +355,7 @@ async def sdk(name: str, url: str, log: AccessLog, mode: str, first_method: str,
         with anyio.fail_after(PHASE_TIMEOUT):
             async with Client(url, mode=mode, read_timeout_seconds=TIMEOUT) as client:
                 version = client.protocol_version
-                RESULTS.record(f"{name}: connect", version == expect_version, f"protocol {version}")
+                R.check(f"{name}: connect", version == expect_version, f"protocol {version}")
                 names: list[str] = []
                 cursor = None
                 for _ in range(20):
@@ -384,15 +365,15 @@ async def sdk(name: str, url: str, log: AccessLog, mode: str, first_method: str,
                     if not cursor:
                         break
                 missing = sorted({tool for tool, _ in CALLS} - set(names))
-                RESULTS.record(f"{name}: tools/list", not missing, f"{len(names)} tools" + (f", missing {missing}" if missing else ""))
+                R.check(f"{name}: tools/list", not missing, f"{len(names)} tools" + (f", missing {missing}" if missing else ""))
                 failures = []
                 for tool, arguments in CALLS:
                     r = await client.call_tool(tool, arguments)
                     if r.is_error is not False or r.structured_content is None:
                         failures.append(f"{tool}: isError={r.is_error} structuredContent={short(r.structured_content, 80)}")
-                RESULTS.record(f"{name}: {len(CALLS)} tools/call", not failures, "; ".join(failures) or "all structured, none isError")
+                R.check(f"{name}: {len(CALLS)} tools/call", not failures, "; ".join(failures) or "all structured, none isError")
     except Exception as exc:  # the SDK raising is a failed check, not a crash
-        RESULTS.record(f"{name}: conversation", False, describe(exc))
+        R.check(f"{name}: conversation", False, describe(exc))
     entries = log.entries()
     if spread:
         check_spread(name, entries, first_method)
@@ -439,22 +420,15 @@ def main() -> int:
     with open(sys.argv[1], encoding="utf-8") as f:
         setup = json.load(f)
 
-    def hard_stop(_signum: int, _frame: Any) -> None:
-        print(f"FAIL hard limit of {HARD_LIMIT} s reached", flush=True)
-        print(f"scale-out: {RESULTS.passed} passed, {RESULTS.failed + 1} failed", flush=True)
-        os._exit(1)
-
-    signal.signal(signal.SIGALRM, hard_stop)
-    signal.alarm(HARD_LIMIT)
+    install_signals("scale-out", HARD_LIMIT)
     try:
         anyio.run(main_async, setup)
     except BaseException as exc:  # noqa: BLE001 - report, never lose the summary
         traceback.print_exc()
-        RESULTS.record("run", False, describe(exc))
+        R.check("run", False, describe(exc))
     finally:
         signal.alarm(0)
-    print(f"scale-out: {RESULTS.passed} passed, {RESULTS.failed} failed", flush=True)
-    return 0 if RESULTS.failed == 0 and RESULTS.passed > 0 else 1
+    return summary("scale-out")
 
 
 if __name__ == "__main__":

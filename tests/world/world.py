@@ -29,7 +29,6 @@ import logging
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,12 +37,16 @@ import traceback
 import urllib.error
 import urllib.request
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import anyio
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from harness import CHILDREN, PASS_FAIL, Child, R, child_env, describe, free_port, install_signals, kill_all, summary  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -61,35 +64,9 @@ SSE_EVENT_LIMIT = 1024 * 1024  # the Python SDK's max_event_size, for SSE on bot
 PAGE_LIMIT = 512 * 1024  # the tools/list page size issue #20 asks for
 
 # --------------------------------------------------------------------------------------
-# Results
+# Results: tests/lib/harness.py's, as PASS/FAIL lines
 
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def record(self, name: str, ok: bool, detail: str = "") -> None:
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-        line = f"{'PASS' if ok else 'FAIL'} {name}"
-        if detail:
-            line += f" -- {detail}"
-        print(line, flush=True)
-
-
-RESULTS = Results()
-
-
-def describe(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(describe(e) for e in exc.exceptions)
-    err = getattr(exc, "error", None)  # mcp.shared.exceptions.MCPError carries ErrorData
-    if err is not None and hasattr(err, "code"):
-        return f"{type(exc).__name__}(code={err.code}, message={err.message!r})"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+R.style = PASS_FAIL
 
 
 def short(value: Any, limit: int = 240) -> str:
@@ -132,70 +109,34 @@ class Check:
     def report(self) -> None:
         took = f" ({time.monotonic() - self.started:.1f} s)"
         if self.problems:
-            RESULTS.record(self.name, False, " | ".join(short(p, 400) for p in self.problems) + took)
+            R.check(self.name, False, " | ".join(short(p, 400) for p in self.problems) + took)
         else:
-            RESULTS.record(self.name, True, "; ".join(short(s, 200) for s in self.seen) + took)
+            R.check(self.name, True, "; ".join(short(s, 200) for s in self.seen) + took)
 
 
 # --------------------------------------------------------------------------------------
-# Child processes: each in its own process group, killed with it on exit.
-
-CHILDREN: list[subprocess.Popen[bytes]] = []
-
-
-def spawn(args: list[str], log: Any, env: dict[str, str] | None = None, cwd: str | None = None) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
-    )
-    CHILDREN.append(proc)
-    return proc
-
-
-def kill_children() -> None:
-    for proc in CHILDREN:
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except OSError:
-                pass
-    deadline = time.monotonic() + 5
-    for proc in CHILDREN:
-        try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-        try:  # the group: gunicorn's and uvicorn's workers too
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Child processes: each in its own process group, killed with it on exit (tests/lib/harness.py:
+# Child, CHILDREN, kill_all).
 
 
 def restmcp_env() -> dict[str, str]:
     # restmcp reads every RESTMCP_* variable as configuration and refuses unknown keys, so the
     # runner's own RESTMCP_BIN must not reach it.
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("RESTMCP_")}
+    env = child_env({})
     env.setdefault("RUST_LOG", "warn")
     return env
 
 
-class Child:
-    """A server child on a free loopback port, its output kept in a file."""
+class Server:
+    """A server child on a free loopback port, its output kept (harness.Child)."""
 
     def __init__(self, label: str, args: list[str], env: dict[str, str] | None = None, port: int | None = None) -> None:
         self.label = label
         self.port = port or free_port()
-        self.log = tempfile.NamedTemporaryFile(prefix=f"world-{label}-", suffix=".log", delete=False)
-        self.proc = spawn([a.replace("{port}", str(self.port)) for a in args], self.log, env=env, cwd=ROOT)
+        argv = [a.replace("{port}", str(self.port)) for a in args]
+        self.child = Child(label, argv, dict(os.environ) if env is None else env, Path(ROOT))
+        CHILDREN.append(self.child)
+        self.proc = self.child.proc
 
     @property
     def base(self) -> str:
@@ -229,30 +170,18 @@ class Child:
         return None
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        self.child.stop()
 
     def log_text(self) -> str:
-        try:
-            with open(self.log.name, encoding="utf-8", errors="replace") as f:
-                return f.read()[-3000:]
-        except OSError:
-            return ""
+        return self.child.text()[-3000:]
 
 
-def serve_child(label: str, args: list[str]) -> Child:
+def serve_child(label: str, args: list[str]) -> Server:
     """`restmcp serve` on a free loopback port."""
     port = free_port()
     env = restmcp_env()
     env["RESTMCP_SERVER__LISTEN"] = f"127.0.0.1:{port}"
-    return Child(label, args, env=env, port=port)
+    return Server(label, args, env=env, port=port)
 
 
 def http_json(url: str) -> Any:
@@ -340,20 +269,20 @@ class World:
         self.clients: dict[str, Any] = {}
         self.connect_errors: dict[str, str] = {}
         self.tools: dict[str, Any] = {}  # name -> Tool, as listed over Streamable HTTP
-        self.app: Child | None = None
-        self.httpbin: Child | None = None
-        self.serve: Child | None = None
+        self.app: Server | None = None
+        self.httpbin: Server | None = None
+        self.serve: Server | None = None
         self.config = os.path.join(self.tmp, "config.toml")
 
     # --- upstreams and restmcp ---------------------------------------------------------
 
     def start_upstreams(self) -> None:
-        self.app = Child(
+        self.app = Server(
             "fastapi",
             [PY, "-m", "uvicorn", "app:app", "--app-dir", HERE, "--host", "127.0.0.1", "--port", "{port}",
              "--log-level", "warning", "--no-access-log"],
         )
-        self.httpbin = Child(
+        self.httpbin = Server(
             "httpbin",
             [PY, "-m", "gunicorn", "--bind", "127.0.0.1:{port}", "--workers", "2", "--threads", "4",
              "--log-level", "warning", "httpbin:app"],
@@ -816,7 +745,7 @@ async def d6_large(w: World) -> Check:
             finally:
                 gh.stop()
 
-        async def list_over_sse(gh: Child) -> None:
+        async def list_over_sse(gh: Server) -> None:
             await gh.wait_ready("/healthz")
             # Wait until the tools are loaded (MCP routes answer 503 before).
             deadline = time.monotonic() + START_TIMEOUT
@@ -1079,7 +1008,7 @@ async def main_async(w: World, only: set[str] | None) -> None:
                         result = Check(key)
                         result.expect(False, f"the check raised {describe(exc)}")
                     result.report()
-        if RESULTS.failed and os.environ.get("WORLD_LOGS"):
+        if R.failed and os.environ.get("WORLD_LOGS"):
             stdio_log.seek(0)
             print(f"--- restmcp stdio stderr ---\n{stdio_log.read()[-3000:]}\n---", flush=True)
             print(f"--- restmcp serve log ---\n{w.serve.log_text()}\n---", flush=True)
@@ -1100,29 +1029,19 @@ def main() -> int:
     logging.getLogger("mcp").setLevel(logging.CRITICAL)
     only = {k.strip() for k in args.only.split(",") if k.strip()} or None
 
-    def hard_stop(signum: int, _frame: Any) -> None:
-        why = f"hard limit of {HARD_LIMIT} s reached" if signum == signal.SIGALRM else f"signal {signum}"
-        print(f"FAIL {why}; killing children", flush=True)
-        kill_children()
-        print(f"world: {RESULTS.passed} passed, {RESULTS.failed + 1} failed", flush=True)
-        os._exit(1)
-
-    signal.signal(signal.SIGALRM, hard_stop)
-    signal.signal(signal.SIGTERM, hard_stop)
-    signal.alarm(HARD_LIMIT)
+    install_signals("world", HARD_LIMIT)
     started = time.monotonic()
     w = World(binary, os.path.abspath(args.shared) if args.shared else None)
     try:
         asyncio.run(main_async(w, only))
     except BaseException as exc:  # noqa: BLE001 - report, never hang or lose the summary
         traceback.print_exc()
-        RESULTS.record("run", False, describe(exc))
+        R.check("run", False, describe(exc))
     finally:
-        kill_children()
+        kill_all()
         signal.alarm(0)
     print(f"(took {time.monotonic() - started:.1f} s)", flush=True)
-    print(f"world: {RESULTS.passed} passed, {RESULTS.failed} failed", flush=True)
-    return 0 if RESULTS.failed == 0 and RESULTS.passed > 0 else 1
+    return summary("world")
 
 
 if __name__ == "__main__":
