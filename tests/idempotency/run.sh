@@ -27,6 +27,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # root, bin, venv, python; die, need_bin, need_python, setup_venv, start_httpbin, stop_httpbin
 source "$here/../lib/harness.sh"
+# install_from_debian
+source "$here/../lib/apt.sh"
 
 say() { echo "# $*"; }
 
@@ -43,39 +45,7 @@ find_redis() {
   command -v redis-server || { [[ -x /usr/bin/redis-server ]] && echo /usr/bin/redis-server; }
 }
 
-install_redis() {
-  [[ $(id -u) -eq 0 ]] || die "redis-server is not installed and installing it needs root"
-  command -v apt-get >/dev/null || die "redis-server is not installed and there is no apt-get"
-  local log policy=/usr/sbin/policy-rc.d placed="" ok=""
-  log="$(mktemp)"
-  # The package would start its own redis-server service on port 6379; policy-rc.d (the
-  # Debian way) keeps it from starting. Placed only when absent, removed again right after.
-  if [[ ! -e $policy ]]; then
-    printf '#!/bin/sh\nexit 101\n' >"$policy"
-    chmod 755 "$policy"
-    placed=1
-  fi
-  apt_install() {
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      -o Dpkg::Use-Pty=0 redis-server >>"$log" 2>&1
-  }
-  say "installing redis-server from the Debian packages"
-  # A fresh machine needs apt-get update first.
-  if apt_install; then
-    ok=1
-  elif DEBIAN_FRONTEND=noninteractive apt-get update -qq >>"$log" 2>&1 && apt_install; then
-    ok=1
-  fi
-  [[ -z $placed ]] || rm -f "$policy"
-  if [[ -z $ok ]]; then
-    cat "$log" >&2
-    rm -f "$log"
-    die "could not install redis-server"
-  fi
-  rm -f "$log"
-}
-
-redis_bin="$(find_redis)" || { install_redis; redis_bin="$(find_redis)" || die "redis-server still not found"; }
+redis_bin="$(find_redis)" || { install_from_debian redis-server redis-server; redis_bin="$(find_redis)" || die "redis-server still not found"; }
 
 # --- the Python SDK, httpbin, gunicorn -----------------------------------------------------
 

@@ -1,6 +1,7 @@
-# What the run.sh of tests/confirm, tests/idempotency and tests/results share; each sources it
-# (after `set -euo pipefail` and setting `here`, its own folder) and keeps its own checks,
-# pins and the running of its tests. It sets:
+# What the run.sh of tests/confirm, tests/hostile, tests/idempotency and tests/results share;
+# each sources it (after `set -euo pipefail` and setting `here`, its own folder) and keeps its
+# own checks, pins and the running of its tests. (tests/lib/apt.sh installs a missing Debian
+# package for tests/idempotency and tests/scale-out.) It sets:
 #   root    the repo root;
 #   bin     RESTMCP_BIN (default target/debug/restmcp), relative to the repo root unless absolute;
 #   venv    target/interop/python-venv (the venv of tests/interop/run-python.sh, reused);

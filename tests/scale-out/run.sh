@@ -34,6 +34,8 @@ started=$SECONDS
 
 say() { echo "scale-out: $*"; }
 die() { echo "scale-out: $*" >&2; exit 1; }
+# install_from_debian (uses say and die)
+source "$root/tests/lib/apt.sh"
 
 [[ -x "$bin" ]] || die "restmcp binary not found at $bin (build it, or set RESTMCP_BIN)"
 
@@ -43,40 +45,8 @@ find_nginx() {
     command -v nginx || { [[ -x /usr/sbin/nginx ]] && echo /usr/sbin/nginx; }
 }
 
-install_nginx() {
-    [[ $(id -u) -eq 0 ]] || die "nginx is not installed and installing it needs root"
-    command -v apt-get >/dev/null || die "nginx is not installed and there is no apt-get"
-    local log policy=/usr/sbin/policy-rc.d placed="" ok=""
-    log="$(mktemp)"
-    # The package would start its own nginx service on port 80; policy-rc.d (the Debian way)
-    # keeps it from starting. Placed only when absent, removed again right after.
-    if [[ ! -e $policy ]]; then
-        printf '#!/bin/sh\nexit 101\n' >"$policy"
-        chmod 755 "$policy"
-        placed=1
-    fi
-    apt_install() {
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            -o Dpkg::Use-Pty=0 "$1" >>"$log" 2>&1
-    }
-    say "installing nginx from the Debian packages"
-    # nginx-light (bookworm) or nginx (later releases); a fresh machine needs apt-get update.
-    if apt_install nginx-light || apt_install nginx; then
-        ok=1
-    elif DEBIAN_FRONTEND=noninteractive apt-get update -qq >>"$log" 2>&1 &&
-        { apt_install nginx-light || apt_install nginx; }; then
-        ok=1
-    fi
-    [[ -z $placed ]] || rm -f "$policy"
-    if [[ -z $ok ]]; then
-        cat "$log" >&2
-        rm -f "$log"
-        die "could not install nginx"
-    fi
-    rm -f "$log"
-}
-
-nginx_bin="$(find_nginx)" || { install_nginx; nginx_bin="$(find_nginx)" || die "nginx still not found"; }
+# nginx-light (bookworm) or nginx (later releases).
+nginx_bin="$(find_nginx)" || { install_from_debian nginx nginx-light nginx; nginx_bin="$(find_nginx)" || die "nginx still not found"; }
 
 # --- the Python SDK ------------------------------------------------------------------------
 
