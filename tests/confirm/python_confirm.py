@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Confirmation by a human, through the protocol (issue 24, part 1), against the official MCP Python SDK.
+"""Confirmation by a human, through the protocol, against the official MCP Python SDK.
 
 restmcp serves tests/confirm/confirm-api.yaml as the API "shelter", whose paths are all under
 httpbin's /anything/ (httpbin 0.10.4 under gunicorn: an upstream nobody here wrote, which

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Confirmation by a human, through the protocol (issue 24, part 1), against the official MCP
+# Confirmation by a human, through the protocol, against the official MCP
 # SDKs, with a real upstream:
 #   httpbin==0.10.4 under gunicorn==27.0.1 as the upstream, its access log (gunicorn
 #     --access-logfile) the witness of what did or did not reach it;

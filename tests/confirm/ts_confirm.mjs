@@ -1,4 +1,4 @@
-// Confirmation by a human, through the protocol (issue 24, part 1), proved against the
+// Confirmation by a human, through the protocol, proved against the
 // official MCP TypeScript SDK, with httpbin (PyPI httpbin 0.10.4 under gunicorn) as the
 // upstream and gunicorn's access log as the witness of what did or did not reach it.
 //

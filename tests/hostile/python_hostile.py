@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile clients (issue #34, items 1-4) against the official MCP Python SDK.
+"""Hostile clients against the official MCP Python SDK.
 
 What a hostile client does is raw HTTP (httpx2, the SDK's own HTTP client); what must keep
 working, or be refused, is seen through the SDK (mcp==2.3.0). The upstream is httpbin 0.10.4

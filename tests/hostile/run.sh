@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile clients (issue #34 "Hold the line", items 1-4) against implementations nobody here
+# Hostile clients against implementations nobody here
 # wrote: what a hostile client does is raw HTTP, what must keep working (or be refused) is
 # seen through the official MCP SDKs, and the upstream is a real one:
 #   httpbin==0.10.4 under gunicorn==27.0.1, its access log (with each request's

@@ -1,4 +1,4 @@
-// Hostile clients (issue #34, items 1-4) against the official MCP TypeScript SDKs:
+// Hostile clients against the official MCP TypeScript SDKs:
 // @modelcontextprotocol/sdk 1.32.2 (v1) at 2025-11-25 and @modelcontextprotocol/client 2.4.0
 // (v2) at 2025-11-25 and 2026-07-28, from tests/interop/ts/node_modules. What a hostile
 // client does is raw HTTP (fetch); what must keep working, or be refused, is seen through

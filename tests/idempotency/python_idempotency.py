@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Idempotency for non-idempotent operations (issue 24, part 2), with a real upstream, a real Redis
+"""Idempotency for non-idempotent operations, with a real upstream, a real Redis
 and two restmcp replicas sharing it, driven by the official MCP Python SDK.
 
 restmcp serves tests/idempotency/idem-api.yaml as the API "pets", whose paths are under httpbin's

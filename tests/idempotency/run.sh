@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idempotency for non-idempotent operations (issue 24, part 2), with a real upstream, a real
+# Idempotency for non-idempotent operations, with a real upstream, a real
 # Redis and two restmcp replicas sharing it, against the official MCP Python SDK:
 #   httpbin==0.10.4 under gunicorn==27.0.1 as the upstream, its access log (gunicorn
 #     --access-logfile, each line ending with the request's Idempotency-Key header) the witness

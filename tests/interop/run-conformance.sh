@@ -66,7 +66,7 @@ scenarios=(
   caching@2026-07-28
   http-header-validation@2026-07-28
   input-required-result-unsupported-methods@2026-07-28
-  # Human confirmation (issue #24): the suite's tools test_input_required_result_* are
+  # Human confirmation: the suite's tools test_input_required_result_* are
   # destructive operations of tests/fixtures/confirm-conformance.yaml, which restmcp asks
   # the user to confirm (input_required, signed requestState). The other
   # input-required-result-* scenarios need what a confirmation does not ask for: sampling,
@@ -78,7 +78,7 @@ scenarios=(
   input-required-result-tampered-state@2026-07-28
   input-required-result-missing-input-response@2026-07-28
   input-required-result-validate-input@2026-07-28
-  # Tasks extension (SEP-2663; issue #24, long-running operations), against the second
+  # Tasks extension (SEP-2663; long-running operations), against the second
   # server. The suite runs these extension scenarios on the 2026-07-28 wire by default
   # and only with --force at a named revision (they are not on its spec timeline), so
   # they are run with --force at 2026-07-28. At 2025-11-25 its wire-schema-valid check

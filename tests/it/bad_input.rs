@@ -1,4 +1,4 @@
-//! Bad MCP input (issue #9), against the real binary over Streamable HTTP and stdio:
+//! Bad MCP input, against the real binary over Streamable HTTP and stdio:
 //! malformed JSON, wrong JSON-RPC versions and id types, huge messages, unknown methods,
 //! params of the wrong shape, calls before initialization, batches where the protocol
 //! revision has none, and a flood of notifications. Each gets the JSON-RPC error code or

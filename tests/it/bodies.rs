@@ -1,5 +1,5 @@
-//! Request bodies and header parameters as real servers read them (issue #20, defects 3,
-//! 4 and 9), against the in-process echo upstream, which shows the exact request:
+//! Request bodies and header parameters as real servers read them (tests/world's d3,
+//! d4 and d9), against the in-process echo upstream, which shows the exact request:
 //!
 //! * multipart file properties go out as file parts with a `filename` and a
 //!   `Content-Type`, read back by multer (the parser behind axum's `Multipart`);
@@ -492,7 +492,7 @@ async fn a_swagger_2_file_parameter_is_a_named_file_part() {
     );
 }
 
-/// Issue #34 item 14: a body, multipart part or form field declared `type: string,
+/// A body, multipart part or form field declared `type: string,
 /// format: byte` (or 3.0's `format: base64`) holds base64 text in the payload, which the
 /// upstream expects as it is. restmcp used to decode it and send the raw bytes. Now exactly
 /// the text the client gave reaches the upstream, and only `format: binary` is decoded.

@@ -278,7 +278,7 @@ fn check_reports_renames_and_dropped_keywords() {
     );
 }
 
-/// Issue #20, defect 7: `check` and `explain` say what a path key's `#` suffix became.
+/// `check` and `explain` say what a path key's `#` suffix became.
 #[test]
 fn check_and_explain_show_what_a_path_suffix_became() {
     let spec = fixture("aws-path-suffixes.yaml");
@@ -452,7 +452,7 @@ fn environment_variables_outside_the_config_tables_are_not_configuration() {
     );
 }
 
-/// Issue #34 item 16: `restmcp tools --json` printed the catalog's tools, not the served
+/// `restmcp tools --json` printed the catalog's tools, not the served
 /// `tools/list`, which also holds restmcp's status tool when an API documents a `202` and
 /// the discovery tools of an API in search mode (GitHub: 1,223 printed, 1,224 served). It
 /// now prints what a client gets: here the whole listing the server serves over Streamable

@@ -1,4 +1,4 @@
-//! Calls that change the world, through the real binary (issue #24), against the in-process
+//! Calls that change the world, through the real binary, against the in-process
 //! echo upstream that counts what reaches it. Idempotency keys: a repeat is answered from
 //! the store, a keyed POST is retried. Human confirmation: an initialize-based session is asked with
 //! `elicitation/create` (rmcp's client, over Streamable HTTP with sessions, so the question

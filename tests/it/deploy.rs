@@ -1,4 +1,4 @@
-//! Packaging (issue #6): the Kubernetes example in `deploy/kubernetes` and the `Dockerfile`
+//! Packaging: the Kubernetes example in `deploy/kubernetes` and the `Dockerfile`
 //! are wired to what restmcp actually reads. The ConfigMap's config loads and builds tools,
 //! the probes hit `/healthz` and `/readyz` on `server.listen`'s port, every variable the
 //! config names comes from a Secret key that exists, `--config` points into the mounted

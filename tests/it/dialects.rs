@@ -1,4 +1,4 @@
-//! Client schema dialects (issue #10) over every API description in ../shared/specs: each
+//! Client schema dialects over every API description in ../shared/specs: each
 //! tool's inputSchema, adapted to each dialect, breaks none of the dialect's rules and is
 //! still valid JSON Schema that compiles; and for a sample of tools, arguments generated
 //! for the adapted schema come back from `restore_arguments` valid for the original one.

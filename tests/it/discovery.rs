@@ -1,4 +1,4 @@
-//! Discovery modes for APIs too large to list (issue #10): GitHub's 1,223 operations behind
+//! Discovery modes for APIs too large to list: GitHub's 1,223 operations behind
 //! `search_tools` / `call_tool`, or `list_operations` / `describe_operation` /
 //! `call_operation`, served by the real binary to the Rust SDK client.
 

@@ -1,6 +1,5 @@
 //! The dispatcher against a real HTTP upstream on loopback: the upstream receives exactly
-//! the request the description defines, and every outcome is a faithful tool result
-//! (issue #3).
+//! the request the description defines, and every outcome is a faithful tool result.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -737,7 +736,7 @@ async fn secrets_reach_the_upstream_and_never_appear_in_any_output() {
     assert!(!catalog.list_json().contains(upstream::SECRET_TOKEN));
 }
 
-/// Issue #20, defect 7: the part of a path key from `#` on names the operation and is never
+/// The part of a path key from `#` on names the operation and is never
 /// requested; its `name=value` pairs go out as query parameters, as the declared parameters
 /// they match (filled in when the model leaves them out) or as fixed ones.
 #[tokio::test]
@@ -836,7 +835,7 @@ async fn path_suffixes_are_not_requested_and_their_query_pairs_are_sent() {
     );
 }
 
-/// Issue #34 item 15: AWS JSON-protocol descriptions key every operation as
+/// AWS JSON-protocol descriptions key every operation as
 /// `/#X-Amz-Target=Service.Operation` and declare `X-Amz-Target` as a header parameter too.
 /// The pair used to become a fixed query parameter as well (`?X-Amz-Target=…` beside the
 /// header). A pair that names a declared parameter fills that parameter, wherever it is (a
@@ -903,7 +902,7 @@ async fn a_suffix_pair_naming_a_declared_header_fills_that_header_only() {
     assert_eq!(seen["body"], r#"{"Limit":5}"#);
 }
 
-/// Issue #20, defect 7, in a real description: Box keys its shared-link operations as
+/// The same in a real description: Box keys its shared-link operations as
 /// `/files/{file_id}#get_shared_link`.
 #[tokio::test]
 async fn box_shared_link_operations_request_the_path_without_the_suffix() {

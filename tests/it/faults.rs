@@ -1,4 +1,4 @@
-//! Fault injection (issue #9): a misbehaving upstream on loopback, one misbehaviour per
+//! Fault injection: a misbehaving upstream on loopback, one misbehaviour per
 //! path. Each call ends with the right result within its timeout, a healthy call made
 //! while it is in flight is answered as usual, and afterwards no connection to the
 //! upstream and no task is left behind (both counted).

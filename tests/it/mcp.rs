@@ -1,5 +1,5 @@
 //! MCP over Streamable HTTP and stdio, driven by the official Rust SDK's client and by raw
-//! HTTP where the wire itself is the point (issue #4). Everything runs on loopback.
+//! HTTP where the wire itself is the point. Everything runs on loopback.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,4 +1,4 @@
-//! The built-in mock upstream (issue #7): answers from examples and from generated values,
+//! The built-in mock upstream: answers from examples and from generated values,
 //! request checking, determinism, and the shipped config answering out of the box.
 
 use std::sync::Arc;
@@ -165,7 +165,7 @@ fn the_shipped_config_answers_out_of_the_box() {
     assert!(result["structuredContent"]["name"].is_string(), "{text}");
 }
 
-/// Issue #7's first promise: the README's first command (`restmcp` with no arguments, in
+/// The mock's first promise: the README's first command (`restmcp` with no arguments, in
 /// the repository) starts a server whose tools answer, schema-valid, to a real MCP client.
 #[tokio::test]
 async fn the_readme_first_command_serves_tools_that_answer() {

@@ -1,5 +1,5 @@
-//! Content negotiation, compressed responses and scalar results (issue #20, defects 1, 2
-//! and 5), against an in-process upstream that negotiates the way real ones do: XML unless
+//! Content negotiation, compressed responses and scalar results (tests/world's d1, d2
+//! and d5), against an in-process upstream that negotiates the way real ones do: XML unless
 //! JSON is asked for first, gzip/deflate/br bodies whatever was asked, and a
 //! decompression bomb.
 

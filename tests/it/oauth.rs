@@ -1,4 +1,4 @@
-//! The OAuth resource server through the real binary (issue #23): a caller's token scopes
+//! The OAuth resource server through the real binary: a caller's token scopes
 //! decide which tools it sees and may call. Tokens here are HS256 (a secret shared through
 //! the environment), so no authorization server is needed; tests/oauth/ runs the same
 //! against oidc-provider with JWKS, introspection and token exchange.

@@ -1,4 +1,4 @@
-//! Long-running operations past their call (issue #24, part 3), through the real binary
+//! Long-running operations past their call, through the real binary
 //! against the in-process upstream: the handle and the status tool for a call that ran out
 //! of time, 2026-07-28 tasks (`tasks/get`, `tasks/cancel`) for a client that takes them, an
 //! operation that fails upstream, and an Azure-style PUT (`x-ms-long-running-operation`,

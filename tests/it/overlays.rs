@@ -1,4 +1,4 @@
-//! Shaping tools with YAML (issue #5): restmcp overlays, hand-written tools, OpenAPI
+//! Shaping tools with YAML: restmcp overlays, hand-written tools, OpenAPI
 //! Overlay 1.0, `x-mcp`, selection and `specs_dir`, all through the real loading path
 //! (config file → `load::load` → dispatcher) against the in-process echo upstream.
 

@@ -275,7 +275,7 @@ async fn a_kept_alive_connection_closed_under_a_post_is_an_error_not_a_second_po
     assert_eq!(seen.load(Ordering::SeqCst), 2);
 }
 
-/// Issue #34 item 13: patterns written for ECMA-262 that restmcp's validator could not
+/// Patterns written for ECMA-262 that restmcp's validator could not
 /// compile as written (`[\w-.+]`, a surrogate pair as two `\u` escapes, lone surrogates)
 /// were published, and every call of the tool was refused with "the tool's inputSchema
 /// cannot be used". The first two are now published rewritten into patterns that mean the

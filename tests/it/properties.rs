@@ -1,4 +1,4 @@
-//! Properties (issue #9), checked with proptest over generated inputs:
+//! Properties, checked with proptest over generated inputs:
 //! - any arguments valid for a tool build a request that an independent parser (the `url`
 //!   crate, a split on the separators, `serde_json`) reads back to the same values in the
 //!   same places;

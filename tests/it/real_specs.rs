@@ -1,5 +1,5 @@
 //! Every shipped fixture and every real-world spec in ../shared/specs maps completely to
-//! valid tools (issue #2).
+//! valid tools.
 
 use serde_json::{Value, json};
 
@@ -97,7 +97,7 @@ fn shared_github() {
     };
     let catalog = assert_spec_maps_completely(&path);
     assert_eq!(catalog.len(), 1223);
-    // Issue #20, defect 8: GitHub writes a schema's `example` as a `$ref` to an Example
+    // GitHub writes a schema's `example` as a `$ref` to an Example
     // object; the tool carries that example's value (assert_spec_maps_completely checked
     // that no `$ref` is left in any value of any tool).
     let rules = catalog
@@ -146,7 +146,7 @@ fn shared_box() {
     assert_eq!(assert_spec_maps_completely(&path).len(), 260);
 }
 
-/// Issue #20, defect 8: examples, defaults and enum members written as `$ref`s become the
+/// Examples, defaults and enum members written as `$ref`s become the
 /// Example objects' values or are left out (and `check` says so); no `$ref` leaves a tool.
 #[test]
 fn refs_in_examples_defaults_and_enums_never_leave_a_tool() {
@@ -208,7 +208,7 @@ fn refs_in_examples_defaults_and_enums_never_leave_a_tool() {
     }
 }
 
-/// Issue #20, defect 10: a summary or description made only of markup (BlazeMeter's icon
+/// A summary or description made only of markup (BlazeMeter's icon
 /// and no-break space) gives no title and the `METHOD /path` description; argument and
 /// property descriptions that clean to nothing are left out.
 #[test]
@@ -244,7 +244,7 @@ fn text_that_cleans_to_nothing_falls_back_or_is_left_out() {
     );
 }
 
-/// Issue #34 item 13, on the corpus: every `pattern` (and `patternProperties` name) of
+/// On the corpus: every `pattern` (and `patternProperties` name) of
 /// every description under `../shared/specs` is published as one restmcp's validator
 /// compiles, or left out; and every tool whose published schema holds a pattern compiles
 /// its validators, so none is uncallable because of its own schema.

@@ -1,4 +1,4 @@
-//! Hot reload end to end (issue #5): the real binary serving Streamable HTTP, a connected
+//! Hot reload end to end: the real binary serving Streamable HTTP, a connected
 //! client, and YAML files edited under it.
 
 use std::process::Stdio;

@@ -1,5 +1,5 @@
 //! Specs served over HTTP: relative `$ref`s and server URLs resolve against the URL of
-//! the document that holds them, and each document is fetched once (issue #2). The
+//! the document that holds them, and each document is fetched once. The
 //! server is in-process on 127.0.0.1:0; no traffic leaves the machine.
 
 use std::collections::HashMap;

@@ -165,7 +165,7 @@ fn the_shipped_configuration_passes() {
     assert_eq!(report["totals"]["http"]["ok"], 19);
 }
 
-/// Issue #7: selftest passes on every API description under `../shared/specs`, GitHub's
+/// Selftest passes on every API description under `../shared/specs`, GitHub's
 /// 1,223 tools included.
 #[test]
 fn selftest_passes_on_every_shared_spec() {

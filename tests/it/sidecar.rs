@@ -1,4 +1,4 @@
-//! Running as a sidecar (issue #6): health and readiness, metrics, logs and trace context,
+//! Running as a sidecar: health and readiness, metrics, logs and trace context,
 //! inbound authentication, Host/Origin/body checks, limits, CORS and graceful shutdown —
 //! all against the real binary on loopback.
 

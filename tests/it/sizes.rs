@@ -1,4 +1,4 @@
-//! Message sizes real clients accept (issue #20, defect 6). The official Python SDK refuses
+//! Message sizes real clients accept. The official Python SDK refuses
 //! an SSE event over 1 MiB (on the legacy transport the session ends with it) and the
 //! TypeScript SDK closes stdio past 10 MiB: `tools/list` pages end before 512 KiB on every
 //! transport and both paths, and a result too large for an SSE event or a stdio line comes

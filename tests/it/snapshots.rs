@@ -1,5 +1,5 @@
 //! Snapshots pin the exact tools of the Petstore specs, so any change to naming, schemas,
-//! annotations or argument maps shows up in review (issue #2).
+//! annotations or argument maps shows up in review.
 
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The official MCP Python SDK's OAuth client against restmcp, given nothing but its URL.
 
-Issue 23's second "Done when": `mcp.client.auth.OAuthClientProvider` (mcp 2.3.0) connects to
+The promise: `mcp.client.auth.OAuthClientProvider` (mcp 2.3.0) connects to
 restmcp over Streamable HTTP knowing only restmcp's URL. Everything else it must find itself:
 restmcp's 401 challenge, its protected-resource metadata (RFC 9728), the provider's metadata
 (RFC 8414), dynamic registration (RFC 7591), then authorization code + PKCE with a resource
@@ -16,7 +16,7 @@ result reads "Bearer [REDACTED]"). Two users, alice (a confidential client, clie
 client, no secret), each in a fresh client with empty storage, must each see their own subject
 upstream.
 
-Scope-aware tools (issue 23, part 3): the SDK's first token has the scope of restmcp's 401
+Scope-aware tools: the SDK's first token has the scope of restmcp's 401
 challenge (mcp:tools), so alice's and bob's first tools/list must not show whoami (echo:read), and
 calling it anyway gets restmcp's 403 insufficient_scope, on which the SDK steps up (SEP-2350:
 authorizes again, login and consent again, for the challenged scope together with the one it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# restmcp as an OAuth 2.1 resource server acting for its users (issue 23),
+# restmcp as an OAuth 2.1 resource server acting for its users,
 # tested against a real OpenID provider and a real upstream:
 #   oidc-provider, pinned in tests/oauth/package-lock.json and run by
 #     tests/oauth/provider.mjs (configuration, plus the RFC 8693 token-exchange
@@ -16,8 +16,8 @@
 #     scope-aware tools (users with different scopes see different tools/list
 #     results; a call without the tool's scope gets 403 insufficient_scope and
 #     never reaches httpbin; cacheScope "private" on 2026-07-28), then
-#     introspection rationed and trusted for a bounded time (issue #34 item 5:
-#     a flood of made-up opaque tokens costs the provider `burst`
+#     introspection rationed and trusted for a bounded time
+#     (a flood of made-up opaque tokens costs the provider `burst`
 #     introspections, then 429 with Retry-After; what a valid token on the
 #     same address sees; a revoked token refused within
 #     introspection_cache_seconds);

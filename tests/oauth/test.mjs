@@ -1,5 +1,5 @@
-// restmcp as an OAuth 2.1 resource server acting for its users (issue 23, parts
-// 1 to 3), proven against a real OpenID provider: oidc-provider (provider.mjs;
+// restmcp as an OAuth 2.1 resource server acting for its users (resource
+// server, token exchange, scope-aware tools), proven against a real OpenID provider: oidc-provider (provider.mjs;
 // its configuration, plus the RFC 8693 grant it lacks, the only handler of ours
 // on the provider side). Plain HTTP with the global fetch, so
 // every status code and WWW-Authenticate header is checked as a client sees it.
@@ -58,7 +58,7 @@
 //      says cacheScope "private"; s8 her adminReport call there: the same 403
 //   s9 no token of these checks in that restmcp's stderr
 // And, against two more restmcp servers with introspection_rate_limit = { per_second =
-// 0.2, burst = 3 } and introspection_cache_seconds = 2 (issue #34, item 5; the provider
+// 0.2, burst = 3 } and introspection_cache_seconds = 2 (the provider
 // counts the introspection requests it gets, GET /__test/introspections):
 //   r1 twelve made-up opaque tokens from one address: the first three are introspected
 //      (401), the rest get 429 with Retry-After, and the provider was asked three times
@@ -70,8 +70,8 @@
 //      address's ration, and served
 //   r4 a valid opaque token accepted, revoked at the provider's revocation endpoint,
 //      accepted at most 2 s after its introspection, then 401 invalid_token, and stays so
-// Why: these are the resource-server and token-exchange cases of issue 23's
-// "Done when" (and part 3's "two users with different scopes see different
+// Why: these are the resource-server and token-exchange cases restmcp
+// promises (and, for scope-aware tools, "two users with different scopes see different
 // tools/list results"), seen the way a remote MCP client sees them, with tokens from a
 // certified provider rather than tokens we mint (only j forges tokens, on
 // purpose), and an upstream nobody here wrote as the witness of what restmcp
@@ -449,7 +449,7 @@ function parseChallenge(header) {
 }
 
 // A 401/403 challenge: Bearer, the given error= (if any), and always the
-// resource_metadata URL (issue 23: on a missing, invalid or insufficient token).
+// resource_metadata URL (on a missing, invalid or insufficient token).
 function assertChallenge(r, status, error) {
   assert.equal(r.status, status, seen(r));
   const header = r.headers.get('www-authenticate');
@@ -714,8 +714,8 @@ async function stateless(server, token, method, params = {}) {
   return mcp({ id: 7, method, params: { ...params, _meta } }, { token, server, protocol: NEWEST, extraHeaders });
 }
 
-// The 403 insufficient_scope challenge of a call the token cannot make (issue 23,
-// part 3): Bearer, resource_metadata, error, error_description and scope = the
+// The 403 insufficient_scope challenge of a call the token cannot make
+// (scope-aware tools): Bearer, resource_metadata, error, error_description and scope = the
 // server's scopes plus the scopes of the tool's missing alternative (any order);
 // no JSON-RPC result. Returns the challenge's parameters.
 function assertScopeChallenge(r, server, wantScopes) {
@@ -1052,7 +1052,7 @@ describe('provider: users (authorization code + PKCE) and RFC 8693 token exchang
 
 let echo; // the restmcp whose upstream is httpbin (parts 2 and 3)
 
-describe('restmcp serve: token exchange towards httpbin (issue 23, part 2)', () => {
+describe('restmcp serve: token exchange towards httpbin', () => {
   let alice; // MCP tokens of two users
   let bob;
   const mcpScope = `${REQUIRED_SCOPE} echo:read`; // echo:read too: the tools' own scope (part 3)
@@ -1197,7 +1197,7 @@ ${userOauth('down', { tokenUrl: `http://127.0.0.1:${deadPort}/token`, prefix: 'd
   });
 });
 
-describe('restmcp serve: scope-aware tools (issue 23, part 3)', () => {
+describe('restmcp serve: scope-aware tools', () => {
   // Tokens of three users of the same server (the part 2 one, upstream httpbin):
   // alice as a normal user, bob with echo:admin too, carol with only mcp:tools.
   let alice;
@@ -1316,7 +1316,7 @@ describe('restmcp serve: scope-aware tools (issue 23, part 3)', () => {
   });
 });
 
-describe('restmcp serve: introspections rationed, verdicts trusted for a bounded time (issue #34, item 5)', () => {
+describe('restmcp serve: introspections rationed, verdicts trusted for a bounded time', () => {
   // Two restmcp servers like the first one (petstore in mock mode, this provider, opaque
   // tokens introspected by client restmcp), with a small ration and a short trust:
   // `rated` for the flood, `revoking` for revocation (each process has its own ration).

@@ -1,4 +1,4 @@
-"""The upstream of tests/results: 1000 numbered items served four ways (issue 24, part 4).
+"""The upstream of tests/results: 1000 numbered items served four ways.
 
 Every item is `{"id": "it_0001", "n": 1, "text": "<about 200 ASCII characters>"}` (ids and
 texts fixed, so a test can compare what came back with `item(n)`). Default page size 100,

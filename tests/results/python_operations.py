@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Long-running operations past their call (issue 24, part 3): the handle, the status tool and
+"""Long-running operations past their call: the handle, the status tool and
 2026-07-28's Tasks extension, driven by the official MCP Python SDK (and, through
 ts_operations.mjs, the official TypeScript SDK) against `restmcp serve` and a FastAPI upstream.
 

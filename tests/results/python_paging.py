@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Bounded results that stay usable (issue 24, part 4), with a real upstream, driven by the
+"""Bounded results that stay usable, with a real upstream, driven by the
 official MCP Python SDK.
 
 The upstream is tests/results/app.py (FastAPI under uvicorn, on a free loopback port): 1000
@@ -12,7 +12,7 @@ numbered items `{"id": "it_0001", "n": 1, "text": <about 200 characters>}`, defa
   startReport      POST /reports?polls=N                   202 + Location; its status says
                    "running" (Retry-After: 1) N times, then "succeeded" with the report
 Its `GET /_seen` (not in the spec) lists the query of every request it answered.
-The long-running suite (issue 24, part 3) checks that restmcp follows the 202 to the finished
+The long-running suite checks that restmcp follows the 202 to the finished
 status with progress notifications on the way, and that past the tool's time limit (a server
 with timeout_seconds = 2) the error result names the status URL and the setting to raise.
 

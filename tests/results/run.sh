@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bounded results that stay usable (issue 24, part 4), with a real upstream, against the
+# Bounded results that stay usable, with a real upstream, against the
 # official MCP Python SDK:
 #   tests/results/app.py  a FastAPI app (fastapi==0.165.0 under uvicorn==0.54.0, the pins of
 #     tests/world/run-world.sh) holding 1000 numbered items, served by offset and limit, by
@@ -10,9 +10,9 @@
 #     max_page_size = 50): whole items within the budget, the truncated note's numbers, and
 #     `next` followed until there is none covering every item exactly once; see its docstring
 #     for every check; also a long-running operation (202 Accepted, a status to poll) followed
-#     to its end with progress (issue 24, part 3);
-#   tests/results/python_operations.py  long-running operations past their call (issue 24,
-#     part 3) with the same app and SDK: the handle and the operation_status tool at 2025-11-25
+#     to its end with progress;
+#   tests/results/python_operations.py  long-running operations past their call
+#     with the same app and SDK: the handle and the operation_status tool at 2025-11-25
 #     and 2026-07-28, and the 2026-07-28 Tasks extension (tasks/get, tasks/cancel) driven
 #     through the SDK's extension interface; it also runs tests/results/ts_operations.mjs, the
 #     status-tool walk with the official TypeScript SDKs (@modelcontextprotocol/sdk 1.32.2 at

@@ -1,4 +1,4 @@
-// Long-running operations past their call (issue 24, part 3) with the official MCP TypeScript
+// Long-running operations past their call with the official MCP TypeScript
 // SDK: the status-tool walk, briefly. Run by python_operations.py (which starts the upstream,
 // tests/results/app.py, and restmcp W, no time limit, and T, `tool_timeouts.startReport = 1`):
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale-out test (issue #6): restmcp replicas behind nginx, driven by real MCP clients.
+# Scale-out test: restmcp replicas behind nginx, driven by real MCP clients.
 #
 #   RESTMCP_BIN=path/to/restmcp bash tests/scale-out/run.sh
 #

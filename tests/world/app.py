@@ -1,4 +1,4 @@
-"""A small FastAPI upstream for the third-party suite (tests/world, issue #20).
+"""A small FastAPI upstream for the third-party suite (tests/world).
 
 Nothing here is restmcp code: FastAPI, Starlette and python-multipart decide what a valid
 request is, the way they do for every API built on them. Each route stands for something real

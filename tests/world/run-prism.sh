@@ -4,7 +4,7 @@
 # with Node 24 in tests/world/prism/package-lock.json), which validates each request against the
 # same description. Any request Prism rejects (4xx), and any call that gets no answer, fails the
 # run unless tests/world/prism-known.yaml lists it with the clause that shows Prism is wrong (or
-# the part of issue #20 fixing restmcp); a listed case that no longer fails also fails the run.
+# the fix of restmcp under way); a listed case that no longer fails also fails the run.
 # tests/world/prism/run.mjs does the work and says how each call is judged.
 #
 #   RESTMCP_BIN=path/to/restmcp bash tests/world/run-prism.sh [--only LABEL]...

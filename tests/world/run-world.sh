@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The third-party suite of issue #20: restmcp against httpbin and a FastAPI app, driven by the
+# The third-party suite: restmcp against httpbin and a FastAPI app, driven by the
 # official MCP Python SDK (see tests/world/world.py for the checks).
 #
 #   RESTMCP_BIN=path/to/restmcp bash tests/world/run-world.sh [--only d1,d5]

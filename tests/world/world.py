@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The third-party suite of issue #20: restmcp against upstreams and clients nobody on the team wrote.
+"""The third-party suite: restmcp against upstreams and clients nobody on the team wrote.
 
 Upstreams, started on loopback from their registries:
   * httpbin (PyPI `httpbin`, the WSGI app behind httpbin.org) under gunicorn, described by
@@ -10,8 +10,8 @@ Client: the official MCP Python SDK (`mcp`), over stdio (`restmcp stdio`, which 
 2026-07-28), Streamable HTTP (`restmcp serve`: 2026-07-28 by discovery, and 2025-11-25 by the
 initialize handshake) and the legacy HTTP+SSE transport (2025-11-25 over /sse).
 
-One named check per defect of issue #20 (d8 and d10 are spec-level: they read `restmcp tools
---json`). Each prints one line, `PASS name -- what was seen` or `FAIL name -- every problem`,
+One named check per defect third-party software found in restmcp, d1 to d10 (d8 and d10 are
+spec-level: they read `restmcp tools --json`). Each prints one line, `PASS name -- what was seen` or `FAIL name -- every problem`,
 then `world: N passed, M failed`; the exit status is 0 only when nothing failed.
 
 Usage: world.py --bin PATH/TO/restmcp [--shared DIR] [--only d1,d5]
@@ -61,7 +61,7 @@ HARD_LIMIT = 420  # seconds: past this the driver kills its children and itself
 
 LATEST = "2026-07-28"
 SSE_EVENT_LIMIT = 1024 * 1024  # the Python SDK's max_event_size, for SSE on both transports
-PAGE_LIMIT = 512 * 1024  # the tools/list page size issue #20 asks for
+PAGE_LIMIT = 512 * 1024  # the tools/list page size restmcp keeps under
 
 # --------------------------------------------------------------------------------------
 # Results: tests/lib/harness.py's, as PASS/FAIL lines
@@ -300,8 +300,8 @@ class World:
         lines = ["[reload]", "enabled = false", ""]
         for name, spec, base in apis:
             lines += [f"[apis.{name}]", f"spec = {json.dumps(os.path.join(HERE, spec))}", f"base_url = {json.dumps(base)}",
-                      # d6 is about the transports' own size limits, not the result budget
-                      # (issue #24), which tests/results covers.
+                      # d6 is about the transports' own size limits, not the result budget,
+                      # which tests/results covers.
                       "max_result_tokens = 0"]
             if name in extra:
                 lines.append(extra[name])

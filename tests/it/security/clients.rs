@@ -1,4 +1,4 @@
-//! Issue #34, hostile clients (items 1–3), against the real binary on loopback: a repeated
+//! Hostile clients, against the real binary on loopback: a repeated
 //! request id is refused at once and every SSE answer is a counted stream with a deadline;
 //! one client cannot hold every session, stream or in-flight slot; and each static token is
 //! a caller of its own, whose idempotency records, confirmations, handles and legacy SSE
@@ -264,7 +264,7 @@ async fn one_client_holding_every_session_with_a_stream_gives_one_up_for_another
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // B still gets a session: the client holding the most gives up the one unused the
-    // longest (before issue #34, every initialize got 503).
+    // longest (before the per-client session cap, every initialize got 503).
     let b = session(&url, TOKEN_B).await.expect("B is served");
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
     let (status, _) = post(&url, TOKEN_B, Some(&b), &list).await;

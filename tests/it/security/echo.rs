@@ -1,5 +1,4 @@
-//! Nothing echoes what it should not, and a reload that hangs is abandoned (issue #19,
-//! items 4 and 5):
+//! Nothing echoes what it should not, and a reload that hangs is abandoned:
 //!
 //! * an upstream that echoes the API key back encoded (base64, hex, percent-encoded,
 //!   upper-cased, as a JSON key, inside an error text) leaks none of it into the result;

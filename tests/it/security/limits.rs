@@ -1,4 +1,4 @@
-//! Issue #19, item 4 (the listener, sessions, streams and in-flight limits) and item 5's
+//! The listener, sessions, streams and in-flight limits, and requests with
 //! two `Host` headers: each greedy or slow client is closed, refused or bounded, and
 //! `/healthz` keeps answering. Everything runs on loopback.
 
@@ -626,8 +626,8 @@ async fn an_idle_session_expires_and_its_client_gets_404() {
     assert_eq!(status, 404, "the idle session was not closed: {body}");
 }
 
-/// Issue #34 item 9 at full size: one client storing idempotent results as fast as it can
-/// (it added 544 MB in 5.7 s before the store had a byte budget) leaves RSS bounded by its
+/// The idempotency store's byte budget at full size: one client storing idempotent results
+/// as fast as it can (it added 544 MB in 5.7 s before the store had a byte budget) leaves RSS bounded by its
 /// share and /healthz answering. Minutes in a debug build:
 /// `cargo test --test it security::limits -- --ignored`.
 #[tokio::test]
@@ -676,8 +676,8 @@ async fn a_store_flood_leaves_rss_bounded_by_the_callers_share() {
     );
 }
 
-/// Issue #34 items 1 and 2 at full size, against the real binary with its default bounds:
-/// an anonymous client repeats the id of its call in flight ten thousand times (each such
+/// Repeated in-flight request ids and per-client caps at full size, against the real binary
+/// with its default bounds: an anonymous client repeats the id of its call in flight ten thousand times (each such
 /// request once held an SSE answer open for ever, until every connection was taken), then
 /// tries to hold two thousand sessions, each with its GET stream open. Every repeat is
 /// refused at once, the client keeps at most its share of sessions and streams, another

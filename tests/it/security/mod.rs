@@ -1,4 +1,4 @@
-//! The trust boundary (issue #19): each hostile input an attacker controls (a spec, what it
+//! The trust boundary: each hostile input an attacker controls (a spec, what it
 //! references, an MCP client, a slow or greedy connection) is refused with a clear error or
 //! bounded, and the server keeps answering.
 //!
@@ -9,9 +9,9 @@
 //!   request with two `Host` headers gets 400.
 //! * [`echo`]: nothing echoes what it should not (config errors, encoded secrets), and a reload
 //!   that hangs is abandoned.
-//! * [`clients`] (issue #34): a repeated request id, a client holding every session, stream or
+//! * [`clients`]: a repeated request id, a client holding every session, stream or
 //!   in-flight slot, and static-token clients reaching each other's records.
-//! * [`upstreams`] (issue #34): an upstream naming an operation's monitor elsewhere, echoing
+//! * [`upstreams`]: an upstream naming an operation's monitor elsewhere, echoing
 //!   issued tokens, or filling the idempotency store.
 
 mod clients;

@@ -1,5 +1,5 @@
-//! `$ref`s and spec fetching stay in their place (issue #19, item 3), and what is read is
-//! bounded (item 4): each test builds a hostile spec and shows it refused with an error
+//! `$ref`s and spec fetching stay in their place, and what is read is
+//! bounded: each test builds a hostile spec and shows it refused with an error
 //! that names the problem (and the key that loosens it), with nothing read, fetched or
 //! connected to that the spec had no business reaching. Every server is on 127.0.0.1.
 
@@ -434,7 +434,7 @@ async fn a_yaml_alias_bomb_split_over_files_is_bounded_by_one_budget() {
     );
 }
 
-/// Issue #34 item 12: a file inside the spec's directory that is not a schema (a text file,
+/// A file inside the spec's directory that is not a schema (a text file,
 /// a YAML file of settings) is read when the spec references it, but `restmcp check` says
 /// what it found there by kind and file, never by its contents.
 #[test]
@@ -511,7 +511,7 @@ paths:
     }
 }
 
-/// Issue #34 item 11: a large scalar aliased many times is few values and many bytes
+/// A large scalar aliased many times is few values and many bytes
 /// (3 MB of YAML took 2.3 GB): the expansion is charged in bytes too, to
 /// `loading.max_api_bytes`, shared by the documents of one load.
 #[tokio::test]

@@ -363,7 +363,7 @@ async fn a_reloaded_spec_cannot_move_calls_to_another_origin() {
     let _ = client.cancel().await;
 }
 
-/// Issue #34 item 10: a file dropped beside a spec under the conventional overlay name is
+/// A file dropped beside a spec under the conventional overlay name is
 /// not the operator. It may shape tools, as the spec may; it may not read the environment,
 /// raise a limit or waive a confirmation, unless the operator opts into the convention.
 #[tokio::test]

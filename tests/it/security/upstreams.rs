@@ -1,4 +1,4 @@
-//! Issue #34, hostile upstreams (items 7–9), against the real binary: an upstream that names
+//! Hostile upstreams, against the real binary: an upstream that names
 //! an operation's monitor on another origin does not make restmcp go there (nor carry the
 //! user's credentials there); an upstream that echoes an issued token never gets it into a
 //! result; and the idempotency store stays within its byte budget whatever a caller stores.

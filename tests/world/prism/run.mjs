@@ -32,7 +32,7 @@
 //                    not match the tool's outputSchema                        → reported
 //        prism       5xx from Prism itself (no serializer for a media type)  → reported
 //   5. Cases listed in tests/world/prism-known.yaml (each with the clause that shows it, or
-//      the part of issue #20 that fixes restmcp) do not fail the run, and a spec listed
+//      the fix of restmcp under way) do not fail the run, and a spec listed
 //      with `skip` is not run; a listed case that no longer happens fails the run, so the
 //      list stays true.
 
