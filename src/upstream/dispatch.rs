@@ -7,147 +7,27 @@
 //! dropped with it, and nothing else is left running.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::auth::{Authenticator, CallContext};
+use super::auth::Authenticator;
+use super::called::{CallOutcome, CallStats, Called, UnknownTool};
+use super::context::CallContext;
 use super::decode;
 use super::exchange::{Exchange, Exchanged, Failure, Outgoing, Received, Undecodable};
 use super::http::HttpExchange;
 use super::operation::{self, Pending, Polled};
 use super::paging;
+use super::rate_limit::Limited;
 use super::request;
 use super::response::{self, HttpResponse};
 use super::settings::UpstreamSettings;
 use super::validate::Validators;
 use super::{Content, ToolResult};
 use crate::catalog::{Catalog, ToolLimit};
-use crate::config::{Config, RateLimit};
-use crate::rate::{Bucket, Keyed};
-
-/// The tool name is not in the catalog: a protocol error, not a tool result.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown tool \"{0}\"")]
-pub struct UnknownTool(pub String);
-
-/// How a call ended, for metrics and logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallOutcome {
-    /// The upstream answered below 400 (or the mock did).
-    Ok,
-    /// Refused before sending: bad arguments, a request that cannot be built, missing
-    /// credentials.
-    ToolError,
-    Upstream4xx,
-    Upstream5xx,
-    Timeout,
-    Unreachable,
-    RateLimited,
-    /// Answered from the result stored under the call's idempotency key; not sent again.
-    Replayed,
-    /// Not sent: the user declined (or could not be asked for) the confirmation the tool
-    /// needs.
-    Unconfirmed,
-}
-
-impl CallOutcome {
-    /// Every outcome, for checks that each has its place in the metrics.
-    pub const ALL: [CallOutcome; 9] = [
-        CallOutcome::Ok,
-        CallOutcome::ToolError,
-        CallOutcome::Upstream4xx,
-        CallOutcome::Upstream5xx,
-        CallOutcome::Timeout,
-        CallOutcome::Unreachable,
-        CallOutcome::RateLimited,
-        CallOutcome::Replayed,
-        CallOutcome::Unconfirmed,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallOutcome::Ok => "ok",
-            CallOutcome::ToolError => "tool_error",
-            CallOutcome::Upstream4xx => "upstream_4xx",
-            CallOutcome::Upstream5xx => "upstream_5xx",
-            CallOutcome::Timeout => "timeout",
-            CallOutcome::Unreachable => "unreachable",
-            CallOutcome::RateLimited => "rate_limited",
-            CallOutcome::Unconfirmed => "unconfirmed",
-            CallOutcome::Replayed => "replayed",
-        }
-    }
-
-    fn of_status(status: u16) -> CallOutcome {
-        match status {
-            500.. => CallOutcome::Upstream5xx,
-            400.. => CallOutcome::Upstream4xx,
-            _ => CallOutcome::Ok,
-        }
-    }
-}
-
-/// What a call did on the wire; never bodies or secrets.
-#[derive(Debug, Clone)]
-pub struct CallStats {
-    pub api: String,
-    pub outcome: CallOutcome,
-    /// The final upstream (or mock) status.
-    pub status: Option<u16>,
-    /// Time from the first send to the body read, retries included.
-    pub upstream: Option<Duration>,
-    pub attempts: u32,
-    pub bytes_sent: u64,
-    pub bytes_received: u64,
-}
-
-impl CallStats {
-    fn new(api: &str, outcome: CallOutcome) -> CallStats {
-        CallStats {
-            api: api.to_string(),
-            outcome,
-            status: None,
-            upstream: None,
-            attempts: 0,
-            bytes_sent: 0,
-            bytes_received: 0,
-        }
-    }
-}
-
-/// A finished call: the result for the client and the stats for the operator.
-#[derive(Debug, Clone)]
-pub struct Called {
-    pub result: ToolResult,
-    pub stats: CallStats,
-    /// A long-running operation the call started that goes on upstream: the result says
-    /// so, and this is what it takes to look at it again ([`Dispatcher::resume`]).
-    pub operation: Option<Box<Pending>>,
-}
-
-impl Called {
-    /// A result of API `api` answered without calling it, with this outcome (a replay, or a
-    /// refusal made above the dispatcher).
-    pub fn unsent(api: &str, result: ToolResult, outcome: CallOutcome) -> Called {
-        Called {
-            result,
-            stats: CallStats::new(api, outcome),
-            operation: None,
-        }
-    }
-
-    /// A call of a tool of API `api` that was not sent because its confirmation was not
-    /// given: an error result with `text`.
-    pub fn unconfirmed(api: &str, text: String) -> Called {
-        Called {
-            operation: None,
-            result: ToolResult::error(text),
-            stats: CallStats::new(api, CallOutcome::Unconfirmed),
-        }
-    }
-}
+use crate::config::Config;
 
 /// Calls tools of one catalog.
 pub struct Dispatcher {
@@ -164,38 +44,6 @@ pub struct Dispatcher {
     buckets: HashMap<String, Limited>,
     /// [`Dispatcher::longest_time_limit`], worked out when first asked.
     longest: std::sync::OnceLock<Duration>,
-}
-
-/// Callers per tool whose buckets are kept; at the cap, the buckets that have refilled
-/// (the same as new ones) go, else the one least recently used.
-const MAX_CALLERS_PER_TOOL: usize = 10_000;
-
-/// A tool's rate limit: the bucket shared by the callers without an identity, and each
-/// caller's own.
-struct Limited {
-    shared: Mutex<Bucket>,
-    callers: Keyed,
-}
-
-impl Limited {
-    fn new(limit: &RateLimit) -> Limited {
-        Limited {
-            shared: Mutex::new(Bucket::new(limit.per_second, limit.burst())),
-            callers: Keyed::new(limit.per_second, limit.burst(), MAX_CALLERS_PER_TOOL),
-        }
-    }
-
-    /// Takes a token from `caller`'s bucket (the shared one without a caller).
-    fn take(&self, caller: Option<&str>, now: Instant) -> Result<(), Duration> {
-        match caller {
-            Some(caller) => self.callers.take(caller, now),
-            None => self
-                .shared
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take(now),
-        }
-    }
 }
 
 impl Dispatcher {

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use super::auth::CallContext;
+use super::context::CallContext;
 use super::decode::DecodeError;
 use super::request::HttpRequest;
 use super::settings::UpstreamSettings;

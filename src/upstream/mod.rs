@@ -5,6 +5,11 @@
 //!
 //! * [`Dispatcher`] (`dispatch.rs`): one call end to end — validate, rate-limit, build,
 //!   hand to the API's exchange within the time limit, map the answer, redact.
+//! * [`CallContext`] (`context.rs`): what a call carries besides its arguments (forwarded
+//!   headers, trace context, result shape, who it acts for, operation status).
+//! * `called.rs`: what a call gives back, [`Called`] (the result and its [`CallStats`]:
+//!   [`CallOutcome`], what went over the wire) or [`UnknownTool`].
+//! * `rate_limit.rs`: the tools' rate limits, a token bucket per tool and caller.
 //! * [`validate`]: arguments against the inputSchema, results against the outputSchema,
 //!   compiled once per tool.
 //! * [`request`]: a tool's argument map → the [`request::HttpRequest`] (pure, no I/O).
@@ -20,22 +25,24 @@
 //! * `settings.rs`: [`UpstreamSettings`], how one API is called.
 
 pub mod auth;
+mod called;
+mod context;
 pub mod decode;
 mod dispatch;
 pub mod exchange;
 mod http;
 pub mod operation;
 pub mod paging;
+mod rate_limit;
 pub mod request;
 pub mod response;
 mod settings;
 pub mod validate;
 
-pub use auth::{Authenticator, CallContext};
-pub use dispatch::{
-    CallOutcome, CallStats, Called, Dispatcher, LongRunning, Prepared, Preview, Ready, Resumed,
-    UnknownTool,
-};
+pub use auth::Authenticator;
+pub use called::{CallOutcome, CallStats, Called, UnknownTool};
+pub use context::CallContext;
+pub use dispatch::{Dispatcher, LongRunning, Prepared, Preview, Ready, Resumed};
 pub use exchange::Exchange;
 pub use settings::UpstreamSettings;
 

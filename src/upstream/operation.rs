@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use url::Url;
 
-use super::auth::CallContext;
+use super::context::CallContext;
 use super::exchange::{Exchange, Exchanged, Failure, Outgoing, Received};
 use super::request::HttpRequest;
 use super::settings::UpstreamSettings;
