@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!  0  config   json   secret   http_client      settings, and helpers any floor may use
-//!     digest   rate
+//!     digest   rate   parallel
 //!  1  telemetry   identity   store              logs, metrics, trace context; who calls;
 //!                                                keys replicas share
 //!  2  spec                                       bytes → documents → one operation model
@@ -29,8 +29,8 @@
 //!   nothing else of the crate.
 //! * [`json`] (value kinds, number-aware equality, pointer escaping, compact length), [`secret`] (values that
 //!   never print), [`digest`] (hex, SHA-256 of parts, random tokens), [`rate`] (token
-//!   buckets, and a bounded table of them per key) and [`http_client`] (the one pooled
-//!   rustls client) are small and cross-cutting.
+//!   buckets, and a bounded table of them per key), [`parallel`] (a map over a slice on all
+//!   cores) and [`http_client`] (the one pooled rustls client) are small and cross-cutting.
 //! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context.
 //! * [`identity`] is who a request acts for: the [`identity::Caller`] an OAuth access token
 //!   named (issuer, subject, scopes), made by the HTTP guard and read by the floors above.
@@ -83,6 +83,7 @@ pub mod json;
 pub mod load;
 pub mod mcp;
 pub mod mock;
+pub mod parallel;
 pub mod rate;
 pub mod reload;
 pub mod schema;

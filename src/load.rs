@@ -330,7 +330,7 @@ pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
             let checked = configured || tools.len() <= UNCONFIGURED_DIALECT_TOOLS;
             let dropped = match checked {
                 false => Vec::new(),
-                true => crate::catalog::on_all_cores(&tools, |chunk| {
+                true => crate::parallel::on_all_cores(&tools, |chunk| {
                     chunk
                         .iter()
                         .filter_map(|tool| {

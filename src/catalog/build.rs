@@ -619,38 +619,12 @@ fn synthesize_all(
     docs: &DocumentSet,
     operations: &[&spec::Operation<'_>],
 ) -> Vec<Result<Draft, String>> {
-    on_all_cores(operations, |chunk| {
+    crate::parallel::on_all_cores(operations, |chunk| {
         let mut graph = RefGraph::new(docs);
         let mut full_defs = synthesize::FullDefs::default();
         chunk
             .iter()
             .map(|op| synthesize::synthesize(cx, &mut graph, &mut full_defs, op))
-            .collect()
-    })
-}
-
-/// `run` over `items` split in one chunk per available core (at most 8; one chunk for
-/// fewer than 64 items), each on its own thread; the results in item order.
-pub fn on_all_cores<T: Sync, R: Send>(items: &[T], run: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    if threads <= 1 || items.len() < 64 {
-        return run(items);
-    }
-    let run = &run;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(items.len().div_ceil(threads))
-            .map(|chunk| scope.spawn(move || run(chunk)))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| match handle.join() {
-                Ok(results) => results,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
             .collect()
     })
 }

@@ -12,7 +12,7 @@
 //! reload). The rest, one concept a file:
 //!
 //! - `build`: [`build()`] and its [`ApiInput`]: select, synthesize (on all cores,
-//!   [`on_all_cores`]), name and patch every API's operations, add the hand-written tools,
+//!   [`crate::parallel::on_all_cores`]), name and patch every API's operations, add the hand-written tools,
 //!   check names are unique ([`CatalogError`]).
 //! - `tool`: one [`Tool`]: its MCP form, [`Annotations`], [`Origin`] and the [`Route`] the
 //!   dispatcher follows ([`BaseUrl`], [`ToolLimit`], [`OutputPlan`], [`MockAnswer`], and
@@ -52,7 +52,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
-pub use build::{ApiInput, CatalogError, MOCK_BASE_URL, build, on_all_cores};
+pub use build::{ApiInput, CatalogError, MOCK_BASE_URL, build};
 pub use naming::NameChange;
 pub use report::{ApiReport, Hoisting, OperationOutcome, OperationReport, Relaxation, Report};
 pub use schema_text::{SchemaText, SharedSchemas};

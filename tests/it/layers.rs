@@ -11,10 +11,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The floors, lowest first. A module may name only modules on lower floors, so the first
-/// floor names none of the others: `config` owns its own types, and `json`, `secret` and
-/// `http_client` are small cross-cutting helpers any floor may use.
+/// floor names none of the others: `config` owns its own types, and the rest of it are
+/// small cross-cutting helpers any floor may use.
 const FLOORS: &[&[&str]] = &[
-    &["config", "json", "secret", "http_client", "digest", "rate"],
+    &[
+        "config",
+        "json",
+        "secret",
+        "http_client",
+        "digest",
+        "rate",
+        "parallel",
+    ],
     &["telemetry", "identity", "store"],
     &["spec"],
     &["schema"],
