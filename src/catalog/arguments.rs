@@ -1,4 +1,5 @@
-//! The argument map: for each tool, where every argument goes on the wire.
+//! The argument map: for each tool, where every argument goes on the wire; and the
+//! inputSchema object those arguments are the properties of ([`object_schema`]).
 //!
 //! It is exact and reversible: each argument of the input schema has one binding, each
 //! binding one argument, and no two bindings share a location and wire name. The
@@ -9,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::spec::{Encoding, ParamLocation, Style};
 
@@ -72,6 +73,44 @@ pub struct Binding {
     pub default: Option<serde_json::Value>,
 }
 
+impl Binding {
+    /// An optional argument sent at `location` under `wire_name`, serialized as OpenAPI
+    /// serializes a parameter there by default (simple and not exploded in a path or a
+    /// header, form and exploded anywhere else), with no content type, no fixed value and no
+    /// default.
+    pub fn new(
+        argument: impl Into<String>,
+        location: Location,
+        wire_name: impl Into<String>,
+    ) -> Binding {
+        let simple = matches!(location, Location::Path | Location::Header);
+        Binding {
+            argument: argument.into(),
+            location,
+            wire_name: wire_name.into(),
+            style: if simple { Style::Simple } else { Style::Form },
+            explode: !simple,
+            allow_reserved: false,
+            content_type: None,
+            required: false,
+            binary: false,
+            fixed: None,
+            default: None,
+        }
+    }
+
+    /// An optional argument sent as the header `wire_name` (see [`Binding::new`]).
+    pub fn header(argument: impl Into<String>, wire_name: impl Into<String>) -> Binding {
+        Binding::new(argument, Location::Header, wire_name)
+    }
+
+    /// The optional file name of the multipart file part `wire_name` (see
+    /// [`Location::FileName`]).
+    pub fn file_name(argument: impl Into<String>, wire_name: impl Into<String>) -> Binding {
+        Binding::new(argument, Location::FileName, wire_name)
+    }
+}
+
 /// How the request body is sent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BodyPlan {
@@ -115,6 +154,19 @@ pub struct FilePart {
     /// The property is an array of files.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub many: bool,
+}
+
+/// The inputSchema of a tool whose arguments are `properties`: an object of exactly those
+/// properties, `required` naming the ones the model must give (left out when none).
+pub fn object_schema(properties: Map<String, Value>, required: Vec<Value>) -> Map<String, Value> {
+    let mut schema = Map::new();
+    schema.insert("type".into(), Value::from("object"));
+    schema.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        schema.insert("required".into(), Value::Array(required));
+    }
+    schema.insert("additionalProperties".into(), Value::Bool(false));
+    schema
 }
 
 /// Every argument of one tool, in input-schema order.

@@ -278,19 +278,10 @@ fn plan_idempotency(tool: &mut Tool, configured: Option<&str>) {
     tool.route
         .arguments
         .bindings
-        .push(super::arguments::Binding {
-            argument: IDEMPOTENCY_ARGUMENT.into(),
-            location: super::arguments::Location::Header,
-            wire_name: header.to_string(),
-            style: spec::Style::Simple,
-            explode: false,
-            allow_reserved: false,
-            content_type: None,
-            required: false,
-            binary: false,
-            fixed: None,
-            default: None,
-        });
+        .push(super::arguments::Binding::header(
+            IDEMPOTENCY_ARGUMENT,
+            header,
+        ));
     tool.route.idempotency = Some(super::Idempotency {
         header: header.to_string(),
         argument: IDEMPOTENCY_ARGUMENT.into(),

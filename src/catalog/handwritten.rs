@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::arguments::{ArgumentMap, Binding, BodyPlan, Location};
+use super::arguments::{ArgumentMap, Binding, BodyPlan, Location, object_schema};
 use super::naming::{is_valid_argument_name, is_valid_tool_name};
 use super::patch::{self, NewTool, PatchError, PatchSource};
 use super::{Annotations, BaseUrl, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool};
-use crate::spec::{Method, ParamLocation, Style};
+use crate::spec::{Method, ParamLocation};
 
 /// What a hand-written tool needs from its API.
 pub struct ApiContext<'a> {
@@ -123,27 +123,9 @@ pub fn build(
                 body_required = true;
             }
         }
-        let param_location = match location {
-            Location::Path => Some(ParamLocation::Path),
-            Location::Query => Some(ParamLocation::Query),
-            Location::Header => Some(ParamLocation::Header),
-            Location::Cookie => Some(ParamLocation::Cookie),
-            _ => None,
-        };
         bindings.push(Binding {
-            argument: argument.clone(),
-            location,
-            wire_name: argument.clone(),
-            style: param_location
-                .map(Style::default_for)
-                .unwrap_or(Style::Form),
-            explode: !matches!(location, Location::Path | Location::Header),
-            allow_reserved: false,
-            content_type: None,
             required: is_required,
-            binary: false,
-            fixed: None,
-            default: None,
+            ..Binding::new(argument.clone(), location, argument.clone())
         });
         properties.insert(argument.clone(), schema);
     }
@@ -168,13 +150,7 @@ pub fn build(
         files: Default::default(),
     });
 
-    let mut input_schema = Map::new();
-    input_schema.insert("type".into(), json!("object"));
-    input_schema.insert("properties".into(), Value::Object(properties));
-    if !required.is_empty() {
-        input_schema.insert("required".into(), Value::Array(required));
-    }
-    input_schema.insert("additionalProperties".into(), json!(false));
+    let input_schema = object_schema(properties, required);
 
     let (output_schema, output) = match &spec.output_schema {
         None => (None, None),
@@ -201,12 +177,7 @@ pub fn build(
         }
     };
 
-    let mut annotations = Annotations {
-        read_only_hint: method.is_safe(),
-        destructive_hint: matches!(method, Method::Delete | Method::Put | Method::Patch),
-        idempotent_hint: method.is_idempotent(),
-        open_world_hint: true,
-    };
+    let mut annotations = Annotations::of_method(method);
     if let Some(patch) = &spec.annotations {
         patch.apply_to(&mut annotations);
     }
@@ -218,10 +189,8 @@ pub fn build(
         input_schema: Value::Object(input_schema).into(),
         output_schema: output_schema.map(SchemaText::from),
         annotations,
+        // The operator wrote the inputSchema; it is published as written (no `full_input`).
         route: Route {
-            api: cx.api.to_string(),
-            method,
-            path: spec.path.clone(),
             base_url: cx.base_url.map(|u| BaseUrl::new(u.trim_end_matches('/'))),
             arguments: ArgumentMap { bindings },
             accept: match (cx.accept, &spec.output_schema) {
@@ -231,19 +200,10 @@ pub fn build(
             },
             body,
             output,
-            security: Vec::new(),
-            timeout: None,
-            max_response_bytes: None,
-            max_result_tokens: None,
-            response_fields: Vec::new(),
-            confirm: Default::default(),
-            idempotency: None,
-            long_running: None,
             mock: cx
                 .mock
                 .then(|| Arc::new(mock_answer(method, spec.output_schema.as_ref()))),
-            // The operator wrote this schema; it is published as written.
-            full_input: None,
+            ..Route::new(cx.api, method, spec.path.clone())
         },
         origin: Origin {
             api: cx.api.to_string(),

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FixedValue, Location};
+use super::arguments::{
+    ArgumentMap, Binding, BodyPlan, FileContent, FixedValue, Location, object_schema,
+};
 use super::naming::{ArgumentNames, NameRequest, argument_name};
 
 mod body;
@@ -21,8 +23,7 @@ use super::{
 };
 use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Scope, Session, hoist};
 use crate::spec::{
-    Method, Operation, ParamLocation, Parameter, SpecVersion, Style, media, model::is_success,
-    values,
+    Operation, ParamLocation, Parameter, SpecVersion, Style, media, model::is_success, values,
 };
 pub use body::default_filename;
 use body::{
@@ -163,23 +164,14 @@ pub(super) fn synthesize<'d>(
         description: description(op, cx.max_description_length),
         input_schema,
         output_schema,
-        annotations: annotations(op.method),
+        annotations: Annotations::of_method(op.method),
         route: Route {
-            api: cx.api.to_string(),
-            method: op.method,
-            path: op.http_path().to_string(),
             base_url,
             arguments,
             body,
             output,
             accept: accept(op),
             security: op.security.clone(),
-            timeout: None,
-            max_response_bytes: None,
-            max_result_tokens: None,
-            response_fields: Vec::new(),
-            confirm: Default::default(),
-            idempotency: None,
             long_running: op.long_running.or_else(|| {
                 op.responses
                     .iter()
@@ -188,6 +180,7 @@ pub(super) fn synthesize<'d>(
             }),
             mock,
             full_input: budgeted.full,
+            ..Route::new(cx.api, op.method, op.http_path())
         },
         notes,
         schema_notes,
@@ -545,17 +538,13 @@ fn input_at<'d>(
                         file_fields.push((argument.clone(), wire.clone()));
                     }
                     body_bindings.push(Binding {
-                        argument: argument.clone(),
-                        location: Location::BodyField,
-                        wire_name: wire.clone(),
                         style: encoding.map(|e| e.style).unwrap_or(Style::Form),
                         explode: encoding.map(|e| e.explode).unwrap_or(true),
                         allow_reserved: encoding.is_some_and(|e| e.allow_reserved),
                         content_type: encoding.and_then(|e| e.content_type.clone()),
                         required: is_required,
                         binary,
-                        fixed: None,
-                        default: None,
+                        ..Binding::new(argument.clone(), Location::BodyField, wire.clone())
                     });
                     properties.insert(argument, field_schema);
                 }
@@ -583,17 +572,10 @@ fn input_at<'d>(
                     required.push(json!(argument));
                 }
                 body_bindings.push(Binding {
-                    argument,
-                    location: Location::Body,
-                    wire_name: String::new(),
-                    style: Style::Form,
-                    explode: true,
-                    allow_reserved: false,
                     content_type: Some(body.media_type.clone()),
                     required: body.required,
                     binary,
-                    fixed: None,
-                    default: None,
+                    ..Binding::new(argument, Location::Body, "")
                 });
             }
         }
@@ -675,19 +657,7 @@ fn input_at<'d>(
                 argument.clone(),
                 (name.clone(), filename_schema(file, argument, wire)),
             );
-            body_bindings.push(Binding {
-                argument: name,
-                location: Location::FileName,
-                wire_name: wire.clone(),
-                style: Style::Form,
-                explode: true,
-                allow_reserved: false,
-                content_type: None,
-                required: false,
-                binary: false,
-                fixed: None,
-                default: None,
-            });
+            body_bindings.push(Binding::file_name(name, wire.clone()));
         }
     }
 
@@ -714,13 +684,7 @@ fn input_at<'d>(
         Emission::Whole | Emission::Within(_) => Vec::new(),
     };
     let schema_notes = session.into_notes();
-    let mut schema = Map::new();
-    schema.insert("type".into(), json!("object"));
-    schema.insert("properties".into(), Value::Object(ordered));
-    if !required.is_empty() {
-        schema.insert("required".into(), Value::Array(required));
-    }
-    schema.insert("additionalProperties".into(), json!(false));
+    let mut schema = object_schema(ordered, required);
     if let Some(defs) = defs {
         schema.insert("$defs".into(), Value::Object(defs));
     }
@@ -874,17 +838,9 @@ fn fixed_query(
         ));
         described.push(format!("{name}={value} is sent as a fixed query parameter"));
         bindings.push(Binding {
-            argument,
-            location: Location::Query,
-            wire_name: name.clone(),
-            style: Style::Form,
-            explode: true,
-            allow_reserved: false,
-            content_type: None,
             required: true,
-            binary: false,
             fixed: Some(FixedValue::Literal(Value::String(value.clone()))),
-            default: None,
+            ..Binding::new(argument, Location::Query, name.clone())
         });
     }
     let mut note = format!(
@@ -1106,17 +1062,6 @@ fn accept(op: &Operation<'_>) -> String {
         .filter(|r| is_success(&r.status) || r.status.eq_ignore_ascii_case("default"))
         .flat_map(|r| r.media_types.iter());
     media::accept(answers.chain(op.produces.iter()).map(String::as_str))
-}
-
-/// MCP tool annotations, every hint explicit. Safe methods only read; DELETE, PUT and PATCH
-/// may overwrite or remove; POST is taken to add. Every tool reaches an external API.
-fn annotations(method: Method) -> Annotations {
-    Annotations {
-        read_only_hint: method.is_safe(),
-        destructive_hint: matches!(method, Method::Delete | Method::Put | Method::Patch),
-        idempotent_hint: method.is_idempotent(),
-        open_world_hint: true,
-    }
 }
 
 fn single_line(text: &str) -> String {

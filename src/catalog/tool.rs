@@ -21,6 +21,20 @@ pub struct Annotations {
     pub open_world_hint: bool,
 }
 
+impl Annotations {
+    /// The hints `method` gives, every one explicit. Safe methods only read; DELETE, PUT and
+    /// PATCH may overwrite or remove; POST is taken to add. Every tool reaches an external
+    /// API.
+    pub fn of_method(method: Method) -> Annotations {
+        Annotations {
+            read_only_hint: method.is_safe(),
+            destructive_hint: matches!(method, Method::Delete | Method::Put | Method::Patch),
+            idempotent_hint: method.is_idempotent(),
+            open_world_hint: true,
+        }
+    }
+}
+
 /// Whether a call needs a human's confirmation ([`Route::confirm`]). While the catalog is
 /// built, `Policy` stands for "as the API's `confirm` policy says"; a built catalog holds
 /// only `Always` and `Never`.
@@ -49,6 +63,33 @@ pub struct Idempotency {
 }
 
 impl Route {
+    /// A route to `method path` of `api` with nothing else settled: no base URL, arguments,
+    /// body or output plan, `Accept: */*`, no security requirement, no per-tool limits or
+    /// response fields, confirmation left to the API's policy, no idempotency key, not
+    /// long-running, no mock answer, and the inputSchema published in full.
+    pub fn new(api: impl Into<String>, method: Method, path: impl Into<String>) -> Route {
+        Route {
+            api: api.into(),
+            method,
+            path: path.into(),
+            base_url: None,
+            arguments: ArgumentMap::default(),
+            body: None,
+            output: None,
+            accept: "*/*".into(),
+            security: Vec::new(),
+            timeout: None,
+            max_response_bytes: None,
+            max_result_tokens: None,
+            response_fields: Vec::new(),
+            confirm: Confirmation::Policy,
+            idempotency: None,
+            long_running: None,
+            mock: None,
+            full_input: None,
+        }
+    }
+
     /// Whether a human confirms each call of this tool before its request is sent.
     pub fn needs_confirmation(&self) -> bool {
         self.confirm == Confirmation::Always
