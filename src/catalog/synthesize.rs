@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::arguments::{
-    ArgumentMap, Binding, BodyPlan, FileContent, FixedValue, Location, object_schema,
+    ArgumentMap, Binding, BodyPlan, FileContent, FilePart, FixedValue, Location, object_schema,
 };
 use super::naming::{ArgumentNames, NameRequest, argument_name};
 
@@ -23,11 +23,12 @@ use super::{
 };
 use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Scope, Session, hoist};
 use crate::spec::{
-    Operation, ParamLocation, Parameter, SpecVersion, Style, media, model::is_success, values,
+    Operation, ParamLocation, Parameter, RequestBody, SpecVersion, Style, media, model::is_success,
+    values,
 };
 pub use body::default_filename;
 use body::{
-    BodyForm, body_form, default_body_schema, describe_body, describe_file, file_part,
+    BodyForm, Fields, body_form, default_body_schema, describe_body, describe_file, file_part,
     filename_schema, flatten, followed, is_binary, raw_body_schema, xml_root,
 };
 
@@ -91,6 +92,8 @@ fn hoisted_text(mut schema: Value, scope: Scope) -> (SchemaText, (usize, usize))
 /// tools that reach it.
 pub(super) type FullDefs = rustc_hash::FxHashMap<NodeId, SchemaText>;
 
+/// One operation's tool, unnamed: its inputSchema within its budget, its outputSchema,
+/// both hoisted; its route (with the mock answer of an API in mock mode), text and notes.
 pub(super) fn synthesize<'d>(
     cx: &Context<'d>,
     graph: &mut RefGraph<'d>,
@@ -102,8 +105,73 @@ pub(super) fn synthesize<'d>(
     let budgeted = input(cx, graph, full_defs, op, &mut notes, &mut provenance)?;
     let (input_schema, arguments, body, mut schema_notes) = budgeted.input;
     let (input_schema, input_sizes) = hoisted_text(input_schema, Scope::InsideProperties);
+    let output = published_output(cx, graph, op, &mut notes, &mut schema_notes);
+    let hoisting = Hoisting {
+        input_before: input_sizes.0,
+        input_after: input_sizes.1,
+        output_before: output.sizes.0,
+        output_after: output.sizes.1,
+    };
+    let hoisted = (hoisting.saved() > 0).then_some(hoisting);
+    let base_url = base_url(cx, op);
+    let mock = cx
+        .mock
+        .then(|| Arc::new(mock_answer(cx, graph, op, output.relaxed_below)));
+    route_notes(op, base_url.is_none(), &mut notes);
+    Ok(Draft {
+        naming: NameRequest {
+            operation_id: op.operation_id.clone(),
+            identity: op.label(),
+            method: op.method.key(),
+            path: op.path.clone(),
+        },
+        title: title(op),
+        description: description(op, cx.max_description_length),
+        input_schema,
+        output_schema: output.schema,
+        annotations: Annotations::of_method(op.method),
+        route: Route {
+            base_url,
+            arguments,
+            body,
+            output: output.plan,
+            accept: accept(op),
+            security: op.security.clone(),
+            long_running: long_running(op),
+            mock,
+            full_input: budgeted.full,
+            ..Route::new(cx.api, op.method, op.http_path())
+        },
+        notes,
+        schema_notes,
+        relaxed: budgeted.relaxed,
+        hoisted,
+        provenance,
+    })
+}
+
+/// The outputSchema as published, and what the rest of synthesis needs of it.
+struct PublishedOutput {
+    /// Tidied and hoisted.
+    schema: Option<SchemaText>,
+    plan: Option<OutputPlan>,
+    /// Its size before and after hoisting ((0, 0) without one).
+    sizes: (usize, usize),
+    /// The depth the mock answer's schema is relaxed below (see [`mock_answer`]).
+    relaxed_below: Option<usize>,
+}
+
+/// The outputSchema ([`output`]) tidied and hoisted; its translation notes merged into
+/// `schema_notes`, or a note saying why there is none when it could not be made.
+fn published_output<'d>(
+    cx: &Context<'d>,
+    graph: &mut RefGraph<'d>,
+    op: &Operation<'_>,
+    notes: &mut Vec<String>,
+    schema_notes: &mut Notes,
+) -> PublishedOutput {
     let mut relaxed_below = Some(MOCK_SCHEMA_DEPTH);
-    let (output_schema, output) = match output(cx, graph, op) {
+    let (schema, plan) = match output(cx, graph, op) {
         Ok(Some((schema, plan, output_notes, depth))) => {
             schema_notes.merge(output_notes);
             relaxed_below = depth;
@@ -115,30 +183,36 @@ pub(super) fn synthesize<'d>(
             (None, None)
         }
     };
-    let (output_schema, output_sizes) = match output_schema {
+    let (schema, sizes) = match schema {
         Some(schema) => {
             let (text, sizes) = hoisted_text(tidied(schema, 0), Scope::Everywhere);
             (Some(text), sizes)
         }
         None => (None, (0, 0)),
     };
-    let hoisting = Hoisting {
-        input_before: input_sizes.0,
-        input_after: input_sizes.1,
-        output_before: output_sizes.0,
-        output_after: output_sizes.1,
-    };
-    let hoisted = (hoisting.saved() > 0).then_some(hoisting);
-    let base_url = match cx.base_url {
+    PublishedOutput {
+        schema,
+        plan,
+        sizes,
+        relaxed_below,
+    }
+}
+
+/// Where the tool's requests go: the configured base URL (no trailing slash), else the
+/// operation's first absolute server URL, else for an API in mock mode [`super::MOCK_BASE_URL`].
+fn base_url(cx: &Context<'_>, op: &Operation<'_>) -> Option<super::BaseUrl> {
+    match cx.base_url {
         Some(url) => Some(url.trim_end_matches('/').to_string()),
         None => op.servers.iter().find(|s| s.contains("://")).cloned(),
     }
     .or_else(|| cx.mock.then(|| super::MOCK_BASE_URL.to_string()))
-    .map(super::BaseUrl::new);
-    let mock = cx
-        .mock
-        .then(|| Arc::new(mock_answer(cx, graph, op, relaxed_below)));
-    if base_url.is_none() {
+    .map(super::BaseUrl::new)
+}
+
+/// Notes on how the tool's requests are sent: that it has no base URL, and the body media
+/// types also accepted besides the one it is sent in.
+fn route_notes(op: &Operation<'_>, no_base_url: bool, notes: &mut Vec<String>) {
+    if no_base_url {
         notes.push(format!(
             "no absolute server URL (servers: {:?}); set base_url for this API in the config",
             op.servers
@@ -153,40 +227,16 @@ pub(super) fn synthesize<'d>(
             body.alternatives.join(", ")
         ));
     }
-    Ok(Draft {
-        naming: NameRequest {
-            operation_id: op.operation_id.clone(),
-            identity: op.label(),
-            method: op.method.key(),
-            path: op.path.clone(),
-        },
-        title: title(op),
-        description: description(op, cx.max_description_length),
-        input_schema,
-        output_schema,
-        annotations: Annotations::of_method(op.method),
-        route: Route {
-            base_url,
-            arguments,
-            body,
-            output,
-            accept: accept(op),
-            security: op.security.clone(),
-            long_running: op.long_running.or_else(|| {
-                op.responses
-                    .iter()
-                    .any(|response| response.status == "202")
-                    .then_some(crate::spec::FinalState::Default)
-            }),
-            mock,
-            full_input: budgeted.full,
-            ..Route::new(cx.api, op.method, op.http_path())
-        },
-        notes,
-        schema_notes,
-        relaxed: budgeted.relaxed,
-        hoisted,
-        provenance,
+}
+
+/// Where a long-running operation's final result is read: as its description marks it,
+/// else the default for an operation documenting a 202; `None` for any other.
+fn long_running(op: &Operation<'_>) -> Option<crate::spec::FinalState> {
+    op.long_running.or_else(|| {
+        op.responses
+            .iter()
+            .any(|response| response.status == "202")
+            .then_some(crate::spec::FinalState::Default)
     })
 }
 
@@ -205,6 +255,10 @@ struct Budgeted {
 /// fits is published.
 const INPUT_CUT_OFFS: [usize; 10] = [12, 10, 8, 6, 5, 4, 3, 2, 1, 0];
 
+/// What one attempt at the inputSchema made: the schema tidied (with its argument map,
+/// body plan and notes), and the notes and provenance its emission wrote.
+type Attempt = (Input, Vec<String>, Vec<(String, String)>);
+
 /// The inputSchema within `max_input_schema_bytes`. Most tools fit on the first attempt,
 /// whose emission stops as soon as it passes the budget (so an oversized tool costs no
 /// more than its budget to find out). One that does not is emitted again with deep levels
@@ -219,148 +273,219 @@ fn input<'d>(
     notes: &mut Vec<String>,
     provenance: &mut Vec<(String, String)>,
 ) -> Result<Budgeted, String> {
-    let budget = cx.max_input_schema_bytes;
     let describe = cx.max_parameter_description_length;
-    let unlimited = |input: Input| {
-        let (schema, arguments, body, schema_notes) = input;
-        Budgeted {
-            input: (tidied(schema, describe), arguments, body, schema_notes),
-            full: None,
-            relaxed: None,
-        }
-    };
-    if budget == 0 {
-        return Ok(unlimited(
-            input_at(cx, graph, op, notes, provenance, Emission::Whole)?.input,
-        ));
+    if cx.max_input_schema_bytes == 0 {
+        let whole = input_at(cx, graph, op, notes, provenance, Emission::Whole)?;
+        return Ok(unlimited(whole.input, describe));
     }
-    let attempt = |graph: &mut RefGraph<'d>, max_depth: usize, budget: usize| {
-        let mut attempt_notes = notes.clone();
-        let mut attempt_provenance = provenance.clone();
-        let limit = Limit { max_depth, budget };
-        let Emitted {
-            input, exceeded, ..
-        } = input_at(
-            cx,
-            graph,
-            op,
-            &mut attempt_notes,
-            &mut attempt_provenance,
-            Emission::Within(limit),
-        )?;
-        if exceeded {
-            // Abandoned half-way: nothing of it is worth finishing.
-            return Ok::<_, String>((false, None));
-        }
-        let (schema, arguments, body, schema_notes) = input;
-        // Measured before hoisting, which only makes it smaller.
-        let schema = tidied(schema, describe);
-        let fits = json_len(&schema) <= budget;
-        Ok((
-            fits,
-            Some((
-                (schema, arguments, body, schema_notes),
-                attempt_notes,
-                attempt_provenance,
-            )),
-        ))
-    };
-    let (fits, first) = attempt(graph, usize::MAX, budget)?;
-    let mut chosen = None;
-    let mut depth = None;
-    if fits {
-        chosen = first;
-    } else {
-        // The deepest cut-off that fits, by binary search: the size only grows with depth.
-        let (mut lo, mut hi) = (0, INPUT_CUT_OFFS.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let (fits, result) = attempt(graph, INPUT_CUT_OFFS[mid], budget)?;
-            if fits {
-                depth = Some(INPUT_CUT_OFFS[mid]);
-                chosen = result;
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-    }
-    if chosen.is_none() {
-        // Not even the arguments alone fit (hundreds of them, or long descriptions): the
-        // shallowest form, whole, over the budget; `check` shows by how much.
-        depth = Some(0);
-        chosen = attempt(graph, 0, usize::MAX)?.1;
-    }
-    let Some(((published, arguments, body, schema_notes), chosen_notes, chosen_provenance)) =
-        chosen
-    else {
-        return Ok(unlimited(
-            input_at(cx, graph, op, notes, provenance, Emission::Whole)?.input,
-        ));
+    let (chosen, depth) = deepest_fitting(cx, graph, op, notes, provenance)?;
+    let Some((published, chosen_notes, chosen_provenance)) = chosen else {
+        let whole = input_at(cx, graph, op, notes, provenance, Emission::Whole)?;
+        return Ok(unlimited(whole.input, describe));
     };
     *notes = chosen_notes;
     *provenance = chosen_provenance;
     let Some(depth) = depth else {
         return Ok(Budgeted {
-            input: (published, arguments, body, schema_notes),
+            input: published,
             full: None,
             relaxed: None,
         });
     };
     // Relaxed: the full schema, for the dispatcher. Same arguments, same bindings; its
     // definitions shared, so that each is converted once however many tools reach it.
+    let (full_schema, defs) = full_schema(cx, graph, full_defs, op, notes, provenance, &published)?;
+    let (schema, arguments, _, _) = &published;
+    let full_arguments = full_arguments(arguments, schema, &full_schema);
+    let relaxed = Relaxation {
+        below_depth: depth,
+        budget: cx.max_input_schema_bytes,
+        full_bytes: json_len(&full_schema)
+            + defs
+                .iter()
+                .map(|(name, text)| name.len() + 4 + text.as_str().len())
+                .sum::<usize>(),
+        published_bytes: json_len(schema),
+        arguments: full_arguments
+            .iter()
+            .map(|(index, _)| arguments.bindings[*index].argument.clone())
+            .collect(),
+    };
+    Ok(Budgeted {
+        input: published,
+        full: Some(Arc::new(FullInput {
+            arguments: full_arguments,
+            defs,
+        })),
+        relaxed: Some(relaxed),
+    })
+}
+
+/// An inputSchema emitted with no budget, tidied, published as it is.
+fn unlimited(input: Input, describe: usize) -> Budgeted {
+    let (schema, arguments, body, schema_notes) = input;
+    Budgeted {
+        input: (tidied(schema, describe), arguments, body, schema_notes),
+        full: None,
+        relaxed: None,
+    }
+}
+
+/// The deepest emission within `max_input_schema_bytes` and its cut-off depth: whole
+/// when it fits (depth `None`), else the deepest cut-off that fits, by binary search (the
+/// size only grows with depth). When not even the arguments alone fit (hundreds of them,
+/// or long descriptions): the shallowest form, whole, over the budget (depth 0; `check`
+/// shows by how much).
+fn deepest_fitting<'d>(
+    cx: &Context<'d>,
+    graph: &mut RefGraph<'d>,
+    op: &Operation<'_>,
+    notes: &[String],
+    provenance: &[(String, String)],
+) -> Result<(Option<Attempt>, Option<usize>), String> {
+    let budget = cx.max_input_schema_bytes;
+    let within = |max_depth| Limit { max_depth, budget };
+    let (fits, first) = attempt(cx, graph, op, notes, provenance, within(usize::MAX))?;
+    if fits {
+        return Ok((first, None));
+    }
+    let (mut lo, mut hi) = (0, INPUT_CUT_OFFS.len());
+    let (mut chosen, mut depth) = (None, None);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        let (fits, result) = attempt(
+            cx,
+            graph,
+            op,
+            notes,
+            provenance,
+            within(INPUT_CUT_OFFS[mid]),
+        )?;
+        if fits {
+            depth = Some(INPUT_CUT_OFFS[mid]);
+            chosen = result;
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    if chosen.is_none() {
+        let unbounded = Limit {
+            max_depth: 0,
+            budget: usize::MAX,
+        };
+        depth = Some(0);
+        chosen = attempt(cx, graph, op, notes, provenance, unbounded)?.1;
+    }
+    Ok((chosen, depth))
+}
+
+/// One emission within `limit`, on copies of the notes and provenance so far: whether it
+/// fits the limit's budget, and what it made; nothing when it passed the budget half-way
+/// (nothing of it is worth finishing).
+fn attempt<'d>(
+    cx: &Context<'d>,
+    graph: &mut RefGraph<'d>,
+    op: &Operation<'_>,
+    notes: &[String],
+    provenance: &[(String, String)],
+    limit: Limit,
+) -> Result<(bool, Option<Attempt>), String> {
+    let mut attempt_notes = notes.to_vec();
+    let mut attempt_provenance = provenance.to_vec();
+    let Emitted {
+        input, exceeded, ..
+    } = input_at(
+        cx,
+        graph,
+        op,
+        &mut attempt_notes,
+        &mut attempt_provenance,
+        Emission::Within(limit),
+    )?;
+    if exceeded {
+        return Ok((false, None));
+    }
+    let (schema, arguments, body, schema_notes) = input;
+    // Measured before hoisting, which only makes it smaller.
+    let schema = tidied(schema, cx.max_parameter_description_length);
+    let fits = json_len(&schema) <= limit.budget;
+    let made = (schema, arguments, body, schema_notes);
+    Ok((fits, Some((made, attempt_notes, attempt_provenance))))
+}
+
+/// The full inputSchema of a relaxed tool and the `$defs` it refers to: emitted with shared
+/// definitions (each converted once per thread, see [`FullDefs`]) when that comes out with
+/// the published arguments; else whole, with its own `$defs` interned.
+fn full_schema<'d>(
+    cx: &Context<'d>,
+    graph: &mut RefGraph<'d>,
+    full_defs: &mut FullDefs,
+    op: &Operation<'_>,
+    notes: &[String],
+    provenance: &[(String, String)],
+    (published, arguments, _, _): &Input,
+) -> Result<(Value, Vec<(String, SchemaText)>), String> {
+    let describe = cx.max_parameter_description_length;
     let flatten = arguments
         .bindings
         .iter()
         .any(|b| b.location == Location::BodyField);
+    let emission = Emission::Shared { flatten };
     let full = input_at(
         cx,
         graph,
         op,
-        &mut notes.clone(),
-        &mut provenance.clone(),
-        Emission::Shared { flatten },
+        &mut notes.to_vec(),
+        &mut provenance.to_vec(),
+        emission,
     )?;
-    let mut full_schema = tidied(full.input.0, describe);
-    let mut defs = Vec::with_capacity(full.reached.len());
-    if same_arguments(&published, &full_schema) {
-        for (id, name) in full.reached {
-            let text = match full_defs.get(&id) {
-                Some(text) => text.clone(),
-                None => {
-                    let mut body =
-                        Session::shared(graph, cx.version, Direction::Input).emit_definition(id);
-                    tidy_schema(&mut body, describe);
-                    let text = cx.shared.intern(SchemaText::new(&body));
-                    full_defs.insert(id, text.clone());
-                    text
-                }
-            };
-            defs.push((name, text));
-        }
-    } else {
-        // The shared form did not come out with the published arguments (a body that
-        // flattens one way only): the full schema with its own `$defs`, as an unlimited
-        // budget would have published it. Rare, and never an argument left unchecked.
-        let whole = input_at(
-            cx,
-            graph,
-            op,
-            &mut notes.clone(),
-            &mut provenance.clone(),
-            Emission::Whole,
-        )?;
-        full_schema = tidied(whole.input.0, describe);
-        if let Some(Value::Object(own)) = full_schema
-            .as_object_mut()
-            .and_then(|map| map.remove("$defs"))
-        {
-            defs.extend(
-                own.into_iter()
-                    .map(|(name, body)| (name, cx.shared.intern(SchemaText::new(&body)))),
-            );
-        }
+    let full_schema = tidied(full.input.0, describe);
+    if same_arguments(published, &full_schema) {
+        let defs = full.reached.into_iter().map(|(id, name)| {
+            let text = full_defs.entry(id).or_insert_with(|| {
+                let mut body =
+                    Session::shared(graph, cx.version, Direction::Input).emit_definition(id);
+                tidy_schema(&mut body, describe);
+                cx.shared.intern(SchemaText::new(&body))
+            });
+            (name, text.clone())
+        });
+        return Ok((full_schema, defs.collect()));
     }
+    // The shared form did not come out with the published arguments (a body that flattens
+    // one way only): the full schema with its own `$defs`, as an unlimited budget would
+    // have published it. Rare, and never an argument left unchecked.
+    let whole = input_at(
+        cx,
+        graph,
+        op,
+        &mut notes.to_vec(),
+        &mut provenance.to_vec(),
+        Emission::Whole,
+    )?;
+    let mut full_schema = tidied(whole.input.0, describe);
+    let mut defs = Vec::new();
+    if let Some(Value::Object(own)) = full_schema
+        .as_object_mut()
+        .and_then(|map| map.remove("$defs"))
+    {
+        defs.extend(
+            own.into_iter()
+                .map(|(name, body)| (name, cx.shared.intern(SchemaText::new(&body)))),
+        );
+    }
+    Ok((full_schema, defs))
+}
+
+/// The arguments of a relaxed tool checked against their full schema too, by binding
+/// index: those whose published schema differs from the full one, and those that refer to
+/// `$defs` even when their own text is the same (what they refer to may have been relaxed).
+fn full_arguments(
+    arguments: &ArgumentMap,
+    published: &Value,
+    full_schema: &Value,
+) -> Vec<(usize, SchemaText)> {
     let mut full_arguments = Vec::new();
     for (index, binding) in arguments.bindings.iter().enumerate() {
         let (Some(whole), Some(cut)) = (
@@ -369,35 +494,11 @@ fn input<'d>(
         ) else {
             continue;
         };
-        // An argument that refers to `$defs` is kept in full even when its own text is the
-        // same: what it refers to may have been relaxed.
-        let refers = values::holds_ref(cut);
-        if whole != cut || refers {
+        if whole != cut || values::holds_ref(cut) {
             full_arguments.push((index, SchemaText::new(whole)));
         }
     }
-    let relaxed = Relaxation {
-        below_depth: depth,
-        budget,
-        full_bytes: json_len(&full_schema)
-            + defs
-                .iter()
-                .map(|(name, text)| name.len() + 4 + text.as_str().len())
-                .sum::<usize>(),
-        published_bytes: json_len(&published),
-        arguments: full_arguments
-            .iter()
-            .map(|(index, _)| arguments.bindings[*index].argument.clone())
-            .collect(),
-    };
-    Ok(Budgeted {
-        input: (published, arguments, body, schema_notes),
-        full: Some(Arc::new(FullInput {
-            arguments: full_arguments,
-            defs,
-        })),
-        relaxed: Some(relaxed),
-    })
+    full_arguments
 }
 
 /// True when `full` has an argument for each of `published`'s.
@@ -434,6 +535,29 @@ struct Emitted {
     reached: Vec<(NodeId, String)>,
 }
 
+/// The body as it travels: the operation's request body, how it is given ([`BodyForm`]),
+/// and its declared schema with `$ref`s at its root followed.
+type TravellingBody<'o, 'a> = (&'o RequestBody<'a>, BodyForm, Option<Value>);
+
+/// The arguments of one inputSchema as they are claimed, body first, then parameters,
+/// then file names.
+#[derive(Default)]
+struct Claimed {
+    names: ArgumentNames,
+    /// The body's arguments (its fields, or the whole `body`), in body order.
+    properties: Map<String, Value>,
+    /// Every required argument, in the order claimed (see [`order_required`]).
+    required: Vec<Value>,
+    /// The parameters' bindings, and the fixed query parameters' ahead of them.
+    bindings: Vec<Binding>,
+    /// The body's bindings, file names included.
+    body_bindings: Vec<Binding>,
+    /// Multipart file properties: (argument, wire name), in body order.
+    file_fields: Vec<(String, String)>,
+}
+
+/// One emission of the inputSchema: the body's arguments, then the parameters', then the
+/// path suffix's fixed query parameters and the file names, in one object schema.
 fn input_at<'d>(
     cx: &Context<'d>,
     graph: &mut RefGraph<'d>,
@@ -442,241 +566,29 @@ fn input_at<'d>(
     provenance: &mut Vec<(String, String)>,
     emission: Emission,
 ) -> Result<Emitted, String> {
-    // How the body travels decides whether its schema is translated at all: a body sent
-    // as a raw document or as bytes is one string argument, whatever the schema says.
-    let body_form = op.request_body.as_ref().and_then(|body| {
-        let declared = body.schema.as_ref().map(|piece| followed(graph, piece));
-        body_form(body, declared.as_ref(), notes).map(|form| (body, form, declared))
-    });
-    let xml_root = match &body_form {
-        Some((body, BodyForm::Raw { binary: false }, _)) if media::is_xml(&body.media_type) => body
-            .schema
-            .as_ref()
-            .and_then(|piece| xml_root(graph, piece)),
-        _ => None,
-    };
-    let mut session = match emission {
-        Emission::Shared { .. } => Session::shared(graph, cx.version, Direction::Input),
-        _ => Session::new(graph, cx.version, Direction::Input),
-    };
-    for param in &op.parameters {
-        session.analyze(&param.schema)?;
-    }
-    if let Some((body, BodyForm::Schema, _)) = &body_form
-        && let Some(schema) = &body.schema
-    {
-        session.analyze(schema)?;
-    }
-    session.begin(match emission {
-        Emission::Within(limit) => Some(limit),
-        Emission::Whole | Emission::Shared { .. } => None,
-    });
-
-    let mut names = ArgumentNames::default();
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    let mut bindings = Vec::new();
-
+    let body = travelling_body(graph, op, notes);
+    let xml_root = body.as_ref().and_then(|body| xml_root_of(graph, body));
+    let mut session = input_session(cx, graph, op, body.as_ref(), emission)?;
+    let mut claimed = Claimed::default();
     // The body claims its names first: its properties are the API's own vocabulary, so on
     // a clash the parameter is the one renamed (`id` and `id__query`).
-    let body = body_form.map(|(body, form, declared)| {
-        let schema = match (&form, &body.schema) {
-            (BodyForm::Schema, Some(piece)) => {
-                let from = session.notes.invalid.len();
-                let schema = session.emit_root(piece);
-                session.label_notes(from, "request body");
-                schema
-            }
-            (BodyForm::Schema, None) => default_body_schema(&body.media_type),
-            (BodyForm::Raw { binary }, _) => {
-                raw_body_schema(body, *binary, xml_root.clone(), declared.as_ref())
-            }
-        };
-        (body, form, schema)
+    let body_plan = body.map(|(body, form, declared)| {
+        let schema = body_schema(&mut session, body, &form, xml_root, declared.as_ref());
+        claim_body(&mut session, &mut claimed, body, form, schema, emission)
     });
-    let mut body_plan = None;
-    let mut body_bindings = Vec::new();
-    // Multipart file properties: (argument, wire name), in body order.
-    let mut file_fields: Vec<(String, String)> = Vec::new();
-    if let Some((body, form, mut schema)) = body {
-        let kind = media::classify(&body.media_type);
-        let multipart = kind == media::MediaKind::Multipart;
-        let mut files = BTreeMap::new();
-        let flattened = match (&form, emission) {
-            (BodyForm::Raw { .. }, _) | (BodyForm::Schema, Emission::Shared { flatten: false }) => {
-                None
-            }
-            // Its parts are references here, where the published schema had them inline.
-            (BodyForm::Schema, Emission::Shared { flatten: true }) => {
-                flatten(&session.expand_parts(&schema))
-            }
-            (BodyForm::Schema, _) => flatten(&schema),
-        };
-        let flat = flattened.is_some();
-        match flattened {
-            Some((fields, field_required)) => {
-                for (wire, mut field_schema) in fields {
-                    let argument = names.claim(&argument_name(&wire), "body");
-                    // The body's own `required` holds even when the body is optional
-                    // (`requestBody.required` left out, as in Twilio's and Box's
-                    // descriptions): a body sent without those properties is invalid, and
-                    // with any of them required the body is never empty.
-                    let is_required = field_required.contains(&wire);
-                    if is_required {
-                        required.push(json!(argument));
-                    }
-                    let encoding = body.encoding.get(&wire);
-                    let file = multipart
-                        .then(|| file_part(&mut field_schema, encoding))
-                        .flatten();
-                    let binary = match &file {
-                        Some(file) => file.content == FileContent::Base64,
-                        None => !multipart && is_binary(&field_schema),
-                    };
-                    if let Some(file) = file {
-                        files.insert(wire.clone(), file);
-                        file_fields.push((argument.clone(), wire.clone()));
-                    }
-                    body_bindings.push(Binding {
-                        style: encoding.map(|e| e.style).unwrap_or(Style::Form),
-                        explode: encoding.map(|e| e.explode).unwrap_or(true),
-                        allow_reserved: encoding.is_some_and(|e| e.allow_reserved),
-                        content_type: encoding.and_then(|e| e.content_type.clone()),
-                        required: is_required,
-                        binary,
-                        ..Binding::new(argument.clone(), Location::BodyField, wire.clone())
-                    });
-                    properties.insert(argument, field_schema);
-                }
-            }
-            None => {
-                let argument = names.claim("body", "body");
-                if multipart {
-                    // The parts of a whole multipart body are the members of one object:
-                    // its declared file properties are sent as files, named after them.
-                    if let Some(Value::Object(members)) = schema.get_mut("properties") {
-                        for (wire, member) in members.iter_mut() {
-                            if let Some(file) = file_part(member, body.encoding.get(wire)) {
-                                describe_file(member, &file, wire, None);
-                                files.insert(wire.clone(), file);
-                            }
-                        }
-                    }
-                }
-                let binary = match form {
-                    BodyForm::Raw { binary } => binary,
-                    BodyForm::Schema => !multipart && is_binary(&schema),
-                };
-                properties.insert(argument.clone(), describe_body(schema, body));
-                if body.required {
-                    required.push(json!(argument));
-                }
-                body_bindings.push(Binding {
-                    content_type: Some(body.media_type.clone()),
-                    required: body.required,
-                    binary,
-                    ..Binding::new(argument, Location::Body, "")
-                });
-            }
-        }
-        body_plan = Some(BodyPlan {
-            media_type: body.media_type.clone(),
-            required: body.required,
-            flattened: flat,
-            encoding: body.encoding.clone(),
-            files,
-        });
-    }
-
-    let mut params: Vec<&Parameter<'_>> = op.parameters.iter().collect();
-    params.sort_by_key(|p| p.location);
-    let mut param_properties = Vec::new();
-    for param in params {
-        let wanted = argument_name(&param.name);
-        let argument = names.claim(&wanted, param.location.as_str());
-        if argument != wanted {
-            notes.push(format!(
-                "{} parameter \"{}\" is argument \"{argument}\" (\"{wanted}\" is taken)",
-                param.location.as_str(),
-                param.name
-            ));
-        }
-        let mut schema = parameter_schema(&mut session, param, &argument);
-        let default = filled_in(op, param, &schema, notes);
-        if let Some((value, from_suffix)) = &default {
-            if let Value::Object(map) = &mut schema {
-                map.insert("default".into(), value.clone());
-            }
-            if *from_suffix && let Some(suffix) = &op.suffix {
-                provenance.push((
-                    format!("arguments.{argument}"),
-                    format!(
-                        "spec (parameter; its default is from the path suffix \"#{}\")",
-                        suffix.text
-                    ),
-                ));
-            }
-        }
-        // A value restmcp fills in need not come from the model.
-        if param.required && default.is_none() {
-            required.push(json!(argument));
-        }
-        bindings.push(Binding {
-            argument: argument.clone(),
-            location: param.location.into(),
-            wire_name: param.name.clone(),
-            style: param.style,
-            explode: param.explode,
-            allow_reserved: param.allow_reserved,
-            content_type: param.content_type.clone(),
-            required: param.required,
-            binary: is_binary(&schema),
-            fixed: None,
-            default: default.map(|(value, _)| value),
-        });
-        param_properties.push((argument, schema));
-    }
+    let param_properties = claim_parameters(&mut session, op, &mut claimed, notes, provenance);
     // The suffix's pairs no declared query parameter carries are sent with every call, as
     // hidden arguments with fixed values, ahead of the declared ones (where AWS puts them).
-    let fixed = fixed_query(op, &mut names, notes, provenance);
-    bindings.splice(0..0, fixed);
-
-    // Every file part may be named by the model: an optional `{argument}_filename`,
-    // claimed after all the operation's own names so that it never takes one of them.
-    let mut filename_arguments = BTreeMap::new();
-    if let Some(plan) = &body_plan {
-        for (argument, wire) in &file_fields {
-            let Some(file) = plan.files.get(wire) else {
-                continue;
-            };
-            let name = names.claim(&format!("{argument}_filename"), "filename");
-            if let Some(schema) = properties.get_mut(argument) {
-                describe_file(schema, file, wire, Some(&name));
-            }
-            filename_arguments.insert(
-                argument.clone(),
-                (name.clone(), filename_schema(file, argument, wire)),
-            );
-            body_bindings.push(Binding::file_name(name, wire.clone()));
-        }
-    }
-
-    // Parameters first in the schema (path, query, header, cookie), then the body: the
-    // order a person reads an HTTP request in. A file's name follows the file.
-    let mut ordered = Map::new();
-    for (argument, schema) in param_properties {
-        ordered.insert(argument, schema);
-    }
-    for (argument, schema) in properties {
-        let filename = filename_arguments.remove(&argument);
-        ordered.insert(argument, schema);
-        if let Some((name, schema)) = filename {
-            ordered.insert(name, schema);
-        }
-    }
-    bindings.extend(body_bindings);
-    let required = order_required(required, &bindings);
-
+    let fixed = fixed_query(op, &mut claimed.names, notes, provenance);
+    claimed.bindings.splice(0..0, fixed);
+    let filename_arguments = match &body_plan {
+        Some(plan) => claim_file_names(&mut claimed, plan),
+        None => BTreeMap::new(),
+    };
+    let ordered = ordered_properties(param_properties, claimed.properties, filename_arguments);
+    let mut bindings = claimed.bindings;
+    bindings.extend(claimed.body_bindings);
+    let required = order_required(claimed.required, &bindings);
     let defs = session.defs();
     let exceeded = session.exceeded();
     let reached = match emission {
@@ -698,6 +610,311 @@ fn input_at<'d>(
         exceeded,
         reached,
     })
+}
+
+/// How the body travels, which decides whether its schema is translated at all: a body
+/// sent as a raw document or as bytes is one string argument, whatever the schema says.
+/// `None` when the operation has no body or restmcp cannot send it (a note says why).
+fn travelling_body<'o, 'a>(
+    graph: &mut RefGraph<'_>,
+    op: &'o Operation<'a>,
+    notes: &mut Vec<String>,
+) -> Option<TravellingBody<'o, 'a>> {
+    op.request_body.as_ref().and_then(|body| {
+        let declared = body.schema.as_ref().map(|piece| followed(graph, piece));
+        body_form(body, declared.as_ref(), notes).map(|form| (body, form, declared))
+    })
+}
+
+/// The root element's name of an XML body sent as a document, when its schema names one.
+fn xml_root_of(
+    graph: &mut RefGraph<'_>,
+    (body, form, _): &TravellingBody<'_, '_>,
+) -> Option<String> {
+    match form {
+        BodyForm::Raw { binary: false } if media::is_xml(&body.media_type) => body
+            .schema
+            .as_ref()
+            .and_then(|piece| xml_root(graph, piece)),
+        _ => None,
+    }
+}
+
+/// A translation session for the inputSchema: the parameters' schemas and a body's given
+/// by its schema analyzed, and the emission begun (within its limit, if it has one).
+fn input_session<'d, 'g>(
+    cx: &Context<'d>,
+    graph: &'g mut RefGraph<'d>,
+    op: &Operation<'_>,
+    body: Option<&TravellingBody<'_, '_>>,
+    emission: Emission,
+) -> Result<Session<'d, 'g>, String> {
+    let mut session = match emission {
+        Emission::Shared { .. } => Session::shared(graph, cx.version, Direction::Input),
+        _ => Session::new(graph, cx.version, Direction::Input),
+    };
+    for param in &op.parameters {
+        session.analyze(&param.schema)?;
+    }
+    if let Some((body, BodyForm::Schema, _)) = body
+        && let Some(schema) = &body.schema
+    {
+        session.analyze(schema)?;
+    }
+    session.begin(match emission {
+        Emission::Within(limit) => Some(limit),
+        Emission::Whole | Emission::Shared { .. } => None,
+    });
+    Ok(session)
+}
+
+/// The body's schema: translated from its own, a default for its media type when it has
+/// none, or one string when it travels raw.
+fn body_schema(
+    session: &mut Session<'_, '_>,
+    body: &RequestBody<'_>,
+    form: &BodyForm,
+    xml_root: Option<String>,
+    declared: Option<&Value>,
+) -> Value {
+    match (form, &body.schema) {
+        (BodyForm::Schema, Some(piece)) => {
+            let from = session.notes.invalid.len();
+            let schema = session.emit_root(piece);
+            session.label_notes(from, "request body");
+            schema
+        }
+        (BodyForm::Schema, None) => default_body_schema(&body.media_type),
+        (BodyForm::Raw { binary }, _) => raw_body_schema(body, *binary, xml_root, declared),
+    }
+}
+
+/// Claims the body's arguments, its fields when it flattens (never in a raw body, and in
+/// a shared emission only as the published one did), else the one `body`; returns how
+/// the body is sent.
+fn claim_body(
+    session: &mut Session<'_, '_>,
+    claimed: &mut Claimed,
+    body: &RequestBody<'_>,
+    form: BodyForm,
+    schema: Value,
+    emission: Emission,
+) -> BodyPlan {
+    let multipart = media::classify(&body.media_type) == media::MediaKind::Multipart;
+    let mut files = BTreeMap::new();
+    let flattened = match (&form, emission) {
+        (BodyForm::Raw { .. }, _) | (BodyForm::Schema, Emission::Shared { flatten: false }) => None,
+        // Its parts are references here, where the published schema had them inline.
+        (BodyForm::Schema, Emission::Shared { flatten: true }) => {
+            flatten(&session.expand_parts(&schema))
+        }
+        (BodyForm::Schema, _) => flatten(&schema),
+    };
+    let flat = flattened.is_some();
+    match flattened {
+        Some(fields) => claim_body_fields(claimed, body, fields, multipart, &mut files),
+        None => claim_whole_body(claimed, body, form, schema, multipart, &mut files),
+    }
+    BodyPlan {
+        media_type: body.media_type.clone(),
+        required: body.required,
+        flattened: flat,
+        encoding: body.encoding.clone(),
+        files,
+    }
+}
+
+/// Claims one argument per field of a flattened body; a multipart field that is a file
+/// goes into `files` (by wire name) and [`Claimed::file_fields`].
+fn claim_body_fields(
+    claimed: &mut Claimed,
+    body: &RequestBody<'_>,
+    (fields, field_required): Fields,
+    multipart: bool,
+    files: &mut BTreeMap<String, FilePart>,
+) {
+    for (wire, mut field_schema) in fields {
+        let argument = claimed.names.claim(&argument_name(&wire), "body");
+        // The body's own `required` holds even when the body is optional
+        // (`requestBody.required` left out, as in Twilio's and Box's descriptions): a body
+        // sent without those properties is invalid, and with any of them required the
+        // body is never empty.
+        let is_required = field_required.contains(&wire);
+        if is_required {
+            claimed.required.push(json!(argument));
+        }
+        let encoding = body.encoding.get(&wire);
+        let file = multipart
+            .then(|| file_part(&mut field_schema, encoding))
+            .flatten();
+        let binary = match &file {
+            Some(file) => file.content == FileContent::Base64,
+            None => !multipart && is_binary(&field_schema),
+        };
+        if let Some(file) = file {
+            files.insert(wire.clone(), file);
+            claimed.file_fields.push((argument.clone(), wire.clone()));
+        }
+        claimed.body_bindings.push(Binding {
+            style: encoding.map(|e| e.style).unwrap_or(Style::Form),
+            explode: encoding.map(|e| e.explode).unwrap_or(true),
+            allow_reserved: encoding.is_some_and(|e| e.allow_reserved),
+            content_type: encoding.and_then(|e| e.content_type.clone()),
+            required: is_required,
+            binary,
+            ..Binding::new(argument.clone(), Location::BodyField, wire.clone())
+        });
+        claimed.properties.insert(argument, field_schema);
+    }
+}
+
+/// Claims the one `body` argument for a body that does not flatten; a multipart body's
+/// declared file properties go into `files`.
+fn claim_whole_body(
+    claimed: &mut Claimed,
+    body: &RequestBody<'_>,
+    form: BodyForm,
+    mut schema: Value,
+    multipart: bool,
+    files: &mut BTreeMap<String, FilePart>,
+) {
+    let argument = claimed.names.claim("body", "body");
+    if multipart {
+        // The parts of a whole multipart body are the members of one object: its declared
+        // file properties are sent as files, named after them.
+        if let Some(Value::Object(members)) = schema.get_mut("properties") {
+            for (wire, member) in members.iter_mut() {
+                if let Some(file) = file_part(member, body.encoding.get(wire)) {
+                    describe_file(member, &file, wire, None);
+                    files.insert(wire.clone(), file);
+                }
+            }
+        }
+    }
+    let binary = match form {
+        BodyForm::Raw { binary } => binary,
+        BodyForm::Schema => !multipart && is_binary(&schema),
+    };
+    claimed
+        .properties
+        .insert(argument.clone(), describe_body(schema, body));
+    if body.required {
+        claimed.required.push(json!(argument));
+    }
+    claimed.body_bindings.push(Binding {
+        content_type: Some(body.media_type.clone()),
+        required: body.required,
+        binary,
+        ..Binding::new(argument, Location::Body, "")
+    });
+}
+
+/// Claims one argument per parameter, in location order (path, query, header, cookie),
+/// renamed when the body took its name (with a note), filled in where restmcp can (see
+/// [`filled_in`]); returns their schemas in that order.
+fn claim_parameters(
+    session: &mut Session<'_, '_>,
+    op: &Operation<'_>,
+    claimed: &mut Claimed,
+    notes: &mut Vec<String>,
+    provenance: &mut Vec<(String, String)>,
+) -> Vec<(String, Value)> {
+    let mut params: Vec<&Parameter<'_>> = op.parameters.iter().collect();
+    params.sort_by_key(|p| p.location);
+    let mut param_properties = Vec::new();
+    for param in params {
+        let wanted = argument_name(&param.name);
+        let argument = claimed.names.claim(&wanted, param.location.as_str());
+        if argument != wanted {
+            notes.push(format!(
+                "{} parameter \"{}\" is argument \"{argument}\" (\"{wanted}\" is taken)",
+                param.location.as_str(),
+                param.name
+            ));
+        }
+        let mut schema = parameter_schema(session, param, &argument);
+        let default = filled_in(op, param, &schema, notes);
+        if let Some((value, from_suffix)) = &default {
+            if let Value::Object(map) = &mut schema {
+                map.insert("default".into(), value.clone());
+            }
+            if *from_suffix && let Some(suffix) = &op.suffix {
+                provenance.push((
+                    format!("arguments.{argument}"),
+                    format!(
+                        "spec (parameter; its default is from the path suffix \"#{}\")",
+                        suffix.text
+                    ),
+                ));
+            }
+        }
+        // A value restmcp fills in need not come from the model.
+        if param.required && default.is_none() {
+            claimed.required.push(json!(argument));
+        }
+        claimed.bindings.push(Binding {
+            argument: argument.clone(),
+            location: param.location.into(),
+            wire_name: param.name.clone(),
+            style: param.style,
+            explode: param.explode,
+            allow_reserved: param.allow_reserved,
+            content_type: param.content_type.clone(),
+            required: param.required,
+            binary: is_binary(&schema),
+            fixed: None,
+            default: default.map(|(value, _)| value),
+        });
+        param_properties.push((argument, schema));
+    }
+    param_properties
+}
+
+/// Every file part may be named by the model: claims an optional `{argument}_filename`
+/// per file field, after all the operation's own names so that it never takes one of
+/// them, and describes the file with it. Returns (name, schema) by file argument.
+fn claim_file_names(claimed: &mut Claimed, plan: &BodyPlan) -> BTreeMap<String, (String, Value)> {
+    let mut filename_arguments = BTreeMap::new();
+    for (argument, wire) in &claimed.file_fields {
+        let Some(file) = plan.files.get(wire) else {
+            continue;
+        };
+        let name = claimed
+            .names
+            .claim(&format!("{argument}_filename"), "filename");
+        if let Some(schema) = claimed.properties.get_mut(argument) {
+            describe_file(schema, file, wire, Some(&name));
+        }
+        filename_arguments.insert(
+            argument.clone(),
+            (name.clone(), filename_schema(file, argument, wire)),
+        );
+        claimed
+            .body_bindings
+            .push(Binding::file_name(name, wire.clone()));
+    }
+    filename_arguments
+}
+
+/// Parameters first in the schema (path, query, header, cookie), then the body: the order
+/// a person reads an HTTP request in. A file's name follows the file.
+fn ordered_properties(
+    param_properties: Vec<(String, Value)>,
+    body_properties: Map<String, Value>,
+    mut filename_arguments: BTreeMap<String, (String, Value)>,
+) -> Map<String, Value> {
+    let mut ordered = Map::new();
+    for (argument, schema) in param_properties {
+        ordered.insert(argument, schema);
+    }
+    for (argument, schema) in body_properties {
+        let filename = filename_arguments.remove(&argument);
+        ordered.insert(argument, schema);
+        if let Some((name, schema)) = filename {
+            ordered.insert(name, schema);
+        }
+    }
+    ordered
 }
 
 /// `required` in binding order, so it reads like the properties.
