@@ -492,7 +492,9 @@ fn apply_argument(
     Ok(())
 }
 
-/// [`apply_argument`] with the tool's input schema as a tree, `input`.
+/// [`apply_argument`] with the tool's input schema as a tree, `input`: the schema's
+/// keywords first, then either a fixed value (which hides the argument) or what the model
+/// sees of it (required, default, name).
 fn apply_argument_to(
     tool: &mut Tool,
     input: &mut Value,
@@ -507,22 +509,53 @@ fn apply_argument_to(
             source.at(&["arguments", argument, key])
         }
     };
-    let Some(index) = tool
-        .route
-        .arguments
-        .bindings
-        .iter()
-        .position(|b| b.argument == argument)
-    else {
-        let known: Vec<&str> = tool
-            .route
-            .arguments
-            .bindings
-            .iter()
-            .map(|b| b.argument.as_str())
-            .collect();
+    let index = patchable_binding(tool, argument, at(""))?;
+    let location = tool.route.arguments.bindings[index].location;
+    let Some(schema) = properties_mut(input).get_mut(argument) else {
         return Err(PatchError::new(
             at(""),
+            "the argument is not in the input schema",
+        ));
+    };
+    set_keywords(schema, change, at)?;
+    if let Some(fixed) = fixed_value(change, source, at)? {
+        hide_with_value(tool, input, index, fixed, source);
+        return Ok(());
+    }
+    if let Some(required) = change.required {
+        if !required && location == Location::Path {
+            return Err(PatchError::new(
+                at("required"),
+                "a path parameter is always required (give it a `value` or a `default` instead)",
+            ));
+        }
+        // Only the model's view changes: the binding keeps what the operation requires,
+        // which is what the mock upstream checks requests against.
+        set_required(input, argument, required);
+    }
+    if let Some(default) = &change.default {
+        tool.route.arguments.bindings[index].default = Some(default.clone());
+    }
+    let mut current = argument;
+    if let Some(new_name) = &change.name {
+        rename_argument(tool, input, index, new_name, at("name"))?;
+        current = new_name;
+    }
+    tool.note(
+        &format!("arguments.{current}"),
+        source.describe(&["arguments", argument]),
+    );
+    Ok(())
+}
+
+/// The index of `argument`'s binding, when the tool has that argument and no fixed value
+/// for it yet; errors point at `at`.
+fn patchable_binding(tool: &Tool, argument: &str, at: String) -> Result<usize, PatchError> {
+    let bindings = &tool.route.arguments.bindings;
+    let Some(index) = bindings.iter().position(|b| b.argument == argument) else {
+        let known: Vec<&str> = bindings.iter().map(|b| b.argument.as_str()).collect();
+        return Err(PatchError::new(
+            at,
             format!(
                 "tool \"{}\" has no argument \"{argument}\"; its arguments are: {}",
                 tool.name,
@@ -534,21 +567,22 @@ fn apply_argument_to(
             ),
         ));
     };
-    if tool.route.arguments.bindings[index].fixed.is_some() {
+    if bindings[index].fixed.is_some() {
         return Err(PatchError::new(
-            at(""),
+            at,
             format!("argument \"{argument}\" already has a fixed value"),
         ));
     }
-    let location = tool.route.arguments.bindings[index].location;
-    let mut current = argument.to_string();
-    let schemas = properties_mut(input);
-    let Some(schema) = schemas.get_mut(argument) else {
-        return Err(PatchError::new(
-            at(""),
-            "the argument is not in the input schema",
-        ));
-    };
+    Ok(index)
+}
+
+/// Sets the argument schema's `description`, `enum` (which may only narrow the spec's)
+/// and `default` as the patch gives them.
+fn set_keywords(
+    schema: &mut Value,
+    change: &ArgumentPatch,
+    at: impl Fn(&str) -> String,
+) -> Result<(), PatchError> {
     if let Some(description) = &change.description {
         set_key(schema, "description", json!(description));
     }
@@ -571,6 +605,17 @@ fn apply_argument_to(
     if let Some(default) = &change.default {
         set_key(schema, "default", default.clone());
     }
+    Ok(())
+}
+
+/// The value the patch fixes the argument to: its `value`, or its `value_env` read from
+/// the environment (which only an overlay file the config names may do); `None` when it
+/// fixes none.
+fn fixed_value(
+    change: &ArgumentPatch,
+    source: &PatchSource,
+    at: impl Fn(&str) -> String,
+) -> Result<Option<FixedValue>, PatchError> {
     if change.value_env.is_some() && source.is_spec() {
         let who = if source.kind == UNLISTED_OVERLAY {
             "an overlay file the config does not name has a spec's powers and cannot read the \
@@ -582,92 +627,88 @@ fn apply_argument_to(
         };
         return Err(PatchError::new(at("value_env"), who));
     }
-    let fixed = match (&change.value, &change.value_env) {
-        (Some(_), Some(_)) => {
-            return Err(PatchError::new(
-                at(""),
-                "give either `value` or `value_env`, not both",
-            ));
-        }
-        (Some(value), None) => Some(FixedValue::Literal(value.clone())),
+    match (&change.value, &change.value_env) {
+        (Some(_), Some(_)) => Err(PatchError::new(
+            at(""),
+            "give either `value` or `value_env`, not both",
+        )),
+        (Some(value), None) => Ok(Some(FixedValue::Literal(value.clone()))),
         (None, Some(name)) => match std::env::var(name) {
-            Ok(text) => Some(FixedValue::Env {
+            Ok(text) => Ok(Some(FixedValue::Env {
                 name: name.clone(),
                 value: text,
-            }),
-            Err(_) => {
-                return Err(PatchError::new(
-                    at("value_env"),
-                    format!("environment variable {name} is not set"),
-                ));
-            }
+            })),
+            Err(_) => Err(PatchError::new(
+                at("value_env"),
+                format!("environment variable {name} is not set"),
+            )),
         },
-        (None, None) => None,
+        (None, None) => Ok(None),
+    }
+}
+
+/// Hides the argument at binding `index` from the model (out of the input schema's
+/// properties and `required`) and sends `fixed` in its place, noting where it came from.
+fn hide_with_value(
+    tool: &mut Tool,
+    input: &mut Value,
+    index: usize,
+    fixed: FixedValue,
+    source: &PatchSource,
+) {
+    let argument = tool.route.arguments.bindings[index].argument.clone();
+    let described = match &fixed {
+        FixedValue::Literal(_) => source.describe(&["arguments", &argument, "value"]),
+        FixedValue::Env { name, .. } => format!(
+            "{} (from ${name})",
+            source.describe(&["arguments", &argument, "value_env"])
+        ),
     };
-    if let Some(fixed) = fixed {
-        let described = match &fixed {
-            FixedValue::Literal(_) => source.describe(&["arguments", argument, "value"]),
-            FixedValue::Env { name, .. } => format!(
-                "{} (from ${name})",
-                source.describe(&["arguments", argument, "value_env"])
-            ),
-        };
-        schemas.shift_remove(argument);
-        set_required(input, argument, false);
-        tool.route.arguments.bindings[index].fixed = Some(fixed);
-        tool.note(
-            &format!("arguments.{argument}"),
-            format!("hidden, value fixed by {described}"),
-        );
-        return Ok(());
-    }
-    if let Some(required) = change.required {
-        if !required && location == Location::Path {
-            return Err(PatchError::new(
-                at("required"),
-                "a path parameter is always required (give it a `value` or a `default` instead)",
-            ));
-        }
-        // Only the model's view changes: the binding keeps what the operation requires,
-        // which is what the mock upstream checks requests against.
-        set_required(input, argument, required);
-    }
-    if let Some(default) = &change.default {
-        tool.route.arguments.bindings[index].default = Some(default.clone());
-    }
-    if let Some(new_name) = &change.name {
-        if !super::naming::is_valid_argument_name(new_name) {
-            return Err(PatchError::new(
-                at("name"),
-                format!(
-                    "\"{new_name}\" is not a valid argument name: use A-Z, a-z, 0-9, _, . and -, at most 64 characters"
-                ),
-            ));
-        }
-        if new_name != argument
-            && tool
-                .route
-                .arguments
-                .bindings
-                .iter()
-                .any(|b| b.argument == *new_name)
-        {
-            return Err(PatchError::new(
-                at("name"),
-                format!(
-                    "tool \"{}\" already has an argument \"{new_name}\"",
-                    tool.name
-                ),
-            ));
-        }
-        rename_property(input, argument, new_name);
-        tool.route.arguments.bindings[index].argument = new_name.clone();
-        current = new_name.clone();
-    }
+    properties_mut(input).shift_remove(&argument);
+    set_required(input, &argument, false);
+    tool.route.arguments.bindings[index].fixed = Some(fixed);
     tool.note(
-        &format!("arguments.{current}"),
-        source.describe(&["arguments", argument]),
+        &format!("arguments.{argument}"),
+        format!("hidden, value fixed by {described}"),
     );
+}
+
+/// Renames the argument at binding `index` to `new_name`, in the input schema and its
+/// binding, when the name is valid and not another argument's; errors point at `at`.
+fn rename_argument(
+    tool: &mut Tool,
+    input: &mut Value,
+    index: usize,
+    new_name: &str,
+    at: String,
+) -> Result<(), PatchError> {
+    if !super::naming::is_valid_argument_name(new_name) {
+        return Err(PatchError::new(
+            at,
+            format!(
+                "\"{new_name}\" is not a valid argument name: use A-Z, a-z, 0-9, _, . and -, at most 64 characters"
+            ),
+        ));
+    }
+    let argument = tool.route.arguments.bindings[index].argument.clone();
+    if new_name != argument
+        && tool
+            .route
+            .arguments
+            .bindings
+            .iter()
+            .any(|b| b.argument == new_name)
+    {
+        return Err(PatchError::new(
+            at,
+            format!(
+                "tool \"{}\" already has an argument \"{new_name}\"",
+                tool.name
+            ),
+        ));
+    }
+    rename_property(input, &argument, new_name);
+    tool.route.arguments.bindings[index].argument = new_name.to_string();
     Ok(())
 }
 
