@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location, object_schema};
 use super::naming::{is_valid_argument_name, is_valid_tool_name};
-use super::patch::{self, NewTool, PatchError, PatchSource};
+use super::patch::{self, NewArgument, NewTool, PatchError, PatchSource};
 use super::{Annotations, BaseUrl, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool};
 use crate::spec::{Method, ParamLocation};
 
@@ -29,6 +29,86 @@ pub fn build(
     spec: &NewTool,
     source: &PatchSource,
 ) -> Result<Tool, PatchError> {
+    let method = checked_endpoint(cx, name, spec, source)?;
+    let template_names = template_parameters(&spec.path)
+        .map_err(|problem| PatchError::new(source.at(&["path"]), problem))?;
+    let arguments = declared_arguments(spec, method, &template_names, source)?;
+    if let Some(missing) = template_names
+        .iter()
+        .find(|n| !arguments.bindings.iter().any(|b| b.argument == **n))
+    {
+        return Err(PatchError::new(
+            source.at(&["arguments"]),
+            format!("the path names {{{missing}}}, which has no argument"),
+        ));
+    }
+    let has_body = arguments
+        .bindings
+        .iter()
+        .any(|b| b.location == Location::BodyField);
+    let body = has_body.then(|| BodyPlan {
+        media_type: spec
+            .body_media_type
+            .clone()
+            .unwrap_or_else(|| "application/json".into()),
+        required: arguments.body_required,
+        flattened: true,
+        encoding: Default::default(),
+        files: Default::default(),
+    });
+    let input_schema = object_schema(arguments.properties, arguments.required);
+    let (output_schema, output) = output_of(spec, source)?;
+    let mut annotations = Annotations::of_method(method);
+    if let Some(patch) = &spec.annotations {
+        patch.apply_to(&mut annotations);
+    }
+    let mut tool = Tool {
+        name: name.to_string(),
+        title: spec.title.clone(),
+        description: spec.description.clone(),
+        input_schema: Value::Object(input_schema).into(),
+        output_schema: output_schema.map(SchemaText::from),
+        annotations,
+        // The operator wrote the inputSchema; it is published as written (no `full_input`).
+        route: Route {
+            base_url: cx.base_url.map(|u| BaseUrl::new(u.trim_end_matches('/'))),
+            arguments: ArgumentMap {
+                bindings: arguments.bindings,
+            },
+            accept: match (cx.accept, &spec.output_schema) {
+                (Some(accept), _) => accept.to_string(),
+                (None, Some(_)) => "application/json".to_string(),
+                (None, None) => "*/*".to_string(),
+            },
+            body,
+            output,
+            mock: cx
+                .mock
+                .then(|| Arc::new(mock_answer(method, spec.output_schema.as_ref()))),
+            ..Route::new(cx.api, method, spec.path.clone())
+        },
+        origin: Origin {
+            api: cx.api.to_string(),
+            operation_id: None,
+            operation: format!("{method} {}", spec.path),
+            location: source.location.clone(),
+            tags: Vec::new(),
+        },
+        provenance: Vec::new(),
+    };
+    tool.note("tool", format!("hand-written in {}", source.location));
+    apply_settings(cx, &mut tool, spec, source)?;
+    Ok(tool)
+}
+
+/// The tool's method, once its name, method, path and description are checked: a valid
+/// tool name, an HTTP method, a path starting with `/`, a description that says something.
+fn checked_endpoint(
+    cx: &ApiContext<'_>,
+    name: &str,
+    spec: &NewTool,
+    source: &PatchSource,
+) -> Result<Method, PatchError> {
     if !is_valid_tool_name(name, cx.max_name_length) {
         return Err(PatchError::new(
             source.location.clone(),
@@ -59,13 +139,32 @@ pub fn build(
             "a tool needs a description: it is what the model reads to choose it",
         ));
     }
-    let template_names = template_parameters(&spec.path)
-        .map_err(|problem| PatchError::new(source.at(&["path"]), problem))?;
+    Ok(method)
+}
 
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    let mut bindings = Vec::new();
-    let mut body_required = false;
+/// The declared arguments, as input-schema properties and bindings.
+struct Arguments {
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+    bindings: Vec<Binding>,
+    /// A body field is required, so the body is.
+    body_required: bool,
+}
+
+/// Each declared argument checked (a valid name, a place that agrees with the path
+/// template, a valid JSON Schema) and bound where it goes, sent under its own name.
+fn declared_arguments(
+    spec: &NewTool,
+    method: Method,
+    template_names: &[String],
+    source: &PatchSource,
+) -> Result<Arguments, PatchError> {
+    let mut arguments = Arguments {
+        properties: Map::new(),
+        required: Vec::new(),
+        bindings: Vec::new(),
+        body_required: false,
+    };
     for (argument, declared) in &spec.arguments.0 {
         let at = |key: &str| source.at(&["arguments", argument, key]);
         if !is_valid_argument_name(argument) {
@@ -76,27 +175,8 @@ pub fn build(
                 ),
             ));
         }
-        let location = match declared.location.as_deref() {
-            Some("body") => Location::BodyField,
-            Some(other) => ParamLocation::parse(other)
-                .map(Location::from)
-                .ok_or_else(|| {
-                    PatchError::new(
-                        at("in"),
-                        format!("\"{other}\" is not one of path, query, header, cookie, body"),
-                    )
-                })?,
-            None if template_names.iter().any(|n| n == argument) => Location::Path,
-            None if matches!(
-                method,
-                Method::Get | Method::Head | Method::Delete | Method::Options
-            ) =>
-            {
-                Location::Query
-            }
-            None => Location::BodyField,
-        };
         let in_template = template_names.iter().any(|n| n == argument);
+        let location = argument_location(declared, method, in_template, at)?;
         if location == Location::Path && !in_template {
             return Err(PatchError::new(
                 at("in"),
@@ -118,103 +198,89 @@ pub fn build(
         }
         let is_required = declared.required || location == Location::Path;
         if is_required {
-            required.push(json!(argument));
+            arguments.required.push(json!(argument));
             if location == Location::BodyField {
-                body_required = true;
+                arguments.body_required = true;
             }
         }
-        bindings.push(Binding {
+        arguments.bindings.push(Binding {
             required: is_required,
             ..Binding::new(argument.clone(), location, argument.clone())
         });
-        properties.insert(argument.clone(), schema);
+        arguments.properties.insert(argument.clone(), schema);
     }
-    if let Some(missing) = template_names
-        .iter()
-        .find(|n| !bindings.iter().any(|b| b.argument == **n))
-    {
+    Ok(arguments)
+}
+
+/// Where an argument goes: where its `in` says, else in the path when the template names
+/// it, else in the query for GET, HEAD, DELETE and OPTIONS and in the body for the rest.
+fn argument_location(
+    declared: &NewArgument,
+    method: Method,
+    in_template: bool,
+    at: impl Fn(&str) -> String,
+) -> Result<Location, PatchError> {
+    Ok(match declared.location.as_deref() {
+        Some("body") => Location::BodyField,
+        Some(other) => ParamLocation::parse(other)
+            .map(Location::from)
+            .ok_or_else(|| {
+                PatchError::new(
+                    at("in"),
+                    format!("\"{other}\" is not one of path, query, header, cookie, body"),
+                )
+            })?,
+        None if in_template => Location::Path,
+        None if matches!(
+            method,
+            Method::Get | Method::Head | Method::Delete | Method::Options
+        ) =>
+        {
+            Location::Query
+        }
+        None => Location::BodyField,
+    })
+}
+
+/// The outputSchema as published (a root that is not an object wrapped as
+/// `{"result": …}`, as MCP requires an object) and its plan, when the tool declares a
+/// valid one.
+fn output_of(
+    spec: &NewTool,
+    source: &PatchSource,
+) -> Result<(Option<Value>, Option<OutputPlan>), PatchError> {
+    let Some(schema) = &spec.output_schema else {
+        return Ok((None, None));
+    };
+    if let Err(e) = jsonschema::validator_for(schema) {
         return Err(PatchError::new(
-            source.at(&["arguments"]),
-            format!("the path names {{{missing}}}, which has no argument"),
+            source.at(&["output_schema"]),
+            format!("not a valid JSON Schema: {e}"),
         ));
     }
-    let has_body = bindings.iter().any(|b| b.location == Location::BodyField);
-    let body = has_body.then(|| BodyPlan {
-        media_type: spec
-            .body_media_type
-            .clone()
-            .unwrap_or_else(|| "application/json".into()),
-        required: body_required,
-        flattened: true,
-        encoding: Default::default(),
-        files: Default::default(),
-    });
-
-    let input_schema = object_schema(properties, required);
-
-    let (output_schema, output) = match &spec.output_schema {
-        None => (None, None),
-        Some(schema) => {
-            if let Err(e) = jsonschema::validator_for(schema) {
-                return Err(PatchError::new(
-                    source.at(&["output_schema"]),
-                    format!("not a valid JSON Schema: {e}"),
-                ));
-            }
-            let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
-            let published = if is_object {
-                schema.clone()
-            } else {
-                json!({"type": "object", "properties": {"result": schema}})
-            };
-            (
-                Some(published),
-                Some(OutputPlan {
-                    media_type: "application/json".into(),
-                    wrapped: !is_object,
-                }),
-            )
-        }
+    let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
+    let published = if is_object {
+        schema.clone()
+    } else {
+        json!({"type": "object", "properties": {"result": schema}})
     };
+    Ok((
+        Some(published),
+        Some(OutputPlan {
+            media_type: "application/json".into(),
+            wrapped: !is_object,
+        }),
+    ))
+}
 
-    let mut annotations = Annotations::of_method(method);
-    if let Some(patch) = &spec.annotations {
-        patch.apply_to(&mut annotations);
-    }
-    let label = format!("{method} {}", spec.path);
-    let mut tool = Tool {
-        name: name.to_string(),
-        title: spec.title.clone(),
-        description: spec.description.clone(),
-        input_schema: Value::Object(input_schema).into(),
-        output_schema: output_schema.map(SchemaText::from),
-        annotations,
-        // The operator wrote the inputSchema; it is published as written (no `full_input`).
-        route: Route {
-            base_url: cx.base_url.map(|u| BaseUrl::new(u.trim_end_matches('/'))),
-            arguments: ArgumentMap { bindings },
-            accept: match (cx.accept, &spec.output_schema) {
-                (Some(accept), _) => accept.to_string(),
-                (None, Some(_)) => "application/json".to_string(),
-                (None, None) => "*/*".to_string(),
-            },
-            body,
-            output,
-            mock: cx
-                .mock
-                .then(|| Arc::new(mock_answer(method, spec.output_schema.as_ref()))),
-            ..Route::new(cx.api, method, spec.path.clone())
-        },
-        origin: Origin {
-            api: cx.api.to_string(),
-            operation_id: None,
-            operation: label,
-            location: source.location.clone(),
-            tags: Vec::new(),
-        },
-        provenance: Vec::new(),
-    };
-    tool.note("tool", format!("hand-written in {}", source.location));
+/// Applies what the entry sets beside its endpoint, as a tool patch would: timeout,
+/// `Accept` (noting the config's when it set it), response limits and confirmation.
+fn apply_settings(
+    cx: &ApiContext<'_>,
+    tool: &mut Tool,
+    spec: &NewTool,
+    source: &PatchSource,
+) -> Result<(), PatchError> {
     if let Some(seconds) = spec.timeout_seconds {
         tool.route.timeout =
             Some(source.limit(patch::timeout(seconds, source.at(&["timeout_seconds"]))?));
@@ -226,12 +292,12 @@ pub fn build(
         tool.note("accept", format!("config apis.{}.accept", cx.api));
     }
     if let Some(response) = &spec.response {
-        patch::apply_response(&mut tool, response, source)?;
+        patch::apply_response(tool, response, source)?;
     }
     if let Some(confirm) = spec.confirm {
-        patch::set_confirmation(&mut tool, confirm, source);
+        patch::set_confirmation(tool, confirm, source);
     }
-    Ok(tool)
+    Ok(())
 }
 
 /// A hand-written tool's mock answer: a value of its output schema, else an empty JSON
