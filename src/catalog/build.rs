@@ -302,10 +302,6 @@ type Patches<'p> = Vec<(PatchSource, std::borrow::Cow<'p, ToolPatch>)>;
 /// One API's tools (synthesized from its description, patched, then its hand-written ones),
 /// its report, and the security schemes it declares.
 fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, CatalogError> {
-    let patch_error = |error: PatchError| CatalogError::Patch {
-        api: input.name.to_string(),
-        error,
-    };
     let mut tools = Vec::new();
     let mut operations = Vec::new();
     let mut report = ApiReport {
@@ -325,141 +321,9 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
             api: input.name.to_string(),
             error,
         })?;
-        let file = &docs.root().name;
-        let mut patches = patches_by_operation(&api, file, input.overlays).map_err(patch_error)?;
-        let shared = SharedSchemas::default();
-        let cx = Context {
-            api: input.name,
-            version: api.version,
-            base_url: input.base_url,
-            max_description_length: input
-                .max_description_length
-                .unwrap_or(settings.max_description_length),
-            max_output_schema_bytes: settings.max_output_schema_bytes,
-            max_input_schema_bytes: settings.max_input_schema_bytes,
-            shared: &shared,
-            max_parameter_description_length: input.max_parameter_description_length.unwrap_or(0),
-            mock: input.mock,
-        };
-        let mut kept: Vec<(&spec::Operation<'_>, Patches<'_>)> = Vec::new();
-        for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
-            let location = format!("{file}#{}", op.pointer);
-            let candidate = Candidate {
-                method: op.method,
-                path: &op.path,
-                operation_id: op.operation_id.as_deref(),
-                tags: &op.tags,
-            };
-            if let Some(reason) = input.selection.exclusion(&candidate) {
-                operations.push(OperationReport::left_out(
-                    op.index,
-                    op.label(),
-                    location,
-                    OperationOutcome::Excluded { reason },
-                ));
-                continue;
-            }
-            let hidden_by = op_patches
-                .iter()
-                .rev()
-                .find_map(|(source, patch)| patch.hidden.map(|h| (h, source)))
-                .filter(|(hidden, _)| *hidden)
-                .map(|(_, source)| format!("{} {}", source.kind, source.at(&["hidden"])));
-            if let Some(by) = hidden_by {
-                operations.push(OperationReport::left_out(
-                    op.index,
-                    op.label(),
-                    location,
-                    OperationOutcome::Hidden { by },
-                ));
-                continue;
-            }
-            kept.push((op, std::mem::take(op_patches)));
-        }
-        let ops: Vec<&spec::Operation<'_>> = kept.iter().map(|(op, _)| *op).collect();
-        let mut drafts: Vec<(Draft, &spec::Operation<'_>, Patches<'_>)> = Vec::new();
-        for ((op, op_patches), result) in kept.into_iter().zip(synthesize_all(&cx, docs, &ops)) {
-            match result {
-                Ok(draft) => drafts.push((draft, op, op_patches)),
-                Err(reason) => operations.push(OperationReport::skipped(
-                    op.index,
-                    op.label(),
-                    format!("{file}#{}", op.pointer),
-                    reason,
-                )),
-            }
-        }
-        for skipped in &api.skipped {
-            operations.push(OperationReport::skipped(
-                skipped.index,
-                skipped.operation.clone(),
-                format!("{file}#{}", skipped.pointer),
-                skipped.reason.clone(),
-            ));
-        }
-        let requests: Vec<_> = drafts.iter().map(|(d, _, _)| d.naming.clone()).collect();
-        let names = naming::assign(&requests, input.prefix, settings.max_name_length);
-        let limits = PatchLimits {
-            max_name_length: settings.max_name_length,
-            config_accept: input.accept.is_some(),
-        };
-        for ((mut draft, op, op_patches), named) in drafts.into_iter().zip(names) {
-            let undeclared: std::collections::BTreeSet<&String> = op
-                .security
-                .iter()
-                .flat_map(|alternative| alternative.keys())
-                .filter(|scheme| !api.security_schemes.contains_key(*scheme))
-                .collect();
-            for scheme in undeclared {
-                draft.notes.push(format!(
-                    "security requirement names scheme \"{scheme}\", which the description does not declare"
-                ));
-            }
-            let source = op.operation_id.clone().unwrap_or_else(|| op.label());
-            let mut tool = Tool {
-                name: named.name.clone(),
-                title: draft.title.take(),
-                description: std::mem::take(&mut draft.description),
-                input_schema: draft.input_schema.clone(),
-                output_schema: draft.output_schema.clone(),
-                annotations: draft.annotations,
-                route: draft.route.clone(),
-                origin: Origin {
-                    api: input.name.to_string(),
-                    operation_id: op.operation_id.clone(),
-                    operation: op.label(),
-                    location: format!("{file}#{}", op.pointer),
-                    tags: op.tags.clone(),
-                },
-                provenance: std::mem::take(&mut draft.provenance),
-            };
-            if let Some(accept) = input.accept {
-                tool.route.accept = accept.trim().to_string();
-                tool.note("accept", format!("config apis.{}.accept", input.name));
-            }
-            let synthesized = tool.annotations;
-            for (patch_source, patch) in &op_patches {
-                patch::apply(&mut tool, patch, patch_source, &limits).map_err(patch_error)?;
-            }
-            resolve_confirmation(&mut tool, input.confirm, synthesized);
-            let changes = if tool.name == named.name {
-                named.changes
-            } else {
-                Vec::new()
-            };
-            operations.push(OperationReport::mapped(
-                op.index,
-                op.label(),
-                format!("{file}#{}", op.pointer),
-                tool.name.clone(),
-                source,
-                changes,
-                &draft,
-            ));
-            tools.push(tool);
-        }
+        tools = described_tools(input, settings, docs, &api, &mut operations)?;
         operations.sort_by_key(|o| o.index);
-        report.source = file.clone();
+        report.source = docs.root().name.clone();
         report.version = Some(api.version);
         report.title = api.title.clone();
         schemes = api.security_schemes;
@@ -471,27 +335,216 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
         &mut operations,
         &mut report.source,
     )
-    .map_err(patch_error)?;
+    .map_err(|error| patch_error(input, error))?;
     for tool in &mut tools {
         let own = tool.annotations;
         resolve_confirmation(tool, input.confirm, own);
         plan_idempotency(tool, input.idempotency_header);
     }
+    unique_names(input.name, &tools)?;
+    report.operations = operations;
+    Ok((tools, report, schemes))
+}
+
+/// A patch error of the API `input`.
+fn patch_error(input: &ApiInput<'_>, error: PatchError) -> CatalogError {
+    CatalogError::Patch {
+        api: input.name.to_string(),
+        error,
+    }
+}
+
+/// The tools of an API's description: its operations selected, synthesized, named and
+/// patched; each operation's fate goes to `operations`.
+fn described_tools(
+    input: &ApiInput<'_>,
+    settings: &ToolSettings,
+    docs: &DocumentSet,
+    api: &spec::Api<'_>,
+    operations: &mut Vec<OperationReport>,
+) -> Result<Vec<Tool>, CatalogError> {
+    let file = &docs.root().name;
+    let mut patches =
+        patches_by_operation(api, file, input.overlays).map_err(|e| patch_error(input, e))?;
+    let shared = SharedSchemas::default();
+    let cx = Context {
+        api: input.name,
+        version: api.version,
+        base_url: input.base_url,
+        max_description_length: input
+            .max_description_length
+            .unwrap_or(settings.max_description_length),
+        max_output_schema_bytes: settings.max_output_schema_bytes,
+        max_input_schema_bytes: settings.max_input_schema_bytes,
+        shared: &shared,
+        max_parameter_description_length: input.max_parameter_description_length.unwrap_or(0),
+        mock: input.mock,
+    };
+    let kept = selected(input, api, file, &mut patches, operations);
+    let ops: Vec<&spec::Operation<'_>> = kept.iter().map(|(op, _)| *op).collect();
+    let mut drafts: Vec<(Draft, &spec::Operation<'_>, Patches<'_>)> = Vec::new();
+    for ((op, op_patches), result) in kept.into_iter().zip(synthesize_all(&cx, docs, &ops)) {
+        match result {
+            Ok(draft) => drafts.push((draft, op, op_patches)),
+            Err(reason) => operations.push(OperationReport::skipped(
+                op.index,
+                op.label(),
+                format!("{file}#{}", op.pointer),
+                reason,
+            )),
+        }
+    }
+    for skipped in &api.skipped {
+        operations.push(OperationReport::skipped(
+            skipped.index,
+            skipped.operation.clone(),
+            format!("{file}#{}", skipped.pointer),
+            skipped.reason.clone(),
+        ));
+    }
+    let requests: Vec<_> = drafts.iter().map(|(d, _, _)| d.naming.clone()).collect();
+    let names = naming::assign(&requests, input.prefix, settings.max_name_length);
+    let limits = PatchLimits {
+        max_name_length: settings.max_name_length,
+        config_accept: input.accept.is_some(),
+    };
+    let mut tools = Vec::new();
+    for (drafted, named) in drafts.into_iter().zip(names) {
+        let (tool, operation) = patched_tool(input, api, file, drafted, named, &limits)?;
+        operations.push(operation);
+        tools.push(tool);
+    }
+    Ok(tools)
+}
+
+/// The operations the API's selection and patches keep, each with its patches; the
+/// others are reported (excluded, or hidden by the last patch that says so).
+fn selected<'o, 'a, 'p>(
+    input: &ApiInput<'_>,
+    api: &'o spec::Api<'a>,
+    file: &str,
+    patches: &mut [Patches<'p>],
+    operations: &mut Vec<OperationReport>,
+) -> Vec<(&'o spec::Operation<'a>, Patches<'p>)> {
+    let mut kept = Vec::new();
+    for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
+        let location = format!("{file}#{}", op.pointer);
+        let candidate = Candidate {
+            method: op.method,
+            path: &op.path,
+            operation_id: op.operation_id.as_deref(),
+            tags: &op.tags,
+        };
+        if let Some(reason) = input.selection.exclusion(&candidate) {
+            operations.push(OperationReport::left_out(
+                op.index,
+                op.label(),
+                location,
+                OperationOutcome::Excluded { reason },
+            ));
+            continue;
+        }
+        let hidden_by = op_patches
+            .iter()
+            .rev()
+            .find_map(|(source, patch)| patch.hidden.map(|h| (h, source)))
+            .filter(|(hidden, _)| *hidden)
+            .map(|(_, source)| format!("{} {}", source.kind, source.at(&["hidden"])));
+        if let Some(by) = hidden_by {
+            operations.push(OperationReport::left_out(
+                op.index,
+                op.label(),
+                location,
+                OperationOutcome::Hidden { by },
+            ));
+            continue;
+        }
+        kept.push((op, std::mem::take(op_patches)));
+    }
+    kept
+}
+
+/// One synthesized operation's tool, named, with the API's `accept`, the operation's
+/// patches and its confirmation settled; and its report.
+fn patched_tool(
+    input: &ApiInput<'_>,
+    api: &spec::Api<'_>,
+    file: &str,
+    (mut draft, op, op_patches): (Draft, &spec::Operation<'_>, Patches<'_>),
+    named: naming::Named,
+    limits: &PatchLimits,
+) -> Result<(Tool, OperationReport), CatalogError> {
+    let undeclared: std::collections::BTreeSet<&String> = op
+        .security
+        .iter()
+        .flat_map(|alternative| alternative.keys())
+        .filter(|scheme| !api.security_schemes.contains_key(*scheme))
+        .collect();
+    for scheme in undeclared {
+        draft.notes.push(format!(
+            "security requirement names scheme \"{scheme}\", which the description does not declare"
+        ));
+    }
+    let source = op.operation_id.clone().unwrap_or_else(|| op.label());
+    let mut tool = Tool {
+        name: named.name.clone(),
+        title: draft.title.take(),
+        description: std::mem::take(&mut draft.description),
+        input_schema: draft.input_schema.clone(),
+        output_schema: draft.output_schema.clone(),
+        annotations: draft.annotations,
+        route: draft.route.clone(),
+        origin: Origin {
+            api: input.name.to_string(),
+            operation_id: op.operation_id.clone(),
+            operation: op.label(),
+            location: format!("{file}#{}", op.pointer),
+            tags: op.tags.clone(),
+        },
+        provenance: std::mem::take(&mut draft.provenance),
+    };
+    if let Some(accept) = input.accept {
+        tool.route.accept = accept.trim().to_string();
+        tool.note("accept", format!("config apis.{}.accept", input.name));
+    }
+    let synthesized = tool.annotations;
+    for (patch_source, patch) in &op_patches {
+        patch::apply(&mut tool, patch, patch_source, limits).map_err(|e| patch_error(input, e))?;
+    }
+    resolve_confirmation(&mut tool, input.confirm, synthesized);
+    let changes = if tool.name == named.name {
+        named.changes
+    } else {
+        Vec::new()
+    };
+    let operation = OperationReport::mapped(
+        op.index,
+        op.label(),
+        format!("{file}#{}", op.pointer),
+        tool.name.clone(),
+        source,
+        changes,
+        &draft,
+    );
+    Ok((tool, operation))
+}
+
+/// Checks that no two of the API's tools share a name.
+fn unique_names(api: &str, tools: &[Tool]) -> Result<(), CatalogError> {
     let mut seen: HashMap<&str, &Tool> = HashMap::new();
-    for tool in &tools {
+    for tool in tools {
         if let Some(first) = seen.insert(&tool.name, tool) {
             return Err(CatalogError::DuplicateName {
                 name: tool.name.clone(),
                 first: format!(
                     "API \"{}\" {} ({})",
-                    input.name, first.origin.operation, first.origin.location
+                    api, first.origin.operation, first.origin.location
                 ),
                 second: format!("{} ({})", tool.origin.operation, tool.origin.location),
             });
         }
     }
-    report.operations = operations;
-    Ok((tools, report, schemes))
+    Ok(())
 }
 
 /// Adds the tools the API's overlay files write by hand (`add`), file by file after the
