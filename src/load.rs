@@ -53,6 +53,26 @@ struct LoadedApi {
 
 /// Loads every configured API and synthesizes the catalog.
 pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
+    let mut apis = load_apis(config).await?;
+    let inputs = inputs_of(config, &apis);
+    let (catalog, mut report) = catalog::build(&api_inputs(config, &apis), &config.tools)?;
+    // The parsed documents are the largest thing loading holds (50 MB for GitHub's 13 MB
+    // spec); the tools no longer need them, and what follows allocates.
+    for (_, api) in &mut apis {
+        api.docs = None;
+    }
+    complete_report(config, &catalog, &mut report, &apis);
+    // What is served: listed tools and the discovery tools, not every tool.
+    report.list_bytes = crate::discovery::served_list_bytes(&catalog);
+    Ok(Loaded {
+        catalog,
+        report,
+        inputs,
+    })
+}
+
+/// Every configured API's spec and overlays, loaded concurrently, in configuration order.
+async fn load_apis(config: &Config) -> Result<Vec<(&String, LoadedApi)>, LoadError> {
     let mut tasks = tokio::task::JoinSet::new();
     for (index, (name, api)) in config.apis.iter().enumerate() {
         let source = SpecSource::of_api(api)
@@ -89,16 +109,21 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
         })?;
         loaded[index] = Some(api);
     }
+    Ok(names
+        .into_iter()
+        .zip(loaded)
+        .filter_map(|(name, api)| api.map(|a| (name, a)))
+        .collect())
+}
+
+/// What the loaded APIs were built from: `specs_dir`, the overlay files and every spec
+/// document's file or URL, each once.
+fn inputs_of(config: &Config, apis: &[(&String, LoadedApi)]) -> Inputs {
     let mut inputs = Inputs::default();
     if let Some(dir) = &config.specs_dir {
         inputs.dirs.push(dir.relative());
     }
-    let mut apis: Vec<(&String, LoadedApi)> = names
-        .into_iter()
-        .zip(loaded)
-        .filter_map(|(name, api)| api.map(|a| (name, a)))
-        .collect();
-    for (_, api) in &apis {
+    for (_, api) in apis {
         for file in &api.files {
             if !inputs.files.contains(file) {
                 inputs.files.push(file.clone());
@@ -117,28 +142,24 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
             }
         }
     }
-    let selections: Vec<Selection<'_>> = apis
-        .iter()
-        .map(|(name, _)| {
-            let api = &config.apis[name.as_str()];
-            Selection {
-                read_only: api.read_only,
-                include: api.include.as_ref(),
-                exclude: api.exclude.as_ref(),
-            }
-        })
-        .collect();
-    let inputs_for_catalog: Vec<ApiInput<'_>> = apis
-        .iter()
-        .zip(selections)
-        .map(|((name, loaded), selection)| {
+    inputs
+}
+
+/// Each loaded API with its settings, as the catalog builder takes it.
+fn api_inputs<'a>(config: &'a Config, apis: &'a [(&String, LoadedApi)]) -> Vec<ApiInput<'a>> {
+    apis.iter()
+        .map(|(name, loaded)| {
             let api = &config.apis[name.as_str()];
             ApiInput {
                 name,
                 docs: loaded.docs.as_ref(),
                 base_url: api.base_url.as_deref(),
                 prefix: api.prefix.as_deref().unwrap_or(""),
-                selection,
+                selection: Selection {
+                    read_only: api.read_only,
+                    include: api.include.as_ref(),
+                    exclude: api.exclude.as_ref(),
+                },
                 overlays: &loaded.overlays,
                 mock: api.mock,
                 discovery: api.discovery,
@@ -151,14 +172,18 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
                 long_running: &api.long_running,
             }
         })
-        .collect();
-    let (catalog, mut report) = catalog::build(&inputs_for_catalog, &config.tools)?;
-    // The parsed documents are the largest thing loading holds (50 MB for GitHub's 13 MB
-    // spec); the tools no longer need them, and what follows allocates.
-    for (_, api) in &mut apis {
-        api.docs = None;
-    }
-    for (api_report, (_, loaded)) in report.apis.iter_mut().zip(&apis) {
+        .collect()
+}
+
+/// Adds to each API's report what loading knows and the catalog alone does not: loading
+/// notes, a token passthrough warning, the discovery budget and the scopes its tools need.
+fn complete_report(
+    config: &Config,
+    catalog: &Catalog,
+    report: &mut Report,
+    apis: &[(&String, LoadedApi)],
+) {
+    for (api_report, (_, loaded)) in report.apis.iter_mut().zip(apis) {
         api_report.notes.extend(loaded.notes.iter().cloned());
         if let Some(note) = config
             .apis
@@ -167,7 +192,7 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
         {
             api_report.notes.push(note);
         }
-        api_report.budget = Some(crate::discovery::budget(&catalog, &api_report.name));
+        api_report.budget = Some(crate::discovery::budget(catalog, &api_report.name));
         for tool in catalog
             .tools()
             .iter()
@@ -183,13 +208,6 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
             }
         }
     }
-    // What is served: listed tools and the discovery tools, not every tool.
-    report.list_bytes = crate::discovery::served_list_bytes(&catalog);
-    Ok(Loaded {
-        catalog,
-        report,
-        inputs,
-    })
 }
 
 /// A warning when an API forwards the MCP client's own `Authorization` header: the token a
