@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::catalog::{Location, Tool, ToolLimit};
-use crate::config::Config;
+use crate::catalog::{Binding, Location, Tool, ToolLimit};
+use crate::config::{ApiConfig, Config};
 use crate::load::Loaded;
 
 /// Prints the tool called `tool` to `out`: [`render`]ed, or with `json` the tool as clients
@@ -61,160 +61,386 @@ pub fn print(
     Ok(())
 }
 
-/// The human-readable explanation.
+/// The human-readable explanation, section by section: the heading, what the model reads,
+/// the call's policies, where requests go, the arguments and the output.
 /// `scopes` are the tool's OAuth scope alternatives ([`crate::catalog::Catalog::required_scopes`]).
 pub fn render(tool: &Tool, config: &Config, scopes: &[Vec<String>]) -> String {
-    let source_of = |what: &str| {
-        tool.provenance
-            .iter()
-            .find(|(w, _)| w == what)
-            .map(|(_, source)| source.clone())
+    let mut explanation = Explanation {
+        tool,
+        api: config.apis.get(&tool.route.api),
+        hand_written: source_of(tool, "tool"),
+        out: String::new(),
     };
-    let hand_written = source_of("tool");
-    let spec_default = |what: &str| match &hand_written {
-        Some(_) => "as written".to_string(),
-        None => format!("spec ({what})"),
-    };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} — API \"{}\", {}",
-        tool.name, tool.route.api, tool.origin.operation
-    );
-    let _ = writeln!(out, "  defined at   {}", tool.origin.location);
-    if let Some(id) = &tool.origin.operation_id {
-        let _ = writeln!(out, "  operationId  {id}");
+    explanation.heading();
+    explanation.text_and_hints(scopes);
+    explanation.policies();
+    explanation.requests();
+    explanation.arguments();
+    explanation.output();
+    explanation.out
+}
+
+/// Where the tool's `what` came from, when something other than plain synthesis set it.
+fn source_of(tool: &Tool, what: &str) -> Option<String> {
+    tool.provenance
+        .iter()
+        .find(|(w, _)| w == what)
+        .map(|(_, source)| source.clone())
+}
+
+/// One explanation being written: the tool, its API's settings and the text so far.
+struct Explanation<'a> {
+    tool: &'a Tool,
+    api: Option<&'a ApiConfig>,
+    /// Where a hand-written tool was written (`None` for a synthesized one).
+    hand_written: Option<String>,
+    out: String,
+}
+
+impl Explanation<'_> {
+    /// See [`source_of`].
+    fn source_of(&self, what: &str) -> Option<String> {
+        source_of(self.tool, what)
     }
-    if let Some(source) = &hand_written {
-        let _ = writeln!(out, "  origin       {source}");
-    }
-    let mut line = |label: &str, value: String, source: String| {
-        let _ = writeln!(out, "  {label:<12} {value}");
-        let _ = writeln!(out, "  {:<12}   ← {source}", "");
-    };
-    line(
-        "name",
-        tool.name.clone(),
-        source_of("name").unwrap_or_else(|| match &tool.origin.operation_id {
-            _ if hand_written.is_some() => "the key of the `add` entry".into(),
-            Some(id) => format!("generated from operationId \"{id}\""),
-            None => format!("generated from {}", tool.origin.operation),
-        }),
-    );
-    line(
-        "title",
-        tool.title.clone().unwrap_or_else(|| "(none)".into()),
-        source_of("title").unwrap_or_else(|| spec_default("summary")),
-    );
-    let first = tool.description.lines().next().unwrap_or("");
-    let more = if tool.description.lines().count() > 1 {
-        " …"
-    } else {
-        ""
-    };
-    line(
-        "description",
-        format!("{first}{more}"),
-        source_of("description").unwrap_or_else(|| spec_default("summary and description")),
-    );
-    let a = &tool.annotations;
-    let hints: Vec<&str> = [
-        (a.read_only_hint, "readOnly"),
-        (a.destructive_hint, "destructive"),
-        (a.idempotent_hint, "idempotent"),
-        (a.open_world_hint, "openWorld"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, name)| *name)
-    .collect();
-    line(
-        "annotations",
-        if hints.is_empty() {
-            "(no hints set)".into()
-        } else {
-            hints.join(", ")
-        },
-        source_of("annotations").unwrap_or_else(|| format!("default for {}", tool.route.method)),
-    );
-    line(
-        "scopes",
-        if scopes.is_empty() {
-            "(none: any OAuth token may call it)".into()
-        } else {
-            scopes
-                .iter()
-                .map(|alternative| alternative.join(" "))
-                .collect::<Vec<_>>()
-                .join("  or  ")
-        },
-        "the operation's security (OAuth 2.0 and OpenID Connect schemes); with [server.oauth] a token must grant one alternative".into(),
-    );
-    let api = config.apis.get(&tool.route.api);
-    let (configured, configured_source) = match api {
-        Some(api) => match api.tool_timeouts.get(&tool.name) {
-            Some(t) => (
-                *t,
-                format!("config apis.{}.tool_timeouts.{}", tool.route.api, tool.name),
-            ),
-            None => (
-                api.timeout_seconds,
-                format!("config apis.{}.timeout_seconds", tool.route.api),
-            ),
-        },
-        None => (30.0, "default".into()),
-    };
-    let (timeout, timeout_source) = match tool.route.timeout {
-        Some(ToolLimit::Replace(t)) => (t.as_secs_f64(), source_of("timeout").unwrap_or_default()),
-        Some(ToolLimit::AtMost(t)) if t.as_secs_f64() < configured => {
-            (t.as_secs_f64(), source_of("timeout").unwrap_or_default())
+
+    /// The source of a piece nothing changed: the spec's `what`, or the `add` entry.
+    fn spec_default(&self, what: &str) -> String {
+        match &self.hand_written {
+            Some(_) => "as written".to_string(),
+            None => format!("spec ({what})"),
         }
-        _ => (configured, configured_source),
-    };
-    line("timeout", format!("{timeout} s"), timeout_source);
-    let policy = || format!("config apis.{}.confirm", tool.route.api);
-    line(
-        "confirm",
-        if tool.route.needs_confirmation() {
-            "a human confirms each call before it is sent".into()
+    }
+
+    /// One labelled value, and under it where it came from.
+    fn line(&mut self, label: &str, value: String, source: String) {
+        let _ = writeln!(self.out, "  {label:<12} {value}");
+        let _ = writeln!(self.out, "  {:<12}   ← {source}", "");
+    }
+
+    /// The tool's name, API and operation; where it is defined.
+    fn heading(&mut self) {
+        let tool = self.tool;
+        let _ = writeln!(
+            self.out,
+            "{} — API \"{}\", {}",
+            tool.name, tool.route.api, tool.origin.operation
+        );
+        let _ = writeln!(self.out, "  defined at   {}", tool.origin.location);
+        if let Some(id) = &tool.origin.operation_id {
+            let _ = writeln!(self.out, "  operationId  {id}");
+        }
+        if let Some(source) = &self.hand_written {
+            let _ = writeln!(self.out, "  origin       {source}");
+        }
+    }
+
+    /// What the model reads: name, title, the description's first line, the annotations'
+    /// hints, and the OAuth scopes a token needs.
+    fn text_and_hints(&mut self, scopes: &[Vec<String>]) {
+        let tool = self.tool;
+        let name_source =
+            self.source_of("name")
+                .unwrap_or_else(|| match &tool.origin.operation_id {
+                    _ if self.hand_written.is_some() => "the key of the `add` entry".into(),
+                    Some(id) => format!("generated from operationId \"{id}\""),
+                    None => format!("generated from {}", tool.origin.operation),
+                });
+        self.line("name", tool.name.clone(), name_source);
+        let title_source = self
+            .source_of("title")
+            .unwrap_or_else(|| self.spec_default("summary"));
+        self.line(
+            "title",
+            tool.title.clone().unwrap_or_else(|| "(none)".into()),
+            title_source,
+        );
+        let first = tool.description.lines().next().unwrap_or("");
+        let more = if tool.description.lines().count() > 1 {
+            " …"
         } else {
-            "no".into()
-        },
-        source_of("confirm").unwrap_or_else(|| match api.and_then(|a| a.confirm.as_ref()) {
-            Some(_) => policy(),
-            None => "default (no apis.NAME.confirm)".into(),
-        }),
-    );
-    if let Some(idempotency) = &tool.route.idempotency {
-        line(
-            "idempotency",
-            format!(
-                "key sent in {} (argument {}; generated when not given)",
-                idempotency.header, idempotency.argument
-            ),
-            source_of("idempotency_key")
-                .unwrap_or_else(|| "spec (the operation's header parameter)".into()),
-        );
-    }
-    if let Some(final_state) = tool.route.long_running {
-        let read = match final_state {
-            crate::spec::FinalState::Default => "where the method puts it",
-            crate::spec::FinalState::OriginalUri => "at the original URL",
-            crate::spec::FinalState::Location => "at the first answer's Location",
-            crate::spec::FinalState::StatusMonitor => "from the status monitor",
+            ""
         };
-        line(
-            "long-running",
-            format!(
-                "a 200, 201 or 202 naming a status monitor is followed; the result is read {read}"
-            ),
-            source_of("long_running").unwrap_or_else(|| {
-                "spec (x-ms-long-running-operation, or a documented 202 response)".into()
-            }),
+        let description_source = self
+            .source_of("description")
+            .unwrap_or_else(|| self.spec_default("summary and description"));
+        self.line("description", format!("{first}{more}"), description_source);
+        let a = &tool.annotations;
+        let hints: Vec<&str> = [
+            (a.read_only_hint, "readOnly"),
+            (a.destructive_hint, "destructive"),
+            (a.idempotent_hint, "idempotent"),
+            (a.open_world_hint, "openWorld"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect();
+        let annotations_source = self
+            .source_of("annotations")
+            .unwrap_or_else(|| format!("default for {}", tool.route.method));
+        self.line(
+            "annotations",
+            if hints.is_empty() {
+                "(no hints set)".into()
+            } else {
+                hints.join(", ")
+            },
+            annotations_source,
+        );
+        self.line(
+            "scopes",
+            if scopes.is_empty() {
+                "(none: any OAuth token may call it)".into()
+            } else {
+                scopes
+                    .iter()
+                    .map(|alternative| alternative.join(" "))
+                    .collect::<Vec<_>>()
+                    .join("  or  ")
+            },
+            "the operation's security (OAuth 2.0 and OpenID Connect schemes); with [server.oauth] a token must grant one alternative".into(),
         );
     }
-    let base = tool.route.base_url.as_deref().unwrap_or("(no base URL)");
-    // Query parameters every call carries (a path suffix's `#Action=…`), as they are sent.
+
+    /// How a call is run: its timeout, whether a human confirms it, its idempotency key,
+    /// and whether it is followed as a long-running operation.
+    fn policies(&mut self) {
+        let tool = self.tool;
+        let (timeout, timeout_source) = self.timeout();
+        self.line("timeout", format!("{timeout} s"), timeout_source);
+        let confirm_source = self.source_of("confirm").unwrap_or_else(|| {
+            match self.api.and_then(|a| a.confirm.as_ref()) {
+                Some(_) => format!("config apis.{}.confirm", tool.route.api),
+                None => "default (no apis.NAME.confirm)".into(),
+            }
+        });
+        self.line(
+            "confirm",
+            if tool.route.needs_confirmation() {
+                "a human confirms each call before it is sent".into()
+            } else {
+                "no".into()
+            },
+            confirm_source,
+        );
+        if let Some(idempotency) = &tool.route.idempotency {
+            let source = self
+                .source_of("idempotency_key")
+                .unwrap_or_else(|| "spec (the operation's header parameter)".into());
+            self.line(
+                "idempotency",
+                format!(
+                    "key sent in {} (argument {}; generated when not given)",
+                    idempotency.header, idempotency.argument
+                ),
+                source,
+            );
+        }
+        if let Some(final_state) = tool.route.long_running {
+            let read = match final_state {
+                crate::spec::FinalState::Default => "where the method puts it",
+                crate::spec::FinalState::OriginalUri => "at the original URL",
+                crate::spec::FinalState::Location => "at the first answer's Location",
+                crate::spec::FinalState::StatusMonitor => "from the status monitor",
+            };
+            let source = self.source_of("long_running").unwrap_or_else(|| {
+                "spec (x-ms-long-running-operation, or a documented 202 response)".into()
+            });
+            self.line(
+                "long-running",
+                format!(
+                    "a 200, 201 or 202 naming a status monitor is followed; the result is read {read}"
+                ),
+                source,
+            );
+        }
+    }
+
+    /// The timeout in seconds and where it was set: the tool's own when it replaces the
+    /// API's or lowers it, else the API's for this tool or for all its tools.
+    fn timeout(&self) -> (f64, String) {
+        let tool = self.tool;
+        let (configured, configured_source) = match self.api {
+            Some(api) => match api.tool_timeouts.get(&tool.name) {
+                Some(t) => (
+                    *t,
+                    format!("config apis.{}.tool_timeouts.{}", tool.route.api, tool.name),
+                ),
+                None => (
+                    api.timeout_seconds,
+                    format!("config apis.{}.timeout_seconds", tool.route.api),
+                ),
+            },
+            None => (30.0, "default".into()),
+        };
+        match tool.route.timeout {
+            Some(ToolLimit::Replace(t)) => (
+                t.as_secs_f64(),
+                self.source_of("timeout").unwrap_or_default(),
+            ),
+            Some(ToolLimit::AtMost(t)) if t.as_secs_f64() < configured => (
+                t.as_secs_f64(),
+                self.source_of("timeout").unwrap_or_default(),
+            ),
+            _ => (configured, configured_source),
+        }
+    }
+
+    /// Where requests go and what comes back: the upstream URL, `Accept`, the mock answer,
+    /// the fields kept of a response and its size cap.
+    fn requests(&mut self) {
+        let tool = self.tool;
+        let upstream_source = self.upstream_source();
+        self.line(
+            "upstream",
+            format!(
+                "{} {}{}{}",
+                tool.route.method,
+                tool.route.base_url.as_deref().unwrap_or("(no base URL)"),
+                tool.route.path,
+                fixed_query(tool)
+            ),
+            upstream_source,
+        );
+        let accept_source = self
+            .source_of("accept")
+            .unwrap_or_else(|| match &self.hand_written {
+                Some(_) => "default (application/json with an output_schema, else */*)".into(),
+                None if tool.route.accept == "*/*" => {
+                    "default (the spec documents no response media type)".into()
+                }
+                None => "spec (the 2xx and default responses' media types, JSON first)".into(),
+            });
+        self.line("accept", tool.route.accept.clone(), accept_source);
+        if let Some(answer) = &tool.route.mock {
+            self.line(
+                "mock answer",
+                format!(
+                    "{} {}, {} bytes",
+                    answer.status,
+                    answer.media_type.as_deref().unwrap_or("(no body)"),
+                    answer.body.len()
+                ),
+                match answer.source {
+                    "example" => "the spec's example".to_string(),
+                    "generated" => "generated from the response schema".to_string(),
+                    _ => "no response body documented".to_string(),
+                },
+            );
+        }
+        if !tool.route.response_fields.is_empty() {
+            let source = self.source_of("response.fields").unwrap_or_default();
+            self.line(
+                "response",
+                format!("only {}", tool.route.response_fields.join(", ")),
+                source,
+            );
+        }
+        if let Some(limit) = tool.route.max_response_bytes {
+            let cap = limit.over(self.api.map_or(u64::MAX, |api| api.max_response_bytes));
+            let source = self.source_of("response.max_bytes").unwrap_or_default();
+            self.line("size cap", format!("{cap} bytes"), source);
+        }
+    }
+
+    /// Where the upstream URL came from; for a synthesized tool whose operation's path key
+    /// goes on past the path requested, that its `#` suffix is not requested.
+    fn upstream_source(&self) -> String {
+        let tool = self.tool;
+        let mut source = match self.api.and_then(|a| a.base_url.as_ref()) {
+            Some(_) => format!("config apis.{}.base_url", tool.route.api),
+            None if self.hand_written.is_some() => "as written".into(),
+            None => "spec (servers)".into(),
+        };
+        if let Some((_, suffix)) = tool.origin.operation.split_once('#')
+            && self.hand_written.is_none()
+        {
+            let _ = write!(source, "; the path suffix \"#{suffix}\" is not requested");
+        }
+        source
+    }
+
+    /// Each argument: where it goes, its type, whether it is required (or hidden with a
+    /// fixed value), and where it came from.
+    fn arguments(&mut self) {
+        let tool = self.tool;
+        let _ = writeln!(self.out, "  arguments");
+        let input = tool.input_schema.to_value();
+        let properties = input.get("properties");
+        let required: Vec<&str> = input
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if tool.route.arguments.bindings.is_empty() {
+            let _ = writeln!(self.out, "    (none)");
+        }
+        for binding in &tool.route.arguments.bindings {
+            let kind = properties
+                .and_then(|p| p.get(&binding.argument))
+                .and_then(|s| s.get("type"))
+                .map(|t| match t {
+                    Value::String(t) => t.clone(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_default();
+            let state = if binding.fixed.is_some() {
+                "hidden, fixed".to_string()
+            } else if required.contains(&binding.argument.as_str()) {
+                "required".to_string()
+            } else {
+                "optional".to_string()
+            };
+            let described: Vec<String> = [place(tool, binding), kind, state]
+                .into_iter()
+                .filter(|part| !part.is_empty())
+                .collect();
+            let _ = writeln!(
+                self.out,
+                "    {:<24} {}",
+                binding.argument,
+                described.join("  ")
+            );
+            let source = self.argument_source(binding);
+            let _ = writeln!(self.out, "    {:<24}   ← {source}", "");
+        }
+    }
+
+    /// Where an argument came from, when nothing but synthesis (or the `add` entry) made it.
+    fn argument_source(&self, binding: &Binding) -> String {
+        self.source_of(&format!("arguments.{}", binding.argument))
+            .unwrap_or_else(|| {
+                if binding.location == Location::FileName {
+                    "restmcp (the part's filename)".into()
+                } else if self.hand_written.is_some() {
+                    "as written".into()
+                } else if binding.location == Location::BodyField
+                    || binding.location == Location::Body
+                {
+                    "spec (request body)".into()
+                } else {
+                    "spec (parameter)".into()
+                }
+            })
+    }
+
+    /// Whether the tool has an outputSchema.
+    fn output(&mut self) {
+        let _ = writeln!(
+            self.out,
+            "  outputSchema {}",
+            if self.tool.output_schema.is_some() {
+                "yes"
+            } else {
+                "none"
+            }
+        );
+    }
+}
+
+/// Query parameters every call carries (a path suffix's `#Action=…`), as they are sent
+/// (`?Action=…`); empty when there are none.
+fn fixed_query(tool: &Tool) -> String {
     let fixed_query: Vec<String> = tool
         .route
         .arguments
@@ -228,149 +454,37 @@ pub fn render(tool: &Tool, config: &Config, scopes: &[Vec<String>]) -> String {
             _ => None,
         })
         .collect();
-    let query = if fixed_query.is_empty() {
+    if fixed_query.is_empty() {
         String::new()
     } else {
         format!("?{}", fixed_query.join("&"))
-    };
-    let mut upstream_source = match api.and_then(|a| a.base_url.as_ref()) {
-        Some(_) => format!("config apis.{}.base_url", tool.route.api),
-        None if hand_written.is_some() => "as written".into(),
-        None => "spec (servers)".into(),
-    };
-    // The operation's path key goes on past the path requested: its `#` suffix.
-    if let Some((_, suffix)) = tool.origin.operation.split_once('#')
-        && hand_written.is_none()
-    {
-        let _ = write!(
-            upstream_source,
-            "; the path suffix \"#{suffix}\" is not requested"
-        );
     }
-    line(
-        "upstream",
-        format!("{} {base}{}{query}", tool.route.method, tool.route.path),
-        upstream_source,
-    );
-    line(
-        "accept",
-        tool.route.accept.clone(),
-        source_of("accept").unwrap_or_else(|| match &hand_written {
-            Some(_) => "default (application/json with an output_schema, else */*)".into(),
-            None if tool.route.accept == "*/*" => {
-                "default (the spec documents no response media type)".into()
-            }
-            None => "spec (the 2xx and default responses' media types, JSON first)".into(),
-        }),
-    );
-    if let Some(answer) = &tool.route.mock {
-        line(
-            "mock answer",
-            format!(
-                "{} {}, {} bytes",
-                answer.status,
-                answer.media_type.as_deref().unwrap_or("(no body)"),
-                answer.body.len()
-            ),
-            match answer.source {
-                "example" => "the spec's example".to_string(),
-                "generated" => "generated from the response schema".to_string(),
-                _ => "no response body documented".to_string(),
-            },
-        );
-    }
-    if !tool.route.response_fields.is_empty() {
-        line(
-            "response",
-            format!("only {}", tool.route.response_fields.join(", ")),
-            source_of("response.fields").unwrap_or_default(),
-        );
-    }
-    if let Some(limit) = tool.route.max_response_bytes {
-        let cap = limit.over(api.map_or(u64::MAX, |api| api.max_response_bytes));
-        line(
-            "size cap",
-            format!("{cap} bytes"),
-            source_of("response.max_bytes").unwrap_or_default(),
-        );
-    }
-    let _ = writeln!(out, "  arguments");
-    let input = tool.input_schema.to_value();
-    let properties = input.get("properties");
-    let required: Vec<&str> = input
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if tool.route.arguments.bindings.is_empty() {
-        let _ = writeln!(out, "    (none)");
-    }
-    for binding in &tool.route.arguments.bindings {
-        let place = match binding.location {
-            Location::Path => "path",
-            Location::Query => "query",
-            Location::Header => "header",
-            Location::Cookie => "cookie",
-            Location::BodyField
-                if tool
-                    .route
-                    .body
-                    .as_ref()
-                    .is_some_and(|plan| plan.files.contains_key(&binding.wire_name)) =>
-            {
-                "file part"
-            }
-            Location::BodyField => "body field",
-            Location::Body => "body",
-            Location::FileName => "file name of",
-        };
-        let wire = if binding.wire_name.is_empty() || binding.wire_name == binding.argument {
-            String::new()
-        } else {
-            format!(" \"{}\"", binding.wire_name)
-        };
-        let kind = properties
-            .and_then(|p| p.get(&binding.argument))
-            .and_then(|s| s.get("type"))
-            .map(|t| match t {
-                Value::String(t) => t.clone(),
-                other => other.to_string(),
-            })
-            .unwrap_or_default();
-        let state = if binding.fixed.is_some() {
-            "hidden, fixed".to_string()
-        } else if required.contains(&binding.argument.as_str()) {
-            "required".to_string()
-        } else {
-            "optional".to_string()
-        };
-        let described: Vec<String> = [format!("{place}{wire}"), kind, state]
-            .into_iter()
-            .filter(|part| !part.is_empty())
-            .collect();
-        let _ = writeln!(out, "    {:<24} {}", binding.argument, described.join("  "));
-        let source = source_of(&format!("arguments.{}", binding.argument)).unwrap_or_else(|| {
-            if binding.location == Location::FileName {
-                "restmcp (the part's filename)".into()
-            } else if hand_written.is_some() {
-                "as written".into()
-            } else if binding.location == Location::BodyField || binding.location == Location::Body
-            {
-                "spec (request body)".into()
-            } else {
-                "spec (parameter)".into()
-            }
-        });
-        let _ = writeln!(out, "    {:<24}   ← {source}", "");
-    }
-    let _ = writeln!(
-        out,
-        "  outputSchema {}",
-        if tool.output_schema.is_some() {
-            "yes"
-        } else {
-            "none"
+}
+
+/// Where an argument goes on the wire, with its wire name when that differs.
+fn place(tool: &Tool, binding: &Binding) -> String {
+    let place = match binding.location {
+        Location::Path => "path",
+        Location::Query => "query",
+        Location::Header => "header",
+        Location::Cookie => "cookie",
+        Location::BodyField
+            if tool
+                .route
+                .body
+                .as_ref()
+                .is_some_and(|plan| plan.files.contains_key(&binding.wire_name)) =>
+        {
+            "file part"
         }
-    );
-    out
+        Location::BodyField => "body field",
+        Location::Body => "body",
+        Location::FileName => "file name of",
+    };
+    let wire = if binding.wire_name.is_empty() || binding.wire_name == binding.argument {
+        String::new()
+    } else {
+        format!(" \"{}\"", binding.wire_name)
+    };
+    format!("{place}{wire}")
 }
