@@ -317,186 +317,24 @@ impl Report {
         self.list_bytes.div_ceil(BYTES_PER_TOKEN)
     }
 
-    /// The human-readable form printed by `restmcp check`.
+    /// The human-readable form printed by `restmcp check`: each API (its heading, its
+    /// dialects, each operation, what relaxing and hoisting saved), then the totals.
     pub fn render(&self) -> String {
         let mut out = String::new();
         for api in &self.apis {
-            let mapped = api
-                .operations
-                .iter()
-                .filter(|o| matches!(o.outcome, OperationOutcome::Mapped { .. }))
-                .count();
-            let hand_written = api
-                .operations
-                .iter()
-                .filter(|o| matches!(o.outcome, OperationOutcome::HandWritten { .. }))
-                .count();
-            let operations = api.operations.len() - hand_written;
-            let extra = if hand_written > 0 {
-                format!(", {hand_written} hand-written tools")
-            } else {
-                String::new()
-            };
-            let version = api
-                .version
-                .map(|v| v.to_string())
-                .unwrap_or_else(|| "hand-written tools".into());
-            let _ = writeln!(
-                out,
-                "{} — {} ({}, {}): {} of {} operations mapped{}",
-                api.name,
-                api.source,
-                version,
-                if api.title.is_empty() {
-                    "untitled"
-                } else {
-                    &api.title
-                },
-                mapped,
-                operations,
-                extra
-            );
-            for note in &api.notes {
-                let _ = writeln!(out, "  note: {note}");
-            }
-            if let Some(budget) = &api.budget {
-                let _ = writeln!(out, "{}", budget.render());
-            }
-            if !api.scopes.is_empty() {
-                let scopes: Vec<String> = api
-                    .scopes
-                    .iter()
-                    .map(|(scope, tools)| format!("{scope} ({tools})"))
-                    .collect();
-                let _ = writeln!(
-                    out,
-                    "  OAuth scopes the tools ask for (tools each is needed by): {}",
-                    scopes.join(", ")
-                );
-            }
-            for dialect in &api.dialects {
-                if !dialect.checked {
-                    let _ = writeln!(
-                        out,
-                        "  dialect {}: not configured, not checked for an API of {} tools (configure it to see what its tools lose)",
-                        dialect.dialect,
-                        thousands(api.operations.iter().filter(|o| o.is_tool()).count())
-                    );
-                    continue;
-                }
-                let notes: usize = dialect.tools.iter().map(|(_, n)| n.len()).sum();
-                let _ = writeln!(
-                    out,
-                    "  dialect {}: {} of the API's tools lose something ({notes} changes){}",
-                    dialect.dialect,
-                    dialect.tools.len(),
-                    if dialect.configured || dialect.tools.is_empty() {
-                        ""
-                    } else {
-                        "; not configured, details with --json"
-                    }
-                );
-                if dialect.configured {
-                    for (tool, notes) in &dialect.tools {
-                        for note in notes {
-                            let _ = writeln!(out, "    {tool}: {note}");
-                        }
-                    }
-                }
-            }
+            render_heading(api, &mut out);
+            render_dialects(api, &mut out);
             for op in &api.operations {
-                match &op.outcome {
-                    OperationOutcome::Mapped {
-                        tool,
-                        renamed,
-                        source,
-                    } => {
-                        let _ = writeln!(out, "  ok       {:<40} → {tool}", op.operation);
-                        if !renamed.is_empty() {
-                            let why: Vec<&str> = renamed.iter().map(describe_change).collect();
-                            let _ = writeln!(
-                                out,
-                                "           renamed from \"{source}\": {}",
-                                why.join("; ")
-                            );
-                        }
-                    }
-                    OperationOutcome::Skipped { reason } => {
-                        let _ = writeln!(out, "  SKIPPED  {:<40} {}", op.operation, op.location);
-                        let _ = writeln!(out, "           {reason}");
-                    }
-                    OperationOutcome::Excluded { reason } => {
-                        let _ = writeln!(out, "  excluded {:<40} {reason}", op.operation);
-                    }
-                    OperationOutcome::Hidden { by } => {
-                        let _ = writeln!(out, "  hidden   {:<40} by {by}", op.operation);
-                    }
-                    OperationOutcome::HandWritten { tool } => {
-                        let _ = writeln!(
-                            out,
-                            "  ok       {:<40} → {tool} (hand-written, {})",
-                            op.operation, op.location
-                        );
-                    }
-                }
-                if !op.dropped_keywords.is_empty() {
-                    let list: Vec<String> = op
-                        .dropped_keywords
-                        .iter()
-                        .map(|(k, n)| {
-                            if *n > 1 {
-                                format!("{k} ×{n}")
-                            } else {
-                                k.clone()
-                            }
-                        })
-                        .collect();
-                    let _ = writeln!(out, "           dropped keywords: {}", list.join(", "));
-                }
-                if let Some(relaxed) = &op.relaxed_input {
-                    let _ = writeln!(out, "           {}", relaxed.render());
-                }
-                if let Some(hoisted) = &op.hoisted {
-                    let _ = writeln!(out, "           {}", hoisted.render());
-                }
-                for note in &op.notes {
-                    let _ = writeln!(out, "           note: {note}");
-                }
+                render_operation(op, &mut out);
             }
-            let relaxed: Vec<&Relaxation> = api
-                .operations
-                .iter()
-                .filter_map(|op| op.relaxed_input.as_ref())
-                .collect();
-            if !relaxed.is_empty() {
-                let saved: usize = relaxed
-                    .iter()
-                    .map(|r| r.full_bytes.saturating_sub(r.published_bytes))
-                    .sum();
-                let _ = writeln!(
-                    out,
-                    "  {} inputSchema(s) relaxed to fit tools.max_input_schema_bytes: {} bytes (≈ {} tokens) fewer in tools/list; arguments are still checked against the full schemas",
-                    relaxed.len(),
-                    thousands(saved),
-                    thousands(saved.div_ceil(BYTES_PER_TOKEN))
-                );
-            }
-            let hoisted: Vec<&Hoisting> = api
-                .operations
-                .iter()
-                .filter_map(|op| op.hoisted.as_ref())
-                .collect();
-            if !hoisted.is_empty() {
-                let saved: usize = hoisted.iter().map(|h| h.saved()).sum();
-                let _ = writeln!(
-                    out,
-                    "  {} tool(s) with repeated subtrees hoisted into $defs: {} bytes (≈ {} tokens) fewer in tools/list",
-                    hoisted.len(),
-                    thousands(saved),
-                    thousands(saved.div_ceil(BYTES_PER_TOKEN))
-                );
-            }
+            render_savings(api, &mut out);
         }
+        self.render_totals(&mut out);
+        out
+    }
+
+    /// The last line: operations by outcome, and the size of `tools/list`.
+    fn render_totals(&self, out: &mut String) {
         let count = |f: fn(&OperationOutcome) -> bool| {
             self.apis
                 .iter()
@@ -530,7 +368,199 @@ impl Report {
             self.list_bytes,
             self.estimated_tokens()
         );
-        out
+    }
+}
+
+/// An API's heading: name, source, version, title and how many operations were mapped;
+/// then its notes, discovery budget and the OAuth scopes its tools ask for.
+fn render_heading(api: &ApiReport, out: &mut String) {
+    let mapped = api
+        .operations
+        .iter()
+        .filter(|o| matches!(o.outcome, OperationOutcome::Mapped { .. }))
+        .count();
+    let hand_written = api
+        .operations
+        .iter()
+        .filter(|o| matches!(o.outcome, OperationOutcome::HandWritten { .. }))
+        .count();
+    let operations = api.operations.len() - hand_written;
+    let extra = if hand_written > 0 {
+        format!(", {hand_written} hand-written tools")
+    } else {
+        String::new()
+    };
+    let version = api
+        .version
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "hand-written tools".into());
+    let _ = writeln!(
+        out,
+        "{} — {} ({}, {}): {} of {} operations mapped{}",
+        api.name,
+        api.source,
+        version,
+        if api.title.is_empty() {
+            "untitled"
+        } else {
+            &api.title
+        },
+        mapped,
+        operations,
+        extra
+    );
+    for note in &api.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    if let Some(budget) = &api.budget {
+        let _ = writeln!(out, "{}", budget.render());
+    }
+    if !api.scopes.is_empty() {
+        let scopes: Vec<String> = api
+            .scopes
+            .iter()
+            .map(|(scope, tools)| format!("{scope} ({tools})"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  OAuth scopes the tools ask for (tools each is needed by): {}",
+            scopes.join(", ")
+        );
+    }
+}
+
+/// What each client dialect does to the API's tools: how many lose something, each
+/// change for a configured dialect, or that an unconfigured one was not checked.
+fn render_dialects(api: &ApiReport, out: &mut String) {
+    for dialect in &api.dialects {
+        if !dialect.checked {
+            let _ = writeln!(
+                out,
+                "  dialect {}: not configured, not checked for an API of {} tools (configure it to see what its tools lose)",
+                dialect.dialect,
+                thousands(api.operations.iter().filter(|o| o.is_tool()).count())
+            );
+            continue;
+        }
+        let notes: usize = dialect.tools.iter().map(|(_, n)| n.len()).sum();
+        let _ = writeln!(
+            out,
+            "  dialect {}: {} of the API's tools lose something ({notes} changes){}",
+            dialect.dialect,
+            dialect.tools.len(),
+            if dialect.configured || dialect.tools.is_empty() {
+                ""
+            } else {
+                "; not configured, details with --json"
+            }
+        );
+        if dialect.configured {
+            for (tool, notes) in &dialect.tools {
+                for note in notes {
+                    let _ = writeln!(out, "    {tool}: {note}");
+                }
+            }
+        }
+    }
+}
+
+/// One operation: what became of it, then the keywords its schemas dropped, how its
+/// inputSchema was relaxed, what hoisting saved, and its notes.
+fn render_operation(op: &OperationReport, out: &mut String) {
+    match &op.outcome {
+        OperationOutcome::Mapped {
+            tool,
+            renamed,
+            source,
+        } => {
+            let _ = writeln!(out, "  ok       {:<40} → {tool}", op.operation);
+            if !renamed.is_empty() {
+                let why: Vec<&str> = renamed.iter().map(describe_change).collect();
+                let _ = writeln!(
+                    out,
+                    "           renamed from \"{source}\": {}",
+                    why.join("; ")
+                );
+            }
+        }
+        OperationOutcome::Skipped { reason } => {
+            let _ = writeln!(out, "  SKIPPED  {:<40} {}", op.operation, op.location);
+            let _ = writeln!(out, "           {reason}");
+        }
+        OperationOutcome::Excluded { reason } => {
+            let _ = writeln!(out, "  excluded {:<40} {reason}", op.operation);
+        }
+        OperationOutcome::Hidden { by } => {
+            let _ = writeln!(out, "  hidden   {:<40} by {by}", op.operation);
+        }
+        OperationOutcome::HandWritten { tool } => {
+            let _ = writeln!(
+                out,
+                "  ok       {:<40} → {tool} (hand-written, {})",
+                op.operation, op.location
+            );
+        }
+    }
+    if !op.dropped_keywords.is_empty() {
+        let list: Vec<String> = op
+            .dropped_keywords
+            .iter()
+            .map(|(k, n)| {
+                if *n > 1 {
+                    format!("{k} ×{n}")
+                } else {
+                    k.clone()
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "           dropped keywords: {}", list.join(", "));
+    }
+    if let Some(relaxed) = &op.relaxed_input {
+        let _ = writeln!(out, "           {}", relaxed.render());
+    }
+    if let Some(hoisted) = &op.hoisted {
+        let _ = writeln!(out, "           {}", hoisted.render());
+    }
+    for note in &op.notes {
+        let _ = writeln!(out, "           note: {note}");
+    }
+}
+
+/// What relaxing inputSchemas and hoisting repeated subtrees saved in `tools/list`, for
+/// the API's tools together.
+fn render_savings(api: &ApiReport, out: &mut String) {
+    let relaxed: Vec<&Relaxation> = api
+        .operations
+        .iter()
+        .filter_map(|op| op.relaxed_input.as_ref())
+        .collect();
+    if !relaxed.is_empty() {
+        let saved: usize = relaxed
+            .iter()
+            .map(|r| r.full_bytes.saturating_sub(r.published_bytes))
+            .sum();
+        let _ = writeln!(
+            out,
+            "  {} inputSchema(s) relaxed to fit tools.max_input_schema_bytes: {} bytes (≈ {} tokens) fewer in tools/list; arguments are still checked against the full schemas",
+            relaxed.len(),
+            thousands(saved),
+            thousands(saved.div_ceil(BYTES_PER_TOKEN))
+        );
+    }
+    let hoisted: Vec<&Hoisting> = api
+        .operations
+        .iter()
+        .filter_map(|op| op.hoisted.as_ref())
+        .collect();
+    if !hoisted.is_empty() {
+        let saved: usize = hoisted.iter().map(|h| h.saved()).sum();
+        let _ = writeln!(
+            out,
+            "  {} tool(s) with repeated subtrees hoisted into $defs: {} bytes (≈ {} tokens) fewer in tools/list",
+            hoisted.len(),
+            thousands(saved),
+            thousands(saved.div_ceil(BYTES_PER_TOKEN))
+        );
     }
 }
 
