@@ -426,13 +426,17 @@ impl Shared {
         // A repeat under the same idempotency key is answered from the stored result, before
         // anyone is asked again.
         let record = (caller, dispatcher.result_budget_bytes(ready.tool()));
-        let held =
-            match super::idempotency::before(&self.store, &ready, record, self.idempotency_ttl)
-                .await
-            {
-                super::idempotency::Before::Send(held) => held,
-                super::idempotency::Before::Answer(called) => return Ok(Step::Done(called)),
-            };
+        let held = match crate::upstream::idempotency::before(
+            &self.store,
+            &ready,
+            record,
+            self.idempotency_ttl,
+        )
+        .await
+        {
+            crate::upstream::idempotency::Before::Send(held) => held,
+            crate::upstream::idempotency::Before::Answer(called) => return Ok(Step::Done(called)),
+        };
         if ready.tool().route.needs_confirmation() {
             let preview = ready.preview();
             let redact = |text: &str| dispatcher.redact(text);

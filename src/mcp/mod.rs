@@ -9,7 +9,7 @@
 //! - `request`: one `tools/call` as its JSON-RPC message carries it (id, name, arguments,
 //!   `_meta`), read once for every transport, and its answer written once;
 //! - `call`: the call pipeline, one `tools/call` from the client's names to the
-//!   dispatcher and back, counted and logged once; on the way, `idempotency` answers a
+//!   dispatcher and back, counted and logged once; on the way, [`crate::upstream::idempotency`] answers a
 //!   repeat under the same idempotency key from the store, `confirm` asks a human
 //!   before a call that needs it, and `operations` gives an operation still going upstream
 //!   a sealed handle (the `operation_status` tool) or, for a 2026-07-28 client that takes
@@ -106,7 +106,6 @@ mod confirm;
 mod direct;
 mod front;
 pub mod http;
-mod idempotency;
 mod jsonrpc;
 mod listed;
 mod operations;

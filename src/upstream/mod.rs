@@ -10,6 +10,8 @@
 //! * `called.rs`: what a call gives back, [`Called`] (the result and its [`CallStats`]:
 //!   [`CallOutcome`], what went over the wire) or [`UnknownTool`].
 //! * `rate_limit.rs`: the tools' rate limits, a token bucket per tool and caller.
+//! * `idempotency`: a repeat under the same idempotency key answered from the shared
+//!   store instead of sent again (protocol-free; the MCP layer calls it before sending).
 //! * [`validate`]: arguments against the inputSchema, results against the outputSchema,
 //!   compiled once per tool.
 //! * [`request`]: a tool's argument map → the [`request::HttpRequest`] (pure, no I/O).
@@ -31,6 +33,7 @@ pub mod decode;
 mod dispatch;
 pub mod exchange;
 mod http;
+pub(crate) mod idempotency;
 pub mod operation;
 pub mod paging;
 mod rate_limit;

@@ -1,4 +1,4 @@
-//! Idempotent calls (issue #24, part 2): a call of a tool whose operation takes an
+//! Idempotent calls: a call of a tool whose operation takes an
 //! idempotency key ([`crate::catalog::Idempotency`]), made with a key the model gave, is
 //! recorded in the [`Store`] under (caller, tool, key) with a fingerprint of its request.
 //! A repeat with the same request is answered from the stored result and not sent; the same
@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::{CallOutcome, Called, Ready, ToolResult};
 use crate::store::{Claim, Keep, Store, StoreError};
-use crate::upstream::{CallOutcome, Called, Ready, ToolResult};
 
 /// How long a running call holds its key: a replica that dies mid-call frees it then.
 const RUNNING_TTL: Duration = Duration::from_secs(600);
@@ -38,7 +38,7 @@ struct Entry {
 
 /// A call that holds its idempotency key until it is answered; dropped unanswered (failed,
 /// cancelled, refused), it frees the key.
-pub(super) struct Held {
+pub(crate) struct Held {
     store: Arc<Store>,
     key: String,
     fingerprint: String,
@@ -54,7 +54,7 @@ pub(super) struct Held {
 }
 
 /// What to do with a call before sending it.
-pub(super) enum Before {
+pub(crate) enum Before {
     /// Send it (holding its key when it has one).
     Send(Option<Held>),
     /// Answer it with this, unsent.
@@ -63,7 +63,7 @@ pub(super) enum Before {
 
 /// Looks the call's key up, and holds it when the call is new; `max_bytes` is the most a
 /// stored record of it may hold (its result budget).
-pub(super) async fn before(
+pub(crate) async fn before(
     store: &Arc<Store>,
     ready: &Ready<'_>,
     (caller, max_bytes): (&str, Option<u64>),
@@ -154,7 +154,7 @@ pub(super) async fn before(
 impl Held {
     /// Stores the answer of the call (only answers from the upstream; anything else frees
     /// the key when `self` drops).
-    pub(super) async fn answered(mut self, called: &Called) {
+    pub(crate) async fn answered(mut self, called: &Called) {
         if called.stats.status.is_none() {
             return;
         }
