@@ -153,14 +153,14 @@ impl Shared {
             true => LongRunning::Return,
             false => LongRunning::Wait,
         };
-        let (outcome, progressed) = self
-            .run(
-                &snapshot,
-                &call,
-                (arguments, incoming, asker, long_running),
-                (cancelled, progress),
-            )
-            .await?;
+        // Boxed: the futures of every layer above hold this one, and each is moved whole.
+        let running = self.run(
+            &snapshot,
+            &call,
+            (arguments, incoming, asker, long_running),
+            (cancelled, progress),
+        );
+        let (outcome, progressed) = Box::pin(running).await?;
         conclude(self.metrics(), &call, outcome, version, progressed)
     }
 
