@@ -34,7 +34,7 @@ use axum::middleware::AddExtension;
 use hyper::body::{Frame, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
@@ -334,25 +334,7 @@ pub async fn serve(
     // TLS handshake in progress at shutdown should end now, not after HANDSHAKE_TIMEOUT.
     let handshakes = CancellationToken::new();
     let mut shutdown = std::pin::pin!(shutdown);
-
-    loop {
-        let (tcp, peer) = tokio::select! {
-            () = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) if is_connection_error(&error) => {
-                    tracing::debug!(%error, "a connection failed before it was accepted");
-                    continue;
-                }
-                Err(error) => {
-                    tracing::error!(%error, "accepting connections failed; retrying in 1 s");
-                    tokio::select! {
-                        () = &mut shutdown => break,
-                        () = tokio::time::sleep(ACCEPT_RETRY) => continue,
-                    }
-                }
-            },
-        };
+    while let Some((tcp, peer)) = next_connection(&listener, shutdown.as_mut()).await {
         let Some(slot) = connections.slot().await else {
             drop(tcp);
             continue;
@@ -364,58 +346,16 @@ pub async fn serve(
         // The watcher is taken here, before the spawn, so a shutdown that starts while the
         // task is still handshaking is not missed.
         let watcher = graceful.watcher();
-        let connections = connections.clone();
-        let (tls, handshakes) = (tls.clone(), handshakes.clone());
+        let connection = Connection {
+            tcp,
+            peer,
+            service,
+            tls: tls.clone(),
+            connections: connections.clone(),
+        };
+        let handshakes = handshakes.clone();
         tokio::spawn(async move {
-            let (id, conn) = connections.register();
-            let io = Watched {
-                inner: tcp,
-                conn: conn.clone(),
-                connections: connections.clone(),
-            };
-            let served = async {
-                match tls {
-                    None => {
-                        let http = builder().serve_connection(
-                            TokioIo::new(io),
-                            Tracked::new(service, conn.clone(), connections.clone()),
-                        );
-                        watcher.watch(http).await
-                    }
-                    Some(acceptor) => {
-                        let handshake =
-                            tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(io));
-                        let stream = tokio::select! {
-                            () = handshakes.cancelled() => return Ok(()),
-                            handshake = handshake => match handshake {
-                                Ok(Ok(stream)) => stream,
-                                Ok(Err(error)) => {
-                                    tracing::debug!(%peer, %error, "TLS handshake failed");
-                                    return Ok(());
-                                }
-                                Err(_elapsed) => {
-                                    tracing::debug!(%peer, "TLS handshake timed out");
-                                    return Ok(());
-                                }
-                            },
-                        };
-                        let http = builder().serve_connection(
-                            TokioIo::new(stream),
-                            Tracked::new(service, conn.clone(), connections.clone()),
-                        );
-                        watcher.watch(http).await
-                    }
-                }
-            };
-            tokio::select! {
-                served = served => {
-                    if let Err(error) = served {
-                        tracing::debug!(%peer, %error, "connection ended with an error");
-                    }
-                }
-                () = connections.watchdog(&conn, peer) => {}
-            }
-            connections.unregister(id);
+            connection.serve(watcher, handshakes).await;
             drop(slot);
         });
     }
@@ -426,6 +366,115 @@ pub async fn serve(
     handshakes.cancel();
     graceful.shutdown().await;
     Ok(())
+}
+
+/// The next connection accepted, or `None` once `shutdown` completes. Accept errors are
+/// logged and retried.
+async fn next_connection(
+    listener: &TcpListener,
+    mut shutdown: Pin<&mut impl Future<Output = ()>>,
+) -> Option<(TcpStream, SocketAddr)> {
+    loop {
+        tokio::select! {
+            () = &mut shutdown => return None,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => return Some(accepted),
+                Err(error) if is_connection_error(&error) => {
+                    tracing::debug!(%error, "a connection failed before it was accepted");
+                }
+                Err(error) => {
+                    tracing::error!(%error, "accepting connections failed; retrying in 1 s");
+                    tokio::select! {
+                        () = &mut shutdown => return None,
+                        () = tokio::time::sleep(ACCEPT_RETRY) => {}
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// One accepted connection, with its slot taken and its service made.
+struct Connection {
+    tcp: TcpStream,
+    peer: SocketAddr,
+    service: AddExtension<Router, ConnectInfo<SocketAddr>>,
+    tls: Option<TlsAcceptor>,
+    connections: Arc<Connections>,
+}
+
+impl Connection {
+    /// Serves the connection until it closes, the watchdog drops it, or (in a TLS
+    /// handshake) `handshakes` is cancelled at shutdown; `watcher` lets graceful shutdown
+    /// finish its requests.
+    async fn serve(self, watcher: Watcher, handshakes: CancellationToken) {
+        let Connection {
+            tcp,
+            peer,
+            service,
+            tls,
+            connections,
+        } = self;
+        let (id, conn) = connections.register();
+        let io = Watched {
+            inner: tcp,
+            conn: conn.clone(),
+            connections: connections.clone(),
+        };
+        let tracked = Tracked::new(service, conn.clone(), connections.clone());
+        let served = async {
+            match tls {
+                None => {
+                    let http = builder().serve_connection(TokioIo::new(io), tracked);
+                    watcher.watch(http).await
+                }
+                Some(acceptor) => {
+                    let Some(stream) = handshake(&acceptor, io, peer, &handshakes).await else {
+                        return Ok(());
+                    };
+                    let http = builder().serve_connection(TokioIo::new(stream), tracked);
+                    watcher.watch(http).await
+                }
+            }
+        };
+        tokio::select! {
+            served = served => {
+                if let Err(error) = served {
+                    tracing::debug!(%peer, %error, "connection ended with an error");
+                }
+            }
+            () = connections.watchdog(&conn, peer) => {}
+        }
+        connections.unregister(id);
+    }
+}
+
+/// The TLS handshake of a connection, within [`HANDSHAKE_TIMEOUT`]; `None` when it failed,
+/// timed out or shutdown began.
+async fn handshake<IO>(
+    acceptor: &TlsAcceptor,
+    io: IO,
+    peer: SocketAddr,
+    handshakes: &CancellationToken,
+) -> Option<tokio_rustls::server::TlsStream<IO>>
+where
+    IO: AsyncRead + AsyncWrite + Unpin,
+{
+    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(io));
+    tokio::select! {
+        () = handshakes.cancelled() => None,
+        handshake = handshake => match handshake {
+            Ok(Ok(stream)) => Some(stream),
+            Ok(Err(error)) => {
+                tracing::debug!(%peer, %error, "TLS handshake failed");
+                None
+            }
+            Err(_elapsed) => {
+                tracing::debug!(%peer, "TLS handshake timed out");
+                None
+            }
+        },
+    }
 }
 
 /// HTTP/1.1 with hyper's own header timeout off: the watchdog keeps the time.
