@@ -3,8 +3,9 @@
 //! # The floors
 //!
 //! Data flows one way, and each module imports only modules on floors below its own
-//! (`tests/it/layers.rs` fails on an import that runs up, on a circle between the files of a
-//! folder, and on a new top-level module that has no floor yet):
+//! (`tests/it/layers.rs` reads this table and fails on an import that runs up, on a circle
+//! between the files of a folder, and on a new top-level module that has no floor yet; a
+//! line starting with a number opens a floor, its modules are the words before the gap):
 //!
 //! ```text
 //!  0  config   json   secret   http_client      settings, and helpers any floor may use
