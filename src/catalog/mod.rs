@@ -230,8 +230,10 @@ impl Catalog {
     }
 }
 
-/// Length of `value` as compact JSON, counted without building the text.
-pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+/// [`crate::json::compact_len`] under its old name, private to the catalog: only
+/// `synthesize.rs` and `build.rs` still call it, and they should call `compact_len` instead
+/// (then this goes).
+fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
     crate::json::compact_len(value)
 }
 

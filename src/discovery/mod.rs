@@ -14,8 +14,9 @@ pub mod search;
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{Catalog, Tool, json_len, naming};
+use crate::catalog::{Catalog, Tool, naming};
 use crate::config::DiscoveryMode as Mode;
+use crate::json::compact_len;
 use crate::upstream::{Content, ToolResult};
 use search::SearchIndex;
 
@@ -262,9 +263,9 @@ pub fn budget(catalog: &Catalog, api: &str) -> crate::catalog::report::Budget {
     let pinned_bytes: usize = tools
         .iter()
         .filter(|tool| listing.is_some_and(|l| l.pinned.contains(&tool.name)))
-        .map(|tool| json_len(&tool.mcp()) + 1)
+        .map(|tool| compact_len(&tool.mcp()) + 1)
         .sum();
-    let all_bytes = tools.iter().map(|tool| json_len(&tool.mcp()) + 1).sum();
+    let all_bytes = tools.iter().map(|tool| compact_len(&tool.mcp()) + 1).sum();
     let apis = [(api.to_string(), tools.len())];
     let bytes = |definitions: Vec<Value>| -> usize {
         definitions
@@ -507,5 +508,5 @@ pub fn served_list_bytes(catalog: &Catalog) -> usize {
                 .map(|tool| Entry::Tool(tool.mcp())),
         )
         .collect();
-    json_len(&List { tools })
+    compact_len(&List { tools })
 }

@@ -24,10 +24,10 @@
 //! as an SSE event or as plain JSON.
 
 use rmcp::model::{CallToolResult, ContentBlock, RequestId};
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::ServerSettings;
+use crate::json::compact_len;
 use crate::upstream::response::human_size;
 
 /// The most a `tools/list` page may take, serialized as a whole JSON-RPC message: half the
@@ -121,11 +121,6 @@ impl Limits {
 pub struct Budget {
     pub bytes: usize,
     pub key: &'static str,
-}
-
-/// The length of `value` as compact JSON, without writing it anywhere.
-pub fn wire_size<T: Serialize + ?Sized>(value: &T) -> usize {
-    crate::json::compact_len(value)
 }
 
 /// The end (exclusive) of the `tools/list` page that starts at `start`, given each tool's
@@ -231,7 +226,7 @@ const NOTE_BYTES: usize = 1024;
 /// room is kept. Returns the blocks, the text bytes shown and the blocks left out entirely
 /// (other than text).
 fn cut_content(content: &[ContentBlock], room: usize) -> (Vec<ContentBlock>, usize, usize) {
-    let sizes: Vec<usize> = content.iter().map(|b| wire_size(b) + 1).collect();
+    let sizes: Vec<usize> = content.iter().map(|b| compact_len(b) + 1).collect();
     let is_note = |i: usize| content[i].as_text().is_some() && sizes[i] <= NOTE_BYTES;
     let mut room = room;
     let mut kept = Vec::new();
@@ -290,8 +285,10 @@ pub fn fit(
     id: &RequestId,
     shows_output_schema: impl FnOnce() -> bool,
 ) -> (CallToolResult, Option<usize>) {
-    let limit = budget.bytes.saturating_sub(ANSWER_RESERVE + wire_size(id));
-    let total = wire_size(&result);
+    let limit = budget
+        .bytes
+        .saturating_sub(ANSWER_RESERVE + compact_len(id));
+    let total = compact_len(&result);
     if total <= limit {
         return (result, None);
     }
@@ -302,9 +299,9 @@ pub fn fit(
     if to_error {
         result.is_error = Some(true);
     }
-    let base = wire_size(&result);
-    let block_size = |text: &str| wire_size(&ContentBlock::text(text)) + 1;
-    let whole: usize = content.iter().map(|b| wire_size(b) + 1).sum();
+    let base = compact_len(&result);
+    let block_size = |text: &str| compact_len(&ContentBlock::text(text)) + 1;
+    let whole: usize = content.iter().map(|b| compact_len(b) + 1).sum();
     let note_whole = to_error.then(|| note(total, budget, false));
     if base + note_whole.as_deref().map_or(0, block_size) + whole <= limit {
         result.content = note_whole
@@ -335,7 +332,7 @@ pub fn fit(
                 shown, text_total, left_out, budget,
             ))])
             .collect();
-        let size = wire_size(&result);
+        let size = compact_len(&result);
         if size <= limit {
             return (result, Some(total));
         }
@@ -416,7 +413,7 @@ mod tests {
 
     fn message_size(result: &CallToolResult, id: &RequestId) -> usize {
         let message = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
-        wire_size(&message)
+        compact_len(&message)
     }
 
     fn texts(result: &CallToolResult) -> Vec<&str> {
@@ -435,7 +432,7 @@ mod tests {
             "control \u{0} \u{1f} \n \r \t \u{8} \u{c} \u{7f}",
             "ünïcödé ✓ 𝄞",
         ] {
-            assert_eq!(escaped_len(text) + 2, wire_size(text), "{text:?}");
+            assert_eq!(escaped_len(text) + 2, compact_len(text), "{text:?}");
         }
     }
 

@@ -91,7 +91,7 @@ impl View {
     /// Each listed tool's length as compact JSON, in listing order.
     pub(super) fn wire_sizes(&self) -> &[usize] {
         self.wire_sizes
-            .get_or_init(|| self.tools.iter().map(super::sizes::wire_size).collect())
+            .get_or_init(|| self.tools.iter().map(crate::json::compact_len).collect())
     }
 
     /// Arguments a client of this view sent to catalog tool `tool` (shown in `dialect`), as
