@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::catalog::{Binding, Location, Route};
+use crate::config::is_token;
 use crate::spec::media::{self, MediaKind};
 
 use super::RequestError;
@@ -133,14 +134,6 @@ pub(super) fn set_body_type(headers: &mut Vec<(String, String)>, computed: Strin
         }
         None => headers.push(("Content-Type".to_string(), computed)),
     }
-}
-
-/// RFC 9110 `token`: the characters a field or cookie name may hold.
-pub(super) fn is_token(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// Style simple: arrays `a,b`; objects `R=100,G=200` exploded, else `R,100,G,200`.
