@@ -73,6 +73,11 @@ impl ForwardHeader {
 
 /// Headers that describe the connection or the message framing, which restmcp's HTTP
 /// client owns: forwarding them would corrupt the upstream request.
+///
+/// The headers an argument may not set are `upstream::request`'s `FORBIDDEN_HEADERS`: the
+/// same framing and connection names, without `expect` (a client's `Expect` describes its own
+/// upload to restmcp; an argument's is sent as given) and with `proxy-authorization` (an
+/// argument's value comes from the model; forwarding one is the operator's explicit choice).
 pub(super) const UNFORWARDABLE: [&str; 10] = [
     "host",
     "content-length",

@@ -12,6 +12,13 @@ use super::RequestError;
 use super::encode::*;
 
 /// Headers no argument may set: framing, connection management and proxy credentials.
+///
+/// `config::headers::UNFORWARDABLE`, the headers `forward_headers` may not name, shares the
+/// framing and connection part and differs in one name each way: an argument's header name
+/// comes from the spec and its value from the model, so it may not carry credentials for a
+/// proxy (`proxy-authorization`), while forwarding one is the operator's explicit choice; a
+/// client's `expect` describes its own upload to restmcp, so it is not forwarded, while an
+/// argument's is sent as given (the client sends the body at once and skips a 1xx answer).
 pub(super) const FORBIDDEN_HEADERS: [&str; 10] = [
     "host",
     "content-length",
