@@ -2,7 +2,7 @@
 //!
 //! A [`Snapshot`] is one tool set and everything derived from it (the dispatcher, the
 //! discovery tools, the per-revision `tools/list` entries, the per-client [`View`]s), replaced
-//! as a whole. [`Shared`] holds the current snapshot for every connection, swaps it on a
+//! as a whole; [`Snapshot::from_loaded`] makes the one every server serves. [`Shared`] holds the current snapshot for every connection, swaps it on a
 //! reload and tells connected clients with `notifications/tools/list_changed`; it also
 //! cuts listings into pages (by count and bytes, [`super::sizes::page_end`]) behind opaque
 //! cursors and keeps each page's JSON once serialized.
@@ -23,6 +23,7 @@ use super::scopes::ScopePolicy;
 use super::sizes::{self, Limits};
 use super::view;
 use crate::catalog::{Catalog, SchemaText};
+use crate::config::Config;
 use crate::discovery::Discovery;
 use crate::identity::Caller;
 use crate::store::Store;
@@ -104,6 +105,15 @@ impl Snapshot {
             scoped: Mutex::default(),
             confirming: OnceLock::new(),
         }
+    }
+
+    /// The snapshot served for `catalog` loaded under `config`: its dispatcher (the mock
+    /// upstream plugged in for mocked APIs) and the configured dialects and client rules.
+    /// Every server makes its snapshot here (`serve`, `stdio`, a reload, the selftest's
+    /// Streamable HTTP leg), so no two of them can show one tool set differently.
+    pub fn from_loaded(catalog: Arc<Catalog>, config: &Config) -> Result<Snapshot, String> {
+        let dispatcher = crate::mock::plug(Dispatcher::new(catalog, config)?);
+        Ok(Snapshot::new(dispatcher).with_presentation(view::Presentation::from_config(config)))
     }
 
     /// Whether a `tools/call` of `name` (as a client names it) may ask its user for

@@ -341,3 +341,35 @@ fn relaxed_tools_are_called_with_arguments_the_full_schema_accepts() {
         assert_eq!(row["stdio"]["outcome"], "ok", "{row:#}");
     }
 }
+
+/// Both legs serve the configuration's presentation: with a schema dialect set (for one
+/// API, or for every tool), the Streamable HTTP leg lists what the stdio child lists, so no
+/// tool is "listed differently" and every call is judged against the same listing.
+#[test]
+fn both_transports_list_the_configured_dialect() {
+    for config in [
+        echo_config("dialect = \"gemini\"\n"),
+        format!(
+            "[tools]\ndialect = \"openai-strict\"\n\n{}",
+            echo_config("")
+        ),
+    ] {
+        let dir = project(&config, &[]);
+        let (code, report, _) = selftest(dir.path(), &[]);
+        let listed_differently: Vec<&Value> = report["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter(|tool| {
+                tool["stdio"]["reason"]
+                    .as_str()
+                    .is_some_and(|reason| reason.starts_with("listed differently"))
+            })
+            .collect();
+        assert!(
+            listed_differently.is_empty(),
+            "{config}\n{listed_differently:#?}"
+        );
+        assert_eq!(code, 0, "{config}\n{report:#}");
+    }
+}

@@ -18,7 +18,6 @@ use super::{Options, SelftestError};
 use crate::config::Config;
 use crate::load;
 use crate::mcp::{Shared, Snapshot};
-use crate::upstream::Dispatcher;
 
 /// The child's last words kept for an error message.
 const MAX_STDERR_BYTES: usize = 4096;
@@ -94,10 +93,8 @@ impl HttpLeg {
     pub(super) async fn start(config: &Config) -> Result<HttpLeg, SelftestError> {
         let catalog = Arc::new(load::load(config).await?.catalog);
         let full_inputs = FullInputs::new(catalog.clone());
-        let dispatcher = Dispatcher::new(catalog, config)
-            .map(crate::mock::plug)
-            .map_err(SelftestError::Dispatcher)?;
-        let shared = Shared::with_settings(Snapshot::new(dispatcher), &config.server)
+        let snapshot = Snapshot::from_loaded(catalog, config).map_err(SelftestError::Dispatcher)?;
+        let shared = Shared::with_settings(snapshot, &config.server)
             .map_err(|e| SelftestError::Dispatcher(e.to_string()))?;
         let mut settings = config.server.clone();
         // Only this process's own client reaches the port; Host and Origin rules are for
