@@ -57,11 +57,8 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
     warn_skipped(&loaded);
     let summary = ApiSummary::of(&loaded, &config);
     let inputs = loaded.inputs;
-    let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), &config)
-        .map(crate::mock::plug)
-        .map_err(anyhow::Error::msg)?;
-    let snapshot = Snapshot::new(dispatcher)
-        .with_presentation(crate::mcp::view::Presentation::from_config(&config));
+    let snapshot =
+        Snapshot::from_loaded(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
     let store = open_store(&config).await?;
     let shared = Shared::with_store(snapshot, &config.server, store)?;
     let shutdown = CancellationToken::new();
@@ -124,12 +121,8 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     warn_skipped(&loaded);
     let summary = ApiSummary::of(&loaded, &config);
     let inputs = loaded.inputs;
-    let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), &config)
-        .map(crate::mock::plug)
-        .map_err(anyhow::Error::msg)?;
     shared.swap(
-        Snapshot::new(dispatcher)
-            .with_presentation(crate::mcp::view::Presentation::from_config(&config)),
+        Snapshot::from_loaded(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?,
     );
     control.readiness.set_loaded();
     crate::http::health::spawn_probes(

@@ -19,7 +19,6 @@ use crate::config::{Config, Overrides};
 use crate::load::{self, Inputs, Loaded};
 use crate::mcp::view::Presentation;
 use crate::mcp::{Shared, Snapshot};
-use crate::upstream::Dispatcher;
 
 /// What the reload loop needs to rebuild the tool set as the process first built it.
 pub struct Reloader {
@@ -145,8 +144,8 @@ impl Reloader {
             tracing::warn!("reload: {kept}");
         }
         let catalog = Arc::new(catalog);
-        let dispatcher = match Dispatcher::new(catalog.clone(), &config) {
-            Ok(dispatcher) => crate::mock::plug(dispatcher),
+        let snapshot = match Snapshot::from_loaded(catalog.clone(), &config) {
+            Ok(snapshot) => snapshot,
             Err(error) => return Err(self.failed(why, &error, None)),
         };
         let old = self.shared.current();
@@ -157,9 +156,8 @@ impl Reloader {
             );
         }
         let tools = catalog.len();
-        let presentation = Presentation::from_config(&config);
-        let presentation_changed = presentation != Presentation::from_config(&self.config);
-        let snapshot = Snapshot::new(dispatcher).with_presentation(presentation);
+        let presentation_changed =
+            Presentation::from_config(&config) != Presentation::from_config(&self.config);
         if diff.is_empty() && !presentation_changed {
             self.shared.swap(snapshot);
             tracing::info!(
