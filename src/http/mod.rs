@@ -171,10 +171,13 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) ->
         metrics.clone(),
         control.metrics_token.clone(),
     ));
-    let mut mcp = endpoint.router.layer(axum::middleware::from_fn_with_state(
-        guard.clone(),
-        guard::mcp,
-    ));
+    let mut mcp = endpoint
+        .router
+        .clone()
+        .layer(axum::middleware::from_fn_with_state(
+            guard.clone(),
+            guard::mcp,
+        ));
     if !settings.cors_origins.is_empty() {
         // Outermost, so a preflight (which carries no credentials) is answered before the
         // token check.
@@ -216,8 +219,7 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) ->
         }),
     );
     if settings.metrics {
-        let sessions = endpoint.sessions;
-        let mut route = get(scrape).with_state(Scrape { metrics, sessions });
+        let mut route = get(scrape).with_state(Scrape { metrics, endpoint });
         if guard.protects_metrics() {
             route = route.layer(axum::middleware::from_fn_with_state(
                 guard,
@@ -233,11 +235,11 @@ pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) ->
 #[derive(Clone)]
 struct Scrape {
     metrics: Arc<crate::telemetry::metrics::Metrics>,
-    sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    endpoint: crate::mcp::http::Endpoint,
 }
 
 async fn scrape(State(scrape): State<Scrape>) -> impl IntoResponse {
-    let sessions = scrape.sessions.sessions.read().await.len();
+    let sessions = scrape.endpoint.session_count().await;
     (
         [(
             header::CONTENT_TYPE,

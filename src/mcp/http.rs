@@ -19,11 +19,13 @@ use super::streams::Streams;
 use super::{McpServer, Shared};
 use crate::config::ServerSettings;
 
-/// The MCP routes and the session store behind them (for the session gauge).
+/// The MCP routes and the session store behind them (for the session gauge). A clone is
+/// cheap: both are shared handles.
+#[derive(Clone)]
 pub struct Endpoint {
     /// `/mcp` (Streamable HTTP), and `/sse` + `/message` (legacy HTTP+SSE) unless switched off.
     pub router: Router,
-    pub sessions: Arc<LocalSessionManager>,
+    sessions: Arc<LocalSessionManager>,
 }
 
 impl Endpoint {
