@@ -5,8 +5,10 @@
 //! each tool the [`Route`] and [`ArgumentMap`] the dispatcher uses to build the upstream
 //! request (a path key's `#` suffix is not requested; its query pairs are). It also produces the
 //! [`Report`] behind `restmcp check`. Schemas are kept as compact JSON text
-//! ([`SchemaText`]). It knows nothing of transports; the MCP layer lists [`Tool::mcp`]
-//! as-is, sharing the schemas' text.
+//! ([`SchemaText`]). It knows nothing of transports: [`Tool::mcp`] is a tool's MCP form for
+//! `restmcp tools --json`, discovery and the reload diff, while serving lists each tool
+//! through `mcp::listed::ListedTool::from_catalog`, sharing the schemas' text (a test keeps
+//! the two equal).
 //!
 //! This file holds the [`Catalog`], the set of tools served at one time (replaced whole on
 //! reload). The rest, one concept a file:

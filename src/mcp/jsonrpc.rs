@@ -72,7 +72,6 @@ pub(super) fn check_message(message: &Value) -> Result<(), Problem> {
     Ok(())
 }
 
-/// A JSON-RPC error message; `id` when the request's could be read (else null).
 /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` around an id and a result already serialized.
 pub(super) fn success_bytes(id: &[u8], result: &[u8]) -> Vec<u8> {
     let mut body = Vec::with_capacity(result.len() + id.len() + 32);
@@ -84,6 +83,7 @@ pub(super) fn success_bytes(id: &[u8], result: &[u8]) -> Vec<u8> {
     body
 }
 
+/// A JSON-RPC error message; `id` when the request's could be read (else null).
 pub(super) fn failure_message(code: i64, message: &str, id: Option<Value>) -> Value {
     json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": {"code": code, "message": message}})
 }

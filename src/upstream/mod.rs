@@ -22,6 +22,8 @@
 //!   redaction of secrets from results.
 //! * [`decode`]: compressed bodies decoded within their limits.
 //! * [`response`]: the HTTP response → a result (pure).
+//! * [`paging`]: a JSON result over the tool's budget cut to whole list items, with the
+//!   paging arguments that fetch the rest.
 //! * [`operation`]: long-running operations — a 202 (or a marked tool's 200/201) naming a
 //!   status monitor, followed to its result within the time limit or resumed later.
 //! * `settings.rs`: [`UpstreamSettings`], how one API is called.

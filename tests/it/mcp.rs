@@ -1202,8 +1202,6 @@ async fn direct_answers_are_the_answers_the_sdk_gives() {
     }
 }
 
-/// `notifications/cancelled` for a call answered directly cancels it: the POST gets its
-/// answer at once and the upstream request is dropped.
 /// A 2025-11-25 `tools/call` of `slow` (which the silent upstream never answers), sent in
 /// a task of its own.
 fn spawn_slow_call(
@@ -1251,6 +1249,8 @@ async fn a_call_whose_client_goes_away_is_dropped_and_counted_as_cancelled() {
     assert_eq!(server.shared.metrics().calls_in_flight(), 0);
 }
 
+/// `notifications/cancelled` for a call answered directly cancels it: the POST gets its
+/// answer at once and the upstream request is dropped.
 #[tokio::test]
 async fn a_direct_call_is_cancelled_by_its_notification() {
     let (addr, closed_rx) = upstream::start_silent().await;
