@@ -21,10 +21,8 @@ pub struct SchemaText(Arc<RawValue>);
 impl SchemaText {
     /// `schema` as text.
     pub fn new(schema: &Value) -> SchemaText {
-        // A `Value` always serializes, and its text is always valid JSON.
-        let text = serde_json::to_string(schema).unwrap_or_else(|_| "{}".into());
-        let raw = RawValue::from_string(text)
-            .unwrap_or_else(|_| RawValue::from_string("{}".into()).expect("valid JSON"));
+        let raw = serde_json::value::to_raw_value(schema)
+            .expect("a Value always serializes (its keys are strings)");
         SchemaText(Arc::from(raw))
     }
 
