@@ -15,7 +15,7 @@ pub mod search;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, Tool, naming};
-use crate::config::DiscoveryMode as Mode;
+use crate::config::DiscoveryMode;
 use crate::json::compact_len;
 use crate::upstream::{Content, ToolResult};
 use search::SearchIndex;
@@ -86,13 +86,13 @@ impl Discovery {
             .tools()
             .iter()
             .enumerate()
-            .filter(|(_, tool)| mode_of(tool) == Mode::Search)
+            .filter(|(_, tool)| mode_of(tool) == DiscoveryMode::Search)
             .collect();
         let operations: Vec<usize> = catalog
             .tools()
             .iter()
             .enumerate()
-            .filter(|(_, tool)| mode_of(tool) == Mode::Meta)
+            .filter(|(_, tool)| mode_of(tool) == DiscoveryMode::Meta)
             .map(|(i, _)| i)
             .collect();
         let apis_in = |indices: &mut dyn Iterator<Item = usize>| -> Vec<(String, usize)> {

@@ -76,7 +76,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::header::{ETAG, HeaderValue, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
-use tokio::sync::{mpsc, watch as watch_channel};
+use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
@@ -133,7 +133,7 @@ const MIN_URL_TIMEOUT: Duration = Duration::from_secs(10);
 /// configuration and specs it watches: a change between the baseline and the load then
 /// causes one needless reload instead of going unnoticed.
 pub async fn watch(
-    set: watch_channel::Receiver<WatchSet>,
+    set: tokio::sync::watch::Receiver<WatchSet>,
     settings: WatchSettings,
     client: reqwest::Client,
     tx: mpsc::Sender<Trigger>,
@@ -154,7 +154,7 @@ fn report_ready(ready: &Ready) {
 
 /// [`watch`], reporting each loop's readiness on `ready`.
 async fn watch_reporting(
-    set: watch_channel::Receiver<WatchSet>,
+    set: tokio::sync::watch::Receiver<WatchSet>,
     settings: WatchSettings,
     client: reqwest::Client,
     tx: mpsc::Sender<Trigger>,
@@ -202,7 +202,7 @@ impl Pending {
 /// The file side of [`watch`], and the one place that settles and sends triggers (URL
 /// changes arrive on `url_changes`).
 async fn poll_files(
-    mut set: watch_channel::Receiver<WatchSet>,
+    mut set: tokio::sync::watch::Receiver<WatchSet>,
     settings: WatchSettings,
     mut url_changes: mpsc::Receiver<String>,
     tx: mpsc::Sender<Trigger>,
@@ -332,7 +332,7 @@ struct UrlState {
 
 /// The URL side of [`watch`]: sends the displayed URL on `changes` when its body changed.
 async fn poll_urls(
-    mut set: watch_channel::Receiver<WatchSet>,
+    mut set: tokio::sync::watch::Receiver<WatchSet>,
     interval: Duration,
     client: reqwest::Client,
     changes: mpsc::Sender<String>,

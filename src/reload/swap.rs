@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, watch as channel};
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::{CatalogDiff, Trigger, WatchSet, WatchSettings};
@@ -55,7 +55,7 @@ impl Reloader {
         };
         let (tx, mut rx) = mpsc::channel(4);
         let (set_tx, set_rx) =
-            channel::channel(watch_set(&self.config_path, &self.overrides, &inputs));
+            watch::channel(watch_set(&self.config_path, &self.overrides, &inputs));
         let client = match crate::http_client::shared() {
             Ok(client) => client.clone(),
             Err(e) => {

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch as watch_channel};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
@@ -27,7 +27,7 @@ fn fast() -> WatchSettings {
 }
 
 struct Watcher {
-    set: watch_channel::Sender<WatchSet>,
+    set: tokio::sync::watch::Sender<WatchSet>,
     triggers: mpsc::Receiver<Trigger>,
     ready: mpsc::UnboundedReceiver<()>,
     shutdown: CancellationToken,
@@ -42,7 +42,7 @@ impl Watcher {
             .no_proxy()
             .build()
             .expect("client");
-        let (set_tx, set_rx) = watch_channel::channel(set);
+        let (set_tx, set_rx) = tokio::sync::watch::channel(set);
         let (tx, triggers) = mpsc::channel(16);
         let (ready_tx, ready) = mpsc::unbounded_channel();
         let shutdown = CancellationToken::new();

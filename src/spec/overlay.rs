@@ -43,7 +43,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use super::jsonpath::{PathError, Query, Step, parse_query, select};
-use crate::json::{escape_token, kind, type_name as bare_kind};
+use crate::json::{escape_token, kind, type_name};
 
 /// What applying an overlay did, besides changing the document.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -480,7 +480,7 @@ fn update_all(
             return Err(OverlayError::PrimitiveTarget {
                 pointer: target_pointer.to_string(),
                 location: describe_location(&pointer_owned(location)),
-                kind: bare_kind(node),
+                kind: type_name(node),
             });
         }
         let node_kind = match node {
@@ -549,7 +549,7 @@ fn check_update(
                 "is {}, but the target at {} is a {} and only a primitive value replaces it",
                 kind(other),
                 describe_location(location),
-                bare_kind(node)
+                type_name(node)
             ),
         )),
         _ => Ok(()),
@@ -591,7 +591,7 @@ fn check_merge(
                         "{} cannot be merged into the {} at {} (objects merge into objects, \
                          arrays into arrays, primitives replace primitives)",
                         capitalized(kind(new)),
-                        bare_kind(old),
+                        type_name(old),
                         describe_location(&format!("{location}{below}"))
                     ),
                 ));

@@ -66,7 +66,7 @@ use serde_json::{Map, Value};
 
 use super::{Content, ToolResult};
 use crate::catalog::OutputPlan;
-use crate::json::kind as json_type;
+use crate::json;
 
 #[cfg(test)]
 mod tests;
@@ -392,7 +392,7 @@ fn json_result(
     } else {
         Err(format!(
             "the response root is {}, not an object",
-            json_type(&structured)
+            json::kind(&structured)
         ))
     };
     match verdict {
