@@ -43,63 +43,53 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    if let Some(Command::Schema { which }) = &cli.command {
-        let schema =
-            editor_schema::by_name(which).with_context(|| format!("no schema named {which}"))?;
-        let mut stdout = std::io::stdout().lock();
-        stdout.write_all(schema.as_bytes())?;
-        if !schema.ends_with('\n') {
-            writeln!(stdout)?;
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    // Loads the configuration itself (mocked unless --live) and needs a multi-thread runtime.
-    if let Some(Command::Selftest {
-        json,
-        live,
-        transport,
-        concurrency,
-    }) = &cli.command
-    {
-        let options = selftest::Options {
-            config: cli.global.config.clone(),
-            overrides: cli.global.overrides(),
-            live: *live,
-            only: transport.as_deref().and_then(selftest::Transport::from_key),
-            concurrency: usize::from(*concurrency),
-            executable: std::env::current_exe()
-                .context("finding the restmcp executable to start for the stdio test")?,
-            progress: std::io::stderr().is_terminal(),
-        };
-        return selftest(*json, options);
-    }
-    let config = Config::load(&cli.global.config, &cli.global.overrides())?;
-    let command = cli.command.unwrap_or(Command::Serve);
-    if matches!(command, Command::Serve | Command::Stdio) {
-        return serve(command, config, &cli.global);
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let loaded = runtime.block_on(load::load(&config))?;
-    let mut stdout = std::io::stdout().lock();
-    match command {
-        Command::Serve | Command::Stdio | Command::Schema { .. } | Command::Selftest { .. } => {
-            unreachable!("handled above")
-        }
-        Command::Explain { tool, json } => {
-            explain::print(&loaded, &tool, json, &config, &mut stdout)?;
+    let global = cli.global;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Schema { which } => {
+            let schema = editor_schema::by_name(&which)
+                .with_context(|| format!("no schema named {which}"))?;
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(schema.as_bytes())?;
+            if !schema.ends_with('\n') {
+                writeln!(stdout)?;
+            }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Call { tool, args } => {
+        // Loads the configuration itself (mocked unless --live) and needs a multi-thread runtime.
+        Command::Selftest {
+            json,
+            live,
+            transport,
+            concurrency,
+        } => {
+            let options = selftest::Options {
+                config: global.config.clone(),
+                overrides: global.overrides(),
+                live,
+                only: transport.as_deref().and_then(selftest::Transport::from_key),
+                concurrency: usize::from(concurrency),
+                executable: std::env::current_exe()
+                    .context("finding the restmcp executable to start for the stdio test")?,
+                progress: std::io::stderr().is_terminal(),
+            };
+            selftest(json, options)
+        }
+        command @ (Command::Serve | Command::Stdio) => {
+            let config = Config::load(&global.config, &global.overrides())?;
+            serve(command, config, &global)
+        }
+        Command::Explain { tool, json } => with_loaded(&global, |loaded, config, _, stdout| {
+            explain::print(&loaded, &tool, json, config, stdout)?;
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Call { tool, args } => with_loaded(&global, |loaded, config, runtime, stdout| {
             let arguments = match serde_json::from_str::<serde_json::Value>(&args) {
                 Ok(serde_json::Value::Object(arguments)) => arguments,
                 Ok(_) => anyhow::bail!("--args must be a JSON object"),
                 Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
             };
             warn_skipped(&loaded);
-            let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), &config)
+            let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), config)
                 .map(crate::mock::plug)
                 .map_err(anyhow::Error::msg)?;
             let result =
@@ -111,36 +101,34 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(structured) = &result.structured {
                 printed["structuredContent"] = structured.clone();
             }
-            serde_json::to_writer_pretty(&mut stdout, &printed)?;
+            serde_json::to_writer_pretty(&mut *stdout, &printed)?;
             writeln!(stdout)?;
             Ok(if result.is_error {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS
             })
-        }
+        }),
         Command::Tools {
             json,
             client,
             protocol_version,
-        } => {
+        } => with_loaded(&global, |loaded, config, _, stdout| {
             warn_skipped(&loaded);
             if json {
-                let listing =
-                    served_listing(loaded, &config, client.as_deref(), &protocol_version)?;
+                let listing = served_listing(loaded, config, client.as_deref(), &protocol_version)?;
                 let list: serde_json::Value = serde_json::from_slice(&listing)?;
-                serde_json::to_writer_pretty(&mut stdout, &list)?;
+                serde_json::to_writer_pretty(&mut *stdout, &list)?;
                 writeln!(stdout)?;
             } else {
                 write!(stdout, "{}", render_tools(&loaded))?;
             }
             Ok(ExitCode::SUCCESS)
-        }
-        Command::Check { json } => {
-            let mut loaded = loaded;
-            load::report_dialects(&mut loaded, &config);
+        }),
+        Command::Check { json } => with_loaded(&global, |mut loaded, config, _, stdout| {
+            load::report_dialects(&mut loaded, config);
             if json {
-                serde_json::to_writer_pretty(&mut stdout, &loaded.report)?;
+                serde_json::to_writer_pretty(&mut *stdout, &loaded.report)?;
                 writeln!(stdout)?;
             } else {
                 write!(stdout, "{}", loaded.report.render())?;
@@ -150,8 +138,30 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::SUCCESS
             })
-        }
+        }),
     }
+}
+
+/// Runs a command that works on the loaded configuration (`explain`, `call`, `tools`,
+/// `check`): loads it on a current-thread runtime and hands `command` what was loaded, the
+/// configuration, the runtime and stdout.
+fn with_loaded(
+    global: &args::GlobalArgs,
+    command: impl FnOnce(
+        Loaded,
+        &Config,
+        &tokio::runtime::Runtime,
+        &mut std::io::StdoutLock<'static>,
+    ) -> anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
+    let config = Config::load(&global.config, &global.overrides())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let loaded = runtime.block_on(load::load(&config))?;
+    let mut stdout = std::io::stdout().lock();
+    command(loaded, &config, &runtime, &mut stdout)
 }
 
 /// Runs `restmcp selftest`; exit code 1 when any call failed.
