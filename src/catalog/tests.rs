@@ -1393,7 +1393,7 @@ fn path_suffix_pairs_fill_declared_parameters_or_are_fixed_query_parameters() {
         })
         .collect();
     // Fixed pairs come first; `Limit` is a declared query parameter (its default is 5);
-    // `Version` names the declared header, which it fills (issue #34 item 15): no query
+    // `Version` names the declared header, which it fills: no query
     // parameter of that name is sent besides.
     assert_eq!(fixed, [("Action", "Action", json!("DescribeRegions"))]);
     assert_eq!(input["properties"]["Limit"]["default"], 5);

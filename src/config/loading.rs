@@ -1,11 +1,11 @@
 //! `[loading]`: what a spec and the documents it references may reach, and how much of them
-//! is read (issue #19), with its defaults. Spec loading turns it into its own policy
+//! is read (README, Security model), with its defaults. Spec loading turns it into its own policy
 //! (`spec::LoadPolicy::from_settings`).
 
 use figment::value::magic::RelativePathBuf;
 use serde::{Deserialize, Serialize};
 
-/// What a spec and the documents it references may reach, and how much is read (issue #19).
+/// What a spec and the documents it references may reach, and how much is read.
 /// The spec the operator names is trusted as a location; what it references is not.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]

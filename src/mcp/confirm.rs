@@ -1,4 +1,5 @@
-//! Human confirmation of calls that change the world (issue #24). Before a call of a tool
+//! Human confirmation of calls that change the world (README, "Confirmation by a human").
+//! Before a call of a tool
 //! whose route needs it ([`crate::catalog::Route::needs_confirmation`]) sends its request,
 //! the user is asked through the protocol, shown what will happen rather than the model's
 //! summary of it (the API, the tool, the HTTP method, the resolved URL, the headers the

@@ -2474,7 +2474,7 @@ fn notes_merge_adds_counts_and_appends_invalid() {
 }
 
 // ---------------------------------------------------------------------------------------
-// `$ref`s written inside values (issue #20, defect 8)
+// `$ref`s written inside values (examples): resolved to the value, or removed and noted
 // ---------------------------------------------------------------------------------------
 
 fn with_examples() -> DocumentSet {

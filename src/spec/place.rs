@@ -1,4 +1,5 @@
-//! Where a spec's documents may come from, and how one is read (issue #19, items 3 and 4).
+//! Where a spec's documents may come from, and how one is read (README, Security model:
+//! "`$ref`s and spec fetching stay in their place").
 //!
 //! The operator names the root spec (a file or URL); that location is trusted. Everything
 //! the spec references is not: [`Place`] admits a `$ref`'d file only under the root's

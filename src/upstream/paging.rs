@@ -1,5 +1,5 @@
-//! Bounded results that stay usable (issue #24, part 4). A JSON result over the tool's
-//! budget (`apis.NAME.max_result_tokens`, estimated as compact JSON bytes / 3) is not cut
+//! Bounded results that stay usable (README, "Bounded results that stay usable"). A JSON
+//! result over the tool's budget (`apis.NAME.max_result_tokens`, estimated as compact JSON bytes / 3) is not cut
 //! mid-value: the list in it (the body itself, or its largest top-level array: `items`,
 //! `data`, `value`…) keeps whole items up to the budget, and the result says so with
 //! `{"truncated": {"returned", "of", "total"?, "next"?}}`, where `next` holds the paging

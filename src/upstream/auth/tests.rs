@@ -1114,7 +1114,7 @@ fn dispatcher_call_futures_are_send() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Where credentials may go (issue #19)
+// Where credentials may go (README, Security model)
 
 #[tokio::test]
 async fn credentials_are_never_attached_to_a_request_for_another_origin() {
