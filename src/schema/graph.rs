@@ -279,7 +279,12 @@ impl<'d> RefGraph<'d> {
 
 /// The subschemas of a schema object: the places where `$ref`s that matter can stand.
 /// (`example`, `default`, `enum` and extensions are data, never followed.)
-pub fn subschemas(map: &Map<String, Value>) -> impl Iterator<Item = &Value> {
+///
+/// `hoist.rs` keeps keyword lists of its own, since it walks the translated schema, not the
+/// spec: it also walks `$defs`, whose members it moves and renames, where this walk leaves
+/// `$defs` out (a definition matters only when a `$ref` reaches it, and that `$ref` is an
+/// edge of its own); and it names `additionalItems`, which translation drops.
+fn subschemas(map: &Map<String, Value>) -> impl Iterator<Item = &Value> {
     map.iter().flat_map(|(key, value)| {
         let children: Box<dyn Iterator<Item = &Value>> = match (key.as_str(), value) {
             ("properties" | "patternProperties" | "dependentSchemas", Value::Object(children)) => {

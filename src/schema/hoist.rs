@@ -52,7 +52,8 @@ pub enum Scope {
 /// Subtrees shorter than this never pay for a `$ref` (which is at least 20 bytes).
 const MIN_BYTES: usize = 24;
 
-/// Keywords whose value is one schema.
+/// Keywords whose value is one schema. (These three lists are the subschema keywords of a
+/// translated schema; `graph.rs`'s `subschemas` walks a spec's and says how they differ.)
 const SCHEMA_KEYWORDS: [&str; 12] = [
     "additionalProperties",
     "items",
