@@ -11,7 +11,7 @@ use super::select::{self, Candidate, Selection};
 use super::synthesize::{self, Context, Draft};
 use super::{
     Annotations, Catalog, Confirmation, Listing, McpToolList, Origin, SharedSchemas, Tool,
-    handwritten, json_len, naming,
+    handwritten, naming,
 };
 use crate::config::{ConfirmPolicy, DiscoveryMode, ToolSettings};
 use crate::schema::RefGraph;
@@ -150,7 +150,7 @@ pub fn build(
         }
         report.apis.push(api_report);
     }
-    report.list_bytes = json_len(&McpToolList {
+    report.list_bytes = crate::json::compact_len(&McpToolList {
         tools: catalog.tools.iter().map(Tool::mcp).collect(),
     });
     Ok((catalog, report))

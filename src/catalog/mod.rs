@@ -232,13 +232,6 @@ impl Catalog {
     }
 }
 
-/// [`crate::json::compact_len`] under its old name, private to the catalog: only
-/// `synthesize.rs` and `build.rs` still call it, and they should call `compact_len` instead
-/// (then this goes).
-fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
-    crate::json::compact_len(value)
-}
-
 /// How one API's tools are offered (see [`DiscoveryMode`]).
 #[derive(Debug, Clone, Default)]
 pub struct Listing {

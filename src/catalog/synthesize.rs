@@ -19,7 +19,7 @@ mod body;
 use super::text::{clean, tidy_schema, truncate_text};
 use super::{
     Annotations, FullInput, Hoisting, MockAnswer, OutputPlan, Relaxation, Route, SchemaText,
-    SharedSchemas, json_len,
+    SharedSchemas,
 };
 use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Scope, Session, hoist};
 use crate::spec::{
@@ -300,12 +300,12 @@ fn input<'d>(
     let relaxed = Relaxation {
         below_depth: depth,
         budget: cx.max_input_schema_bytes,
-        full_bytes: json_len(&full_schema)
+        full_bytes: crate::json::compact_len(&full_schema)
             + defs
                 .iter()
                 .map(|(name, text)| name.len() + 4 + text.as_str().len())
                 .sum::<usize>(),
-        published_bytes: json_len(schema),
+        published_bytes: crate::json::compact_len(schema),
         arguments: full_arguments
             .iter()
             .map(|(index, _)| arguments.bindings[*index].argument.clone())
@@ -409,7 +409,7 @@ fn attempt<'d>(
     let (schema, arguments, body, schema_notes) = input;
     // Measured before hoisting, which only makes it smaller.
     let schema = tidied(schema, cx.max_parameter_description_length);
-    let fits = json_len(&schema) <= limit.budget;
+    let fits = crate::json::compact_len(&schema) <= limit.budget;
     let made = (schema, arguments, body, schema_notes);
     Ok((fits, Some((made, attempt_notes, attempt_provenance))))
 }

@@ -204,7 +204,7 @@ impl Shared {
         // restmcp's own status tool, called directly or through `call_tool`.
         if name == snapshot.status_tool && snapshot.catalog().get(&name).is_none() {
             // Boxed, so that every call's future does not carry this one's size.
-            let result = Box::pin(self.operations.status_tool(snapshot, &arguments, incoming));
+            let result = Box::pin(self.status_tool(snapshot, &arguments, incoming));
             return Resolved::Answered(result.await, name);
         }
         // With an OAuth caller, a tool its token's scopes do not open is refused (over
@@ -227,6 +227,32 @@ impl Shared {
             arguments = view.restore(tool, dialect, arguments);
         }
         Resolved::Tool { name, arguments }
+    }
+
+    /// restmcp's status tool called with `arguments`: the status (or the result) of the
+    /// operation behind the `handle` they give, for this caller and the tools its scopes
+    /// open.
+    async fn status_tool(
+        &self,
+        snapshot: &super::Snapshot,
+        arguments: &Arguments,
+        incoming: &CallContext,
+    ) -> ToolResult {
+        let Some(handle) = arguments.get("handle").and_then(serde_json::Value::as_str) else {
+            return ToolResult::error(format!(
+                "Tool \"{}\" needs argument \"handle\": the handle a tool call's result gave for \
+                 its operation.",
+                snapshot.status_tool
+            ));
+        };
+        let scopes = incoming.caller.as_ref().map(|user| &user.scopes);
+        let may_call = |tool: &str| {
+            scopes.is_none_or(|scopes| snapshot.scopes().missing(tool, scopes).is_none())
+        };
+        let caller = incoming.pseudonym();
+        self.operations
+            .status(&snapshot.dispatcher, handle, (caller, &may_call), incoming)
+            .await
     }
 
     /// Runs a resolved call to its end: sends it ([`Shared::prepare_confirm_send`]) while

@@ -153,31 +153,6 @@ fn standing(pending: &Pending) -> Duration {
 }
 
 impl Operations {
-    /// restmcp's status tool called with `arguments`: the status (or the result) of the
-    /// operation behind the `handle` they give, for this caller and the tools its scopes
-    /// open.
-    pub(super) async fn status_tool(
-        &self,
-        snapshot: &super::Snapshot,
-        arguments: &serde_json::Map<String, Value>,
-        incoming: &CallContext,
-    ) -> ToolResult {
-        let Some(handle) = arguments.get("handle").and_then(Value::as_str) else {
-            return ToolResult::error(format!(
-                "Tool \"{}\" needs argument \"handle\": the handle a tool call's result gave for \
-                 its operation.",
-                snapshot.status_tool
-            ));
-        };
-        let scopes = incoming.caller.as_ref().map(|user| &user.scopes);
-        let may_call = |tool: &str| {
-            scopes.is_none_or(|scopes| snapshot.scopes().missing(tool, scopes).is_none())
-        };
-        let caller = incoming.pseudonym();
-        self.status(&snapshot.dispatcher, handle, (caller, &may_call), incoming)
-            .await
-    }
-
     pub(crate) fn new(codec: RequestStateCodec, store: Arc<Store>) -> Operations {
         Operations { codec, store }
     }
