@@ -339,7 +339,7 @@ pub fn mcp() -> &'static Mcp {
             Dispatcher::with_settings(catalog, Default::default()).expect("dispatcher"),
         );
         let settings = ServerSettings::default();
-        let shared = restmcp::mcp::Shared::new(restmcp::mcp::Snapshot::new(dispatcher), settings.page_size);
+        let shared = restmcp::mcp::ServerState::new(restmcp::mcp::Snapshot::new(dispatcher), settings.page_size);
         let control = restmcp::http::Control::new(&settings).expect("control");
         control.readiness.set_loaded();
         let app = restmcp::http::app(shared, &settings, &control);

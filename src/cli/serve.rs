@@ -13,7 +13,7 @@ use super::args::{Command, GlobalArgs};
 use super::warn_skipped;
 use crate::config::Config;
 use crate::load::{self, Loaded};
-use crate::mcp::{self, Shared, Snapshot};
+use crate::mcp::{self, ServerState, Snapshot};
 use crate::upstream::Dispatcher;
 
 /// Runs the server until the client disconnects (stdio) or a shutdown signal (HTTP).
@@ -60,7 +60,7 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
     let snapshot =
         Snapshot::from_loaded(Arc::new(loaded.catalog), &config).map_err(anyhow::Error::msg)?;
     let store = open_store(&config).await?;
-    let shared = Shared::with_store(snapshot, &config.server, store)?;
+    let shared = ServerState::with_store(snapshot, &config.server, store)?;
     let shutdown = CancellationToken::new();
     let mut banner = format!(
         "restmcp {}: MCP over stdio, {}\n",
@@ -90,7 +90,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     let empty = Dispatcher::with_settings(Arc::default(), Default::default())
         .map_err(anyhow::Error::msg)?;
     let store = open_store(&config).await?;
-    let shared = Shared::with_store(Snapshot::new(empty), &config.server, store)?;
+    let shared = ServerState::with_store(Snapshot::new(empty), &config.server, store)?;
     let app = crate::http::app(shared.clone(), &config.server, &control);
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
@@ -202,7 +202,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
 fn spawn_reloader(
     config: &Config,
     global: &GlobalArgs,
-    shared: &Arc<Shared>,
+    shared: &Arc<ServerState>,
     inputs: crate::load::Inputs,
     stop: &CancellationToken,
     banner: &mut String,

@@ -23,7 +23,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, ReadinessSettings};
-use crate::mcp::Shared;
+use crate::mcp::ServerState;
 
 /// What `/readyz` reports.
 #[derive(Default)]
@@ -118,7 +118,7 @@ pub async fn live() -> &'static str {
 #[derive(Clone)]
 pub struct ReadyState {
     pub readiness: Arc<Readiness>,
-    pub shared: Arc<Shared>,
+    pub shared: Arc<ServerState>,
     /// Whether a request (its headers, its peer's address) may see each API's probe.
     pub may_observe: Arc<MayObserve>,
 }
@@ -144,7 +144,7 @@ pub async fn ready(State(state): State<ReadyState>, request: axum::extract::Requ
 /// base URLs are read from the tool set in service at each round, so reloads are followed.
 pub fn spawn_probes(
     readiness: Arc<Readiness>,
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     config: &Config,
     stop: CancellationToken,
 ) {
@@ -219,7 +219,7 @@ pub fn spawn_probes(
 }
 
 /// (API, URL) for each API with a tool that calls a real upstream.
-fn probe_targets(shared: &Shared, paths: &HashMap<String, String>) -> Vec<(String, String)> {
+fn probe_targets(shared: &ServerState, paths: &HashMap<String, String>) -> Vec<(String, String)> {
     let snapshot = shared.current();
     let mut targets: BTreeMap<String, String> = BTreeMap::new();
     for tool in snapshot.catalog().tools() {

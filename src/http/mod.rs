@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerSettings;
 use crate::identity::{MIN_KEY_BYTES, Pseudonyms};
-use crate::mcp::Shared;
+use crate::mcp::ServerState;
 use crate::mcp::admission::Admission;
 use guard::{Guard, Tokens};
 use health::{Readiness, ReadyState};
@@ -154,7 +154,7 @@ fn pseudonyms(
 }
 
 /// The whole router: MCP routes behind the guard, health and metrics beside them.
-pub fn app(shared: Arc<Shared>, settings: &ServerSettings, control: &Control) -> Router {
+pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Control) -> Router {
     let metrics = shared.metrics().clone();
     control.connections.count_in(metrics.clone());
     let endpoint = crate::mcp::http::endpoint(

@@ -12,7 +12,7 @@ use rmcp::model::{
 };
 use rmcp::{ErrorData, Peer, RoleServer};
 
-use super::Shared;
+use super::ServerState;
 use super::confirm::{Asker, Verdict};
 use super::sizes::{self, Budget};
 use crate::discovery::Action;
@@ -43,7 +43,7 @@ pub(crate) struct CallRequest<'a> {
     pub tasks: bool,
 }
 
-/// The budget of one answer, for [`Shared::call`].
+/// The budget of one answer, for [`ServerState::call`].
 pub(crate) struct AnswerBudget {
     pub budget: Budget,
     /// The request's id, which the answer carries.
@@ -59,7 +59,7 @@ pub(crate) struct Progress {
     pub(super) peer: Peer<RoleServer>,
 }
 
-impl Shared {
+impl ServerState {
     /// Calls a tool for a client: the view of the client's dialect and protocol version
     /// turns its names and arguments into the catalog's, discovery tools are answered or
     /// unwrapped, then the dispatcher calls the upstream. Records the call's metrics and log
@@ -107,9 +107,9 @@ impl Shared {
         Ok((result.into(), tool))
     }
 
-    /// [`Shared::call`] without a budget; also says whether a progress notification went
-    /// out. Three steps: [`Shared::resolve`] the client's call to a catalog tool,
-    /// [`Shared::run`] it (with progress and cancellation), [`conclude`] with the result.
+    /// [`ServerState::call`] without a budget; also says whether a progress notification went
+    /// out. Three steps: [`ServerState::resolve`] the client's call to a catalog tool,
+    /// [`ServerState::run`] it (with progress and cancellation), [`conclude`] with the result.
     async fn call_unbounded(
         &self,
         request: CallRequest<'_>,
@@ -255,7 +255,7 @@ impl Shared {
             .await
     }
 
-    /// Runs a resolved call to its end: sends it ([`Shared::prepare_confirm_send`]) while
+    /// Runs a resolved call to its end: sends it ([`ServerState::prepare_confirm_send`]) while
     /// telling a client that asked how long it has waited, and stops when the client
     /// cancels. Says whether a progress notification went out. A call that does not end
     /// (cancelled, or dropped when its client goes away) is counted and logged as
@@ -326,7 +326,7 @@ impl Shared {
 /// Arguments of a tool call, by name.
 type Arguments = serde_json::Map<String, serde_json::Value>;
 
-/// What a client's tool call resolves to before anything is sent ([`Shared::resolve`]).
+/// What a client's tool call resolves to before anything is sent ([`ServerState::resolve`]).
 enum Resolved {
     /// The catalog tool to call, with its arguments in the catalog's names.
     Tool { name: String, arguments: Arguments },
@@ -428,7 +428,7 @@ enum Refusal {
     State(ErrorData),
 }
 
-impl Shared {
+impl ServerState {
     /// Checks and builds the request, asks the user when the tool needs confirmation,
     /// then sends it. An operation left going upstream gets a handle (and with
     /// `LongRunning::Return`, becomes a task).

@@ -31,7 +31,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::Shared;
+use super::ServerState;
 use super::call::CallRequest;
 use super::confirm::Asker;
 use super::jsonrpc;
@@ -44,10 +44,12 @@ use crate::identity;
 
 const NEWEST: &str = "2026-07-28";
 
-/// The client a request is answered for.
-struct Caller {
+/// The client a request is answered for: its session (none for a 2026-07-28 request
+/// without one), name, revision and Tasks declaration.
+struct Client {
     session: Option<Arc<str>>,
-    client: Option<String>,
+    /// Its `clientInfo.name`.
+    name: Option<String>,
     version: ProtocolVersion,
     /// The client declared the Tasks extension at `initialize` (a request may declare it in
     /// its own `_meta` too).
@@ -55,8 +57,8 @@ struct Caller {
 }
 
 /// The direct path (see the module documentation).
-pub(super) struct Direct {
-    shared: Arc<Shared>,
+pub(super) struct DirectPath {
+    shared: Arc<ServerState>,
     /// rmcp's sessions: a session answered here must still be open there.
     sessions: Arc<LocalSessionManager>,
     /// The sessions' handshakes and the calls running here (with sessions on).
@@ -82,13 +84,13 @@ fn answer_serialized(id: &RequestId, result: &Bytes) -> Response<Body> {
     json_response(super::jsonrpc::success_bytes(&id, result))
 }
 
-impl Direct {
+impl DirectPath {
     pub(super) fn new(
-        shared: Arc<Shared>,
+        shared: Arc<ServerState>,
         sessions: Arc<LocalSessionManager>,
         table: Option<Arc<SessionTable>>,
-    ) -> Direct {
-        Direct {
+    ) -> DirectPath {
+        DirectPath {
             shared,
             sessions,
             table,
@@ -120,13 +122,13 @@ impl Direct {
         }
     }
 
-    /// Who is calling, when the request is one to answer here.
-    async fn caller(
+    /// The client a request is answered for, when it is one to answer here.
+    async fn client(
         &self,
         headers: &HeaderMap,
         message: &Value,
         (method, meta): (&str, &CallMeta),
-    ) -> Option<Caller> {
+    ) -> Option<Client> {
         let header_version = text(headers, "mcp-protocol-version");
         if let Some(session) = text(headers, "mcp-session-id") {
             let entry = self.table.as_ref()?.handshake(session)?;
@@ -141,9 +143,9 @@ impl Direct {
                 let open = self.sessions.sessions.read().await;
                 open.get_key_value(session)?.0.clone()
             };
-            return Some(Caller {
+            return Some(Client {
                 session: Some(id),
-                client: entry.client,
+                name: entry.client,
                 version: entry.version,
                 tasks: entry.tasks,
             });
@@ -166,9 +168,9 @@ impl Direct {
         {
             return None;
         }
-        Some(Caller {
+        Some(Client {
             session: None,
-            client: Some(name.to_string()),
+            name: Some(name.to_string()),
             version: ProtocolVersion::V_2026_07_28,
             tasks: false,
         })
@@ -191,17 +193,17 @@ impl Direct {
         };
         let id = request_id(message)?;
         let meta = CallMeta::of(message);
-        let caller = self
-            .caller(&parts.headers, message, (method, &meta))
+        let client = self
+            .client(&parts.headers, message, (method, &meta))
             .await?;
         match method {
             "tools/list" => self.list(
                 message,
                 id,
-                caller,
+                client,
                 parts.extensions.get::<Arc<identity::Caller>>().cloned(),
             ),
-            _ => Some(self.call(parts, message, (id, meta), caller).await),
+            _ => Some(self.call(parts, message, (id, meta), client).await),
         }
     }
 
@@ -209,7 +211,7 @@ impl Direct {
         &self,
         message: &Value,
         id: RequestId,
-        caller: Caller,
+        client: Client,
         user: Option<Arc<identity::Caller>>,
     ) -> Option<Response<Body>> {
         let cursor = match jsonrpc::member(message, &["params", "cursor"]) {
@@ -219,11 +221,11 @@ impl Direct {
         };
         let snapshot = self.shared.current();
         let view = snapshot.listing_view(
-            caller.client.as_deref(),
-            Some(&caller.version),
+            client.name.as_deref(),
+            Some(&client.version),
             user.as_deref(),
         );
-        match self.shared.list_result(&view, cursor, &caller.version) {
+        match self.shared.list_result(&view, cursor, &client.version) {
             Ok(page) => Some(answer_serialized(&id, &page)),
             Err(e) => Some(json_response(error_bytes(id, e))),
         }
@@ -234,13 +236,13 @@ impl Direct {
         parts: &Parts,
         message: &mut Value,
         (id, meta): (RequestId, CallMeta),
-        caller: Caller,
+        client: Client,
     ) -> Response<Body> {
         let mut call = match ToolCall::take(message, id.clone(), meta) {
             Ok(call) => call,
             Err(e) => return json_response(error_bytes(id, e)),
         };
-        let asker = match caller.session {
+        let asker = match client.session {
             // A session's call that may need confirmation never comes here: the front
             // streams it through the SDK, whose peer can ask.
             Some(_) => Asker::Unable,
@@ -256,7 +258,7 @@ impl Direct {
             incoming.trace = Some(trace);
         }
         let cancelled = CancellationToken::new();
-        let key = caller.session.as_ref().map(|session| {
+        let key = client.session.as_ref().map(|session| {
             (
                 session.clone(),
                 serde_json::to_string(&call.id).unwrap_or_default(),
@@ -269,13 +271,13 @@ impl Direct {
         let request = CallRequest {
             name: &call.name,
             arguments: std::mem::take(&mut call.arguments),
-            client: caller.client.as_deref(),
-            version: Some(&caller.version),
+            client: client.name.as_deref(),
+            version: Some(&client.version),
             incoming,
             // A plain JSON answer: no client limits its size.
             budget: None,
             asker,
-            tasks: caller.tasks || call.meta.declares_tasks,
+            tasks: client.tasks || call.meta.declares_tasks,
         };
         let outcome = self.shared.call(request, &cancelled, None).await;
         if let (Some(running), Some((session, id))) = (running, key) {
@@ -284,6 +286,6 @@ impl Direct {
         // A cancelled call is answered too: the POST still needs an answer, and "request
         // cancelled" says what happened.
         let outcome = outcome.map(|(result, _)| result);
-        json_response(answer_bytes(call.id, outcome, &caller.version))
+        json_response(answer_bytes(call.id, outcome, &client.version))
     }
 }

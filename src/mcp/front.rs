@@ -52,9 +52,9 @@ use serde_json::{Value, json};
 use tower::{Service, ServiceExt as _};
 
 use super::McpServer;
-use super::Shared;
+use super::ServerState;
 use super::admission::{Admission, ClientId, Ticket};
-use super::direct::Direct;
+use super::direct::DirectPath;
 use super::jsonrpc::{self, check_message, failure_message};
 use super::session::{Activity, Full, Reservation, SessionTable};
 use super::sizes::Framing;
@@ -66,41 +66,42 @@ pub(super) type Sdk = StreamableHttpService<McpServer, LocalSessionManager>;
 
 /// Wraps the MCP service (see the module documentation).
 #[derive(Clone)]
-pub struct Front {
+pub struct SdkFront {
     sdk: Sdk,
-    steps: Arc<Steps>,
+    steps: Arc<FrontState>,
 }
 
-/// What the steps of one request read: the settings and the shared bounds.
-struct Steps {
+/// The front's state, what the steps of one request (its methods) read: the settings and
+/// the shared bounds.
+struct FrontState {
     /// The tool set, for the scope check of an OAuth caller's `tools/call`.
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     max_body: usize,
     json_response: bool,
     require_accept: bool,
     admission: Arc<Admission>,
     metrics: Arc<Metrics>,
     /// Answers `tools/call` and `tools/list` without the SDK, when they want plain JSON.
-    direct: Option<Arc<Direct>>,
+    direct: Option<Arc<DirectPath>>,
     /// The sessions open, with sessions on.
     sessions: Option<Arc<SessionTable>>,
     streams: Arc<Streams>,
     body_timeout: std::time::Duration,
 }
 
-impl Front {
+impl SdkFront {
     /// The front of `sdk`'s service; `shared` gives the tool set (for the scope check)
     /// and the metrics.
     pub(super) fn new(
         sdk: Sdk,
-        shared: Arc<Shared>,
+        shared: Arc<ServerState>,
         settings: &crate::config::ServerSettings,
         admission: Arc<Admission>,
-        direct: Option<Arc<Direct>>,
+        direct: Option<Arc<DirectPath>>,
         sessions: Option<Arc<SessionTable>>,
         streams: Arc<Streams>,
     ) -> Self {
-        let steps = Steps {
+        let steps = FrontState {
             metrics: shared.metrics().clone(),
             shared,
             max_body: settings.max_request_bytes,
@@ -112,7 +113,7 @@ impl Front {
             streams,
             body_timeout: std::time::Duration::from_secs(settings.body_read_timeout_seconds),
         };
-        Front {
+        SdkFront {
             sdk,
             steps: Arc::new(steps),
         }
@@ -256,7 +257,7 @@ struct Held {
     reservation: Option<Reservation>,
 }
 
-/// What [`Steps::through_sdk`] needs of the message it forwards.
+/// What [`FrontState::through_sdk`] needs of the message it forwards.
 struct Asked<'m> {
     message: Option<&'m Value>,
     method: &'m str,
@@ -264,7 +265,7 @@ struct Asked<'m> {
     has_session: bool,
 }
 
-impl Service<Request<Body>> for Front {
+impl Service<Request<Body>> for SdkFront {
     type Response = Response<Body>;
     type Error = Infallible;
     type Future = BoxFuture;
@@ -327,7 +328,7 @@ fn framing(has_id: bool, plain_json: bool, has_session: bool, json_response: boo
     }
 }
 
-impl Steps {
+impl FrontState {
     /// Routes a request by its HTTP method, after refusing one that names a session
     /// another client opened: DELETE ends a session, POST carries messages, anything else
     /// (GET) opens a stream.
@@ -423,7 +424,7 @@ impl Steps {
     }
 
     /// A single message: read and checked, counted, admitted, answered directly or by
-    /// the SDK ([`Steps::through_sdk`]), and its answer framed as the client asked.
+    /// the SDK ([`FrontState::through_sdk`]), and its answer framed as the client asked.
     async fn single(
         &self,
         sdk: Sdk,
@@ -918,7 +919,7 @@ fn too_many_sessions(id: Option<&Value>, full: Full) -> Response<Body> {
 }
 
 /// Tells `direct` about the session an `initialize` answered with `response` opened.
-async fn opened(direct: &Direct, request: &Value, response: Response<Body>) -> Response<Body> {
+async fn opened(direct: &DirectPath, request: &Value, response: Response<Body>) -> Response<Body> {
     let session = response
         .headers()
         .get("mcp-session-id")

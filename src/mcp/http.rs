@@ -12,11 +12,11 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use super::admission::Admission;
-use super::direct::Direct;
+use super::direct::DirectPath;
 use super::session::SessionTable;
 use super::sizes::Transport;
 use super::streams::Streams;
-use super::{McpServer, Shared};
+use super::{McpServer, ServerState};
 use crate::config::ServerSettings;
 
 /// The MCP routes and the session store behind them (for the session gauge). A clone is
@@ -38,7 +38,7 @@ impl Endpoint {
 /// The MCP routes. `stop` ends every session and stream (the last step of a shutdown);
 /// `admission` counts and limits requests in flight.
 pub fn endpoint(
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     settings: &ServerSettings,
     admission: Arc<Admission>,
     stop: CancellationToken,
@@ -77,13 +77,13 @@ pub fn endpoint(
     );
     // Plain JSON answers are what the direct path gives; with SSE answers the SDK serves all.
     let direct = settings.json_response.then(|| {
-        Arc::new(Direct::new(
+        Arc::new(DirectPath::new(
             shared_for_direct,
             sessions.clone(),
             table.clone(),
         ))
     });
-    let front = super::front::Front::new(
+    let front = super::front::SdkFront::new(
         service,
         shared_for_front,
         settings,

@@ -3,7 +3,7 @@
 //! next protocol revision is a contained change.
 //!
 //! Where to start reading:
-//! - `snapshot`: the [`Snapshot`] of the tool set being served and [`Shared`], which
+//! - `snapshot`: the [`Snapshot`] of the tool set being served and [`ServerState`], which
 //!   holds the current one, replaces it at run time (telling clients with
 //!   `notifications/tools/list_changed`) and cuts `tools/list` into pages;
 //! - `request`: one `tools/call` as its JSON-RPC message carries it (id, name, arguments,
@@ -124,4 +124,4 @@ pub mod view;
 pub use confirm::ConfirmError;
 pub use operations::STATUS_TOOL_TITLE;
 pub use server::McpServer;
-pub use snapshot::{LISTING_REVISIONS, Shared, Snapshot};
+pub use snapshot::{LISTING_REVISIONS, ServerState, Snapshot};

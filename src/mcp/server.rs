@@ -16,7 +16,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
-use super::Shared;
+use super::ServerState;
 use super::call::{AnswerBudget, CallRequest, Progress};
 use super::confirm::Asker;
 use super::listed::ListedTool;
@@ -28,7 +28,7 @@ use crate::upstream::CallContext;
 /// The MCP server handler; cheap to create (one per session or stateless request).
 #[derive(Clone)]
 pub struct McpServer {
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     /// What the answers travel on, for their size budget.
     transport: Transport,
     /// The session's `logging/setLevel` (as a severity rank); no messages until it is set.
@@ -39,7 +39,7 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    pub fn new(shared: Arc<Shared>, transport: Transport) -> McpServer {
+    pub fn new(shared: Arc<ServerState>, transport: Transport) -> McpServer {
         McpServer {
             shared,
             transport,

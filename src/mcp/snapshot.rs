@@ -2,7 +2,7 @@
 //!
 //! A [`Snapshot`] is one tool set and everything derived from it (the dispatcher, the
 //! discovery tools, the per-revision `tools/list` entries, the per-client [`View`]s), replaced
-//! as a whole; [`Snapshot::from_loaded`] makes the one every server serves. [`Shared`] holds the current snapshot for every connection, swaps it on a
+//! as a whole; [`Snapshot::from_loaded`] makes the one every server serves. [`ServerState`] holds the current snapshot for every connection, swaps it on a
 //! reload and tells connected clients with `notifications/tools/list_changed`; it also
 //! cuts listings into pages (by count and bytes, [`super::sizes::page_end`]) behind opaque
 //! cursors and keeps each page's JSON once serialized.
@@ -330,8 +330,13 @@ fn unwrap_output_schema(
     Some(inner)
 }
 
-/// State shared by every connection: the current snapshot and the clients to notify.
-pub struct Shared {
+/// The MCP server's state, shared by every connection and transport: the current snapshot
+/// (swapped on reload), the clients to notify when it changes, the message budgets, the
+/// metrics, and what calls keep between requests (confirmations, the store, operations).
+/// Its methods are the protocol's work on tool lists (here) and the call pipeline
+/// (`call.rs`).
+pub struct ServerState {
+    /// The tool set being served.
     current: RwLock<Arc<Snapshot>>,
     /// Initialize-based sessions (they get `notifications/tools/list_changed` directly).
     pub(super) peers: Mutex<Vec<Peer<RoleServer>>>,
@@ -339,6 +344,7 @@ pub struct Shared {
     pub(super) subscribers: Mutex<Vec<SubscriptionSink>>,
     /// Page sizes and message budgets.
     pub(super) limits: Limits,
+    /// Counters and histograms for `/metrics`.
     metrics: Arc<Metrics>,
     /// Asks users to confirm the calls that need it.
     pub(super) confirmer: Confirmer,
@@ -351,16 +357,16 @@ pub struct Shared {
     pub(super) operations: super::operations::Operations,
 }
 
-impl Shared {
+impl ServerState {
     /// `snapshot` served with `page_size` tools a page and the default message budgets.
-    pub fn new(snapshot: Snapshot, page_size: usize) -> Arc<Shared> {
+    pub fn new(snapshot: Snapshot, page_size: usize) -> Arc<ServerState> {
         let settings = crate::config::ServerSettings {
             page_size,
             ..Default::default()
         };
         let store = Arc::new(Store::memory());
         let confirmer = Confirmer::unkeyed(&settings.confirm, store.clone());
-        Shared::build(snapshot, &settings, confirmer, store)
+        ServerState::build(snapshot, &settings, confirmer, store)
     }
 
     /// `snapshot` served with the page size, message budgets and confirmation settings of
@@ -369,24 +375,24 @@ impl Shared {
     pub fn with_settings(
         snapshot: Snapshot,
         settings: &crate::config::ServerSettings,
-    ) -> Result<Arc<Shared>, ConfirmError> {
-        Shared::with_store(
+    ) -> Result<Arc<ServerState>, ConfirmError> {
+        ServerState::with_store(
             snapshot,
             settings,
             Arc::new(Store::memory_with(&settings.store)),
         )
     }
 
-    /// [`Shared::with_settings`] with the store replicas share ([`Store::open`]).
+    /// [`ServerState::with_settings`] with the store replicas share ([`Store::open`]).
     pub fn with_store(
         snapshot: Snapshot,
         settings: &crate::config::ServerSettings,
         store: Arc<Store>,
-    ) -> Result<Arc<Shared>, ConfirmError> {
+    ) -> Result<Arc<ServerState>, ConfirmError> {
         let confirmer = Confirmer::new(&settings.confirm, store.clone(), |name| {
             std::env::var(name).ok()
         })?;
-        Ok(Shared::build(snapshot, settings, confirmer, store))
+        Ok(ServerState::build(snapshot, settings, confirmer, store))
     }
 
     fn build(
@@ -394,10 +400,10 @@ impl Shared {
         settings: &crate::config::ServerSettings,
         confirmer: Confirmer,
         store: Arc<Store>,
-    ) -> Arc<Shared> {
+    ) -> Arc<ServerState> {
         let metrics = Metrics::new();
         metrics.set_tools(snapshot.catalog().len());
-        Arc::new(Shared {
+        Arc::new(ServerState {
             current: RwLock::new(Arc::new(snapshot)),
             peers: Mutex::new(Vec::new()),
             subscribers: Mutex::new(Vec::new()),
@@ -501,7 +507,7 @@ impl Shared {
     }
 }
 
-impl Shared {
+impl ServerState {
     /// The `tools/list` result for `cursor` (from an earlier page) in `view`, as JSON for
     /// protocol `version`: serialized once per view and cursor, then copied.
     pub(super) fn list_result(

@@ -43,7 +43,7 @@ use super::admission::{Admission, ClientId, Ticket};
 use super::jsonrpc;
 use super::sizes::{Guarded, Transport, guard_line};
 use super::streams::Streams;
-use super::{McpServer, Shared};
+use super::{McpServer, ServerState};
 use crate::config::ServerSettings;
 use crate::identity::Principal;
 
@@ -68,7 +68,7 @@ type Pending = Arc<Mutex<HashMap<String, Ticket>>>;
 
 #[derive(Clone)]
 struct SseState {
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     sessions: Arc<Sessions>,
     admission: Arc<Admission>,
     streams: Arc<Streams>,
@@ -79,7 +79,7 @@ struct SseState {
 
 /// `GET /sse` and `POST /message`; `stop` ends every stream.
 pub fn routes(
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     settings: &ServerSettings,
     admission: Arc<Admission>,
     streams: Arc<Streams>,

@@ -42,20 +42,20 @@ use super::jsonrpc::{self, check_message, failure_message, success_bytes};
 use super::request::{CallMeta, ToolCall, answer_bytes, request_id};
 use super::session::{Negotiation, Running};
 use super::sizes::{Budget, Guarded, Transport, guard_line};
-use super::{McpServer, Shared};
+use super::{McpServer, ServerState};
 use crate::upstream::CallContext;
 
 /// How long calls still running when input ends get to be answered (the SDK's own drain).
 const DRAIN: Duration = Duration::from_secs(5);
 
 /// Serves on stdin/stdout until stdin closes or the client disconnects.
-pub async fn serve(shared: Arc<Shared>, max_line: usize) -> Result<(), String> {
+pub async fn serve(shared: Arc<ServerState>, max_line: usize) -> Result<(), String> {
     serve_on(shared, tokio::io::stdin(), tokio::io::stdout(), max_line).await
 }
 
 /// Serves one client on `input` and `output`.
 pub async fn serve_on<R, W>(
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     input: R,
     output: W,
     max_line: usize,
@@ -111,7 +111,7 @@ where
 
 /// The reading side: what it needs to answer a line itself.
 struct Filter {
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     handshake: Arc<Mutex<Negotiation>>,
     /// Lines for the client (the writer task's queue).
     answers: mpsc::Sender<Vec<u8>>,
@@ -344,7 +344,7 @@ impl Filter {
 
 /// A `tools/call` answered here.
 struct DirectCall {
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     answers: mpsc::Sender<Vec<u8>>,
     running: Arc<Running>,
     /// The session's key in `running`.

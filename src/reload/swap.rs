@@ -18,13 +18,13 @@ use super::{CatalogDiff, Trigger, WatchSet, WatchSettings};
 use crate::config::{Config, Overrides};
 use crate::load::{self, Inputs, Loaded};
 use crate::mcp::view::Presentation;
-use crate::mcp::{Shared, Snapshot};
+use crate::mcp::{ServerState, Snapshot};
 
 /// What the reload loop needs to rebuild the tool set as the process first built it.
 pub struct Reloader {
     pub config_path: PathBuf,
     pub overrides: Overrides,
-    pub shared: Arc<Shared>,
+    pub shared: Arc<ServerState>,
     /// The configuration currently served.
     pub config: Config,
 }

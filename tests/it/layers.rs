@@ -836,7 +836,7 @@ fn the_floor_table_is_read_from_its_text_block() {
 #[test]
 fn re_exports_are_read_from_use_trees() {
     let code = code(
-        "pub use snapshot::{Shared, Snapshot as Served};\npub(crate) use tool::{\n    McpTool,\n    nested::{Deep, *},\n};\nuse self::plain::One;\nuse glob::*;\n",
+        "pub use snapshot::{ServerState, Snapshot as Served};\npub(crate) use tool::{\n    McpTool,\n    nested::{Deep, *},\n};\nuse self::plain::One;\nuse glob::*;\n",
     );
     let leaves: Vec<(String, Option<String>)> = use_leaves(&code)
         .into_iter()
@@ -846,7 +846,7 @@ fn re_exports_are_read_from_use_trees() {
     assert_eq!(
         leaves,
         [
-            ("snapshot::Shared".to_string(), some("Shared")),
+            ("snapshot::ServerState".to_string(), some("ServerState")),
             ("snapshot::Snapshot".to_string(), some("Served")),
             ("tool::McpTool".to_string(), some("McpTool")),
             ("tool::nested::Deep".to_string(), some("Deep")),
@@ -857,9 +857,9 @@ fn re_exports_are_read_from_use_trees() {
     );
     let mcp = src().join("mcp");
     assert_eq!(
-        sibling_named(&mcp, "Shared", &src()),
+        sibling_named(&mcp, "ServerState", &src()),
         Some(mcp.join("snapshot.rs")),
-        "super::Shared from a file of src/mcp reaches snapshot.rs through mcp/mod.rs"
+        "super::ServerState from a file of src/mcp reaches snapshot.rs through mcp/mod.rs"
     );
 }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use restmcp::config::ServerSettings;
-use restmcp::mcp::{Shared, Snapshot};
+use restmcp::mcp::{ServerState, Snapshot};
 use restmcp::upstream::UpstreamSettings;
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext};
@@ -24,7 +24,7 @@ pub struct Server {
     /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`.
     pub url: String,
     pub addr: std::net::SocketAddr,
-    pub shared: Arc<Shared>,
+    pub shared: Arc<ServerState>,
     /// The listener's connection bounds, to count what is open.
     pub connections: Arc<restmcp::http::listener::Connections>,
     _shutdown: tokio_util::sync::DropGuard,
@@ -53,7 +53,7 @@ pub async fn start_with(
     settings: ServerSettings,
 ) -> Server {
     restmcp::http_client::install_crypto_provider();
-    let shared = Shared::with_settings(Snapshot::new(dispatcher), &settings).expect("shared");
+    let shared = ServerState::with_settings(Snapshot::new(dispatcher), &settings).expect("shared");
     let shutdown = CancellationToken::new();
     let control = restmcp::http::Control::new(&settings).expect("control");
     control.readiness.set_loaded();

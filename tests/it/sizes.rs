@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use restmcp::config::ServerSettings;
-use restmcp::mcp::{Shared, Snapshot};
+use restmcp::mcp::{ServerState, Snapshot};
 use restmcp::upstream::UpstreamSettings;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -145,9 +145,9 @@ impl Setup {
         }
     }
 
-    async fn shared(&self, settings: &ServerSettings) -> Arc<Shared> {
+    async fn shared(&self, settings: &ServerSettings) -> Arc<ServerState> {
         let dispatcher = self.dispatcher().await;
-        Shared::with_settings(Snapshot::new(dispatcher), settings).expect("shared")
+        ServerState::with_settings(Snapshot::new(dispatcher), settings).expect("shared")
     }
 
     async fn dispatcher(&self) -> restmcp::upstream::Dispatcher {
@@ -427,7 +427,7 @@ struct Stdio {
 }
 
 impl Stdio {
-    async fn open(shared: Arc<Shared>, version: &str) -> Stdio {
+    async fn open(shared: Arc<ServerState>, version: &str) -> Stdio {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(theirs);
         tokio::spawn(restmcp::mcp::stdio::serve_on(

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Options, SelftestError};
 use crate::config::Config;
 use crate::load;
-use crate::mcp::{Shared, Snapshot};
+use crate::mcp::{ServerState, Snapshot};
 
 /// The child's last words kept for an error message.
 const MAX_STDERR_BYTES: usize = 4096;
@@ -94,7 +94,7 @@ impl HttpLeg {
         let catalog = Arc::new(load::load(config).await?.catalog);
         let full_inputs = FullInputs::new(catalog.clone());
         let snapshot = Snapshot::from_loaded(catalog, config).map_err(SelftestError::Dispatcher)?;
-        let shared = Shared::with_settings(snapshot, &config.server)
+        let shared = ServerState::with_settings(snapshot, &config.server)
             .map_err(|e| SelftestError::Dispatcher(e.to_string()))?;
         let mut settings = config.server.clone();
         // Only this process's own client reaches the port; Host and Origin rules are for
