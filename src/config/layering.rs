@@ -7,7 +7,7 @@ use std::path::Path;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 
-use super::specs_dir::{api_name_from_spec, discover};
+use super::specs_dir::{self, api_name_from_spec};
 use super::{Config, ConfigError};
 
 /// Values given on the command line, which win over file and environment.
@@ -81,7 +81,7 @@ impl Config {
         if overrides.spec.is_none()
             && let Some(dir) = &config.specs_dir
         {
-            let found = discover(&dir.relative(), &config.apis)?;
+            let found = specs_dir::scan(&dir.relative(), &config.apis)?;
             if !found.is_empty() {
                 let apis: serde_json::Map<String, serde_json::Value> = found
                     .into_iter()
@@ -93,7 +93,7 @@ impl Config {
                     })
                     .collect();
                 // Merged below the file, so a table for the same name would have won;
-                // `discover` already left those out.
+                // `specs_dir::scan` already left those out.
                 figment = Figment::from(Serialized::defaults(serde_json::json!({ "apis": apis })))
                     .merge(figment);
                 config = figment.extract()?;

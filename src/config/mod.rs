@@ -28,7 +28,7 @@
 //!   [`Config`];
 //! * [`validate`]: every check that makes it the validated configuration;
 //! * [`error`]: [`ConfigError`], naming the key and where it was set;
-//! * [`specs_dir`]: a directory of specs turned into APIs ([`discover`]);
+//! * [`specs_dir`]: a directory of specs turned into APIs ([`specs_dir::scan`]);
 //! * the sections: [`server`] (the MCP endpoint), [`tools`] (naming, dialects, client
 //!   rules), [`api`] (one upstream API), [`auth`] (its credentials), [`headers`] (its
 //!   forwarded headers), [`loading`] (what specs may reach), [`reload`] and [`log`];
@@ -79,7 +79,6 @@ pub use server::{
     IntrospectionSettings, MIN_MESSAGE_BYTES, OAuthSettings, ReadinessSettings, ServerSettings,
     StoreSettings, TlsSettings, WithoutElicitation,
 };
-pub use specs_dir::discover;
 pub(crate) use syntax::is_token;
 pub use syntax::{check_accept, parse_origin};
 pub use tools::{ClientRule, Dialect, ToolSettings};

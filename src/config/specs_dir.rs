@@ -9,7 +9,7 @@ use super::{ApiConfig, ConfigError, is_overlay_file};
 /// The OpenAPI and Swagger files directly in `dir` that no configured API uses, named after
 /// the file. Overlay files (`*.overlay.yaml`) and files that are not API descriptions (shared
 /// schema files, say) are left out; a name already configured for another file is an error.
-pub fn discover(
+pub fn scan(
     dir: &Path,
     configured: &BTreeMap<String, ApiConfig>,
 ) -> Result<Vec<(String, PathBuf)>, ConfigError> {

@@ -1,4 +1,4 @@
-//! The HTTP face of `restmcp serve`: the MCP routes of [`crate::mcp::http`] behind the
+//! The HTTP face of `restmcp serve`: the MCP routes of [`crate::mcp::streamable`] behind the
 //! checks an exposed sidecar endpoint needs ([`guard`]: readiness, Host and Origin,
 //! authentication; CORS only when configured), beside `/healthz`, `/readyz` ([`health`]),
 //! `/metrics` and, with `[server.oauth]`, the Protected Resource Metadata of the OAuth
@@ -157,7 +157,7 @@ fn pseudonyms(
 pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Control) -> Router {
     let metrics = shared.metrics().clone();
     control.connections.count_in(metrics.clone());
-    let endpoint = crate::mcp::http::endpoint(
+    let endpoint = crate::mcp::streamable::endpoint(
         shared.clone(),
         settings,
         control.admission.clone(),
@@ -235,7 +235,7 @@ pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Contro
 #[derive(Clone)]
 struct Scrape {
     metrics: Arc<crate::telemetry::metrics::Metrics>,
-    endpoint: crate::mcp::http::Endpoint,
+    endpoint: crate::mcp::streamable::Endpoint,
 }
 
 async fn scrape(State(scrape): State<Scrape>) -> impl IntoResponse {

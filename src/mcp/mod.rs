@@ -19,7 +19,7 @@
 //!   touches per revision; `listed`: a tool as a listing carries it; [`view`]: what one
 //!   client sees (dialects, name budgets); `scopes`: which tools an OAuth caller's scopes
 //!   open (its listing and its calls);
-//! - transports: [`stdio`], [`http`] (Streamable HTTP, with `front` in front of the SDK's
+//! - transports: [`stdio`], [`streamable`] (Streamable HTTP, with `front` in front of the SDK's
 //!   service and `direct`, the fast path for `tools/call` and `tools/list`), [`sse`] (the
 //!   legacy HTTP+SSE transport);
 //! - the session model and bounds: [`session`] holds what each session's handshake settled
@@ -49,7 +49,7 @@
 //!    On [`stdio`], `tools/call` after the handshake (no progress, no `logging/setLevel`) is
 //!    answered the same way, beside the SDK's pipe: `stdio_direct_calls_answer_as_the_sdk_does`
 //!    and `a_stdio_direct_call_is_cancelled_by_its_notification` (tests/it/sizes.rs).
-//! 4. **Session bounds** (`session`, [`http`]): rmcp's session map has no cap and its idle
+//! 4. **Session bounds** (`session`, [`streamable`]): rmcp's session map has no cap and its idle
 //!    timer never sees direct calls, so its keep-alive is off and the table caps sessions
 //!    (`server.max_sessions`, and `server.max_sessions_per_client`: the client holding the
 //!    most gives up one without a call in flight) and expires idle ones
@@ -105,7 +105,6 @@ mod call;
 mod confirm;
 mod direct;
 mod front;
-pub mod http;
 mod jsonrpc;
 mod listed;
 mod operations;
@@ -118,6 +117,7 @@ pub mod sizes;
 mod snapshot;
 pub mod sse;
 pub mod stdio;
+pub mod streamable;
 pub mod streams;
 pub mod view;
 

@@ -16,7 +16,7 @@
 //!   compiled once per tool.
 //! * [`request`]: a tool's argument map → the [`request::HttpRequest`] (pure, no I/O).
 //! * [`exchange`]: the [`Exchange`] trait the dispatcher calls and what it gives back.
-//! * `http.rs`: the HTTP exchange — forwarded headers, trace context, credentials,
+//! * `wire.rs`: the HTTP exchange — forwarded headers, trace context, credentials,
 //!   retries, redirects, the size cap.
 //! * [`auth`]: credentials and their placement, OAuth tokens, header forwarding, and the
 //!   redaction of secrets from results.
@@ -34,7 +34,6 @@ mod context;
 pub mod decode;
 mod dispatch;
 pub mod exchange;
-mod http;
 pub(crate) mod idempotency;
 pub mod operation;
 pub mod paging;
@@ -43,6 +42,7 @@ pub mod request;
 pub mod response;
 mod settings;
 pub mod validate;
+mod wire;
 
 pub use auth::Authenticator;
 pub use called::{CallOutcome, CallStats, Called, UnknownTool};
