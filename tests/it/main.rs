@@ -8,6 +8,7 @@ mod deploy;
 mod dialects;
 mod discovery;
 mod dispatch;
+mod docs;
 mod faults;
 mod fuzz;
 mod layers;
