@@ -10,8 +10,8 @@ use super::report::{ApiReport, OperationOutcome, OperationReport, Report};
 use super::select::{self, Candidate, Selection};
 use super::synthesize::{self, Context, Draft};
 use super::{
-    Annotations, Catalog, Confirmation, Listing, McpToolList, Origin, SharedSchemas, Tool,
-    handwritten, naming,
+    Annotations, Catalog, Confirmation, Listing, MOCK_BASE_URL, McpToolList, Origin, SharedSchemas,
+    Tool, handwritten, naming,
 };
 use crate::config::{ConfirmPolicy, DiscoveryMode, ToolSettings};
 use crate::schema::RefGraph;
@@ -291,10 +291,6 @@ fn plan_idempotency(tool: &mut Tool, configured: Option<&str>) {
 }
 
 type BuiltApi = (Vec<Tool>, ApiReport, BTreeMap<String, SecurityScheme>);
-
-/// The base URL of an API in mock mode that has none: requests are built as usual and
-/// answered in-process, so this host is never contacted.
-pub const MOCK_BASE_URL: &str = "http://mock.restmcp.invalid";
 
 /// The patches that apply to one operation, in order: its `x-mcp`, then the overlays.
 type Patches<'p> = Vec<(PatchSource, std::borrow::Cow<'p, ToolPatch>)>;

@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 use super::arguments::{ArgumentMap, Binding, BodyPlan, Location, object_schema};
 use super::naming::{is_valid_argument_name, is_valid_tool_name};
 use super::patch::{self, NewArgument, NewTool, PatchError, PatchSource};
-use super::{Annotations, BaseUrl, MockAnswer, Origin, OutputPlan, Route, SchemaText, Tool};
+use super::{
+    Annotations, BaseUrl, MockAnswer, MockSource, Origin, OutputPlan, Route, SchemaText, Tool,
+};
 use crate::spec::{Method, ParamLocation};
 
 /// What a hand-written tool needs from its API.
@@ -309,19 +311,19 @@ fn mock_answer(method: Method, output_schema: Option<&Value>) -> MockAnswer {
             status: 200,
             media_type: Some("application/json".into()),
             body: serde_json::to_vec(&value).unwrap_or_default(),
-            source: "generated",
+            source: MockSource::Generated,
         },
         None if method == Method::Delete => MockAnswer {
             status: 204,
             media_type: None,
             body: Vec::new(),
-            source: "empty",
+            source: MockSource::Empty,
         },
         None => MockAnswer {
             status: 200,
             media_type: Some("application/json".into()),
             body: b"{}".to_vec(),
-            source: "empty",
+            source: MockSource::Empty,
         },
     }
 }

@@ -17,7 +17,8 @@
 //!   [`crate::parallel::on_all_cores`]), name and patch every API's operations, add the hand-written tools,
 //!   check names are unique ([`CatalogError`]).
 //! - `tool`: one [`Tool`]: its MCP form, [`Annotations`], [`Origin`] and the [`Route`] the
-//!   dispatcher follows ([`BaseUrl`], [`ToolLimit`], [`OutputPlan`], [`MockAnswer`], and
+//!   dispatcher follows ([`BaseUrl`], [`ToolLimit`], [`OutputPlan`], [`MockAnswer`] (the
+//!   mock's answer, with [`MOCK_BASE_URL`] for an API in mock mode without one), and
 //!   for a tool whose inputSchema was relaxed to fit `tools.max_input_schema_bytes`, the
 //!   [`FullInput`] its arguments are also checked against).
 //! - [`arguments`]: the [`ArgumentMap`], where each argument goes on the wire.
@@ -33,6 +34,8 @@
 //! - [`handwritten`]: the tools an overlay file adds (`add`), with no operation behind them.
 //! - [`projection`]: `response.fields`, applied to results and to the output schema.
 //! - [`report`]: what became of each operation, for `restmcp check` ([`Report`]).
+//! - `savings`: what fitting a tool into its budgets did ([`Relaxation`], [`Hoisting`]),
+//!   made by synthesis and rendered by the report.
 //! - `tests`: the catalog built from small specs, end to end.
 
 pub mod arguments;
@@ -42,6 +45,7 @@ pub mod naming;
 pub mod patch;
 pub mod projection;
 pub mod report;
+mod savings;
 mod schema_text;
 pub mod select;
 mod synthesize;
@@ -54,16 +58,17 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
-pub use build::{ApiInput, CatalogError, MOCK_BASE_URL, build};
+pub use build::{ApiInput, CatalogError, build};
 pub use naming::NameChange;
-pub use report::{ApiReport, Hoisting, OperationOutcome, OperationReport, Relaxation, Report};
+pub use report::{ApiReport, OperationOutcome, OperationReport, Report};
+pub use savings::{Hoisting, Relaxation};
 pub use schema_text::{SchemaText, SharedSchemas};
 pub use select::Selection;
 pub use synthesize::default_filename;
 pub use text::truncate_text;
 pub use tool::{
-    Annotations, BaseUrl, Confirmation, FullInput, Idempotency, McpTool, MockAnswer, Origin,
-    OutputPlan, Route, Tool, ToolLimit,
+    Annotations, BaseUrl, Confirmation, FullInput, Idempotency, MOCK_BASE_URL, McpTool, MockAnswer,
+    MockSource, Origin, OutputPlan, Route, Tool, ToolLimit,
 };
 
 use crate::config::DiscoveryMode;

@@ -18,8 +18,8 @@ mod body;
 
 use super::text::{clean, tidy_schema, truncate_text};
 use super::{
-    Annotations, FullInput, Hoisting, MockAnswer, OutputPlan, Relaxation, Route, SchemaText,
-    SharedSchemas,
+    Annotations, FullInput, Hoisting, MockAnswer, MockSource, OutputPlan, Relaxation, Route,
+    SchemaText, SharedSchemas,
 };
 use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Scope, Session, hoist};
 use crate::spec::{
@@ -1200,7 +1200,7 @@ fn mock_answer<'d>(
             status,
             media_type: None,
             body: Vec::new(),
-            source: "empty",
+            source: MockSource::Empty,
         };
     };
     if let Some((media_type, schema)) = &response.json {
@@ -1226,15 +1226,18 @@ fn mock_answer<'d>(
                 }
                 let value = crate::schema::example::example(&root);
                 let source = if value.as_ref() == Some(example) {
-                    "example"
+                    MockSource::Example
                 } else {
-                    "generated"
+                    MockSource::Generated
                 };
                 (value, source)
             }
-            (Some(root), None) => (crate::schema::example::example(&root), "generated"),
-            (None, Some(example)) => (Some(example.clone()), "example"),
-            (None, None) => (None, "generated"),
+            (Some(root), None) => (
+                crate::schema::example::example(&root),
+                MockSource::Generated,
+            ),
+            (None, Some(example)) => (Some(example.clone()), MockSource::Example),
+            (None, None) => (None, MockSource::Generated),
         };
         let value = value.unwrap_or_else(|| json!({}));
         return MockAnswer {
@@ -1257,14 +1260,14 @@ fn mock_answer<'d>(
                 status,
                 media_type: Some(media_type.clone()),
                 body,
-                source: "generated",
+                source: MockSource::Generated,
             }
         }
         None => MockAnswer {
             status,
             media_type: None,
             body: Vec::new(),
-            source: "empty",
+            source: MockSource::Empty,
         },
     }
 }

@@ -280,6 +280,10 @@ impl Serialize for BaseUrl {
     }
 }
 
+/// The base URL of an API in mock mode that has none: requests are built as usual and
+/// answered in-process, so this host is never contacted.
+pub const MOCK_BASE_URL: &str = "http://mock.restmcp.invalid";
+
 /// The mock upstream's answer to a well-formed request: the documented success status and
 /// media type, and the spec's example or a value generated from the response schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -288,8 +292,19 @@ pub struct MockAnswer {
     /// `None` for a response without a body.
     pub media_type: Option<String>,
     pub body: Vec<u8>,
-    /// Where the body came from: `example`, `generated` or `empty`, for `explain` and tests.
-    pub source: &'static str,
+    /// Where the body came from, for `explain` and tests.
+    pub source: MockSource,
+}
+
+/// Where a [`MockAnswer`]'s body came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MockSource {
+    /// The spec's response example.
+    Example,
+    /// Generated from the response schema (or a placeholder for a media type without one).
+    Generated,
+    /// No response body is documented.
+    Empty,
 }
 
 /// One MCP tool and where it came from.

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::catalog::{Binding, Location, Tool, ToolLimit};
+use crate::catalog::{Binding, Location, MockSource, Tool, ToolLimit};
 use crate::config::{ApiConfig, Config};
 use crate::load::Loaded;
 
@@ -322,9 +322,9 @@ impl Explanation<'_> {
                     answer.body.len()
                 ),
                 match answer.source {
-                    "example" => "the spec's example".to_string(),
-                    "generated" => "generated from the response schema".to_string(),
-                    _ => "no response body documented".to_string(),
+                    MockSource::Example => "the spec's example".to_string(),
+                    MockSource::Generated => "generated from the response schema".to_string(),
+                    MockSource::Empty => "no response body documented".to_string(),
                 },
             );
         }
