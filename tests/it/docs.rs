@@ -9,20 +9,6 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// Every name `src/` defines: functions, types, traits, modules, constants, and the stems
 /// of its files and folders.
 fn defined_names(files: &[PathBuf]) -> BTreeSet<String> {
@@ -64,7 +50,7 @@ fn the_development_chapter_names_only_what_exists() {
     let chapter =
         std::fs::read_to_string(root().join("docs/development.md")).expect("docs/development.md");
     let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
+    crate::support::rust_files(&root().join("src"), &mut files);
     let names = defined_names(&files);
     let relative: Vec<String> = files
         .iter()

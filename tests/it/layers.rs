@@ -110,21 +110,6 @@ fn floors() -> Vec<Vec<String>> {
     floors_in(&lib).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-    out.sort();
-}
-
 /// Test files and test folders are not part of the layering.
 fn is_test_file(relative: &Path) -> bool {
     relative
@@ -367,7 +352,7 @@ fn stages_run_one_way() {
     let floor_of = |module: &str| floors.iter().position(|f| f.iter().any(|m| m == module));
     let root = src();
     let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    crate::support::rust_files(&root, &mut files);
     let modules: BTreeSet<String> = files
         .iter()
         .filter_map(|p| p.strip_prefix(&root).ok())
@@ -618,7 +603,7 @@ fn sibling_named(folder: &Path, name: &str, root: &Path) -> Option<PathBuf> {
 fn no_folder_holds_a_circle() {
     let root = src();
     let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    crate::support::rust_files(&root, &mut files);
     let mut graph: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for path in &files {
         let Ok(relative) = path.strip_prefix(&root) else {
@@ -733,7 +718,7 @@ fn fn_name(line: &str) -> Option<String> {
 fn no_function_grows_past_a_page() {
     let root = src();
     let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    crate::support::rust_files(&root, &mut files);
     let mut long = BTreeMap::new();
     for path in &files {
         let Ok(relative) = path.strip_prefix(&root) else {
@@ -876,7 +861,7 @@ fn functions_are_measured_from_fn_to_closing_brace_past_strings_and_comments() {
 fn print_long_functions() {
     let root = src();
     let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    crate::support::rust_files(&root, &mut files);
     for path in &files {
         let relative = path.strip_prefix(&root).unwrap();
         if is_test_file(relative) {

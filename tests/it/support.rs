@@ -311,3 +311,19 @@ pub async fn stateless_call(
         .or_else(|| serde_json::from_str(&text).ok())
         .unwrap_or_else(|| panic!("not a JSON-RPC answer: {text}"))
 }
+
+/// Every `.rs` file below `dir`, sorted, into `out`.
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out.sort();
+}
