@@ -441,13 +441,13 @@ impl ResourceServer {
         Ok(caller)
     }
 
-    /// RFC 7662: asks the authorization server about an opaque token.
-    async fn introspect(
+    /// Where introspection is asked: `server.oauth.introspection.url`, else the first
+    /// issuer's metadata's `introspection_endpoint`.
+    async fn introspection_endpoint(
         &self,
         introspection: &Introspection,
-        token: &str,
-    ) -> Result<Caller, Rejection> {
-        let endpoint = match &introspection.url {
+    ) -> Result<String, Rejection> {
+        Ok(match &introspection.url {
             Some(url) => url.clone(),
             None => {
                 let first = self
@@ -469,7 +469,16 @@ impl ResourceServer {
                         ))
                     })?
             }
-        };
+        })
+    }
+
+    /// RFC 7662: asks the authorization server about an opaque token.
+    async fn introspect(
+        &self,
+        introspection: &Introspection,
+        token: &str,
+    ) -> Result<Caller, Rejection> {
+        let endpoint = self.introspection_endpoint(introspection).await?;
         let body = url::form_urlencoded::Serializer::new(String::new())
             .append_pair("token", token)
             .append_pair("token_type_hint", "access_token")

@@ -246,7 +246,38 @@ impl OAuthClient {
                     self.token_url
                 )
             })?;
-        let json: Option<Value> = serde_json::from_slice(&body).ok();
+        let json = self.token_answer(what, status, &body, subject.is_some())?;
+        let access = json
+            .get("access_token")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let lifetime = match json.get("expires_in") {
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+            _ => None,
+        };
+        let expires_at = lifetime
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| started + Duration::from_secs_f64(s.min(1e9)));
+        Ok(Token {
+            access: Secret::new(access.to_string()),
+            expires_at,
+            generation: GENERATION.fetch_add(1, Ordering::Relaxed),
+            hold: None,
+        })
+    }
+
+    /// The token endpoint's answer, when it issued a Bearer access token restmcp can send
+    /// (an exchanged one of the access-token type); else what is wrong with it, saying
+    /// `what` was asked.
+    fn token_answer(
+        &self,
+        what: &str,
+        status: reqwest::StatusCode,
+        body: &[u8],
+        exchanged: bool,
+    ) -> Result<Value, String> {
+        let json: Option<Value> = serde_json::from_slice(body).ok();
         if !status.is_success() {
             let detail = json
                 .as_ref()
@@ -257,7 +288,7 @@ impl OAuthClient {
                         None => error.to_string(),
                     })
                 })
-                .unwrap_or_else(|| String::from_utf8_lossy(&body).chars().take(200).collect());
+                .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(200).collect());
             return Err(format!(
                 "{what} {} answered {status}: {detail}",
                 self.token_url
@@ -276,14 +307,14 @@ impl OAuthClient {
             .ok_or_else(|| format!("{what} {} answered without an access_token", self.token_url))?;
         if let Some(kind) = json.get("token_type").and_then(Value::as_str)
             && !kind.eq_ignore_ascii_case("bearer")
-            && !(subject.is_some() && kind.eq_ignore_ascii_case("N_A"))
+            && !(exchanged && kind.eq_ignore_ascii_case("N_A"))
         {
             return Err(format!(
                 "{what} {} issued a \"{kind}\" token; only Bearer tokens are supported",
                 self.token_url
             ));
         }
-        if subject.is_some()
+        if exchanged
             && let Some(issued) = json.get("issued_token_type").and_then(Value::as_str)
             && issued != ACCESS_TOKEN_TYPE
         {
@@ -298,20 +329,7 @@ impl OAuthClient {
                 self.token_url
             ));
         }
-        let lifetime = match json.get("expires_in") {
-            Some(Value::Number(n)) => n.as_f64(),
-            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-            _ => None,
-        };
-        let expires_at = lifetime
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(|s| started + Duration::from_secs_f64(s.min(1e9)));
-        Ok(Token {
-            access: Secret::new(access.to_string()),
-            expires_at,
-            generation: GENERATION.fetch_add(1, Ordering::Relaxed),
-            hold: None,
-        })
+        Ok(json)
     }
 }
 
