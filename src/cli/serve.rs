@@ -131,7 +131,32 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
         &config,
         control.stop.clone(),
     );
-    let server_settings = &config.server;
+    let mut banner = banner(&config.server, &control, address, &summary);
+    summary.write_apis(&mut banner);
+    spawn_reloader(&config, global, &shared, inputs, &control.stop, &mut banner);
+    if config.server.auth.is_none() && config.server.oauth.is_none() && !address.ip().is_loopback()
+    {
+        banner.push_str(&format!(
+            "  warning: listening on {address} without [server.auth] or [server.oauth]: anyone who can reach it can call these tools\n"
+        ));
+    }
+    crate::telemetry::writer::flush();
+    eprint!("{banner}");
+    let served = server.await.map_err(anyhow::Error::new)?;
+    served?;
+    crate::telemetry::writer::flush();
+    eprintln!("restmcp: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The start-up banner's first lines: where MCP, health, metrics and OAuth metadata are
+/// served, and the mode and authentication (the APIs and reload follow).
+fn banner(
+    server_settings: &crate::config::ServerSettings,
+    control: &crate::http::Control,
+    address: std::net::SocketAddr,
+    summary: &ApiSummary,
+) -> String {
     let base = format!("{}://{address}", control.scheme());
     // Scripts read the URL from this first line.
     let mut banner = format!(
@@ -179,23 +204,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     banner.push_str(&format!(
         "  mode                  {mode}; authentication: {auth}\n"
     ));
-    summary.write_apis(&mut banner);
-    spawn_reloader(&config, global, &shared, inputs, &control.stop, &mut banner);
-    if server_settings.auth.is_none()
-        && server_settings.oauth.is_none()
-        && !address.ip().is_loopback()
-    {
-        banner.push_str(&format!(
-            "  warning: listening on {address} without [server.auth] or [server.oauth]: anyone who can reach it can call these tools\n"
-        ));
-    }
-    crate::telemetry::writer::flush();
-    eprint!("{banner}");
-    let served = server.await.map_err(anyhow::Error::new)?;
-    served?;
-    crate::telemetry::writer::flush();
-    eprintln!("restmcp: stopped");
-    Ok(ExitCode::SUCCESS)
+    banner
 }
 
 /// Starts hot reload when it is on, and says so in the banner.

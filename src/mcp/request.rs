@@ -191,11 +191,7 @@ pub(super) fn answer_bytes(
             id,
             result: super::revision::finish(ServerResult::from(result), version),
         }),
-        Err(error) => serde_json::to_vec(&JsonRpcError {
-            jsonrpc: JsonRpcVersion2_0,
-            id: Some(id),
-            error,
-        }),
+        Err(error) => return error_bytes(id, error),
     };
     bytes.unwrap_or_default()
 }
