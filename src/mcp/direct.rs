@@ -245,8 +245,8 @@ impl DirectPath {
             Err(e) => return json_response(error_bytes(id, e)),
         };
         let asker = match client.session {
-            // A session's call that may need confirmation never comes here: the front
-            // streams it through the SDK, whose peer can ask.
+            // A session's call that may ask its user (a confirmation, an argument) never
+            // comes here: the front streams it through the SDK, whose peer can ask.
             Some(_) => Asker::Unable,
             None => match call.rounds() {
                 Ok(asker) => asker,

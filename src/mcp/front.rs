@@ -522,10 +522,7 @@ impl FrontState {
             .is_some_and(|accept| accept.contains("application/json"));
         let asks_user = has_session
             && method == "tools/call"
-            && message
-                .and_then(|m| jsonrpc::member(m, &["params", "name"]))
-                .and_then(Value::as_str)
-                .is_some_and(|name| self.shared.current().may_confirm(name));
+            && message.is_some_and(|m| self.shared.current().may_ask_user(m));
         self.json_response && accepts_json && !streams_progress && !asks_user && !logs
     }
 

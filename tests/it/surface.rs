@@ -145,6 +145,7 @@ fn text_of(contents: &ResourceContents) -> (&str, Option<&str>) {
 
 #[tokio::test]
 async fn resources_templates_prompts_and_completions_through_the_rust_sdk() {
+    restmcp::http_client::install_crypto_provider();
     let (upstream, _shop) = shop().await;
     let dir = project(&upstream, "");
     let binary = Binary::start(dir.path()).await;
@@ -301,6 +302,7 @@ async fn resources_templates_prompts_and_completions_through_the_rust_sdk() {
 #[allow(deprecated)] // resources/subscribe is the initialize-based generations' way
 async fn a_subscriber_hears_of_changes_only_and_polls_are_conditional() {
     use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
+    restmcp::http_client::install_crypto_provider();
     let (upstream, shop) = shop().await;
     let dir = project(&upstream, "");
     let binary = Binary::start(dir.path()).await;
@@ -574,4 +576,130 @@ async fn resources_and_prompts_that_cannot_be_served_are_refused_naming_where() 
             "{overlay}{extra}\n  gave: {error}"
         );
     }
+}
+
+/// A client whose user answers every form with `answer` (and accepts confirmations).
+#[derive(Clone)]
+struct Answering {
+    answer: Value,
+    asked: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ClientHandler for Answering {
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let request = serde_json::to_value(&request).unwrap_or_default();
+        self.asked.lock().expect("lock").push(request);
+        let mut result = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept);
+        result.content = Some(self.answer.clone());
+        Ok(result)
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            rmcp::model::Implementation::new("answering-user", "1"),
+        )
+    }
+}
+
+#[tokio::test]
+async fn an_argument_the_model_left_out_is_asked_of_the_user() {
+    restmcp::http_client::install_crypto_provider();
+    let (upstream, _shop) = shop().await;
+    let overlay = std::fs::read_to_string(fixture("surface/overlay.yaml")).expect("overlay");
+    let dir = project(&upstream, "confirm = [\"listItems\"]\n");
+    // `kind` of listItems is the user's to choose on every call.
+    let overlay = overlay.replace(
+        "  listItems:\n",
+        "  listItems:\n    arguments: {kind: {ask: true}}\n",
+    );
+    std::fs::write(dir.path().join("overlay.yaml"), overlay).expect("overlay");
+    let binary = Binary::start(dir.path()).await;
+
+    // A session: elicitation/create with the form, then the call with the answer.
+    let answering = Answering {
+        answer: json!({"id": 12, "kind": "toy"}),
+        asked: Arc::default(),
+    };
+    let client = answering
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+        .await
+        .expect("initialize");
+    let result = crate::support::call(&client, "getItem", json!({})).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(
+        result.structured_content.as_ref().expect("body")["name"],
+        "saw"
+    );
+    let asked = answering.asked.lock().expect("lock").clone();
+    assert_eq!(asked.len(), 1);
+    let form = &asked[0]["requestedSchema"];
+    assert_eq!(form["required"], json!(["id"]), "{form}");
+    assert_eq!(form["properties"]["id"]["type"], "integer");
+    // An `ask` argument with its enum, after which the confirmation: two questions.
+    let result = crate::support::call(&client, "listItems", json!({"kind": "tool"})).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let listed = result.structured_content.expect("body");
+    assert!(
+        listed.to_string().contains("ball"),
+        "the user chose toys: {listed}"
+    );
+    let asked = answering.asked.lock().expect("lock").clone();
+    assert_eq!(asked.len(), 3, "the kind, then the confirmation: {asked:?}");
+    let kind = &asked[1]["requestedSchema"]["properties"]["kind"];
+    assert_eq!(kind["enum"], json!(["tool", "toy"]));
+    assert_eq!(kind["default"], "tool", "the model's value is the default");
+    let _ = client.cancel().await;
+
+    // 2026-07-28: the arguments round, then the confirmation round, then the answer.
+    let url = binary.url.clone();
+    let first =
+        crate::support::stateless_call(&url, "listItems", json!({"arguments": {}}), &[]).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert!(result["inputRequests"]["arguments"].is_object(), "{first}");
+    let state = result["requestState"].as_str().expect("state");
+    let second = crate::support::stateless_call(
+        &url,
+        "listItems",
+        json!({"arguments": {}, "requestState": state,
+               "inputResponses": {"arguments": {"action": "accept", "content": {"kind": "toy"}}}}),
+        &[],
+    )
+    .await;
+    let result = &second["result"];
+    assert_eq!(result["resultType"], "input_required", "{second}");
+    assert!(result["inputRequests"]["confirm"].is_object(), "{second}");
+    let state = result["requestState"].as_str().expect("state");
+    let third = crate::support::stateless_call(
+        &url,
+        "listItems",
+        json!({"arguments": {}, "requestState": state,
+               "inputResponses": {"confirm": {"action": "accept", "content": {}}}}),
+        &[],
+    )
+    .await;
+    assert_eq!(third["result"]["isError"], false, "{third}");
+    assert!(
+        third["result"]["structuredContent"]
+            .to_string()
+            .contains("ball"),
+        "{third}"
+    );
+    let declined = crate::support::stateless_call(
+        &url,
+        "listItems",
+        json!({"arguments": {}, "requestState": first["result"]["requestState"],
+               "inputResponses": {"arguments": {"action": "decline"}}}),
+        &[],
+    )
+    .await;
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
 }
