@@ -55,7 +55,11 @@ struct LoadedApi {
 pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
     let mut apis = load_apis(config).await?;
     let inputs = inputs_of(config, &apis);
-    let (catalog, mut report) = catalog::build(&api_inputs(config, &apis), &config.tools)?;
+    let api_inputs = api_inputs(config, &apis);
+    let (mut catalog, mut report) = catalog::build(&api_inputs, &config.tools)?;
+    let prompts = catalog::prompt::gather(&config.prompts, &api_inputs, &catalog)?;
+    catalog.set_prompts(prompts);
+    drop(api_inputs);
     // The parsed documents are the largest thing loading holds (50 MB for GitHub's 13 MB
     // spec); the tools no longer need them, and what follows allocates.
     for (_, api) in &mut apis {

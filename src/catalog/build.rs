@@ -98,6 +98,9 @@ pub enum CatalogError {
         name: String,
         suggestion: Option<String>,
     },
+    /// A prompt or resource that cannot be served as written.
+    #[error("{location}: {problem}")]
+    Surface { location: String, problem: String },
 }
 
 /// Synthesizes the tools of every API.
@@ -498,6 +501,7 @@ fn patched_tool(
             tags: op.tags.clone(),
         },
         provenance: std::mem::take(&mut draft.provenance),
+        resource: None,
     };
     if let Some(accept) = input.accept {
         tool.route.accept = accept.trim().to_string();

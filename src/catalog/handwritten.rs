@@ -97,6 +97,7 @@ pub fn build(
             tags: Vec::new(),
         },
         provenance: Vec::new(),
+        resource: None,
     };
     tool.note("tool", format!("hand-written in {}", source.location));
     apply_settings(cx, &mut tool, spec, source)?;
@@ -298,6 +299,9 @@ fn apply_settings(
     }
     if let Some(confirm) = spec.confirm {
         patch::set_confirmation(tool, confirm, source);
+    }
+    if let Some(resource) = &spec.resource {
+        super::resource::apply(tool, resource, source)?;
     }
     Ok(())
 }

@@ -44,13 +44,16 @@ pub mod handwritten;
 pub mod naming;
 pub mod patch;
 pub mod projection;
+pub mod prompt;
 pub mod report;
+pub mod resource;
 mod savings;
 mod schema_text;
 pub mod select;
 mod synthesize;
 mod text;
 mod tool;
+pub mod uri_template;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -60,7 +63,9 @@ use serde::Serialize;
 pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
 pub use build::{ApiInput, CatalogError, build};
 pub use naming::NameChange;
+pub use prompt::Prompt;
 pub use report::{ApiReport, OperationOutcome, OperationReport, Report};
+pub use resource::{CompleteSource, Resource, ResourcePatch, ValueKind, Variable};
 pub use savings::{Hoisting, Relaxation};
 pub use schema_text::{SchemaText, SharedSchemas};
 pub use select::Selection;
@@ -92,11 +97,29 @@ pub struct Catalog {
     security_schemes: HashMap<String, BTreeMap<String, SecurityScheme>>,
     /// How each API's tools are offered, by API name.
     listings: BTreeMap<String, Listing>,
+    /// The prompts ([`prompt::gather`]).
+    prompts: Vec<Prompt>,
 }
 
 impl Catalog {
     pub fn tools(&self) -> &[Tool] {
         &self.tools
+    }
+
+    pub fn prompts(&self) -> &[Prompt] {
+        &self.prompts
+    }
+
+    /// Sets the prompts (checked by [`prompt::gather`]).
+    pub fn set_prompts(&mut self, prompts: Vec<Prompt>) {
+        self.prompts = prompts;
+    }
+
+    /// The tools also served as resources or resource templates.
+    pub fn resources(&self) -> impl Iterator<Item = (&Tool, &Resource)> {
+        self.tools
+            .iter()
+            .filter_map(|tool| Some((tool, tool.resource.as_deref()?)))
     }
 
     pub fn get(&self, name: &str) -> Option<&Tool> {

@@ -96,6 +96,9 @@ pub struct OverlayFile {
     /// Hand-written tools, keyed by tool name.
     #[serde(default)]
     pub add: Ordered<NewTool>,
+    /// Prompts, keyed by name ([`super::prompt`]).
+    #[serde(default)]
+    pub prompts: Ordered<crate::config::PromptSettings>,
 }
 
 /// Changes to one tool. Absent keys leave the spec's value.
@@ -120,6 +123,8 @@ pub struct ToolPatch {
     /// (`false`), whatever the API's `confirm` policy says. A spec's `x-mcp` can only ask
     /// for confirmation, never waive it.
     pub confirm: Option<bool>,
+    /// Serve the tool as a resource too ([`super::resource`]).
+    pub resource: Option<super::resource::ResourcePatch>,
 }
 
 /// MCP annotation hints to set.
@@ -201,6 +206,8 @@ pub struct NewTool {
     /// A human confirms each call first (`true`) or never (`false`), whatever the API's
     /// `confirm` policy says.
     pub confirm: Option<bool>,
+    /// Serve the tool as a resource too ([`super::resource`]).
+    pub resource: Option<super::resource::ResourcePatch>,
 }
 
 /// One argument of a hand-written tool: where it goes, and its JSON Schema.
@@ -391,6 +398,10 @@ pub fn apply(
     }
     for (argument, change) in &patch.arguments.0 {
         apply_argument(tool, argument, change, source)?;
+    }
+    // Last: its variables are the arguments as renamed above.
+    if let Some(resource) = &patch.resource {
+        super::resource::apply(tool, resource, source)?;
     }
     Ok(())
 }

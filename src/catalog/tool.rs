@@ -321,6 +321,8 @@ pub struct Tool {
     /// Where each piece that is not plain synthesis came from (`name` → `overlay
     /// specs/p.overlay.yaml#/tools/getPet/name`), for `restmcp explain`.
     pub provenance: Vec<(String, String)>,
+    /// Served as a resource (or resource template) too, when the operator said so.
+    pub resource: Option<Arc<super::Resource>>,
 }
 
 /// Where a tool was defined.

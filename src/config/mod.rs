@@ -31,7 +31,9 @@
 //! * [`specs_dir`]: a directory of specs turned into APIs ([`specs_dir::scan`]);
 //! * the sections: [`server`] (the MCP endpoint), [`tools`] (naming, dialects, client
 //!   rules), [`api`] (one upstream API), [`auth`] (its credentials), [`headers`] (its
-//!   forwarded headers), [`loading`] (what specs may reach), [`reload`] and [`log`];
+//!   forwarded headers), [`loading`] (what specs may reach), [`reload`] and [`log`],
+//!   [`surface`] (`[resources]` and `[prompts.NAME]`, whose prompt type overlays and
+//!   specs share);
 //! * [`syntax`]: the shapes of values settings hold (header names, origins, `Accept`).
 //!
 //! `config` is the lowest floor: it owns its own types ([`Dialect`], [`ApiKeyLocation`],
@@ -54,6 +56,7 @@ mod log;
 mod reload;
 mod server;
 mod specs_dir;
+mod surface;
 mod syntax;
 #[cfg(test)]
 mod tests;
@@ -79,6 +82,10 @@ pub use server::{
     IntrospectionSettings, MIN_MESSAGE_BYTES, OAuthSettings, ReadinessSettings, ServerSettings,
     StoreSettings, TlsSettings, WithoutElicitation,
 };
+pub use surface::{
+    CompleteSource, OperationMessage, PromptArgument, PromptMessage, PromptSettings,
+    ResourceSettings, Role,
+};
 pub(crate) use syntax::is_token;
 pub use syntax::{check_accept, parse_origin};
 pub use tools::{ClientRule, Dialect, ToolSettings};
@@ -103,4 +110,9 @@ pub struct Config {
     pub loading: LoadingSettings,
     #[serde(default)]
     pub log: LogSettings,
+    #[serde(default)]
+    pub resources: ResourceSettings,
+    /// Prompts the operator writes, by name.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, PromptSettings>,
 }

@@ -79,6 +79,7 @@ impl Config {
                 "must be between 1 and 86400 (one day)",
             ));
         }
+        self.validate_resources()?;
         for (name, api) in &self.apis {
             let valid_name = !name.is_empty()
                 && name.bytes().all(|b| {
@@ -652,4 +653,27 @@ fn validate_auth(api_name: &str, api: &ApiConfig) -> Result<(), ConfigError> {
         targets.push(to);
     }
     Ok(())
+}
+
+impl Config {
+    /// `[resources]`: a poll interval between 1 s and a day, caps of at least one.
+    fn validate_resources(&self) -> Result<(), ConfigError> {
+        let resources = &self.resources;
+        if !(1..=super::surface::MAX_POLL_SECONDS).contains(&resources.poll_seconds) {
+            return Err(ConfigError::Invalid {
+                key: "resources.poll_seconds".into(),
+                value: resources.poll_seconds.to_string(),
+                problem: "must be between 1 and 86400 (one day)".into(),
+            });
+        }
+        if resources.max_subscriptions == 0 || resources.max_subscriptions_per_session == 0 {
+            return Err(ConfigError::Key {
+                key: "resources".into(),
+                problem: "max_subscriptions and max_subscriptions_per_session must be at least 1 \
+                          (a session subscribes to nothing unless it asks)"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
 }

@@ -323,6 +323,61 @@ impl ServerState {
     }
 }
 
+impl ServerState {
+    /// Runs catalog tool `name` for a request that is not a `tools/call`: a resource
+    /// read, a prompt's embedded operation, a completion's list. The caller's scopes
+    /// decide, then the tool's whole pipeline runs (validation, credentials, forwarded
+    /// headers, limits, redaction, cancellation) and it is counted and logged as a call of
+    /// the tool; nobody is asked, and an operation going on upstream is waited for.
+    pub(super) async fn run_for_read(
+        &self,
+        snapshot: &super::Snapshot,
+        name: &str,
+        arguments: Arguments,
+        incoming: CallContext,
+        cancelled: &tokio_util::sync::CancellationToken,
+    ) -> Result<Called, ErrorData> {
+        if let Some(user) = &incoming.caller
+            && let Some(missing) = snapshot.scopes().missing(name, &user.scopes)
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the access token does not grant the scope(s) {} this needs; authorize \
+                     again asking for them",
+                    missing.join(" ")
+                ),
+                None,
+            ));
+        }
+        let _in_flight = self.metrics().call_started();
+        let call = Call {
+            name,
+            started: std::time::Instant::now(),
+            request_id: trace::request_id(),
+            trace_id: incoming.trace.as_ref().map(TraceContext::trace_id),
+            caller: incoming.pseudonym().to_string(),
+        };
+        let sending = (arguments, incoming, Asker::Unable, LongRunning::Wait);
+        let running = self.run(snapshot, &call, sending, (cancelled, None));
+        let (outcome, _) = Box::pin(running).await?;
+        match outcome {
+            Ok(Step::Done(called)) => {
+                record_call(self.metrics(), &call, &called.stats);
+                Ok(called)
+            }
+            Err(Refusal::Unknown(unknown)) => {
+                Err(ErrorData::invalid_params(unknown.to_string(), None))
+            }
+            Err(Refusal::State(error)) => Err(error),
+            // Neither happens without an asker and with operations waited for.
+            Ok(Step::Ask(_) | Step::Task(..)) => Err(ErrorData::internal_error(
+                "the read would need a question or a task",
+                None,
+            )),
+        }
+    }
+}
+
 /// Arguments of a tool call, by name.
 type Arguments = serde_json::Map<String, serde_json::Value>;
 
@@ -613,7 +668,7 @@ pub(super) fn to_call_result(
     call
 }
 
-fn to_block(content: Content) -> ContentBlock {
+pub(super) fn to_block(content: Content) -> ContentBlock {
     match content {
         Content::Text { text } => ContentBlock::text(text),
         Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),

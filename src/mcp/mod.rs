@@ -102,13 +102,16 @@
 
 pub mod admission;
 mod call;
+mod completion;
 mod confirm;
 mod direct;
 mod front;
 mod jsonrpc;
 mod listed;
 mod operations;
+mod prompts;
 mod request;
+mod resources;
 mod revision;
 mod scopes;
 mod server;
@@ -119,6 +122,7 @@ pub mod sse;
 pub mod stdio;
 pub mod streamable;
 pub mod streams;
+mod subscriptions;
 pub mod view;
 
 pub use confirm::ConfirmError;

@@ -1,8 +1,10 @@
 //! [`McpServer`], the rmcp `ServerHandler`: the protocol face the SDK drives on every
 //! transport (stdio, Streamable HTTP, legacy SSE). It lists the current snapshot's tools
-//! for the client's revision, calls them through [`super::call`], keeps the peers and
-//! 2026-07-28 subscribers to tell of list changes, and refuses what restmcp does not serve
-//! (prompts, resources, completions) as unknown methods.
+//! for the client's revision, calls them through [`super::call`], serves resources
+//! ([`super::resources`], subscriptions in [`super::subscriptions`]), prompts
+//! ([`super::prompts`]) and completions ([`super::completion`]), and keeps the peers and
+//! 2026-07-28 subscribers to tell of list changes. A server with no resources (or no
+//! prompts) does not declare them and answers their methods as unknown (-32601).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,8 +22,10 @@ use super::ServerState;
 use super::call::{AnswerBudget, CallRequest, Progress};
 use super::confirm::Asker;
 use super::listed::ListedTool;
+use super::prompts::PromptRequest;
 use super::request::CallMeta;
 use super::sizes::{Framing, Transport};
+use super::subscriptions::{Notifier, SessionSubscriptions, Subscriber};
 use crate::identity::{Caller, Principal};
 use crate::upstream::CallContext;
 
@@ -36,6 +40,8 @@ pub struct McpServer {
     /// Who every request of this session comes from, when its transport carries no
     /// request of its own to say (a legacy SSE session a static token opened).
     principal: Option<Principal>,
+    /// The session's resource subscriptions; their polling stops when it is dropped.
+    subscriptions: Arc<SessionSubscriptions>,
 }
 
 impl McpServer {
@@ -45,6 +51,7 @@ impl McpServer {
             transport,
             log_level: Arc::new(Mutex::new(None)),
             principal: None,
+            subscriptions: Arc::default(),
         }
     }
 
@@ -102,13 +109,29 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
+        let snapshot = self.shared.current();
         #[allow(deprecated)] // logging is deprecated in 2026-07-28 but served to older clients
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_logging()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_tasks()
             .build();
+        let (resources, prompts) = (snapshot.has_resources(), snapshot.has_prompts());
+        if resources {
+            let mut served = rmcp::model::ResourcesCapability::default();
+            served.subscribe = Some(true);
+            served.list_changed = Some(true);
+            capabilities.resources = Some(served);
+        }
+        if prompts {
+            let mut served = rmcp::model::PromptsCapability::default();
+            served.list_changed = Some(true);
+            capabilities.prompts = Some(served);
+        }
+        if resources || prompts {
+            capabilities.completions = Some(Default::default());
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("restmcp", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -271,69 +294,184 @@ impl ServerHandler for McpServer {
         peers.push(context.peer);
     }
 
-    /// 2026-07-28: every listen is acknowledged with the part of its filter restmcp honours,
-    /// which is at most tool-list changes (it has no prompts or resources).
+    /// 2026-07-28: every listen is acknowledged with the part of its filter restmcp honours:
+    /// list changes of what it serves, and the resources it serves (at most
+    /// `resources.max_subscriptions_per_session` of them).
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(if requested.tools_list_changed == Some(true) {
-            SubscriptionFilter::builder().tools_list_changed().build()
-        } else {
-            SubscriptionFilter::default()
-        })
+        let snapshot = self.shared.current();
+        let mut accepted = SubscriptionFilter::default();
+        if requested.tools_list_changed == Some(true) {
+            accepted.tools_list_changed = Some(true);
+        }
+        if snapshot.has_prompts() && requested.prompts_list_changed == Some(true) {
+            accepted.prompts_list_changed = Some(true);
+        }
+        if snapshot.has_resources() {
+            if requested.resources_list_changed == Some(true) {
+                accepted.resources_list_changed = Some(true);
+            }
+            let uris: Vec<String> = requested
+                .resource_subscriptions
+                .iter()
+                .flatten()
+                .filter(|uri| snapshot.resource_of(uri).is_some())
+                .take(snapshot.resource_settings.max_subscriptions_per_session)
+                .cloned()
+                .collect();
+            if !uris.is_empty() {
+                accepted.resource_subscriptions = Some(uris);
+            }
+        }
+        Some(accepted)
     }
 
+    /// A 2026-07-28 listen: told of list changes, and of changes to the resources it
+    /// subscribed to (polled for as long as it stays open).
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         self.shared
             .subscribers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(context.sink().clone());
+        let polling = SessionSubscriptions::default();
+        let request = context.request_context();
+        let version = request.protocol_version();
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            let subscriber = Subscriber {
+                session: &polling,
+                notifier: Notifier::Listen(context.sink().clone()),
+                incoming: self.incoming(request),
+                version: version.as_ref(),
+            };
+            if let Err(error) = self.shared.subscribe(uri, subscriber) {
+                tracing::warn!(
+                    "subscriptions/listen: {uri} is not polled: {}",
+                    error.message
+                );
+            }
+        }
         context.cancelled().await;
         Ok(())
     }
 
-    // rmcp answers these with empty lists even when the capability is not declared;
-    // restmcp has no prompts or resources, so they are unknown methods (-32601).
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
-        Err(ErrorData::method_not_found::<
-            rmcp::model::ListPromptsRequestMethod,
-        >())
+        let snapshot = self.shared.current();
+        if !snapshot.has_prompts() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ListPromptsRequestMethod,
+            >());
+        }
+        Ok(snapshot.list_prompts())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        if !self.shared.current().has_prompts() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::GetPromptRequestMethod,
+            >());
+        }
+        let version = context.protocol_version();
+        let request = PromptRequest {
+            params: request,
+            incoming: self.incoming(&context),
+            version: version.as_ref(),
+            cancelled: &context.ct,
+        };
+        self.shared.get_prompt(request).await
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
-        Err(ErrorData::method_not_found::<
-            rmcp::model::ListResourcesRequestMethod,
-        >())
+        let snapshot = self.shared.current();
+        if !snapshot.has_resources() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ListResourcesRequestMethod,
+            >());
+        }
+        Ok(snapshot.list_resources(self.incoming(&context).caller.as_deref()))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
-        Err(ErrorData::method_not_found::<
-            rmcp::model::ListResourceTemplatesRequestMethod,
-        >())
+        let snapshot = self.shared.current();
+        if !snapshot.has_resources() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ListResourceTemplatesRequestMethod,
+            >());
+        }
+        Ok(snapshot.list_templates(self.incoming(&context).caller.as_deref()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        let version = context.protocol_version();
+        let incoming = self.incoming(&context);
+        let result = self
+            .shared
+            .read_resource(&request.uri, incoming, version.as_ref(), &context.ct)
+            .await?;
+        Ok(result.into())
+    }
+
+    #[allow(deprecated)] // legacy-only: 2026-07-28 subscribes through subscriptions/listen
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let version = context.protocol_version();
+        let subscriber = Subscriber {
+            session: &self.subscriptions,
+            notifier: Notifier::Session(context.peer.clone()),
+            incoming: self.incoming(&context),
+            version: version.as_ref(),
+        };
+        self.shared.subscribe(&request.uri, subscriber)
+    }
+
+    #[allow(deprecated)] // legacy-only, as subscribe
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.remove(&request.uri);
+        Ok(())
     }
 
     async fn complete(
         &self,
-        _request: rmcp::model::CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, ErrorData> {
-        Err(ErrorData::method_not_found::<
-            rmcp::model::CompleteRequestMethod,
-        >())
+        let snapshot = self.shared.current();
+        if !snapshot.has_prompts() && !snapshot.has_resources() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::CompleteRequestMethod,
+            >());
+        }
+        let incoming = self.incoming(&context);
+        self.shared.complete(request, incoming, &context.ct).await
     }
 }
 

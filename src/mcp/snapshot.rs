@@ -76,6 +76,8 @@ pub struct Snapshot {
     /// going), listed when a listed tool is marked long-running.
     pub(super) status_tool: String,
     lists_status_tool: bool,
+    /// `[resources]`: subscriptions' polling and caps, reads' cache hints.
+    pub(super) resource_settings: crate::config::ResourceSettings,
 }
 
 impl Snapshot {
@@ -104,6 +106,7 @@ impl Snapshot {
             scopes: OnceLock::new(),
             scoped: Mutex::default(),
             confirming: OnceLock::new(),
+            resource_settings: Default::default(),
         }
     }
 
@@ -113,7 +116,10 @@ impl Snapshot {
     /// Streamable HTTP leg), so no two of them can show one tool set differently.
     pub fn from_loaded(catalog: Arc<Catalog>, config: &Config) -> Result<Snapshot, String> {
         let dispatcher = crate::mock::plug(Dispatcher::new(catalog, config)?);
-        Ok(Snapshot::new(dispatcher).with_presentation(view::Presentation::from_config(config)))
+        let mut snapshot =
+            Snapshot::new(dispatcher).with_presentation(view::Presentation::from_config(config));
+        snapshot.resource_settings = config.resources.clone();
+        Ok(snapshot)
     }
 
     /// Whether a `tools/call` of `name` (as a client names it) may ask its user for
@@ -355,6 +361,10 @@ pub struct ServerState {
     pub(super) idempotency_ttl: std::time::Duration,
     /// Handles of long-running operations, the status tool and tasks.
     pub(super) operations: super::operations::Operations,
+    /// Resource subscriptions held, over all sessions.
+    pub(super) subscriptions: super::subscriptions::Subscriptions,
+    /// List tools' values for completions, kept briefly.
+    pub(super) completions: super::completion::Completions,
 }
 
 impl ServerState {
@@ -415,6 +425,8 @@ impl ServerState {
             ),
             confirmer,
             store,
+            subscriptions: Default::default(),
+            completions: Default::default(),
             idempotency_ttl: std::time::Duration::from_secs(settings.store.idempotency_ttl_seconds),
         })
     }

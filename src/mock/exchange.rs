@@ -75,6 +75,7 @@ impl MockUpstream {
                 operation: None,
                 result_location: None,
                 link: None,
+                validators: Default::default(),
             }),
             attempts: 0,
             upstream: None,

@@ -171,6 +171,7 @@ impl Reloader {
                 started.elapsed().as_millis()
             );
         }
+        self.shared.tell_surface_changes(&old).await;
         if skipped > 0 {
             tracing::warn!(
                 "reload: {skipped} operation(s) could not be mapped; run `restmcp check` for the reasons"

@@ -81,6 +81,10 @@ pub struct CallStats {
     pub attempts: u32,
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// The answer's media type, as sent.
+    pub media_type: Option<String>,
+    /// What the answer says of caching it.
+    pub validators: super::exchange::Validators,
 }
 
 impl CallStats {
@@ -93,6 +97,8 @@ impl CallStats {
             attempts: 0,
             bytes_sent: 0,
             bytes_received: 0,
+            media_type: None,
+            validators: Default::default(),
         }
     }
 }

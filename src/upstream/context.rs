@@ -31,6 +31,9 @@ pub struct CallContext {
     /// Told each status of a long-running operation the call waits for, for the MCP
     /// layer's progress notifications.
     pub operation_status: Option<Arc<tokio::sync::watch::Sender<String>>>,
+    /// Ask the upstream whether the answer changed since one with these validators
+    /// (`If-None-Match`, `If-Modified-Since`): a resource subscription's polls.
+    pub conditional: Option<super::exchange::Validators>,
 }
 
 impl CallContext {
@@ -72,6 +75,7 @@ impl CallContext {
             caller: None,
             principal: None,
             operation_status: None,
+            conditional: None,
         }
     }
 }

@@ -443,6 +443,10 @@ impl Dispatcher {
                 return Called::unsent(tool.route.api.as_str(), result, CallOutcome::ToolError);
             }
         };
+        let mut request = request;
+        if let Some(validators) = &context.conditional {
+            request.headers.extend(validators.conditions());
+        }
         let started = Instant::now();
         let request_url = request.url.clone();
         let mut exchanged = exchange
@@ -648,6 +652,8 @@ fn answered(finish: &Finish<'_>, received: &Received, stats: &mut CallStats) -> 
     stats.outcome = CallOutcome::of_status(received.status);
     stats.status = Some(received.status);
     stats.bytes_received = received.wire;
+    stats.media_type = received.content_type.clone();
+    stats.validators = received.validators.clone();
     let http = HttpResponse {
         status: received.status,
         reason: &received.reason,

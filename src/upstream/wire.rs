@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use super::auth::Authenticator;
 use super::decode::{self, Coding, Decoder};
-use super::exchange::{BoxFuture, Exchange, Exchanged, Failure, Outgoing, Received, Undecodable};
+use super::exchange::{
+    BoxFuture, Exchange, Exchanged, Failure, Outgoing, Received, Undecodable, Validators,
+};
 use super::request::HttpRequest;
 use super::settings::UpstreamSettings;
 use crate::catalog::{Catalog, Tool};
@@ -353,6 +355,11 @@ fn head(response: &reqwest::Response) -> (Received, Result<Option<Coding>, Strin
         operation,
         result_location,
         link,
+        validators: Validators::of(
+            header(reqwest::header::ETAG).as_deref(),
+            header(reqwest::header::LAST_MODIFIED).as_deref(),
+            header(reqwest::header::CACHE_CONTROL).as_deref(),
+        ),
     };
     (received, coding)
 }

@@ -626,6 +626,7 @@ fn context(headers: &[(&str, &str)]) -> CallContext {
         caller: None,
         principal: None,
         operation_status: None,
+        conditional: None,
         trace: None,
         bare_structured: false,
         headers: headers
