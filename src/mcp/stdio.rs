@@ -277,7 +277,7 @@ impl Filter {
         // Progress goes through the SDK's peer; a request naming its own revision is the
         // SDK's to judge.
         let meta = CallMeta::of(message);
-        if meta.wants_progress || meta.names_revision {
+        if meta.wants_notifications || meta.names_revision {
             return false;
         }
         // An id still in use by a call running here (a client error): the SDK judges it,
