@@ -229,6 +229,7 @@ start_restmcp() {
   for attempt in 1 2 3; do
     port="$(free_port)"
     "$write_config" "$port" >"$dir/config.toml"
+    : >"$err"
     (
       cd "$dir"
       for v in $(compgen -e | grep '^RESTMCP_' || true); do unset "$v"; done
