@@ -301,7 +301,7 @@ fn apply_settings(
         patch::set_confirmation(tool, confirm, source);
     }
     if let Some(resource) = &spec.resource {
-        super::resource::apply(tool, resource, source)?;
+        patch::set_resource(tool, resource, source)?;
     }
     Ok(())
 }

@@ -50,6 +50,7 @@ pub mod resource;
 mod savings;
 mod schema_text;
 pub mod select;
+pub mod served;
 mod synthesize;
 mod text;
 mod tool;

@@ -404,8 +404,26 @@ pub fn apply(
     }
     // Last: its variables are the arguments as renamed above.
     if let Some(resource) = &patch.resource {
-        super::resource::apply(tool, resource, source)?;
+        set_resource(tool, resource, source)?;
     }
+    Ok(())
+}
+
+/// Serves `tool` as the resource `resource` describes ([`super::resource`]).
+pub(super) fn set_resource(
+    tool: &mut Tool,
+    resource: &super::resource::ResourcePatch,
+    source: &PatchSource,
+) -> Result<(), PatchError> {
+    let at = |path: &[&str]| {
+        let mut full = vec!["resource"];
+        full.extend_from_slice(path);
+        source.at(&full)
+    };
+    let made = super::served::make(tool, resource, &at)
+        .map_err(|(location, problem)| PatchError::new(location, problem))?;
+    tool.resource = Some(std::sync::Arc::new(made));
+    tool.note("resource", source.describe(&["resource"]));
     Ok(())
 }
 

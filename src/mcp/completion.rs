@@ -6,13 +6,11 @@
 //! (`context.arguments`), so `{repo}` can depend on `{owner}`. Values are filtered by the
 //! prefix typed (case-insensitively), at most 100 are returned with the total.
 //!
-//! Completion fires on every keystroke, so a list tool's values are kept briefly
-//! ([`CACHE_TTL`]) per caller, forwarded headers, tool and arguments, in a table bounded
-//! in bytes ([`Completions`]).
+//! Completion fires on every keystroke, so a list tool's values are kept briefly per
+//! caller, forwarded headers, tool and arguments, in a table bounded in bytes
+//! ([`super::tables::Completions`]).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use rmcp::ErrorData;
 use rmcp::model::{CompleteRequestParams, CompleteResult, CompletionInfo, Reference};
@@ -21,65 +19,12 @@ use serde_json::{Map, Value};
 use super::ServerState;
 use crate::catalog::CompleteSource;
 use crate::catalog::prompt::fill;
-use crate::catalog::resource::{as_text, typed_arguments};
+use crate::catalog::resource::as_text;
+use crate::catalog::served::typed_arguments;
 use crate::upstream::CallContext;
-
-/// How long a list tool's values are kept.
-pub(super) const CACHE_TTL: Duration = Duration::from_secs(15);
-
-/// The most bytes of values the cache holds, over all entries.
-const CACHE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The most values read from one list tool's answer.
 const MAX_LISTED: usize = 10_000;
-
-/// Values of list tools, kept briefly (see the module doc).
-#[derive(Default)]
-pub(crate) struct Completions {
-    entries: Mutex<HashMap<String, Entry>>,
-}
-
-struct Entry {
-    at: Instant,
-    bytes: usize,
-    values: Arc<Vec<String>>,
-}
-
-impl Completions {
-    fn get(&self, key: &str) -> Option<Arc<Vec<String>>> {
-        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = entries.get(key)?;
-        (entry.at.elapsed() < CACHE_TTL).then(|| entry.values.clone())
-    }
-
-    fn put(&self, key: String, values: Arc<Vec<String>>) {
-        let bytes = key.len() + values.iter().map(|v| v.len() + 24).sum::<usize>();
-        if bytes > CACHE_BYTES / 4 {
-            return;
-        }
-        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries.retain(|_, entry| entry.at.elapsed() < CACHE_TTL);
-        let mut held: usize = entries.values().map(|e| e.bytes).sum();
-        while held + bytes > CACHE_BYTES {
-            let Some(oldest) = entries
-                .iter()
-                .min_by_key(|(_, e)| e.at)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            held -= entries.remove(&oldest).map_or(0, |e| e.bytes);
-        }
-        entries.insert(
-            key,
-            Entry {
-                at: Instant::now(),
-                bytes,
-                values,
-            },
-        );
-    }
-}
 
 /// Where one argument's completions come from.
 enum Source {
@@ -289,24 +234,5 @@ mod tests {
         assert_eq!(info.values.len(), 100);
         assert_eq!(info.has_more, Some(true));
         assert_eq!(matching(&values, "nothing").values.len(), 0);
-    }
-
-    #[test]
-    fn the_cache_stays_within_its_bytes() {
-        let cache = Completions::default();
-        let big = Arc::new(vec!["x".repeat(1000); 1000]);
-        for i in 0..20 {
-            cache.put(format!("k{i}"), big.clone());
-        }
-        let held: usize = cache
-            .entries
-            .lock()
-            .unwrap()
-            .values()
-            .map(|e| e.bytes)
-            .sum();
-        assert!(held <= CACHE_BYTES, "{held}");
-        assert!(cache.get("k19").is_some());
-        assert!(cache.get("k0").is_none());
     }
 }

@@ -124,6 +124,7 @@ pub mod stdio;
 pub mod streamable;
 pub mod streams;
 mod subscriptions;
+mod tables;
 pub mod view;
 
 pub use confirm::ConfirmError;

@@ -180,7 +180,7 @@ impl ServerState {
             .collect();
         let snapshot = self.current();
         let arguments = match snapshot.catalog().get(&operation.tool) {
-            Some(tool) => crate::catalog::resource::typed_arguments(tool, arguments),
+            Some(tool) => crate::catalog::served::typed_arguments(tool, arguments),
             None => arguments,
         };
         let called = self

@@ -25,7 +25,7 @@ use crate::upstream::{CallContext, CallOutcome, Called, Content};
 /// What one read gave: the contents, and how long they stay fresh.
 pub(super) struct Read {
     pub contents: Vec<ResourceContents>,
-    pub validators: crate::upstream::exchange::Validators,
+    pub validators: crate::upstream::CacheValidators,
 }
 
 impl Snapshot {
@@ -93,7 +93,11 @@ impl Snapshot {
         }
         self.catalog().resources().find_map(|(tool, resource)| {
             let values = resource.uri.match_uri(uri)?;
-            Some((tool, resource, resource.arguments(values)))
+            Some((
+                tool,
+                resource,
+                resource.arguments(&tool.route.arguments.bindings, values),
+            ))
         })
     }
 }

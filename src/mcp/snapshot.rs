@@ -153,10 +153,12 @@ impl Snapshot {
             return true;
         }
         let empty = serde_json::Map::new();
-        let arguments = params
-            .and_then(|p| p.get("arguments"))
-            .and_then(serde_json::Value::as_object)
-            .unwrap_or(&empty);
+        let arguments = match params.and_then(|p| p.get("arguments")) {
+            None => &empty,
+            Some(serde_json::Value::Object(arguments)) => arguments,
+            // Not arguments at all: refused before anyone could be asked.
+            Some(_) => return false,
+        };
         self.catalog()
             .get(name)
             .is_some_and(|tool| super::ask::may_ask(tool, arguments))
@@ -386,9 +388,9 @@ pub struct ServerState {
     /// Handles of long-running operations, the status tool and tasks.
     pub(super) operations: super::operations::Operations,
     /// Resource subscriptions held, over all sessions.
-    pub(super) subscriptions: super::subscriptions::Subscriptions,
+    pub(super) subscriptions: super::tables::Subscriptions,
     /// List tools' values for completions, kept briefly.
-    pub(super) completions: super::completion::Completions,
+    pub(super) completions: super::tables::Completions,
 }
 
 impl ServerState {

@@ -8,14 +8,13 @@
 //! nothing and keeps the last contents to compare with.
 //!
 //! Bounds: `resources.max_subscriptions_per_session` per session (or listen), and
-//! `resources.max_subscriptions` in all ([`Subscriptions`] counts them); polling stops
+//! `resources.max_subscriptions` in all ([`super::tables::Subscriptions`] counts them); polling stops
 //! on `unsubscribe`, when the listen ends, and when the session's transport closes or its
 //! server is dropped ([`SessionSubscriptions`] holds each poller's drop guard).
 //! A reload that changes the resources or prompts sends `list_changed`
 //! ([`ServerState::tell_surface_changes`]).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,21 +24,15 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{ServerState, Snapshot};
+use crate::upstream::CacheValidators;
 use crate::upstream::CallContext;
-use crate::upstream::exchange::Validators;
-
-/// The count of subscriptions held over all sessions.
-#[derive(Default)]
-pub(crate) struct Subscriptions {
-    held: AtomicUsize,
-}
 
 /// One held subscription's place in the count, given back when it is dropped.
 struct Slot(Arc<ServerState>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.subscriptions.held.fetch_sub(1, Ordering::Relaxed);
+        self.0.subscriptions.give_back();
     }
 }
 
@@ -126,16 +119,14 @@ impl ServerState {
                 None,
             ));
         }
-        let held = self.subscriptions.held.fetch_add(1, Ordering::Relaxed);
-        let slot = Slot(self.clone());
-        if held >= settings.max_subscriptions {
-            drop(slot);
+        if !self.subscriptions.take(settings.max_subscriptions) {
             return Err(ErrorData::internal_error(
                 "the server holds as many subscriptions as it may (resources.max_subscriptions); \
                  try again later",
                 None,
             ));
         }
+        let slot = Slot(self.clone());
         let stop = CancellationToken::new();
         let interval = Duration::from_secs(settings.poll_seconds);
         let poller = Poller {
@@ -166,7 +157,7 @@ struct Poller {
 
 /// What the last successful read gave.
 struct Seen {
-    validators: Validators,
+    validators: CacheValidators,
     digest: [u8; 32],
 }
 

@@ -887,9 +887,10 @@ impl<'d, 'g> Session<'d, 'g> {
                 }
                 // Titles of the `enum` values (a common extension): kept for a form asking
                 // the user to choose (`mcp::ask`), where it becomes `enumNames`.
-                "x-enumNames" if value.as_array().is_some_and(|names| {
-                    names.iter().all(Value::is_string)
-                }) =>
+                "x-enumNames"
+                    if value
+                        .as_array()
+                        .is_some_and(|names| names.iter().all(Value::is_string)) =>
                 {
                     out.insert(key.clone(), value.clone());
                 }

@@ -84,7 +84,7 @@ pub struct CallStats {
     /// The answer's media type, as sent.
     pub media_type: Option<String>,
     /// What the answer says of caching it.
-    pub validators: super::exchange::Validators,
+    pub validators: super::caching::CacheValidators,
 }
 
 impl CallStats {

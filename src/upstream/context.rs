@@ -33,7 +33,7 @@ pub struct CallContext {
     pub operation_status: Option<Arc<tokio::sync::watch::Sender<String>>>,
     /// Ask the upstream whether the answer changed since one with these validators
     /// (`If-None-Match`, `If-Modified-Since`): a resource subscription's polls.
-    pub conditional: Option<super::exchange::Validators>,
+    pub conditional: Option<super::caching::CacheValidators>,
     /// Told what the call does as it goes, for a client that asked for log messages.
     pub log: Option<CallLog>,
 }

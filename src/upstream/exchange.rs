@@ -8,6 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use super::caching::CacheValidators;
 use super::context::CallContext;
 use super::decode::DecodeError;
 use super::request::HttpRequest;
@@ -110,61 +111,7 @@ pub struct Received {
     /// A success's `Link` header (its first 8 KiB), where the next page may be named.
     pub link: Option<String>,
     /// What the answer says of caching it: its validators and how long it stays fresh.
-    pub validators: Validators,
-}
-
-/// An answer's cache validators and freshness (`ETag`, `Last-Modified`,
-/// `Cache-Control: max-age`), each at most 256 bytes; sent back as `If-None-Match` and
-/// `If-Modified-Since` to ask whether it changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Validators {
-    pub etag: Option<String>,
-    pub last_modified: Option<String>,
-    /// `max-age`, in seconds (0 for `no-store` and `no-cache`).
-    pub max_age: Option<u64>,
-}
-
-impl Validators {
-    /// The validators of a response with these header values.
-    pub fn of(
-        etag: Option<&str>,
-        last_modified: Option<&str>,
-        cache_control: Option<&str>,
-    ) -> Validators {
-        fn short(v: Option<&str>) -> Option<&str> {
-            v.map(str::trim).filter(|v| !v.is_empty() && v.len() <= 256)
-        }
-        let max_age = cache_control.and_then(|value| {
-            let directives = value.split(',').map(|d| d.trim().to_ascii_lowercase());
-            let mut max_age = None;
-            for directive in directives {
-                if directive == "no-store" || directive == "no-cache" {
-                    return Some(0);
-                }
-                if let Some(seconds) = directive.strip_prefix("max-age=") {
-                    max_age = seconds.trim_matches('"').parse::<u64>().ok();
-                }
-            }
-            max_age
-        });
-        Validators {
-            etag: short(etag).map(str::to_string),
-            last_modified: short(last_modified).map(str::to_string),
-            max_age,
-        }
-    }
-
-    /// The request headers that ask whether the answer changed since.
-    pub fn conditions(&self) -> Vec<(String, String)> {
-        let mut headers = Vec::new();
-        if let Some(etag) = &self.etag {
-            headers.push(("If-None-Match".to_string(), etag.clone()));
-        }
-        if let Some(date) = &self.last_modified {
-            headers.push(("If-Modified-Since".to_string(), date.clone()));
-        }
-        headers
-    }
+    pub validators: CacheValidators,
 }
 
 impl Received {

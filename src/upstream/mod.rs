@@ -7,6 +7,8 @@
 //!   hand to the API's exchange within the time limit, map the answer, redact.
 //! * [`CallContext`] (`context.rs`): what a call carries besides its arguments (forwarded
 //!   headers, trace context, result shape, who it acts for, operation status).
+//! * `caching.rs`: [`CacheValidators`], what an answer says of caching it (sent back as
+//!   conditions by a resource subscription's polls).
 //! * `called.rs`: what a call gives back, [`Called`] (the result and its [`CallStats`]:
 //!   [`CallOutcome`], what went over the wire) or [`UnknownTool`].
 //! * `rate_limit.rs`: the tools' rate limits, a token bucket per tool and caller.
@@ -29,6 +31,7 @@
 //! * `settings.rs`: [`UpstreamSettings`], how one API is called.
 
 pub mod auth;
+mod caching;
 mod called;
 mod context;
 pub mod decode;
@@ -45,6 +48,7 @@ pub mod validate;
 mod wire;
 
 pub use auth::Authenticator;
+pub use caching::CacheValidators;
 pub use called::{CallOutcome, CallStats, Called, UnknownTool};
 pub use context::{CallContext, CallLog, Severity};
 pub use dispatch::{Dispatcher, LongRunning, Prepared, Preview, Ready, Resumed};

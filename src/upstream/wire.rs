@@ -12,11 +12,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::auth::Authenticator;
+use super::caching::CacheValidators;
 use super::context::{CallContext, Severity};
 use super::decode::{self, Coding, Decoder};
-use super::exchange::{
-    BoxFuture, Exchange, Exchanged, Failure, Outgoing, Received, Undecodable, Validators,
-};
+use super::exchange::{BoxFuture, Exchange, Exchanged, Failure, Outgoing, Received, Undecodable};
 use super::request::HttpRequest;
 use super::settings::UpstreamSettings;
 use crate::catalog::{Catalog, Tool};
@@ -367,7 +366,7 @@ fn head(response: &reqwest::Response) -> (Received, Result<Option<Coding>, Strin
         operation,
         result_location,
         link,
-        validators: Validators::of(
+        validators: CacheValidators::of(
             header(reqwest::header::ETAG).as_deref(),
             header(reqwest::header::LAST_MODIFIED).as_deref(),
             header(reqwest::header::CACHE_CONTROL).as_deref(),

@@ -483,6 +483,12 @@ async fn the_readme_walkthrough_works_as_written() {
         dir.path().join("specs/petstore.yaml"),
     )
     .expect("spec");
+    // The shipped config serves three tools as resources with an overlay of its own.
+    std::fs::copy(
+        root.join("specs/petstore-resources.overlay.yaml"),
+        dir.path().join("specs/petstore-resources.overlay.yaml"),
+    )
+    .expect("resources overlay");
     let (_, before) = load_dir(dir.path()).await;
     let before_names = names(&before);
     assert_eq!(before_names.len(), 19);
