@@ -180,6 +180,9 @@ pub struct ArgumentPatch {
     pub value: Option<Value>,
     /// Hidden from the model; the server sends this environment variable's value.
     pub value_env: Option<String>,
+    /// The user gives it: every call asks for it with a form (the model's value, if any,
+    /// as the default), through elicitation or 2026-07-28's `input_required`.
+    pub ask: Option<bool>,
 }
 
 /// A hand-written tool: one endpoint on the API's base URL.
@@ -546,6 +549,9 @@ fn apply_argument_to(
     }
     if let Some(default) = &change.default {
         tool.route.arguments.bindings[index].default = Some(default.clone());
+    }
+    if change.ask == Some(true) && !tool.route.ask.contains(&index) {
+        tool.route.ask.push(index);
     }
     let mut current = argument;
     if let Some(new_name) = &change.name {

@@ -86,6 +86,7 @@ impl Route {
             idempotency: None,
             long_running: None,
             mock: None,
+            ask: Vec::new(),
             full_input: None,
         }
     }
@@ -156,6 +157,10 @@ pub struct Route {
     /// For an API in mock mode: what the mock upstream answers.
     #[serde(skip)]
     pub mock: Option<Arc<MockAnswer>>,
+    /// The arguments (by binding index) the user gives on every call (an overlay's
+    /// `ask: true`), asked with a form.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ask: Vec<usize>,
     /// When the published inputSchema was relaxed to fit `tools.max_input_schema_bytes`:
     /// the full schemas of the arguments that lost something, which values are also
     /// checked against.

@@ -496,6 +496,14 @@ impl ServerState {
         (asker, long_running): (Asker, LongRunning),
     ) -> Result<Step, Refusal> {
         let dispatcher = &snapshot.dispatcher;
+        let caller = incoming.pseudonym();
+        let (arguments, asker, asked) = match self
+            .ask_for_arguments(snapshot, name, arguments, asker, caller)
+            .await
+        {
+            Ok(ready) => ready,
+            Err(step) => return step,
+        };
         let ready = match dispatcher
             .prepare(name, arguments)
             .map_err(Refusal::Unknown)?
@@ -503,7 +511,6 @@ impl ServerState {
             Prepared::Ready(ready) => ready,
             Prepared::Refused(called) => return Ok(Step::Done(called)),
         };
-        let caller = incoming.pseudonym();
         // A repeat under the same idempotency key is answered from the stored result, before
         // anyone is asked again.
         let record = (caller, dispatcher.result_budget_bytes(ready.tool()));
@@ -530,7 +537,16 @@ impl ServerState {
                 Verdict::Refused(text) => {
                     return Ok(Step::Done(Called::unconfirmed(preview.api, text)));
                 }
-                Verdict::Ask(question) => return Ok(Step::Ask(question)),
+                Verdict::Ask(question) => {
+                    // The answers given in an earlier round travel with the question.
+                    let question = match asked {
+                        Some((asking, tool, model, answers)) => {
+                            asking.carry(tool, &model, answers, question)
+                        }
+                        None => question,
+                    };
+                    return Ok(Step::Ask(question));
+                }
                 Verdict::Invalid(error) => return Err(Refusal::State(error)),
             }
         }
@@ -557,6 +573,56 @@ impl ServerState {
             return Ok(Step::Task(called, Box::new(task)));
         }
         Ok(Step::Done(called))
+    }
+}
+
+/// What asking for arguments left for the confirmation: how to seal, the tool, the
+/// model's own arguments and the user's answers.
+type AskedFor<'s> = Option<(
+    super::ask::Asking<'s>,
+    &'s crate::catalog::Tool,
+    Arguments,
+    Arguments,
+)>;
+
+impl ServerState {
+    /// Asks the user for the arguments a call of `name` lacks (see [`super::ask`]): the
+    /// arguments to build the request from and the asker left for the confirmation, or
+    /// where the call ends (a question, a refusal). A call that lacks nothing is not
+    /// looked at twice.
+    async fn ask_for_arguments<'s>(
+        &'s self,
+        snapshot: &'s super::Snapshot,
+        name: &str,
+        arguments: Arguments,
+        asker: Asker,
+        caller: &'s str,
+    ) -> Result<(Arguments, Asker, AskedFor<'s>), Result<Step, Refusal>> {
+        let Some(tool) = snapshot
+            .catalog()
+            .get(name)
+            .filter(|tool| super::ask::may_ask(tool, &arguments))
+        else {
+            return Ok((arguments, asker, None));
+        };
+        let asking = super::ask::Asking {
+            codec: self.confirmer.codec(),
+            ttl: self.confirmer.ttl(),
+            caller,
+        };
+        let model = arguments.clone();
+        match asking.ask(tool, arguments, asker).await {
+            super::ask::Asked::Ready {
+                arguments,
+                asker,
+                answers,
+            } => Ok((arguments, asker, Some((asking, tool, model, answers)))),
+            super::ask::Asked::Ask(question) => Err(Ok(Step::Ask(question))),
+            super::ask::Asked::Declined(text) => {
+                Err(Ok(Step::Done(Called::unconfirmed(&tool.route.api, text))))
+            }
+            super::ask::Asked::Invalid(error) => Err(Err(Refusal::State(error))),
+        }
     }
 }
 

@@ -131,11 +131,13 @@ impl DirectPath {
     ) -> Option<Client> {
         let header_version = text(headers, "mcp-protocol-version");
         if let Some(session) = text(headers, "mcp-session-id") {
-            let entry = self.table.as_ref()?.handshake(session)?;
+            let table = self.table.as_ref()?;
+            let entry = table.handshake(session)?;
             if !entry.initialized
+                || table.logs(session)
                 || header_version.is_some_and(|v| v != entry.version.as_str())
                 || meta.names_revision
-                || meta.wants_progress
+                || meta.wants_notifications
             {
                 return None;
             }
@@ -155,7 +157,7 @@ impl DirectPath {
             && raw.get(META_VERSION).and_then(Value::as_str) == Some(NEWEST)
             && text(headers, "mcp-method") == Some(method)
             && raw.get(META_CAPABILITIES).is_some_and(Value::is_object)
-            && !meta.wants_progress;
+            && !meta.wants_notifications;
         let client = raw.get(META_CLIENT)?;
         let name = client.get("name")?.as_str()?;
         client.get("version")?.as_str()?;
@@ -243,8 +245,8 @@ impl DirectPath {
             Err(e) => return json_response(error_bytes(id, e)),
         };
         let asker = match client.session {
-            // A session's call that may need confirmation never comes here: the front
-            // streams it through the SDK, whose peer can ask.
+            // A session's call that may ask its user (a confirmation, an argument) never
+            // comes here: the front streams it through the SDK, whose peer can ask.
             Some(_) => Asker::Unable,
             None => match call.rounds() {
                 Ok(asker) => asker,

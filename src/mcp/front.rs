@@ -451,7 +451,12 @@ impl FrontState {
             Err(refused) => return *refused,
         };
         let method = method_of(message.as_ref()).to_string();
-        let plain_json = self.plain_json(&parts, message.as_ref(), &method, session.is_some());
+        if let (true, Some(table), Some(session)) =
+            (method == "logging/setLevel", &self.sessions, &session)
+        {
+            table.logging(session);
+        }
+        let plain_json = self.plain_json(&parts, message.as_ref(), &method, session.as_deref());
         if method == "tools/call"
             && let Some(refused) = self.scope_refusal(&parts, message.as_ref())
         {
@@ -500,20 +505,25 @@ impl FrontState {
         parts: &Parts,
         message: Option<&Value>,
         method: &str,
-        has_session: bool,
+        session: Option<&str>,
     ) -> bool {
+        let has_session = session.is_some();
+        // A session that asked for log messages hears from its calls as they run.
+        let logs = method == "tools/call"
+            && matches!((&self.sessions, session), (Some(table), Some(id)) if table.logs(id));
         let streams_progress = message
-            .and_then(|m| jsonrpc::member(m, &["params", "_meta", "progressToken"]))
-            .is_some();
+            .and_then(|m| jsonrpc::member(m, &["params", "_meta"]))
+            .and_then(Value::as_object)
+            .is_some_and(|meta| {
+                meta.contains_key("progressToken")
+                    || meta.contains_key(super::request::META_LOG_LEVEL)
+            });
         let accepts_json = header_text(&parts.headers, header::ACCEPT.as_str())
             .is_some_and(|accept| accept.contains("application/json"));
         let asks_user = has_session
             && method == "tools/call"
-            && message
-                .and_then(|m| jsonrpc::member(m, &["params", "name"]))
-                .and_then(Value::as_str)
-                .is_some_and(|name| self.shared.current().may_confirm(name));
-        self.json_response && accepts_json && !streams_progress && !asks_user
+            && message.is_some_and(|m| self.shared.current().may_ask_user(m));
+        self.json_response && accepts_json && !streams_progress && !asks_user && !logs
     }
 
     /// Marks a request of `session` in flight (its id one of the session's in flight

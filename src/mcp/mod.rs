@@ -101,6 +101,7 @@
 //!     paths (and off plain JSON answers) so the question can travel on the call's stream.
 
 pub mod admission;
+mod ask;
 mod call;
 mod completion;
 mod confirm;

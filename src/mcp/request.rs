@@ -18,6 +18,8 @@ use crate::telemetry::trace::TraceContext;
 
 /// `_meta` key of a 2026-07-28 request's own protocol revision.
 pub(super) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of a 2026-07-28 request's own log level (SEP-2575).
+pub(super) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key of a 2026-07-28 request's `clientInfo`.
 pub(super) const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key of a 2026-07-28 request's client capabilities.
@@ -29,9 +31,9 @@ pub(super) struct CallMeta {
     /// W3C trace context (`traceparent`, `tracestate`): specific to this request, so it wins
     /// over the HTTP `traceparent` header.
     pub trace: Option<TraceContext>,
-    /// The request asked for progress notifications (`progressToken`), which only the SDK's
-    /// peer can send.
-    pub wants_progress: bool,
+    /// The request asked for notifications while it runs (`progressToken`, or a
+    /// 2026-07-28 request's own `logLevel`), which only the SDK's peer can send.
+    pub wants_notifications: bool,
     /// The request names its own protocol revision (2026-07-28's per-request `_meta`).
     pub names_revision: bool,
     /// The request declares the Tasks extension in its own client capabilities.
@@ -55,7 +57,8 @@ impl CallMeta {
         CallMeta {
             trace: text("traceparent")
                 .and_then(|traceparent| TraceContext::parse(traceparent, text("tracestate"))),
-            wants_progress: meta.contains_key("progressToken"),
+            wants_notifications: meta.contains_key("progressToken")
+                || meta.contains_key(META_LOG_LEVEL),
             names_revision: meta.contains_key(META_VERSION),
             declares_tasks: meta
                 .get(META_CAPABILITIES)
@@ -240,7 +243,9 @@ mod tests {
             json!({"petId": 1}).as_object().unwrap().clone()
         );
         assert!(call.meta.trace.is_some());
-        assert!(call.meta.wants_progress && call.meta.names_revision && call.meta.declares_tasks);
+        assert!(
+            call.meta.wants_notifications && call.meta.names_revision && call.meta.declares_tasks
+        );
         assert!(call.rounds().is_ok());
     }
 

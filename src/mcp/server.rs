@@ -27,7 +27,7 @@ use super::request::CallMeta;
 use super::sizes::{Framing, Transport};
 use super::subscriptions::{Notifier, SessionSubscriptions, Subscriber};
 use crate::identity::{Caller, Principal};
-use crate::upstream::CallContext;
+use crate::upstream::{CallContext, CallLog, Severity};
 
 /// The MCP server handler; cheap to create (one per session or stateless request).
 #[derive(Clone)]
@@ -92,6 +92,55 @@ impl McpServer {
 }
 
 impl McpServer {
+    /// The least severity of the log messages this request's client asked for: the
+    /// session's `logging/setLevel`, or a 2026-07-28 request's own `_meta` level.
+    #[allow(deprecated)] // logging: see set_level
+    fn wanted_level(&self, context: &RequestContext<RoleServer>) -> Option<u8> {
+        let meta = context
+            .meta
+            .get(super::request::META_LOG_LEVEL)
+            .and_then(|level| {
+                serde_json::from_value::<rmcp::model::LoggingLevel>(level.clone()).ok()
+            })
+            .map(|level| level as u8);
+        meta.or(*self.log_level.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Where a call tells what it does, when the client asked for log messages: a
+    /// [`CallLog`] whose messages at or above the wanted level go to the client as
+    /// `notifications/message` (logger `restmcp`), in order, and the task sending them,
+    /// which ends once the call has dropped the log.
+    #[allow(deprecated)] // logging: see set_level
+    fn call_log(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<(CallLog, tokio::task::JoinHandle<()>)> {
+        use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+        let minimum = self.wanted_level(context)?;
+        // Bounded: a call tells a handful of things; past this, messages are dropped.
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<(LoggingLevel, String)>(64);
+        let log = CallLog::new(move |severity, text| {
+            let level = match severity {
+                Severity::Debug => LoggingLevel::Debug,
+                Severity::Info => LoggingLevel::Info,
+                Severity::Notice => LoggingLevel::Notice,
+                Severity::Warning => LoggingLevel::Warning,
+            };
+            if level as u8 >= minimum {
+                let _ = tx.try_send((level, text));
+            }
+        });
+        let peer = context.peer.clone();
+        let forwarding = tokio::spawn(async move {
+            while let Some((level, text)) = rx.recv().await {
+                let message = LoggingMessageNotificationParam::new(level, serde_json::json!(text))
+                    .with_logger("restmcp");
+                let _ = peer.notify_logging_message(message).await;
+            }
+        });
+        Some((log, forwarding))
+    }
+
     /// The context of a request: over HTTP, its headers (forwarded only where an API's
     /// forward_headers allows it) and the user the guard validated an OAuth token of.
     fn incoming(&self, context: &RequestContext<RoleServer>) -> CallContext {
@@ -211,6 +260,10 @@ impl ServerHandler for McpServer {
         let tasks = context
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.supports_tasks());
+        let forwarding = self.call_log(&context).map(|(log, forwarding)| {
+            incoming.log = Some(log);
+            forwarding
+        });
         let call = CallRequest {
             tasks,
             name: &request.name,
@@ -221,7 +274,12 @@ impl ServerHandler for McpServer {
             budget,
             asker,
         };
-        let (result, tool) = self.shared.call(call, &context.ct, progress).await?;
+        let called = self.shared.call(call, &context.ct, progress).await;
+        // Every message the call told goes out before its answer.
+        if let Some(forwarding) = forwarding {
+            let _ = tokio::time::timeout(Duration::from_secs(2), forwarding).await;
+        }
+        let (result, tool) = called?;
         if let CallToolResponse::Complete(result) = &result {
             let is_error = result.is_error == Some(true);
             self.log_call(&context.peer, &tool, is_error, started.elapsed())

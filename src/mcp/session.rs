@@ -259,6 +259,8 @@ struct Entry {
     owner: ClientId,
     /// Opened by an authenticated client: no one else may use it.
     authenticated: bool,
+    /// It sent `logging/setLevel`.
+    logging: bool,
 }
 
 impl Entry {
@@ -271,6 +273,7 @@ impl Entry {
             handshake: None,
             owner,
             authenticated,
+            logging: false,
         }
     }
 }
@@ -474,6 +477,22 @@ impl SessionTable {
         {
             handshake.initialized = true;
         }
+    }
+
+    /// Session `id`'s `logging/setLevel`: its calls tell it what they do as they go,
+    /// which only the SDK's peer can send (so they stream, and are not answered directly).
+    pub fn logging(&self, id: &str) {
+        if let Some(entry) = self.state().entries.get_mut(id) {
+            entry.logging = true;
+        }
+    }
+
+    /// Whether session `id` asked for log messages.
+    pub fn logs(&self, id: &str) -> bool {
+        self.state()
+            .entries
+            .get(id)
+            .is_some_and(|entry| entry.logging)
     }
 
     /// What session `id`'s handshake settled, when it was noted.

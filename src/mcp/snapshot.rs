@@ -138,6 +138,30 @@ impl Snapshot {
             .is_none_or(|tool| tool.route.needs_confirmation())
     }
 
+    /// Whether the `tools/call` `message` may ask its user something: for confirmation
+    /// ([`Snapshot::may_confirm`]) or for an argument it lacks ([`super::ask::may_ask`]).
+    /// Such a call needs the SDK's peer (or a 2026-07-28 round), not a direct answer.
+    pub(super) fn may_ask_user(&self, message: &serde_json::Value) -> bool {
+        let params = message.get("params");
+        let Some(name) = params
+            .and_then(|p| p.get("name"))
+            .and_then(serde_json::Value::as_str)
+        else {
+            return false;
+        };
+        if self.may_confirm(name) {
+            return true;
+        }
+        let empty = serde_json::Map::new();
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .and_then(serde_json::Value::as_object)
+            .unwrap_or(&empty);
+        self.catalog()
+            .get(name)
+            .is_some_and(|tool| super::ask::may_ask(tool, arguments))
+    }
+
     /// This snapshot with the configured dialects and client rules.
     pub fn with_presentation(mut self, presentation: view::Presentation) -> Snapshot {
         self.presentation = presentation;

@@ -267,17 +267,14 @@ impl Filter {
         let Some(id) = request_id(message) else {
             return false;
         };
-        // A call that may ask its user for confirmation needs the SDK's peer.
-        if jsonrpc::member(message, &["params", "name"])
-            .and_then(Value::as_str)
-            .is_some_and(|name| self.shared.current().may_confirm(name))
-        {
+        // A call that may ask its user (a confirmation, an argument) needs the SDK's peer.
+        if self.shared.current().may_ask_user(message) {
             return false;
         }
         // Progress goes through the SDK's peer; a request naming its own revision is the
         // SDK's to judge.
         let meta = CallMeta::of(message);
-        if meta.wants_progress || meta.names_revision {
+        if meta.wants_notifications || meta.names_revision {
             return false;
         }
         // An id still in use by a call running here (a client error): the SDK judges it,

@@ -885,6 +885,14 @@ impl<'d, 'g> Session<'d, 'g> {
                         out.insert(key.clone(), value.clone());
                     }
                 }
+                // Titles of the `enum` values (a common extension): kept for a form asking
+                // the user to choose (`mcp::ask`), where it becomes `enumNames`.
+                "x-enumNames" if value.as_array().is_some_and(|names| {
+                    names.iter().all(Value::is_string)
+                }) =>
+                {
+                    out.insert(key.clone(), value.clone());
+                }
                 "nullable" | "x-nullable" | "$comment" | "$defs" | "definitions" => {}
                 "discriminator" | "xml" | "externalDocs" | "$schema" | "$id" | "$anchor"
                 | "$dynamicAnchor" | "$dynamicRef" | "$vocabulary" | "$recursiveRef"

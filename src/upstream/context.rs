@@ -34,6 +34,45 @@ pub struct CallContext {
     /// Ask the upstream whether the answer changed since one with these validators
     /// (`If-None-Match`, `If-Modified-Since`): a resource subscription's polls.
     pub conditional: Option<super::exchange::Validators>,
+    /// Told what the call does as it goes, for a client that asked for log messages.
+    pub log: Option<CallLog>,
+}
+
+/// How much a log message matters, least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+}
+
+/// Where a call tells what it does as it goes (the MCP layer sends it to the client as
+/// log messages): the request sent (method and URL, before credentials are added), each
+/// retry, the answer's status and timing, notes on how it was mapped. Never a body, a
+/// header value or a secret; texts pass the dispatcher's redaction.
+#[derive(Clone)]
+pub struct CallLog(Arc<dyn Fn(Severity, String) + Send + Sync>);
+
+impl CallLog {
+    pub fn new(tell: impl Fn(Severity, String) + Send + Sync + 'static) -> CallLog {
+        CallLog(Arc::new(tell))
+    }
+}
+
+impl std::fmt::Debug for CallLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallLog")
+    }
+}
+
+impl CallContext {
+    /// Tells the call's log `text()` (made only when someone listens).
+    pub fn say(&self, severity: Severity, text: impl FnOnce() -> String) {
+        if let Some(log) = &self.log {
+            (log.0)(severity, text());
+        }
+    }
 }
 
 impl CallContext {
@@ -76,6 +115,7 @@ impl CallContext {
             principal: None,
             operation_status: None,
             conditional: None,
+            log: None,
         }
     }
 }

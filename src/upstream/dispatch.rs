@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::auth::Authenticator;
 use super::called::{CallOutcome, CallStats, Called, UnknownTool};
-use super::context::CallContext;
+use super::context::{CallContext, Severity};
 use super::decode;
 use super::exchange::{Exchange, Exchanged, Failure, Outgoing, Received, Undecodable};
 use super::operation::{self, Pending, Polled};
@@ -447,6 +447,19 @@ impl Dispatcher {
         if let Some(validators) = &context.conditional {
             request.headers.extend(validators.conditions());
         }
+        context.say(Severity::Debug, || {
+            let body = request
+                .body
+                .as_ref()
+                .map(|b| format!(" with a {} byte body", b.len()))
+                .unwrap_or_default();
+            format!(
+                "tool {}: sending {} {}{body}",
+                tool.name,
+                request.method,
+                self.redact(&request.url)
+            )
+        });
         let started = Instant::now();
         let request_url = request.url.clone();
         let mut exchanged = exchange
@@ -552,10 +565,69 @@ impl Dispatcher {
         stats.attempts = attempts;
         stats.upstream = upstream;
         stats.bytes_sent = bytes_sent;
+        if finish.context.log.is_some() {
+            tell_outcome(finish, &stats, &result, &|text| self.redact(text));
+        }
         Called {
             result,
             stats,
             operation: None,
+        }
+    }
+}
+
+/// Tells the call's log how the upstream answered and how the answer was mapped.
+fn tell_outcome(
+    finish: &Finish<'_>,
+    stats: &CallStats,
+    result: &ToolResult,
+    redact: &dyn Fn(&str) -> String,
+) {
+    let context = finish.context;
+    let api = &finish.tool.route.api;
+    let waited = stats
+        .upstream
+        .map(|d| format!(" in {} ms", d.as_millis()))
+        .unwrap_or_default();
+    let tries = match stats.attempts {
+        0 | 1 => String::new(),
+        n => format!(", after {n} attempts"),
+    };
+    match stats.status {
+        Some(status) => {
+            let severity = if status >= 500 {
+                Severity::Warning
+            } else {
+                Severity::Info
+            };
+            context.say(severity, || {
+                format!(
+                    "upstream API \"{api}\" answered {status}{waited}{tries} ({} bytes, {})",
+                    stats.bytes_received,
+                    stats.media_type.as_deref().unwrap_or("no media type")
+                )
+            });
+        }
+        None => context.say(Severity::Warning, || {
+            format!("upstream API \"{api}\" gave no answer{waited}{tries}")
+        }),
+    }
+    context.say(Severity::Debug, || {
+        let structured = if result.structured.is_some() {
+            " and structured content"
+        } else {
+            ""
+        };
+        format!(
+            "mapped to {} content block(s){structured}{}",
+            result.content.len(),
+            if result.is_error { ", as an error" } else { "" }
+        )
+    });
+    // What the mapping added after the answer itself: truncation, paging, redirects.
+    for note in result.content.iter().skip(1) {
+        if let Content::Text { text } = note {
+            context.say(Severity::Notice, || redact(text));
         }
     }
 }

@@ -46,7 +46,7 @@ mod wire;
 
 pub use auth::Authenticator;
 pub use called::{CallOutcome, CallStats, Called, UnknownTool};
-pub use context::CallContext;
+pub use context::{CallContext, CallLog, Severity};
 pub use dispatch::{Dispatcher, LongRunning, Prepared, Preview, Ready, Resumed};
 pub use exchange::Exchange;
 pub use settings::UpstreamSettings;

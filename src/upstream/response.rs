@@ -23,6 +23,8 @@
 //!   [`Content::Resource`] for other binary types. A missing or malformed Content-Type, or
 //!   one that is neither known textual nor known binary, is sniffed: UTF-8 without control
 //!   characters is text, anything else an `application/octet-stream` resource.
+//! * **2xx, `multipart/*`** (not `form-data`), complete and well-formed: one content block
+//!   per part, each mapped by its own Content-Type as above (`response/mixed.rs`).
 //! * **2xx over the size cap** (`omitted > 0`, counted in decoded bytes for a compressed
 //!   body): a truncated body cannot be parsed, so JSON is returned as text like any textual
 //!   body, followed by a marker text saying how much was left out. A truncated binary body
@@ -68,6 +70,7 @@ use super::{Content, ToolResult};
 use crate::catalog::OutputPlan;
 use crate::json;
 
+mod mixed;
 #[cfg(test)]
 mod tests;
 
@@ -129,6 +132,16 @@ pub fn to_result(
     if r.kind == Kind::Json && !r.truncated() {
         return json_success(&r, shape, check_output);
     }
+    if let Some(content) = multipart_content(&r, response.content_type) {
+        return match output {
+            None => ToolResult {
+                content,
+                structured: None,
+                is_error: false,
+            },
+            Some(_) => not_structured(&r, content),
+        };
+    }
     let content = match r.kind {
         Kind::Json | Kind::Text => {
             let mut content = vec![text_content(decode(r.body, r.truncated()))];
@@ -168,6 +181,48 @@ pub fn to_result(
         },
         Some(_) => not_structured(&r, content),
     }
+}
+
+/// A complete `multipart/*` answer (not `form-data`) as one content block per part, each
+/// mapped by its own media type as a whole body would be (a nested multipart part is
+/// binary); `None` for any other answer, or a body that is not well-formed multipart.
+fn multipart_content(r: &Reading<'_>, content_type: Option<&str>) -> Option<Vec<Content>> {
+    if !r.mime.starts_with("multipart/") || r.mime == "multipart/form-data" || r.truncated() {
+        return None;
+    }
+    let parts = mixed::parts(content_type?, r.body)?;
+    let content = parts
+        .iter()
+        .map(|part| {
+            let part = Reading::new(
+                r.api,
+                &HttpResponse {
+                    status: r.status,
+                    reason: r.reason,
+                    content_type: Some(&part.content_type),
+                    body: part.body,
+                    omitted: 0,
+                },
+            );
+            match part.kind {
+                Kind::Json | Kind::Text => text_content(decode(part.body, false)),
+                Kind::Image => Content::Image {
+                    data: STANDARD.encode(part.body),
+                    mime_type: part.mime.clone(),
+                },
+                Kind::Audio => Content::Audio {
+                    data: STANDARD.encode(part.body),
+                    mime_type: part.mime.clone(),
+                },
+                Kind::Binary => Content::Resource {
+                    uri: resource_uri(r.api),
+                    mime_type: part.mime.clone(),
+                    blob: STANDARD.encode(part.body),
+                },
+            }
+        })
+        .collect();
+    Some(content)
 }
 
 /// How a body is returned, from its media type (or from the bytes when there is none).

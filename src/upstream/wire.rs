@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::auth::Authenticator;
+use super::context::{CallContext, Severity};
 use super::decode::{self, Coding, Decoder};
 use super::exchange::{
     BoxFuture, Exchange, Exchanged, Failure, Outgoing, Received, Undecodable, Validators,
@@ -98,7 +99,7 @@ impl HttpExchange {
         let wire = Mutex::new(Wire::default());
         let send = |request: HttpRequest| async {
             let received = self
-                .send_retrying(tool, &request, settings, timeout, &wire)
+                .send_retrying(tool, &request, settings, timeout, (&wire, context))
                 .await;
             (request, received)
         };
@@ -144,7 +145,7 @@ impl HttpExchange {
         request: &HttpRequest,
         settings: &UpstreamSettings,
         timeout: Duration,
-        wire: &Mutex<Wire>,
+        (wire, context): (&Mutex<Wire>, &CallContext),
     ) -> Result<Received, String> {
         let started = Instant::now();
         // A request carrying an idempotency key is safe to send again whatever its method:
@@ -179,6 +180,17 @@ impl HttpExchange {
             match wait {
                 Some(wait) if attempt < settings.max_retries && wait < remaining => {
                     attempt += 1;
+                    context.say(Severity::Notice, || {
+                        let why = match &outcome {
+                            Ok(response) => format!("answered {}", response.status().as_u16()),
+                            Err(_) => "could not be reached".to_string(),
+                        };
+                        format!(
+                            "the upstream {why}; retrying in {} ms (retry {attempt} of {})",
+                            wait.as_millis(),
+                            settings.max_retries
+                        )
+                    });
                     tokio::time::sleep(wait).await;
                 }
                 _ => {

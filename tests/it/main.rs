@@ -29,4 +29,5 @@ mod sidecar;
 mod sizes;
 mod snapshots;
 mod support;
+mod surface;
 mod upstream;

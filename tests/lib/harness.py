@@ -1,7 +1,7 @@
 """What the Python harnesses under tests/ share: every one of them imports it.
 tests/confirm/python_confirm.py, tests/hostile/python_hostile.py,
 tests/idempotency/python_idempotency.py, tests/results/python_paging.py and
-python_operations.py, tests/oauth/python_oauth.py, tests/interop/python_client.py and
+python_operations.py, tests/surface/python_surface.py, tests/oauth/python_oauth.py, tests/interop/python_client.py and
 python_sizes.py, tests/world/world.py and tests/scale-out/scale_client.py.
 
 Each of them is one process that starts restmcp servers (and an upstream: httpbin under
@@ -10,7 +10,7 @@ them (scale-out), drives them with the official MCP Python SDK and prints one li
 This module owns the parts that are the same in all of them:
   - the results: `R.check(name, ok, detail)` prints the line, in one of two styles (`R.style`):
     TAP, `ok N - name` / `not ok N - name` with `#   ` detail lines on failure (confirm,
-    hostile, idempotency, results), or PASS_FAIL, `PASS name -- detail` / `FAIL name --
+    hostile, idempotency, results, surface), or PASS_FAIL, `PASS name -- detail` / `FAIL name --
     detail` (interop, oauth, world, scale-out, whose lines carry what was seen on success too);
     `summary(label)` prints the closing lines (TAP: `1..N` and the failed checks) and `LABEL:
     P passed, F failed` and gives the exit status; `note(text)` prints a `# ` line;

@@ -1,4 +1,5 @@
-# What the run.sh of tests/confirm, tests/hostile, tests/idempotency and tests/results share;
+# What the run.sh of tests/confirm, tests/hostile, tests/idempotency, tests/results and
+# tests/surface share;
 # each sources it (after `set -euo pipefail` and setting `here`, its own folder) and keeps its
 # own checks, pins and the running of its tests. (tests/lib/apt.sh installs a missing Debian
 # package for tests/idempotency and tests/scale-out.) It sets:

@@ -627,6 +627,7 @@ fn context(headers: &[(&str, &str)]) -> CallContext {
         principal: None,
         operation_status: None,
         conditional: None,
+        log: None,
         trace: None,
         bare_structured: false,
         headers: headers

@@ -67,6 +67,7 @@ fn route(path: &str, bindings: Vec<Binding>, body: Option<BodyPlan>) -> Route {
         idempotency: None,
         long_running: None,
         mock: None,
+        ask: Vec::new(),
         full_input: None,
     }
 }

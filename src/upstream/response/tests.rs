@@ -1109,3 +1109,35 @@ fn never_panics() {
         }
     }
 }
+
+// ---- multipart ----
+
+#[test]
+fn a_multipart_answer_is_one_block_per_part_by_its_type() {
+    let body = b"--sep\r\nContent-Type: text/plain\r\n\r\nThe summary.\r\n\
+--sep\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\0\0\0\rIHDR\r\n\
+--sep\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\r\n--sep--\r\n";
+    let r = response(200, "OK", Some("multipart/mixed; boundary=sep"), body);
+    let result = map(&r, None);
+    assert!(!result.is_error);
+    assert_eq!(result.content.len(), 3, "{result:?}");
+    assert_eq!(result.content[0], text("The summary."));
+    assert_eq!(
+        result.content[1],
+        Content::Image {
+            data: STANDARD.encode(PNG),
+            mime_type: "image/png".into()
+        }
+    );
+    assert!(matches!(
+        &result.content[2],
+        Content::Resource { mime_type, blob, .. }
+            if mime_type == "application/pdf" && *blob == STANDARD.encode(b"%PDF-1.4")
+    ));
+    // Not well-formed: the body as the binary it then is.
+    let broken = response(200, "OK", Some("multipart/mixed; boundary=other"), body);
+    assert!(matches!(
+        map(&broken, None).content.as_slice(),
+        [Content::Resource { .. }]
+    ));
+}
