@@ -824,7 +824,7 @@ tools:
     response: {fields: [id, name, owner.login], max_bytes: 1}
     arguments:
       petId: {name: id, description: The pet's id, required: true, default: 1}
-      status: {enum: [available, sold], default: available}
+      status: {enum: [available, sold], default: available, ask: true}
       tenant: {value_env: PETSTORE_TENANT}
       api_version: {value: {major: 3}}
     resource:
