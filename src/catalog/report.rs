@@ -1,5 +1,7 @@
 //! What synthesis did with each operation, for `restmcp check`: mapped or skipped (and
-//! why), renamed (from what, why), what was dropped, and the size of the result.
+//! why), renamed (from what, why), what was dropped, and the size of the result; and the
+//! MCP surface besides tools ([`Surface`]: resources, templates, prompts and where their
+//! completions come from), which the command line fills in from the built catalog.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -16,6 +18,142 @@ pub struct Report {
     pub apis: Vec<ApiReport>,
     /// Size of the whole `tools/list` result in bytes (compact JSON).
     pub list_bytes: usize,
+    /// Resources, templates and prompts (empty until the command line fills it in).
+    #[serde(skip_serializing_if = "Surface::is_empty")]
+    pub surface: Surface,
+}
+
+/// The MCP surface besides tools: each resource and template with the tool it reads, each
+/// prompt with its arguments and messages, and where each completion comes from.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Surface {
+    pub resources: Vec<ResourceEntry>,
+    pub prompts: Vec<PromptEntry>,
+}
+
+/// One resource (a URI without variables) or resource template.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceEntry {
+    pub uri: String,
+    pub template: bool,
+    pub name: String,
+    /// The tool a read runs.
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Where the `resource:` was written.
+    pub location: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<VariableEntry>,
+}
+
+/// One variable of a template: the argument it fills and its completions.
+#[derive(Debug, Clone, Serialize)]
+pub struct VariableEntry {
+    pub name: String,
+    /// `path` or `query`.
+    pub place: String,
+    /// Where its completions come from (`none` when nowhere).
+    pub completions: String,
+}
+
+/// One prompt.
+#[derive(Debug, Clone, Serialize)]
+pub struct PromptEntry {
+    pub name: String,
+    /// Where it was written (`config prompts.NAME`, an overlay's or a spec's).
+    pub location: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<ArgumentEntry>,
+    /// Each message's kind and what it names: `text`, `resource URI`, `operation TOOL`.
+    pub messages: Vec<String>,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArgumentEntry {
+    pub name: String,
+    pub required: bool,
+    /// Where its completions come from (`none` when nowhere).
+    pub completions: String,
+}
+
+impl Surface {
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.prompts.is_empty()
+    }
+
+    /// `1 resource, 2 templates, 1 prompt`; empty when there are none.
+    fn counts(&self) -> String {
+        let templates = self.resources.iter().filter(|r| r.template).count();
+        let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+        [
+            (self.resources.len() - templates, "resource"),
+            (templates, "template"),
+            (self.prompts.len(), "prompt"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, one)| plural(n, one))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+
+    /// The section `restmcp check` prints after the APIs: the resources and templates
+    /// (each with its tool, each variable with its completions), then the prompts (each
+    /// with its arguments and messages).
+    fn render(&self, out: &mut String) {
+        if !self.resources.is_empty() {
+            let _ = writeln!(
+                out,
+                "resources (resources/list) and templates (resources/templates/list)"
+            );
+        }
+        for resource in &self.resources {
+            let kind = if resource.template {
+                "template"
+            } else {
+                "resource"
+            };
+            let _ = writeln!(
+                out,
+                "  {kind:<8} {:<40} → {} ({})",
+                resource.uri,
+                resource.tool,
+                resource
+                    .mime_type
+                    .as_deref()
+                    .unwrap_or("media type of the answer")
+            );
+            for variable in &resource.variables {
+                let _ = writeln!(
+                    out,
+                    "           {{{}}} {} argument; completions: {}",
+                    variable.name, variable.place, variable.completions
+                );
+            }
+        }
+        if !self.prompts.is_empty() {
+            let _ = writeln!(out, "prompts (prompts/list)");
+        }
+        for prompt in &self.prompts {
+            let _ = writeln!(out, "  prompt   {:<40} {}", prompt.name, prompt.location);
+            for argument in &prompt.arguments {
+                let _ = writeln!(
+                    out,
+                    "           argument {} ({}); completions: {}",
+                    argument.name,
+                    if argument.required {
+                        "required"
+                    } else {
+                        "optional"
+                    },
+                    argument.completions
+                );
+            }
+            let _ = writeln!(out, "           messages: {}", prompt.messages.join("; "));
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -256,6 +394,7 @@ impl Report {
             }
             render_savings(api, &mut out);
         }
+        self.surface.render(&mut out);
         self.render_totals(&mut out);
         out
     }
@@ -287,9 +426,13 @@ impl Report {
         } else {
             String::new()
         };
+        let surface = match self.surface.counts() {
+            counts if counts.is_empty() => counts,
+            counts => format!("; {counts}"),
+        };
         let _ = writeln!(
             out,
-            "\n{} operations: {}{hand}; tools/list is {} bytes ≈ {} tokens",
+            "\n{} operations: {}{hand}; tools/list is {} bytes ≈ {} tokens{surface}",
             self.operations() - hand_written,
             parts.join(", "),
             self.list_bytes,

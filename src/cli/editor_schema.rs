@@ -167,6 +167,49 @@ mod tests {
                 properties(&config, "/$defs/oauth/properties"),
             ),
             (
+                "resources",
+                keys_of::<c::ResourceSettings>(),
+                properties(&config, "/$defs/resources/properties"),
+            ),
+            (
+                "prompt",
+                keys_of::<c::PromptSettings>(),
+                properties(&config, "/$defs/prompt/properties"),
+            ),
+            (
+                "prompt argument",
+                keys_of::<c::PromptArgument>(),
+                properties(&config, "/$defs/promptArgument/properties"),
+            ),
+            (
+                "prompt message",
+                keys_of::<c::PromptMessage>(),
+                properties(&config, "/$defs/promptMessage/properties"),
+            ),
+            (
+                "prompt operation",
+                keys_of::<c::OperationMessage>(),
+                properties(
+                    &config,
+                    "/$defs/promptMessage/properties/operation/properties",
+                ),
+            ),
+            (
+                "complete source",
+                keys_of::<c::CompleteSource>(),
+                properties(&config, "/$defs/completeSource/properties"),
+            ),
+            (
+                "overlay",
+                keys_of::<p::OverlayFile>(),
+                properties(&overlay, "/properties"),
+            ),
+            (
+                "resource",
+                keys_of::<crate::catalog::ResourcePatch>(),
+                properties(&overlay, "/$defs/resource/properties"),
+            ),
+            (
                 "tool patch",
                 keys_of::<p::ToolPatch>(),
                 properties(&overlay, "/$defs/toolPatch/properties"),
@@ -196,6 +239,24 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// A prompt has one shape in `config.toml` and in overlays: both schemas define it
+    /// alike.
+    #[test]
+    fn both_schemas_define_prompts_alike() {
+        let (config, overlay) = (schema(CONFIG), schema(OVERLAY));
+        for definition in [
+            "prompt",
+            "promptArgument",
+            "promptMessage",
+            "completeSource",
+        ] {
+            assert_eq!(
+                config["$defs"][definition], overlay["$defs"][definition],
+                "{definition}"
+            );
+        }
     }
 
     /// Editors show `description` (and `default`) on hover and completion.
@@ -392,6 +453,30 @@ idempotency_header = "Idempotency-Key"
 long_running = ["addPet"]
 max_result_tokens = 5000
 max_page_size = 50
+
+[resources]
+poll_seconds = 86400
+max_subscriptions = 1
+max_subscriptions_per_session = 1
+ttl_seconds = 0
+
+[prompts.pet_report]
+title = "Report on a pet"
+description = "Write a short report on one pet."
+arguments = [
+  { name = "petId", title = "Pet", description = "The pet's id", required = true, complete = { tool = "findPetsByStatus", values = "/*/id", arguments = { status = "available" } } },
+  { name = "tone", enum = ["short", "long"] },
+  { name = "owner", complete = { tool = "listUsers", values = "" } },
+]
+messages = [
+  { text = "Report on pet {{petId}}, {{tone}}." },
+  { role = "assistant", resource = "petstore://pets/{{petId}}" },
+  { role = "user", operation = { tool = "getPetById", arguments = { petId = "{{petId}}" } } },
+  { operation = { tool = "getInventory" } },
+]
+
+[prompts.hello-2]
+messages = [{ text = "Hello" }]
 
 [apis.petstore.auth.bearer]
 token_env = "PETSTORE_TOKEN"
@@ -603,6 +688,25 @@ include = []
         "max_page_size = 0\n",
         "max_result_tokens = -1\n",
         "long_running = \"startJob\"\n",
+        // [resources]
+        "[resources]\npoll = 5\n",
+        "[resources]\npoll_seconds = 0\n",
+        "[resources]\npoll_seconds = 86401\n",
+        "[resources]\npoll_seconds = 1.5\n",
+        "[resources]\nmax_subscriptions = 0\n",
+        "[resources]\nmax_subscriptions_per_session = 0\n",
+        "[resources]\nttl_seconds = -1\n",
+        // [prompts.NAME]
+        "[prompts.p]\ndescription = \"no messages\"\n",
+        "[prompts.p]\nmessages = [{ txt = \"typo\" }]\n",
+        "[prompts.p]\nmessages = [{ role = \"system\", text = \"x\" }]\n",
+        "[prompts.p]\nmessages = [{ text = \"x\" }]\narguments = [{ name = \"a\", requird = true }]\n",
+        "[prompts.p]\nmessages = [{ text = \"x\" }]\narguments = [{ description = \"no name\" }]\n",
+        "[prompts.p]\nmessages = [{ text = \"x\" }]\narguments = [{ name = \"a\", enum = \"b\" }]\n",
+        "[prompts.p]\nmessages = [{ text = \"{{a}}\" }]\narguments = [{ name = \"a\", complete = { tool = \"t\" } }]\n",
+        "[prompts.p]\nmessages = [{ operation = { tool = \"t\", args = {} } }]\n",
+        "[prompts.p]\nmessages = [{ operation = { arguments = {} } }]\n",
+        "[prompts]\np = \"text\"\n",
     ];
 
     #[test]
@@ -637,6 +741,42 @@ include = []
             let (by_schema, by_code) = check_config(&toml);
             assert_eq!(by_schema, Vec::<String>::new(), "{toml}");
             assert!(by_code.is_err(), "{toml}");
+        }
+    }
+
+    /// What the catalog makes of `prompts` (with no tools to call): the checks a prompt
+    /// only meets once the catalog is built.
+    fn catalog_accepts_prompts(
+        prompts: &std::collections::BTreeMap<String, crate::config::PromptSettings>,
+    ) -> Result<(), String> {
+        let catalog = crate::catalog::Catalog::default();
+        crate::catalog::prompt::gather(prompts, &[], &catalog)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Prompts the schema refuses and `Config::load` reads: the catalog refuses them.
+    #[test]
+    fn prompts_the_schema_and_the_catalog_refuse() {
+        for mistake in [
+            // no message
+            "[prompts.p]\nmessages = []\n",
+            // a message of two kinds, or of none
+            "[prompts.p]\nmessages = [{ text = \"x\", resource = \"a://b\" }]\n",
+            "[prompts.p]\nmessages = [{ role = \"user\" }]\n",
+            // a name clients cannot use
+            "[prompts.\"pet report\"]\nmessages = [{ text = \"x\" }]\n",
+            // values that are not a JSON pointer
+            "[prompts.p]\nmessages = [{ text = \"{{a}}\" }]\narguments = [{ name = \"a\", complete = { tool = \"t\", values = \"*/id\" } }]\n",
+        ] {
+            let toml = format!("[apis.api]\nspec = \"api.json\"\n{mistake}");
+            let (by_schema, by_code) = check_config(&toml);
+            assert!(!by_schema.is_empty(), "schema accepts:\n{toml}");
+            let config = by_code.unwrap_or_else(|e| panic!("Config::load rejects: {e}\n{toml}"));
+            assert!(
+                catalog_accepts_prompts(&config.prompts).is_err(),
+                "the catalog accepts:\n{toml}"
+            );
         }
     }
 
@@ -684,9 +824,19 @@ tools:
     response: {fields: [id, name, owner.login], max_bytes: 1}
     arguments:
       petId: {name: id, description: The pet's id, required: true, default: 1}
-      status: {enum: [available, sold], default: available}
+      status: {enum: [available, sold], default: available, ask: true}
       tenant: {value_env: PETSTORE_TENANT}
       api_version: {value: {major: 3}}
+    resource:
+      uri: petstore://pets/{petId}
+      name: pet
+      title: A pet
+      description: One pet of the store.
+      mime_type: application/json
+      complete:
+        petId: {tool: findPetsByStatus, values: /*/id, arguments: {status: available}}
+  findPetsByStatus:
+    resource: {uri: "petstore://pets{?status}"}
   "DELETE /pet/{petId}": {hidden: true}
   "get /store/inventory":
     arguments: {}
@@ -696,6 +846,17 @@ add:
     description: Checks the service is up
     method: GET
     path: /ping
+    resource: {uri: "api://ping", name: ping, mime_type: text/plain}
+  item:
+    description: Reads an item.
+    method: GET
+    path: /items/{id}
+    arguments:
+      id: {in: path, type: integer}
+      fields: {in: query, type: string}
+    resource:
+      uri: "api://items/{id}{?fields}"
+      complete: {id: {tool: ping, values: ""}}
   set_item:
     description: Replaces an item.
     method: put
@@ -714,9 +875,20 @@ add:
     timeout_seconds: 3600
     accept: "application/json, */*;q=0.1"
     response: {fields: [ok], max_bytes: 1024}
+prompts:
+  pet_report:
+    title: Report on a pet
+    description: Write a short report on one pet.
+    arguments:
+      - {name: petId, title: Pet, description: The pet's id, required: true, complete: {tool: findPetsByStatus, values: /*/id, arguments: {status: available}}}
+      - {name: tone, enum: [short, long]}
+    messages:
+      - {text: "Report on pet {{petId}}, {{tone}}."}
+      - {role: assistant, resource: "petstore://pets/{{petId}}"}
+      - {role: user, operation: {tool: getPetById, arguments: {petId: "{{petId}}"}}}
 "#,
         "{}\n",
-        "tools: {}\nadd: {}\n",
+        "tools: {}\nadd: {}\nprompts: {}\n",
         r#"{"add": {"status": {"description": "Status.", "method": "TRACE", "path": "/", "output_schema": true, "arguments": {}}}}"#,
     ];
 
@@ -757,6 +929,13 @@ add:
             "add:\n  x: {method: GET, path: /x, description: X, output_schema: 3}\n",
             "add:\n  x: {method: GET, path: /x, description: X, accept: json}\n",
             "add:\n  x: {method: GET, path: /x, description: X, accept: \"a/b\\r\\nX: y\"}\n",
+            "add:\n  x: {method: GET, path: /x, description: X, resource: {url: \"a://x\"}}\n",
+            "add:\n  x: {method: GET, path: /x, description: X, resource: {uri: \"x\"}}\n",
+            "add:\n  x: {method: GET, path: /x, description: X, resource: {uri: \"a://x\", complete: {y: {tool: t}}}}\n",
+            "prompts:\n  p: {description: no messages}\n",
+            "prompts:\n  p: {messages: [{txt: typo}]}\n",
+            "prompts:\n  p: {messages: [{role: system, text: x}]}\n",
+            "prompts: [p]\n",
         ] {
             assert!(
                 !schema_violations_of_overlay(yaml).is_empty(),
@@ -783,6 +962,30 @@ add:
                 "schema accepts:\n{yaml}"
             );
             code_accepts_overlay(yaml).expect("parses");
+        }
+    }
+
+    /// What the overlay schema cannot say about a resource: these pass it, and restmcp
+    /// refuses them when it builds the tool.
+    #[test]
+    fn resource_rules_only_the_code_checks() {
+        for yaml in [
+            // only a GET operation can be a resource
+            "add:\n  x: {method: POST, path: /x, description: X, resource: {uri: \"a://x\"}}\n",
+            // a variable that is no argument of the tool
+            "add:\n  x: {method: GET, path: /x, description: X, resource: {uri: \"a://{y}\"}}\n",
+            // a required argument the URI cannot give
+            "add:\n  x:\n    {method: GET, path: \"/x/{id}\", description: X, arguments: {id: {in: path, type: string}}, resource: {uri: \"a://x\"}}\n",
+        ] {
+            assert_eq!(
+                schema_violations_of_overlay(yaml),
+                Vec::<String>::new(),
+                "{yaml}"
+            );
+            assert!(
+                code_accepts_overlay(yaml).is_err(),
+                "restmcp accepts:\n{yaml}"
+            );
         }
     }
 

@@ -48,6 +48,7 @@ pub fn print(
             "route": found.route,
             "origin": found.origin,
             "provenance": provenance,
+            "resource": found.resource,
         });
         serde_json::to_writer_pretty(&mut *out, &explained)?;
         writeln!(out)?;
@@ -62,7 +63,8 @@ pub fn print(
 }
 
 /// The human-readable explanation, section by section: the heading, what the model reads,
-/// the call's policies, where requests go, the arguments and the output.
+/// the call's policies, where requests go, the arguments, the resource it is served as
+/// and the output.
 /// `scopes` are the tool's OAuth scope alternatives ([`crate::catalog::Catalog::required_scopes`]).
 pub fn render(tool: &Tool, config: &Config, scopes: &[Vec<String>]) -> String {
     let mut explanation = Explanation {
@@ -76,6 +78,7 @@ pub fn render(tool: &Tool, config: &Config, scopes: &[Vec<String>]) -> String {
     explanation.policies();
     explanation.requests();
     explanation.arguments();
+    explanation.resource();
     explanation.output();
     explanation.out
 }
@@ -422,6 +425,42 @@ impl Explanation<'_> {
                     "spec (parameter)".into()
                 }
             })
+    }
+
+    /// The resource or template the tool is served as too: its URI, name and media type,
+    /// where it was declared, and each variable with where it goes and its completions.
+    fn resource(&mut self) {
+        let Some(resource) = self.tool.resource.as_deref() else {
+            return;
+        };
+        let kind = if resource.uri.is_template() {
+            "template"
+        } else {
+            "resource"
+        };
+        let source = self.source_of("resource").unwrap_or_default();
+        self.line(
+            "resource",
+            format!(
+                "{} ({kind} \"{}\", {})",
+                resource.uri.as_str(),
+                resource.name,
+                resource
+                    .mime_type
+                    .as_deref()
+                    .unwrap_or("media type of the answer")
+            ),
+            source,
+        );
+        for variable in &resource.variables {
+            let _ = writeln!(
+                self.out,
+                "    {:<24} {} argument; completions: {}",
+                format!("{{{}}}", variable.name),
+                super::surface::place(self.tool, &variable.name),
+                super::surface::completions_of_variable(variable)
+            );
+        }
     }
 
     /// Whether the tool has an outputSchema.

@@ -9,6 +9,8 @@
 //! * [`selftest`](mod@selftest): `restmcp selftest`, every tool called over both transports.
 //! * [`editor_schema`]: `restmcp schema`, the JSON Schemas editors use for `config.toml` and
 //!   overlay files.
+//! * [`surface`]: the resources, templates and prompts `check` and `explain` show, and
+//!   where their completions come from.
 
 use std::io::{IsTerminal as _, Write};
 use std::process::ExitCode;
@@ -26,6 +28,7 @@ pub mod editor_schema;
 pub mod explain;
 pub mod selftest;
 mod serve;
+pub mod surface;
 
 use args::{Cli, Command};
 use serve::serve;
@@ -127,6 +130,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }),
         Command::Check { json } => with_loaded(&global, |mut loaded, config, _, stdout| {
             load::report_dialects(&mut loaded, config);
+            loaded.report.surface = surface::surface(&loaded.catalog);
             if json {
                 serde_json::to_writer_pretty(&mut *stdout, &loaded.report)?;
                 writeln!(stdout)?;

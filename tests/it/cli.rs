@@ -582,3 +582,64 @@ async fn served_listing(url: &str, client: &str, version: &str) -> Value {
         }
     }
 }
+
+/// The shipped Petstore serves three resources (two of them templates) and the
+/// `pet_report` prompt: `check` lists each with its tool and completions, `explain` a
+/// tool's resource with its variables.
+#[test]
+fn check_and_explain_show_resources_prompts_and_completions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let output = restmcp(&["check"], root, &[]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}{}", stderr(&output));
+    for expected in [
+        "\nresources (resources/list) and templates (resources/templates/list)\n",
+        "  template petstore://pets/{petId}                  → getPetById (application/json)\n",
+        "           {petId} path argument; completions: tool findPetsByStatus at /*/id, with status=available\n",
+        "  template petstore://pets{?status}                 → findPetsByStatus (application/json)\n",
+        "           {status} query argument; completions: the parameter's enum or examples (available, pending, sold)\n",
+        "  resource petstore://store/inventory               → getInventory (application/json)\n",
+        "\nprompts (prompts/list)\n",
+        "  prompt   pet_report                               config prompts.pet_report\n",
+        "           argument petId (required); completions: tool findPetsByStatus at /*/id, with status=available\n",
+        "           messages: text; resource petstore://pets/{{petId}}\n",
+        " tokens; 1 resource, 2 templates, 1 prompt\n",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    let json: Value = serde_json::from_slice(&restmcp(&["check", "--json"], root, &[]).stdout)
+        .expect("check --json");
+    let surface = &json["surface"];
+    let pet = surface["resources"]
+        .as_array()
+        .and_then(|all| all.iter().find(|r| r["tool"] == "getPetById"))
+        .expect("getPetById's resource");
+    assert_eq!(pet["uri"], "petstore://pets/{petId}");
+    assert_eq!(pet["template"], true);
+    assert_eq!(pet["variables"][0]["place"], "path");
+    assert_eq!(surface["prompts"][0]["name"], "pet_report");
+    assert_eq!(surface["prompts"][0]["arguments"][0]["required"], true);
+
+    let explain = stdout(&restmcp(&["explain", "getPetById"], root, &[]));
+    for expected in [
+        "  resource     petstore://pets/{petId} (template \"pet\", application/json)\n",
+        "← overlay specs/petstore.overlay.yaml#/tools/getPetById/resource\n",
+        "    {petId}                  path argument; completions: tool findPetsByStatus at /*/id, with status=available\n",
+    ] {
+        assert!(
+            explain.contains(expected),
+            "missing {expected:?} in:\n{explain}"
+        );
+    }
+    let explain = stdout(&restmcp(&["explain", "addPet"], root, &[]));
+    assert!(!explain.contains("resource"), "{explain}");
+    let json: Value = serde_json::from_slice(
+        &restmcp(&["explain", "--json", "findPetsByStatus"], root, &[]).stdout,
+    )
+    .expect("explain --json");
+    assert_eq!(json["resource"]["uri"], "petstore://pets{?status}");
+    assert_eq!(
+        json["resource"]["variables"][0]["choices"],
+        serde_json::json!(["available", "pending", "sold"])
+    );
+}

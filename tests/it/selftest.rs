@@ -163,6 +163,53 @@ fn the_shipped_configuration_passes() {
     );
     assert_eq!(code, 0, "{report:#}\n{stderr}");
     assert_eq!(report["totals"]["http"]["ok"], 19);
+    // Its three resources (two templates, read at made-up URIs) and its prompt (whose
+    // petId comes from the completion the server offers) pass on both transports.
+    let surface: Vec<(String, String, Option<String>)> = report["surface"]
+        .as_array()
+        .expect("surface")
+        .iter()
+        .map(|item| {
+            for transport in ["http", "stdio"] {
+                assert_eq!(item[transport]["outcome"], "ok", "{item}");
+            }
+            (
+                item["kind"].as_str().expect("kind").to_string(),
+                item["name"].as_str().expect("name").to_string(),
+                item["asked"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let shown = |kind: &str, name: &str, asked: Option<&str>| {
+        (
+            kind.to_string(),
+            name.to_string(),
+            asked.map(str::to_string),
+        )
+    };
+    assert_eq!(
+        surface,
+        [
+            shown(
+                "template",
+                "petstore://pets{?status}",
+                Some("petstore://pets?status=available")
+            ),
+            shown(
+                "template",
+                "petstore://pets/{petId}",
+                surface[1]
+                    .2
+                    .as_deref()
+                    .filter(|u| u.starts_with("petstore://pets/"))
+            ),
+            shown("resource", "petstore://store/inventory", None),
+            shown("prompt", "pet_report", Some("petId=(completed)")),
+        ]
+    );
+    for transport in ["http", "stdio"] {
+        assert_eq!(report["totals"][transport]["surface"]["ok"], 4);
+    }
 }
 
 /// Selftest passes on every API description under `../shared/specs`, GitHub's

@@ -14,21 +14,25 @@
 //! does the same from outside. A result passes when it is not an error and, where the tool
 //! promises an outputSchema, carries a `structuredContent` that validates against it. A
 //! failed call's reason names the upstream's status and, for an RFC 9457 problem body, its
-//! title and detail or Prism's `validation` list.
+//! title and detail or Prism's `validation` list. Then every resource is read, every
+//! template read at a URI made from values its variables can take, and every prompt got
+//! with its required arguments filled (completions tried on the way), on both transports.
 //!
 //! One concept per file: `transports` starts the two servers (this process over Streamable
 //! HTTP, a child over stdio) and connects the SDK's clients; `plan` compares the two
 //! listings and prepares the calls (arguments generated from each inputSchema, outputSchemas
 //! compiled); `calls` makes them, a few at a time, and judges each result; `live` is what
-//! `--live` changes about a call (how long it may take); `reason` cuts an error result down
-//! to the line that says what was wrong; `report` holds the outcomes and prints the table
-//! and the JSON report.
+//! `--live` changes about a call (how long it may take); `surface` reads every resource and
+//! template and gets every prompt afterwards; `reason` cuts an error result down to the
+//! line that says what was wrong; `report` holds the outcomes and prints the table and the
+//! JSON report.
 
 mod calls;
 mod live;
 mod plan;
 mod reason;
 mod report;
+mod surface;
 mod transports;
 
 use std::path::PathBuf;
@@ -45,7 +49,7 @@ use plan::plan;
 use transports::{HttpLeg, StdioLeg, list};
 
 pub use reason::error_reason;
-pub use report::{Summary, ToolReport, Totals, Verdict};
+pub use report::{Kind, Summary, SurfaceReport, ToolReport, Totals, Verdict};
 pub use transports::Transport;
 
 /// Calls in flight at once, over both transports together, unless `--concurrency` says
@@ -157,6 +161,7 @@ pub async fn run(options: &Options) -> Result<Summary, SelftestError> {
         )),
     };
     let (mut reports, jobs) = plan(http_tools.as_deref(), stdio_tools.as_deref(), &full_inputs);
+    let probes = surface::plan(full_inputs.catalog());
     // The listings as the SDK parsed them (trees: for Microsoft Graph, hundreds of MB) are
     // not needed for the calls, nor is the catalog kept for the full inputSchemas.
     drop((http_tools, stdio_tools, full_inputs));
@@ -173,6 +178,7 @@ pub async fn run(options: &Options) -> Result<Summary, SelftestError> {
         },
     };
     let call_time = call_all(&clients, jobs, &mut reports, pace, options.progress).await;
+    let surface = surface::probe_all(&clients, probes, pace.timeout).await;
     if let Some(stdio) = stdio {
         stdio.stop().await;
     }
@@ -181,6 +187,7 @@ pub async fn run(options: &Options) -> Result<Summary, SelftestError> {
     }
     Ok(Summary {
         tools: reports,
+        surface,
         call_time,
         elapsed: started.elapsed(),
     })

@@ -35,6 +35,7 @@ fn summary() -> Summary {
                 stdio: Verdict::Skipped("no arguments could be generated from the inputSchema".into()),
             },
         ],
+        surface: Vec::new(),
         call_time: HashMap::from([
             (Transport::Http, Duration::from_millis(120)),
             (Transport::Stdio, Duration::from_millis(340)),
@@ -58,6 +59,49 @@ stdio: 3 tools: 2 ok, 0 failed, 1 skipped in 0.34 s
 selftest failed in 1.50 s
 "
     );
+}
+
+#[test]
+fn resources_and_prompts_get_a_table_and_totals_of_their_own() {
+    let mut run = summary();
+    run.tools.truncate(1);
+    run.surface = vec![
+        SurfaceReport {
+            kind: Kind::Template,
+            name: "petstore://pets/{petId}".into(),
+            asked: Some("petstore://pets/0".into()),
+            http: Verdict::Failed(
+                "resources/read: JSON-RPC error -32002: resource not found".into(),
+            ),
+            stdio: Verdict::Ok,
+        },
+        SurfaceReport {
+            kind: Kind::Prompt,
+            name: "pet_report".into(),
+            asked: None,
+            http: Verdict::Ok,
+            stdio: Verdict::Ok,
+        },
+    ];
+    assert!(run.failed());
+    assert_eq!(
+        run.render(),
+        "\
+resource or prompt                                    transport  outcome  reason
+template petstore://pets/{petId} (petstore://pets/0)  http       failed   resources/read: JSON-RPC error -32002: resource not found
+
+http:  1 tools: 1 ok, 0 failed, 0 skipped in 0.12 s
+stdio: 1 tools: 1 ok, 0 failed, 0 skipped in 0.34 s
+http:  2 resources and prompts: 1 ok, 1 failed, 0 skipped
+stdio: 2 resources and prompts: 2 ok, 0 failed, 0 skipped
+selftest failed in 1.50 s
+"
+    );
+    let json = run.to_json();
+    assert_eq!(json["surface"][0]["kind"], "template");
+    assert_eq!(json["surface"][0]["asked"], "petstore://pets/0");
+    assert_eq!(json["totals"]["http"]["surface"]["failed"], 1);
+    assert_eq!(json["totals"]["stdio"]["surface"]["items"], 2);
 }
 
 #[test]

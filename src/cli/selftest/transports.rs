@@ -80,6 +80,11 @@ impl FullInputs {
         FullInputs(catalog)
     }
 
+    /// The catalog both servers serve.
+    pub(super) fn catalog(&self) -> &crate::catalog::Catalog {
+        &self.0
+    }
+
     /// The full inputSchema of tool `name`, when its published one was relaxed.
     pub(super) fn get(&self, name: &str) -> Option<serde_json::Value> {
         self.0
