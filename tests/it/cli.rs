@@ -623,7 +623,7 @@ fn check_and_explain_show_resources_prompts_and_completions() {
     let explain = stdout(&restmcp(&["explain", "getPetById"], root, &[]));
     for expected in [
         "  resource     petstore://pets/{petId} (template \"pet\", application/json)\n",
-        "← overlay specs/petstore.overlay.yaml#/tools/getPetById/resource\n",
+        "← overlay specs/petstore-resources.overlay.yaml#/tools/getPetById/resource\n",
         "    {petId}                  path argument; completions: tool findPetsByStatus at /*/id, with status=available\n",
     ] {
         assert!(
