@@ -275,34 +275,20 @@ pub async fn stateless_call(
     params: serde_json::Value,
     headers: &[(&str, &str)],
 ) -> Value {
-    restmcp::http_client::install_crypto_provider();
     let mut params = params;
     params["name"] = serde_json::json!(name);
-    params["_meta"] = serde_json::json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "restmcp-tests", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    });
-    let body =
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name);
-    for (header, value) in headers {
-        request = request.header(*header, *value);
-    }
-    let text = request
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("POST")
-        .text()
-        .await
-        .expect("answer");
+    stateless_request(url, "tools/call", params, headers).await
+}
+
+/// One stateless 2026-07-28 request of `method`: its JSON-RPC answer (the last SSE event,
+/// or the JSON body).
+pub async fn stateless_request(
+    url: &str,
+    method: &str,
+    params: Value,
+    headers: &[(&str, &str)],
+) -> Value {
+    let text = stateless_text(url, method, params, headers).await;
     text.lines()
         .rev()
         .filter_map(|line| line.strip_prefix("data:"))
@@ -310,6 +296,60 @@ pub async fn stateless_call(
         .find_map(|data| serde_json::from_str(data).ok())
         .or_else(|| serde_json::from_str(&text).ok())
         .unwrap_or_else(|| panic!("not a JSON-RPC answer: {text}"))
+}
+
+/// The whole answer (JSON, or every SSE event) to a stateless 2026-07-28 request of
+/// `method`: `params` get the revision, `clientInfo` and capabilities (elicitation) added
+/// to their `_meta`, and `Mcp-Name` is the name or URI they carry.
+pub async fn stateless_text(
+    url: &str,
+    method: &str,
+    params: Value,
+    headers: &[(&str, &str)],
+) -> String {
+    restmcp::http_client::install_crypto_provider();
+    let mut params = params;
+    let mut meta = params["_meta"].as_object().cloned().unwrap_or_default();
+    for (key, value) in [
+        (
+            "io.modelcontextprotocol/protocolVersion",
+            serde_json::json!("2026-07-28"),
+        ),
+        (
+            "io.modelcontextprotocol/clientInfo",
+            serde_json::json!({"name": "restmcp-tests", "version": "1"}),
+        ),
+        (
+            "io.modelcontextprotocol/clientCapabilities",
+            serde_json::json!({"elicitation": {"form": {}}}),
+        ),
+    ] {
+        meta.entry(key).or_insert(value);
+    }
+    params["_meta"] = Value::Object(meta);
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    // Mcp-Name: a tool's or prompt's name, a resource's URI.
+    let name = params.get("name").or_else(|| params.get("uri"));
+    if let Some(name) = name.and_then(Value::as_str) {
+        request = request.header("mcp-name", name);
+    }
+    for (header, value) in headers {
+        request = request.header(*header, *value);
+    }
+    request
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("POST")
+        .text()
+        .await
+        .expect("answer")
 }
 
 /// Every `.rs` file below `dir`, sorted, into `out`.

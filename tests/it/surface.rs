@@ -352,41 +352,7 @@ async fn a_subscriber_hears_of_changes_only_and_polls_are_conditional() {
 
 /// One 2026-07-28 request without a session: its JSON-RPC answer.
 async fn stateless(url: &str, method: &str, params: Value, headers: &[(&str, &str)]) -> Value {
-    let mut params = params;
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "restmcp-tests", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    // Mcp-Name: a tool's or prompt's name, a resource's URI.
-    let name = params.get("name").or_else(|| params.get("uri"));
-    if let Some(name) = name.and_then(Value::as_str) {
-        request = request.header("mcp-name", name);
-    }
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let text = request
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("POST")
-        .text()
-        .await
-        .expect("answer");
-    text.lines()
-        .rev()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .find_map(|data| serde_json::from_str(data.trim()).ok())
-        .or_else(|| serde_json::from_str(&text).ok())
-        .unwrap_or_else(|| panic!("not JSON-RPC: {text}"))
+    crate::support::stateless_request(url, method, params, headers).await
 }
 
 #[tokio::test]
@@ -452,33 +418,12 @@ async fn a_call_tells_a_client_that_asked_what_it_does_as_it_goes() {
     let dir = project(&upstream, "");
     restmcp::http_client::install_crypto_provider();
     let binary = Binary::start(dir.path()).await;
-    let mut params = json!({"name": "getItem", "arguments": {"id": 1}});
+    let params = json!({"name": "getItem", "arguments": {"id": 1}});
     let quiet = stateless(&binary.url, "tools/call", params.clone(), &[]).await;
     assert_eq!(quiet["result"]["isError"], false);
+    let mut params = params;
     params["_meta"] = json!({"io.modelcontextprotocol/logLevel": "debug"});
-    // The helper replaces _meta; send this one by hand.
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-    "name": "getItem", "arguments": {"id": 1},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "restmcp-tests", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/logLevel": "debug",
-    }}});
-    let text = reqwest::Client::new()
-        .post(&binary.url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "getItem")
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("POST")
-        .text()
-        .await
-        .expect("answer");
+    let text = crate::support::stateless_text(&binary.url, "tools/call", params, &[]).await;
     let messages: Vec<Value> = text
         .lines()
         .filter_map(|line| line.strip_prefix("data:"))
@@ -501,7 +446,7 @@ async fn a_call_tells_a_client_that_asked_what_it_does_as_it_goes() {
             .is_some_and(|t| t.contains("answered 200"))
     }));
     let answer = messages.last().expect("answer");
-    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["id"], 1);
     assert_eq!(answer["result"]["isError"], false);
 }
 
