@@ -648,3 +648,72 @@ async fn an_argument_the_model_left_out_is_asked_of_the_user() {
     .await;
     assert_eq!(declined["result"]["isError"], true, "{declined}");
 }
+
+/// A client that counts the list changes it hears of.
+#[derive(Clone, Default)]
+struct ListChanges {
+    resources: Arc<AtomicUsize>,
+    prompts: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for ListChanges {
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.resources.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.prompts.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn a_reload_that_changes_resources_or_prompts_tells_connected_clients() {
+    restmcp::http_client::install_crypto_provider();
+    let (upstream, _shop) = shop().await;
+    let dir = project(&upstream, "");
+    let config = std::fs::read_to_string(dir.path().join("config.toml")).expect("config");
+    let config = config.replace("[reload]\nenabled = false", "[reload]\ninterval_ms = 100");
+    std::fs::write(dir.path().join("config.toml"), config).expect("config");
+    let binary = Binary::start(dir.path()).await;
+    let heard = ListChanges::default();
+    let client = heard
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+        .await
+        .expect("initialize");
+    let overlay_path = dir.path().join("overlay.yaml");
+    let overlay = std::fs::read_to_string(&overlay_path).expect("overlay");
+    let wait_for = |count: Arc<AtomicUsize>, at_least: usize| async move {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while count.load(Ordering::SeqCst) < at_least && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        count.load(Ordering::SeqCst)
+    };
+    // The notes are no longer a resource: the resources changed, the prompts did not.
+    std::fs::write(
+        &overlay_path,
+        overlay.replace(
+            "  getNotes:\n    resource: {uri: \"shop://notes\", name: notes, title: Shop notes}\n",
+            "",
+        ),
+    )
+    .expect("edit");
+    assert_eq!(
+        wait_for(heard.resources.clone(), 1).await,
+        1,
+        "{}",
+        binary.log()
+    );
+    let listed = client.list_resources(None).await.expect("list");
+    assert!(listed.resources.iter().all(|r| r.uri != "shop://notes"));
+    assert_eq!(heard.prompts.load(Ordering::SeqCst), 0);
+    // A prompt's description changes: the prompts changed.
+    std::fs::write(
+        &overlay_path,
+        overlay.replace("Describe one item.", "Describe one item of the shop."),
+    )
+    .expect("edit");
+    assert_eq!(wait_for(heard.prompts.clone(), 1).await, 1);
+    let _ = client.cancel().await;
+}
