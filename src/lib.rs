@@ -46,8 +46,9 @@
 //!   ([`schema::dialect`]) and generates example values from a schema ([`schema::example`]).
 //! * [`catalog`] synthesizes one MCP tool per operation (name, description, schemas,
 //!   annotations, the argument map that says where each argument goes on the wire), applies
-//!   the operator's tool patches ([`catalog::patch`]) and hand-written tools, and reports
-//!   what it did (`restmcp check`).
+//!   the operator's tool patches ([`catalog::patch`]) and hand-written tools, marks tools
+//!   served as resources too ([`catalog::resource`]), gathers the prompts
+//!   ([`catalog::prompt`]), and reports what it did (`restmcp check`).
 //! * [`upstream`] validates a call's arguments, builds the exact HTTP request (an
 //!   idempotency key included), adds credentials, sends it through an
 //!   [`upstream::Exchange`] and maps the answer to a result, a long list bounded by whole
@@ -59,7 +60,9 @@
 //! * [`load`] runs config → spec → catalog for a whole configuration and says which files and
 //!   URLs the result depends on.
 //! * [`mcp`] serves the tools over stdio, Streamable HTTP and legacy SSE with the official
-//!   SDK, asks a human before calls that need confirmation, answers repeats of idempotent
+//!   SDK, and the resources, prompts and completions the operator made of them (reads run
+//!   the tool's own pipeline; subscriptions poll conditionally), asks a human before calls
+//!   that need confirmation (and for arguments the model left out), answers repeats of idempotent
 //!   calls from the store, and hands operations still going upstream over as a handle (the
 //!   `operation_status` tool) or a 2026-07-28 task; its module doc lists every behaviour
 //!   restmcp adds over rmcp, and why.

@@ -6,6 +6,10 @@
 //! - `snapshot`: the [`Snapshot`] of the tool set being served and [`ServerState`], which
 //!   holds the current one, replaces it at run time (telling clients with
 //!   `notifications/tools/list_changed`) and cuts `tools/list` into pages;
+//! - the surface besides tools: `resources` (list, templates, read through the tool's
+//!   pipeline), `subscriptions` (conditional polling), `prompts`, `completion`, `tables`
+//!   (the subscription count and the completion cache), and `ask` (arguments asked of
+//!   the user before a call is built);
 //! - `request`: one `tools/call` as its JSON-RPC message carries it (id, name, arguments,
 //!   `_meta`), read once for every transport, and its answer written once;
 //! - `call`: the call pipeline, one `tools/call` from the client's names to the
@@ -90,15 +94,22 @@
 //!     is listed unwrapped and the body passed as the API returned it.
 //! 13. **Unknown methods** (`server`): rmcp answers `prompts/list`, `resources/list`,
 //!     `resources/templates/list` and `completion/complete` with empty lists even when
-//!     the capability is not declared; restmcp answers -32601.
-//! 14. **Subscriptions** (`server`): a 2026-07-28 `subscriptions/listen` is acknowledged
-//!     with the part of its filter restmcp honours (tool-list changes), and its stream
-//!     takes no admission ticket.
+//!     the capability is not declared; restmcp declares them only when it serves some
+//!     (`resources`, `prompts`, `completion`) and answers -32601 otherwise.
+//! 14. **Subscriptions** (`server`, `subscriptions`): a 2026-07-28 `subscriptions/listen`
+//!     is acknowledged with the part of its filter restmcp honours (list changes of what it
+//!     serves, and the resources it serves, polled for as long as it is open), and its
+//!     stream takes no admission ticket; REST has no change notifications, so
+//!     `resources/subscribe` is served by conditional polling.
 //! 15. **Confirmation** (`confirm`, `front`, `direct`, [`stdio`]): rmcp gives the
 //!     pieces (`create_elicitation`, `InputRequiredResult`, `RequestStateCodec`); restmcp
 //!     decides when to ask, binds the sealed state to the caller and the exact request,
 //!     redeems it once in the shared store, and keeps calls that may ask off the direct
 //!     paths (and off plain JSON answers) so the question can travel on the call's stream.
+//! 16. **Log messages during a call** (`server`, `front`, [`stdio`]): rmcp leaves logging to
+//!     the handler; restmcp forwards what the call tells its [`crate::upstream::CallLog`],
+//!     and keeps the calls of a session that set a level (or of a request carrying its own
+//!     `logLevel`) off the direct paths and plain JSON answers, so the messages can travel.
 
 pub mod admission;
 mod ask;
