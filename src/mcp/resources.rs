@@ -44,7 +44,7 @@ impl Snapshot {
 
     /// Whether any resource or template is served.
     pub(super) fn has_resources(&self) -> bool {
-        self.catalog().resources().next().is_some()
+        self.serves_resources
     }
 
     /// `resources/list`.

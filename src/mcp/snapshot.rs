@@ -76,6 +76,9 @@ pub struct Snapshot {
     /// going), listed when a listed tool is marked long-running.
     pub(super) status_tool: String,
     lists_status_tool: bool,
+    /// Some tool is served as a resource too (worked out once: every `initialize` and
+    /// resource request asks).
+    pub(super) serves_resources: bool,
     /// `[resources]`: subscriptions' polling and caps, reads' cache hints.
     pub(super) resource_settings: crate::config::ResourceSettings,
 }
@@ -90,6 +93,7 @@ impl Snapshot {
         });
         // In search and meta modes the status tool is reached through `call_tool` too.
         discovery.pass_on(status_tool.clone());
+        let serves_resources = catalog.resources().next().is_some();
         let lists_status_tool = catalog
             .tools()
             .iter()
@@ -97,6 +101,7 @@ impl Snapshot {
         Snapshot {
             status_tool,
             lists_status_tool,
+            serves_resources,
             dispatcher,
             discovery,
             presentation: view::Presentation::default(),
