@@ -10,8 +10,8 @@ use super::report::{ApiReport, OperationOutcome, OperationReport, Report};
 use super::select::{self, Candidate, Selection};
 use super::synthesize::{self, Context, Draft};
 use super::{
-    Annotations, Catalog, Confirmation, Listing, MOCK_BASE_URL, McpToolList, Origin, SharedSchemas,
-    Tool, handwritten, naming,
+    Annotations, AutoChoice, Catalog, Confirmation, Listing, MOCK_BASE_URL, McpToolList, Origin,
+    SharedSchemas, Tool, handwritten, naming,
 };
 use crate::config::{ConfirmPolicy, DiscoveryMode, ToolSettings};
 use crate::schema::RefGraph;
@@ -128,10 +128,19 @@ pub fn build(
                 tool.note("long_running", source);
             }
         }
+        let (discovery, chosen) = match input.discovery {
+            DiscoveryMode::Auto => {
+                let (mode, choice) =
+                    AutoChoice::settle(list_tokens(&tools), settings.auto_budget_tokens);
+                (mode, Some(choice))
+            }
+            configured => (configured, None),
+        };
         catalog.listings.insert(
             input.name.to_string(),
             Listing {
-                discovery: input.discovery,
+                discovery,
+                chosen,
                 pinned: input.pinned.iter().cloned().collect(),
                 title: api_report.title.clone(),
             },
@@ -157,6 +166,16 @@ pub fn build(
         tools: catalog.tools.iter().map(Tool::mcp).collect(),
     });
     Ok((catalog, report))
+}
+
+/// What `tools` cost in `tools/list` in estimated tokens, counted as the report's
+/// discovery budget counts them (compact JSON and a separator per tool).
+fn list_tokens(tools: &[Tool]) -> usize {
+    let bytes: usize = tools
+        .iter()
+        .map(|tool| crate::json::compact_len(&tool.mcp()) + 1)
+        .sum();
+    bytes.div_ceil(super::savings::BYTES_PER_TOKEN)
 }
 
 /// Settles whether a human confirms the tool's calls, when no overlay said: as the API's

@@ -63,6 +63,7 @@ use serde::Serialize;
 
 pub use arguments::{ArgumentMap, Binding, BodyPlan, FileContent, FilePart, Location};
 pub use build::{ApiInput, CatalogError, build};
+
 pub use naming::NameChange;
 pub use prompt::Prompt;
 pub use report::{ApiReport, OperationOutcome, OperationReport, Report};
@@ -264,10 +265,64 @@ impl Catalog {
 /// How one API's tools are offered (see [`DiscoveryMode`]).
 #[derive(Debug, Clone, Default)]
 pub struct Listing {
+    /// The mode served: `all`, `search` or `meta`, never `auto` (settled when the catalog
+    /// is built, see [`Listing::chosen`]).
     pub discovery: DiscoveryMode,
+    /// Set when the configuration said `auto`: what the API's tools cost and the budget
+    /// that settled [`Listing::discovery`].
+    pub chosen: Option<AutoChoice>,
     pub pinned: std::collections::BTreeSet<String>,
     /// The API's title (from its description), for the meta tools' descriptions.
     pub title: String,
+}
+
+/// How `discovery = "auto"` settled an API's mode: its tools cost `tokens` in
+/// `tools/list` (estimated, as the report counts them), against `budget`
+/// (`tools.auto_budget_tokens`; 0 = no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AutoChoice {
+    pub tokens: usize,
+    pub budget: usize,
+}
+
+impl AutoChoice {
+    /// `all` when the tools fit the budget, else `search`.
+    pub fn settle(tokens: usize, budget: usize) -> (DiscoveryMode, AutoChoice) {
+        let mode = if budget == 0 || tokens <= budget {
+            DiscoveryMode::All
+        } else {
+            DiscoveryMode::Search
+        };
+        (mode, AutoChoice { tokens, budget })
+    }
+
+    /// Why: "≈ 1,234 tokens, within tools.auto_budget_tokens (25,000)".
+    pub fn reason(&self) -> String {
+        let tokens = savings::thousands(self.tokens);
+        if self.budget == 0 {
+            return format!("≈ {tokens} tokens; tools.auto_budget_tokens = 0 sets no limit");
+        }
+        let relation = if self.tokens <= self.budget {
+            "within"
+        } else {
+            "over"
+        };
+        format!(
+            "≈ {tokens} tokens, {relation} tools.auto_budget_tokens ({})",
+            savings::thousands(self.budget)
+        )
+    }
+}
+
+impl Listing {
+    /// The mode and why, for banners and reports: `search (auto: ≈ … tokens, over …)`,
+    /// or the configured mode as it is.
+    pub fn describe(&self) -> String {
+        match &self.chosen {
+            Some(choice) => format!("{} (auto: {})", self.discovery.as_str(), choice.reason()),
+            None => format!("{} (configured)", self.discovery.as_str()),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -195,8 +195,12 @@ pub struct DialectReport {
 /// The bytes (and estimated tokens) an API adds to `tools/list` in each discovery mode.
 #[derive(Debug, Clone, Serialize)]
 pub struct Budget {
-    /// The mode configured.
+    /// The mode served (`all`, `search` or `meta`).
     pub discovery: String,
+    /// Why, when `discovery = "auto"` chose it ([`super::AutoChoice::reason`]); `None` when
+    /// the mode was configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto: Option<String>,
     pub all_bytes: usize,
     pub search_bytes: usize,
     pub meta_bytes: usize,
@@ -205,12 +209,15 @@ pub struct Budget {
 impl Budget {
     fn render(&self) -> String {
         let tokens = |bytes: usize| thousands(bytes.div_ceil(BYTES_PER_TOKEN));
+        let served = match &self.auto {
+            Some(reason) => format!("\"auto\" chose \"{}\": {reason}", self.discovery),
+            None => format!("configured: \"{}\"", self.discovery),
+        };
         format!(
-            "  tools/list ≈ {} tokens with discovery = \"all\", {} with \"search\", {} with \"meta\" (configured: \"{}\")",
+            "  tools/list ≈ {} tokens with discovery = \"all\", {} with \"search\", {} with \"meta\" ({served})",
             tokens(self.all_bytes),
             tokens(self.search_bytes),
             tokens(self.meta_bytes),
-            self.discovery
         )
     }
 }

@@ -1864,3 +1864,98 @@ fn long_running_operations_are_marked_by_the_spec_a_documented_202_or_config() {
         "{error}"
     );
 }
+
+/// `discovery = "auto"` (the default) lists an API whole while its tools fit
+/// `tools.auto_budget_tokens`, serves it in `search` mode once they do not (pinned tools
+/// still listed), and records the count and the budget that decided; an explicit mode is
+/// served as configured.
+#[test]
+fn auto_discovery_lists_what_fits_the_budget_and_searches_the_rest() {
+    let paths: serde_json::Map<String, Value> = (0..40)
+        .map(|i| {
+            let op = json!({"get": {
+                "operationId": format!("getThing{i}"),
+                "description": "Reads one thing of a kind, with every field it has.",
+                "parameters": [{"name": "id", "in": "query", "required": true,
+                    "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "ok"}},
+            }});
+            (format!("/things{i}"), op)
+        })
+        .collect();
+    let spec = openapi(Value::Object(paths));
+    let docs = DocumentSet::single(
+        Url::parse("file:///specs/api.json").expect("url"),
+        "api.json".into(),
+        spec,
+    );
+    let pinned = ["getThing3".to_string()];
+    let catalog_with = |discovery: DiscoveryMode, budget: usize| {
+        let input = ApiInput {
+            discovery,
+            pinned: &pinned,
+            ..ApiInput::new("t", Some(&docs))
+        };
+        let settings = ToolSettings {
+            auto_budget_tokens: budget,
+            ..ToolSettings::default()
+        };
+        build(&[input], &settings).expect("catalog builds").0
+    };
+    let listed = |catalog: &Catalog| {
+        catalog
+            .tools()
+            .iter()
+            .filter(|tool| catalog.is_listed(tool))
+            .count()
+    };
+
+    let fits = catalog_with(
+        DiscoveryMode::Auto,
+        crate::config::DEFAULT_AUTO_BUDGET_TOKENS,
+    );
+    let listing = fits.listing("t").expect("listing");
+    assert_eq!(listing.discovery, DiscoveryMode::All);
+    let choice = listing.chosen.expect("auto chose");
+    assert!(choice.tokens > 1000 && choice.tokens < 25_000, "{choice:?}");
+    assert_eq!(listed(&fits), 40);
+    assert!(
+        listing.describe().starts_with("all (auto: ≈ ")
+            && listing
+                .describe()
+                .contains("within tools.auto_budget_tokens (25,000)"),
+        "{}",
+        listing.describe()
+    );
+
+    let over = catalog_with(DiscoveryMode::Auto, choice.tokens - 1);
+    let listing = over.listing("t").expect("listing");
+    assert_eq!(listing.discovery, DiscoveryMode::Search);
+    assert!(
+        listing
+            .describe()
+            .contains(", over tools.auto_budget_tokens")
+    );
+    assert_eq!(listed(&over), 1, "only the pinned tool is listed");
+    assert!(over.is_listed(over.get("getThing3").expect("pinned")));
+
+    // Exactly at the budget still fits; 0 sets no limit.
+    let at = catalog_with(DiscoveryMode::Auto, choice.tokens);
+    assert_eq!(
+        at.listing("t").expect("listing").discovery,
+        DiscoveryMode::All
+    );
+    let unlimited = catalog_with(DiscoveryMode::Auto, 0);
+    assert_eq!(listed(&unlimited), 40);
+
+    // An explicit mode wins over the count, either way.
+    let all = catalog_with(DiscoveryMode::All, 1);
+    assert_eq!(listed(&all), 40);
+    assert_eq!(all.listing("t").expect("listing").chosen, None);
+    let search = catalog_with(DiscoveryMode::Search, 0);
+    assert_eq!(listed(&search), 1);
+    assert_eq!(
+        search.listing("t").expect("listing").describe(),
+        "search (configured)"
+    );
+}

@@ -407,6 +407,7 @@ max_name_length = 16
 max_description_length = 0
 max_output_schema_bytes = 0
 max_input_schema_bytes = 0
+auto_budget_tokens = 0
 dialect = "openai-strict"
 clients = [{ name = "gemini*", dialect = "gemini", max_name_length = 48 }, { name = "claude-code" }]
 
@@ -679,6 +680,7 @@ include = []
         "accept = \"application/json;q\"\n",
         "compression = \"gzip\"\n",
         "discovery = \"some\"\n",
+        "[tools]\nauto_budget_tokens = -1\n",
         "dialect = \"openai\"\n",
         "[tools]\nclients = [{ name = \"x\", max_name_length = 8 }]\n",
         "[tools]\nclients = [{ name = \"\" }]\n",

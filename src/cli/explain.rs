@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::catalog::{Binding, Location, MockSource, Tool, ToolLimit};
-use crate::config::{ApiConfig, Config};
+use crate::catalog::{Binding, Listing, Location, MockSource, Tool, ToolLimit};
+use crate::config::{ApiConfig, Config, DiscoveryMode};
 use crate::load::Loaded;
 
 /// Prints the tool called `tool` to `out`: [`render`]ed, or with `json` the tool as clients
@@ -49,6 +49,11 @@ pub fn print(
             "origin": found.origin,
             "provenance": provenance,
             "resource": found.resource,
+            "listed": loaded.catalog.is_listed(found),
+            "discovery": loaded.catalog.listing(&found.route.api).map(|listing| serde_json::json!({
+                "mode": listing.discovery.as_str(),
+                "auto": listing.chosen.map(|choice| choice.reason()),
+            })),
         });
         serde_json::to_writer_pretty(&mut *out, &explained)?;
         writeln!(out)?;
@@ -56,7 +61,12 @@ pub fn print(
         write!(
             out,
             "{}",
-            render(found, config, &loaded.catalog.required_scopes(found))
+            render(
+                found,
+                config,
+                &loaded.catalog.required_scopes(found),
+                loaded.catalog.listing(&found.route.api)
+            )
         )?;
     }
     Ok(())
@@ -66,7 +76,13 @@ pub fn print(
 /// the call's policies, where requests go, the arguments, the resource it is served as
 /// and the output.
 /// `scopes` are the tool's OAuth scope alternatives ([`crate::catalog::Catalog::required_scopes`]).
-pub fn render(tool: &Tool, config: &Config, scopes: &[Vec<String>]) -> String {
+/// `listing` is how the tool's API is offered ([`crate::catalog::Catalog::listing`]).
+pub fn render(
+    tool: &Tool,
+    config: &Config,
+    scopes: &[Vec<String>],
+    listing: Option<&Listing>,
+) -> String {
     let mut explanation = Explanation {
         tool,
         api: config.apis.get(&tool.route.api),
@@ -74,6 +90,7 @@ pub fn render(tool: &Tool, config: &Config, scopes: &[Vec<String>]) -> String {
         out: String::new(),
     };
     explanation.heading();
+    explanation.listed(listing);
     explanation.text_and_hints(scopes);
     explanation.policies();
     explanation.requests();
@@ -135,6 +152,41 @@ impl Explanation<'_> {
         if let Some(source) = &self.hand_written {
             let _ = writeln!(self.out, "  origin       {source}");
         }
+    }
+
+    /// Whether `tools/list` shows the tool or the model finds it through the discovery
+    /// tools, and what settled that: `discovery = "auto"` with its count, the configured
+    /// mode, or `pinned`.
+    fn listed(&mut self, listing: Option<&Listing>) {
+        let api = &self.tool.route.api;
+        let Some(listing) = listing else {
+            return;
+        };
+        let pinned = listing.pinned.contains(&self.tool.name);
+        let value = match listing.discovery {
+            DiscoveryMode::All => "yes, with every tool of its API".to_string(),
+            _ if pinned => format!(
+                "yes, pinned (the API's other tools: discovery \"{}\")",
+                listing.discovery.as_str()
+            ),
+            DiscoveryMode::Search => {
+                "no: found through search_tools, called through call_tool (or by name)".into()
+            }
+            _ => "no: found through list_operations and describe_operation, called through call_operation (or by name)".into(),
+        };
+        let source = match (
+            &listing.chosen,
+            pinned && listing.discovery != DiscoveryMode::All,
+        ) {
+            (_, true) => format!("config apis.{api}.pinned"),
+            (Some(choice), false) => format!(
+                "discovery \"auto\" (default) chose \"{}\": {}",
+                listing.discovery.as_str(),
+                choice.reason()
+            ),
+            (None, false) => format!("config apis.{api}.discovery"),
+        };
+        self.line("listed", value, source);
     }
 
     /// What the model reads: name, title, the description's first line, the annotations'

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::{Command, GlobalArgs};
 use super::warn_skipped;
-use crate::config::Config;
+use crate::config::{Config, DiscoveryMode};
 use crate::load::{self, Loaded};
 use crate::mcp::{self, ServerState, Snapshot};
 use crate::upstream::Dispatcher;
@@ -254,8 +254,10 @@ impl ApiSummary {
                     .map(|url| format!("→ {url}"))
                     .unwrap_or_default()
             };
-            if api.discovery != crate::config::DiscoveryMode::All {
-                target.push_str(&format!(" (discovery: {})", api.discovery.as_str()));
+            if let Some(listing) = loaded.catalog.listing(name)
+                && (listing.chosen.is_some() || listing.discovery != DiscoveryMode::All)
+            {
+                target.push_str(&format!("  discovery: {}", listing.describe()));
             }
             apis.push((name.clone(), tools.len(), target));
         }

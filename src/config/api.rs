@@ -93,7 +93,8 @@ pub struct ApiConfig {
     #[serde(default)]
     pub tool_rate_limits: BTreeMap<String, RateLimit>,
     /// How the API's tools reach the model: all listed, or found through search or meta
-    /// tools (for APIs too large to list).
+    /// tools (for APIs too large to list). `auto` (the default) lists the API whole when its
+    /// tools fit `tools.auto_budget_tokens`, else serves it in `search` mode.
     #[serde(default)]
     pub discovery: DiscoveryMode,
     /// Tools listed even when `discovery` hides the others.
@@ -201,8 +202,11 @@ impl ConfirmPolicy {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DiscoveryMode {
-    /// Every tool is listed.
+    /// `all` when the API's tools fit `tools.auto_budget_tokens`, else `search`; the
+    /// catalog settles it per API when it is built ([`crate::catalog::Listing`]).
     #[default]
+    Auto,
+    /// Every tool is listed.
     All,
     /// `search_tools` (ranked keyword search returning full definitions) and `call_tool`.
     Search,
@@ -213,6 +217,7 @@ pub enum DiscoveryMode {
 impl DiscoveryMode {
     pub fn as_str(self) -> &'static str {
         match self {
+            DiscoveryMode::Auto => "auto",
             DiscoveryMode::All => "all",
             DiscoveryMode::Search => "search",
             DiscoveryMode::Meta => "meta",

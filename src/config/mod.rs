@@ -88,7 +88,7 @@ pub use surface::{
 };
 pub(crate) use syntax::is_token;
 pub use syntax::{check_accept, parse_origin};
-pub use tools::{ClientRule, Dialect, ToolSettings};
+pub use tools::{ClientRule, DEFAULT_AUTO_BUDGET_TOKENS, Dialect, ToolSettings};
 
 /// The validated configuration.
 #[derive(Debug, Clone, Deserialize, Serialize)]

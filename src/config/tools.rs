@@ -4,6 +4,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The default of `tools.auto_budget_tokens`: 12.5 % of a 200,000-token context window.
+/// Claude Code defers MCP tool definitions to its own tool search once they pass 10 % of
+/// the context, and clients that send every definition with each request pay for all of
+/// them on every turn (VS Code caps a request at 128 tools, Cursor has capped it at 40).
+/// Under this budget go about 120 tools the size of Petstore's (≈ 207 tokens each) or 22
+/// of GitHub's (≈ 1,117); GitHub's whole description (≈ 1.4 million tokens) is searched.
+pub const DEFAULT_AUTO_BUDGET_TOKENS: usize = 25_000;
+
 /// How tools are named and described.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
@@ -19,6 +27,10 @@ pub struct ToolSettings {
     /// published as their type with a description saying what was left out, while the
     /// arguments are still checked against the full schema; 0 means no limit.
     pub max_input_schema_bytes: usize,
+    /// Estimated tokens (compact JSON bytes / 4) an API's tools may cost in `tools/list` and
+    /// still be listed whole under `discovery = "auto"`; a larger API is served in `search`
+    /// mode. 0 means no limit (every `auto` API is listed whole).
+    pub auto_budget_tokens: usize,
     /// The schema dialect tools are published in, unless an API or a client rule says
     /// otherwise.
     pub dialect: Dialect,
@@ -76,6 +88,7 @@ impl Default for ToolSettings {
             max_description_length: 1024,
             max_output_schema_bytes: 16 * 1024,
             max_input_schema_bytes: 16 * 1024,
+            auto_budget_tokens: DEFAULT_AUTO_BUDGET_TOKENS,
             dialect: Dialect::Full,
             clients: Vec::new(),
         }

@@ -79,8 +79,7 @@ impl Discovery {
         let mode_of = |tool: &Tool| {
             catalog
                 .listing(&tool.route.api)
-                .map(|l| l.discovery)
-                .unwrap_or_default()
+                .map_or(DiscoveryMode::All, |l| l.discovery)
         };
         let searched: Vec<(usize, &Tool)> = catalog
             .tools()
@@ -276,10 +275,10 @@ pub fn budget(catalog: &Catalog, api: &str) -> crate::catalog::report::Budget {
     };
     crate::catalog::report::Budget {
         discovery: listing
-            .map(|l| l.discovery)
-            .unwrap_or_default()
+            .map_or(DiscoveryMode::All, |l| l.discovery)
             .as_str()
             .to_string(),
+        auto: listing.and_then(|l| l.chosen.as_ref()).map(|c| c.reason()),
         all_bytes,
         search_bytes: bytes(search_definitions(catalog, &names, &apis)),
         meta_bytes: bytes(meta_definitions(catalog, &names, &apis)),

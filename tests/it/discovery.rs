@@ -207,7 +207,10 @@ async fn check_reports_the_tokens_of_each_mode() {
         .lines()
         .find(|l| l.contains("tools/list ≈"))
         .expect("a budget line");
-    let numbers: Vec<usize> = line
+    let (counts, served) = line
+        .split_once(" (")
+        .expect("the mode served, in parentheses");
+    let numbers: Vec<usize> = counts
         .split_whitespace()
         .filter_map(|w| w.replace(',', "").parse().ok())
         .collect();
@@ -217,7 +220,12 @@ async fn check_reports_the_tokens_of_each_mode() {
         numbers[1] < 1_000 && numbers[2] < 1_000,
         "search and meta: {line}"
     );
-    assert!(line.contains("configured: \"all\""));
+    // No `discovery` key: `auto` chose, and says why.
+    assert!(
+        served.starts_with("\"auto\" chose \"search\": ≈ ")
+            && served.ends_with("over tools.auto_budget_tokens (25,000))"),
+        "{line}"
+    );
 }
 
 async fn connect_as(
@@ -410,4 +418,82 @@ async fn a_strict_client_searches_and_calls_with_arguments_as_json_text() {
     let echoed = result.structured_content.expect("echo");
     assert_eq!(echoed["path"], "/echo/items/3");
     assert_eq!(echoed["query"], "limit=2");
+}
+
+/// With no `discovery` key, `auto` decides per API: GitHub's 1,223 tools (≈ 1.4 million
+/// tokens) are served in `search` mode and Petstore's 19 are listed whole, so the whole
+/// `tools/list` stays under the default budget of 25,000 tokens; the banner, `check` and
+/// `explain` say what was chosen and why, and a GitHub tool is still called through
+/// `call_tool`.
+#[tokio::test]
+async fn with_no_discovery_key_a_huge_api_is_searched_and_a_small_one_listed_whole() {
+    let upstream = upstream::start().await;
+    let Some(spec) = shared_spec("real/github.json") else {
+        return;
+    };
+    let config = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[reload]\nenabled = false\n\
+         [apis.github]\nspec = \"{}\"\nbase_url = \"{}\"\n\
+         [apis.petstore]\nspec = \"specs/petstore.yaml\"\nbase_url = \"{}\"\n",
+        spec.display(),
+        upstream.url(),
+        upstream.url()
+    );
+    let dir = project(&config, &[]);
+    let binary = Binary::start(dir.path()).await;
+    let banner = binary.log();
+    assert!(
+        banner.contains("discovery: search (auto: ≈ 1,368,")
+            && banner.contains("over tools.auto_budget_tokens (25,000)"),
+        "{banner}"
+    );
+    assert!(
+        banner.contains("discovery: all (auto: ≈ ")
+            && banner.contains("within tools.auto_budget_tokens (25,000)"),
+        "{banner}"
+    );
+    let client = connect(&binary).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(&names[..2], ["search_tools", "call_tool"], "{names:?}");
+    assert_eq!(names.len(), 2 + 19, "{names:?}");
+    assert!(names.contains(&"getPetById"));
+    let listed = serde_json::to_string(&json!({ "tools": tools })).expect("json");
+    assert!(
+        listed.len() / 4 < 25_000,
+        "tools/list ≈ {} tokens",
+        listed.len() / 4
+    );
+    let created = call(
+        &client,
+        "call_tool",
+        json!({"name": "issues_create-comment", "arguments": {
+            "owner": "o", "repo": "r", "issue_number": 7, "body": "hi"}}),
+    )
+    .await;
+    assert_ne!(created.is_error, Some(true), "{created:?}");
+    let echoed = created.structured_content.expect("the upstream's echo");
+    assert_eq!(echoed["path"], "/repos/o/r/issues/7/comments");
+    client.cancel().await.ok();
+
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("restmcp runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let check = cli(&["check"]);
+    assert!(
+        check.contains("(\"auto\" chose \"search\": ≈ 1,368,")
+            && check.contains("(\"auto\" chose \"all\": ≈ "),
+        "{check}"
+    );
+    let explained = cli(&["explain", "issues_create-comment"]);
+    assert!(
+        explained.contains("listed       no: found through search_tools")
+            && explained.contains("← discovery \"auto\" (default) chose \"search\""),
+        "{explained}"
+    );
 }

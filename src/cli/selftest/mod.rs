@@ -17,6 +17,8 @@
 //! title and detail or Prism's `validation` list. Then every resource is read, every
 //! template read at a URI made from values its variables can take, and every prompt got
 //! with its required arguments filled (completions tried on the way), on both transports.
+//! An API left to `discovery = "auto"` is listed whole on both servers, however large, so
+//! that every tool is called; an explicit `search` or `meta` is tested as configured.
 //!
 //! One concept per file: `transports` starts the two servers (this process over Streamable
 //! HTTP, a child over stdio) and connects the SDK's clients; `plan` compares the two
@@ -128,7 +130,10 @@ pub async fn run(options: &Options) -> Result<Summary, SelftestError> {
         mock: !options.live || options.overrides.mock,
         ..options.overrides.clone()
     };
-    let config = Config::load(&options.config, &overrides)?;
+    let mut config = Config::load(&options.config, &overrides)?;
+    // Every tool is called: an API left to `discovery = "auto"` is listed whole here, as a
+    // small one would be (an explicit `search` or `meta` is tested as configured).
+    config.tools.auto_budget_tokens = 0;
     let wanted = |t: Transport| options.only.is_none_or(|only| only == t);
     // The child loads the same specs as this process does: both at once.
     let (http, stdio) = tokio::join!(

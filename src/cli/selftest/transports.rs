@@ -169,7 +169,9 @@ impl StdioLeg {
                 // Warnings only: the child's stderr is kept for error messages, not shown.
                 .env("RUST_LOG", "warn")
                 // The child lives for seconds; watching files for it would be wasted work.
-                .env("RESTMCP_RELOAD__ENABLED", "false");
+                .env("RESTMCP_RELOAD__ENABLED", "false")
+                // Listed whole, as this process lists it (see `super::run`).
+                .env("RESTMCP_TOOLS__AUTO_BUDGET_TOKENS", "0");
         });
         let (transport, child_stderr) = TokioChildProcess::builder(command)
             .stderr(std::process::Stdio::piped())
