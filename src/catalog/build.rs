@@ -10,8 +10,8 @@ use super::report::{ApiReport, OperationOutcome, OperationReport, Report};
 use super::select::{self, Candidate, Selection};
 use super::synthesize::{self, Context, Draft};
 use super::{
-    Annotations, AutoChoice, Catalog, Confirmation, Listing, MOCK_BASE_URL, McpToolList, Origin,
-    SharedSchemas, Tool, handwritten, naming,
+    Annotations, AutoChoice, Catalog, Confirmation, Listing, MOCK_BASE_URL, Origin, SharedSchemas,
+    Tool, handwritten, naming,
 };
 use crate::config::{ConfirmPolicy, DiscoveryMode, ToolSettings};
 use crate::schema::RefGraph;
@@ -111,6 +111,7 @@ pub fn build(
     let mut catalog = Catalog::default();
     let mut report = Report::default();
     let mut owners: HashMap<String, String> = HashMap::new();
+    let mut all_bytes = 0;
     for input in apis {
         let (mut tools, api_report, schemes) = build_api(input, settings)?;
         catalog
@@ -128,10 +129,12 @@ pub fn build(
                 tool.note("long_running", source);
             }
         }
+        let bytes = listed_bytes(&tools);
+        all_bytes += bytes;
         let (discovery, chosen) = match input.discovery {
             DiscoveryMode::Auto => {
-                let (mode, choice) =
-                    AutoChoice::settle(list_tokens(&tools), settings.auto_budget_tokens);
+                let tokens = bytes.div_ceil(super::savings::BYTES_PER_TOKEN);
+                let (mode, choice) = AutoChoice::settle(tokens, settings.auto_budget_tokens);
                 (mode, Some(choice))
             }
             configured => (configured, None),
@@ -162,20 +165,18 @@ pub fn build(
         }
         report.apis.push(api_report);
     }
-    report.list_bytes = crate::json::compact_len(&McpToolList {
-        tools: catalog.tools.iter().map(Tool::mcp).collect(),
-    });
+    // `{"tools":[` and `]}` around the tools, less the separator after the last one.
+    report.list_bytes = r#"{"tools":[]}"#.len() + all_bytes.saturating_sub(1);
     Ok((catalog, report))
 }
 
-/// What `tools` cost in `tools/list` in estimated tokens, counted as the report's
-/// discovery budget counts them (compact JSON and a separator per tool).
-fn list_tokens(tools: &[Tool]) -> usize {
-    let bytes: usize = tools
+/// The bytes `tools` add to `tools/list`: each one's compact JSON and a separator, as the
+/// report's discovery budget counts them.
+fn listed_bytes(tools: &[Tool]) -> usize {
+    tools
         .iter()
         .map(|tool| crate::json::compact_len(&tool.mcp()) + 1)
-        .sum();
-    bytes.div_ceil(super::savings::BYTES_PER_TOKEN)
+        .sum()
 }
 
 /// Settles whether a human confirms the tool's calls, when no overlay said: as the API's

@@ -1900,7 +1900,10 @@ fn auto_discovery_lists_what_fits_the_budget_and_searches_the_rest() {
             auto_budget_tokens: budget,
             ..ToolSettings::default()
         };
-        build(&[input], &settings).expect("catalog builds").0
+        let (catalog, report) = build(&[input], &settings).expect("catalog builds");
+        // The count the mode was chosen by is the one `check` prints, and exact.
+        assert_eq!(report.list_bytes, catalog.list_json().len());
+        catalog
     };
     let listed = |catalog: &Catalog| {
         catalog
