@@ -138,6 +138,7 @@ max_in_flight_per_client = 0
 [apis.$name]
 spec = "$spec"
 base_url = "http://127.0.0.1:$upstream_port"
+discovery = "all"
 TOML
     "$bin" serve --config "$work/$name.toml" >"$work/$name.log" 2>&1 &
     pid=$!

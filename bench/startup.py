@@ -11,6 +11,9 @@ Over Streamable HTTP: starts `restmcp serve` for the spec on a free loopback por
 sends 2026-07-28 `tools/list` requests (every page) until one succeeds, timing from the
 fork; peak RSS as above.
 
+Every tool is listed (`discovery = "all"`, or `tools.auto_budget_tokens = 0` with `--spec`):
+the figures are of the whole listing, as before `discovery = "auto"` became the default.
+
 Usage: startup.py RESTMCP_BIN NAME=SPEC [NAME=SPEC ...] [--runs N]
 Prints one line per spec, and the figures as JSON on the last line.
 """
@@ -72,7 +75,7 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def once(binary: str, spec: str) -> dict:
-    env = dict(os.environ, RUST_LOG="error")
+    env = dict(os.environ, RUST_LOG="error", RESTMCP_TOOLS__AUTO_BUDGET_TOKENS="0")
     started = time.perf_counter()
     proc = subprocess.Popen(
         [binary, "stdio", "--spec", spec, "--base-url", "http://127.0.0.1:9"],
@@ -141,7 +144,7 @@ def once_http(binary: str, spec: str) -> dict:
         port = probe.getsockname()[1]
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as config:
         config.write(f'[server]\nlisten = "127.0.0.1:{port}"\n[apis.api]\nspec = "{spec}"\n'
-                     f'base_url = "http://127.0.0.1:9"\n')
+                     f'base_url = "http://127.0.0.1:9"\ndiscovery = "all"\n')
     started = time.perf_counter()
     proc = subprocess.Popen([binary, "serve", "--config", config.name], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=dict(os.environ, RUST_LOG="error"), cwd="/")

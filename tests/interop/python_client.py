@@ -247,7 +247,10 @@ class HttpServer:
         self.port = free_port()
         # restmcp reads every RESTMCP_* variable as configuration and refuses unknown keys,
         # so the runner's own RESTMCP_BIN must not reach it (child_env).
-        env = child_env({"RESTMCP_SERVER__LISTEN": f"127.0.0.1:{self.port}"})
+        # Every tool listed, however large the spec (discovery = "auto" would serve GitHub's in
+        # search mode): the transports' limits are under test.
+        env = child_env({"RESTMCP_SERVER__LISTEN": f"127.0.0.1:{self.port}",
+                         "RESTMCP_TOOLS__AUTO_BUDGET_TOKENS": "0"})
         self.child = Child(
             "restmcp serve",
             # The transports' own limits are under test here, not the result budget
