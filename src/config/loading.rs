@@ -1,5 +1,5 @@
 //! `[loading]`: what a spec and the documents it references may reach, and how much of them
-//! is read (README, Security model), with its defaults. Spec loading turns it into its own policy
+//! is read (the book's Security model, `docs/src/security.md`), with its defaults. Spec loading turns it into its own policy
 //! (`spec::LoadPolicy::from_settings`).
 
 use figment::value::magic::RelativePathBuf;

@@ -1,4 +1,5 @@
-//! Human confirmation of calls that change the world (README, "Confirmation by a human").
+//! Human confirmation of calls that change the world (`docs/src/changing-the-world.md`,
+//! "Confirmation by a human").
 //! Before a call of a tool
 //! whose route needs it ([`crate::catalog::Route::needs_confirmation`]) sends its request,
 //! the user is asked through the protocol, shown what will happen rather than the model's

@@ -1,6 +1,6 @@
 //! Message sizes real clients accept, and how restmcp stays within them.
 //!
-//! Measured in the official SDKs (README, "Message sizes"):
+//! Measured in the official SDKs (`docs/src/serving.md`, "Message sizes real clients accept"):
 //! - Python (`mcp` 2.3.0, `httpx2`'s `EventSource`): an SSE event whose lines (`event:`,
 //!   `data:`, `id:`, without their newlines) add up to more than 1 MiB raises `SSEError`. On
 //!   the legacy HTTP+SSE transport that ends the whole session; on Streamable HTTP it fails

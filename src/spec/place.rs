@@ -1,5 +1,5 @@
-//! Where a spec's documents may come from, and how one is read (README, Security model:
-//! "`$ref`s and spec fetching stay in their place").
+//! Where a spec's documents may come from, and how one is read (the book's Security
+//! model, `docs/src/security.md`: "`$ref`s and spec fetching stay in their place").
 //!
 //! The operator names the root spec (a file or URL); that location is trusted. Everything
 //! the spec references is not: [`Place`] admits a `$ref`'d file only under the root's

@@ -1,4 +1,5 @@
-//! Bounded results that stay usable (README, "Bounded results that stay usable"). A JSON
+//! Bounded results that stay usable (`docs/src/changing-the-world.md`, "Bounded results that
+//! stay usable"). A JSON
 //! result over the tool's budget (`apis.NAME.max_result_tokens`, estimated as compact JSON bytes / 3) is not cut
 //! mid-value: the list in it (the body itself, or its largest top-level array: `items`,
 //! `data`, `value`…) keeps whole items up to the budget, and the result says so with

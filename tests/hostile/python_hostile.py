@@ -8,7 +8,7 @@ Idempotency-Key and X-Mode headers, is the witness of what reached it; before re
 check sends httpbin a marker request and waits for its line (tests/lib/harness.py AccessLog).
 Long-running operations go to tests/fixtures/tasks-conformance/upstream.py (standard library:
 202 + Operation-Location). Every client is on 127.0.0.1, so clients are told apart by their
-static tokens (A, B, C: random per run), as README "Security model" says.
+static tokens (A, B, C: random per run), as the book's "Security model" (docs/src/security.md) says.
 
 Servers (`restmcp serve`, all on 127.0.0.1 and free ports, killed on any exit), each serving
 tests/hostile/hostile-api.yaml as the API "hostile" on httpbin, with tokens A, B and C:

@@ -1,4 +1,4 @@
-//! Integration tests: one binary, a module per feature (README, "Development"); `support` holds what they share.
+//! Integration tests: one binary, a module per feature (`docs/src/testing.md`); `support` holds what they share.
 
 mod bad_input;
 mod bodies;

@@ -165,7 +165,7 @@ fn the_shipped_config_answers_out_of_the_box() {
     assert!(result["structuredContent"]["name"].is_string(), "{text}");
 }
 
-/// The mock's first promise: the README's first command (`restmcp` with no arguments, in
+/// The mock's first promise: the README's `cargo run --release` (`restmcp` with no arguments, in
 /// the repository) starts a server whose tools answer, schema-valid, to a real MCP client.
 #[tokio::test]
 async fn the_readme_first_command_serves_tools_that_answer() {

@@ -466,14 +466,16 @@ fn restmcp_schema_prints_the_shipped_schemas_without_a_config() {
     }
 }
 
-/// The README's walkthrough, as written, on the shipped config and specs.
+/// The walkthrough of the book's "Shaping tools with YAML" chapter, as written, on the
+/// shipped config and specs.
 #[tokio::test]
-async fn the_readme_walkthrough_works_as_written() {
+async fn the_shaping_tools_walkthrough_works_as_written() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    let chapter = std::fs::read_to_string(root.join("docs/src/shaping-tools.md"))
+        .expect("docs/src/shaping-tools.md");
     let marker = "<!-- walkthrough: specs/petstore.overlay.yaml -->\n```yaml\n";
-    let start = readme.find(marker).expect("walkthrough marker") + marker.len();
-    let overlay = &readme[start..start + readme[start..].find("```").expect("block end")];
+    let start = chapter.find(marker).expect("walkthrough marker") + marker.len();
+    let overlay = &chapter[start..start + chapter[start..].find("```").expect("block end")];
 
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::copy(root.join("config.toml"), dir.path().join("config.toml")).expect("config");
@@ -508,7 +510,7 @@ async fn the_readme_walkthrough_works_as_written() {
     assert_eq!(tool.input_schema.to_value()["required"], json!(["id"]));
     let diff = restmcp::reload::CatalogDiff::between(&before.catalog, &after.catalog);
     assert!(
-        readme.contains(&format!("): {diff}; now 19 tools")),
-        "the README shows the log line: {diff}"
+        chapter.contains(&format!("): {diff}; now 19 tools")),
+        "docs/src/shaping-tools.md shows the log line: {diff}"
     );
 }

@@ -225,7 +225,7 @@ def result_problems(kind: str, arguments: dict[str, Any], result: types.CallTool
                     truncation_expected: bool | None, version: str) -> tuple[list[str], list[Any], dict[str, Any] | None]:
     """What is wrong with one result (empty when nothing), its items and its truncated note.
     Up to 2025-11-25 structuredContent must be an object: a bare array comes as `{"result": [...]}`
-    (structured and text alike, as restmcp's README says); 2026-07-28 gets the array itself."""
+    (structured and text alike, as restmcp's book says in docs/src/calling-upstream.md); 2026-07-28 gets the array itself."""
     problems: list[str] = []
     if result.is_error:
         return [f"isError: {dump(result)}"], [], None

@@ -1116,7 +1116,7 @@ fn dispatcher_call_futures_are_send() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Where credentials may go (README, Security model)
+// Where credentials may go (docs/src/security.md, "Credentials go only where the operator said")
 
 #[tokio::test]
 async fn credentials_are_never_attached_to_a_request_for_another_origin() {
