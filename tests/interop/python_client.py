@@ -63,6 +63,8 @@ import tempfile
 import threading
 import time
 import traceback
+import urllib.error
+import urllib.request
 from contextlib import AsyncExitStack
 from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -267,7 +269,24 @@ class HttpServer:
         return f"http://127.0.0.1:{self.port}"
 
     async def wait_ready(self) -> None:
-        """Until the port accepts connections (restmcp binds before printing its banner)."""
+        """Until the port accepts connections (restmcp binds before printing its banner), then
+        until /readyz says the tools are loaded: MCP requests get 503 before that, which a
+        slow (loaded) machine shows."""
+        await self.wait_listening()
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.base}/readyz", timeout=5) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.base}/readyz not 200 after {TIMEOUT:.0f} s: {self.log_text()}")
+            await anyio.sleep(0.1)
+
+    async def wait_listening(self) -> None:
+        """Until the port accepts connections."""
         deadline = time.monotonic() + TIMEOUT
         while True:
             if self.proc.poll() is not None:

@@ -32,8 +32,6 @@ import sys
 import threading
 import time
 import traceback
-import urllib.error
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Awaitable, Callable
 
@@ -118,27 +116,11 @@ async def check(name: str, body: Callable[[], Awaitable[tuple[bool, str]]]) -> b
     return ok
 
 
-async def wait_loaded(base: str) -> None:
-    """Until /readyz says the tools are loaded (MCP requests get 503 before that)."""
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}/readyz", timeout=5) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{base}/readyz not 200 after {TIMEOUT:.0f} s")
-        await anyio.sleep(0.1)
-
-
 async def with_server(binary: str, spec: str, upstream: str, label: str, body: Callable[[str], Awaitable[None]]) -> None:
     server = HttpServer(binary, spec, upstream)
     try:
         try:
             await server.wait_ready()
-            await wait_loaded(server.base)
         except Exception as exc:
             R.check(f"[{label}] start", False, f"restmcp serve not ready: {describe(exc)}")
             return
