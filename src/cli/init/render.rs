@@ -14,7 +14,7 @@ use super::{Description, Upstream};
 
 /// Words of a title that say nothing about which API it is: "Swagger Petstore - OpenAPI
 /// 3.0" is `petstore`, "GitHub v3 REST API" is `github`.
-const NOISE: [&str; 8] = [
+const NOISE: [&str; 9] = [
     "swagger",
     "openapi",
     "api",
@@ -23,6 +23,7 @@ const NOISE: [&str; 8] = [
     "restful",
     "spec",
     "specification",
+    "official",
 ];
 
 /// The longest name made from a title, in bytes (cut at a word).
@@ -38,18 +39,23 @@ pub fn config(d: &Description) -> String {
     out
 }
 
-/// An API name from a title: lower-case ASCII words joined by `_`, without the words that
-/// name no API in particular (`swagger`, `openapi`, `api`, `rest`…) or versions (`v3`,
-/// `3.0`); `None` when no word is left.
+/// An API name from a title: its first run of words that are not [`NOISE`] or versions
+/// (`v3`, `3.0`), lower-case ASCII joined by `_` ("GitHub's official OpenAPI spec + Octokit
+/// extension" is `github`); `None` when there is no such word.
 pub fn api_name(title: &str) -> Option<String> {
-    let words: Vec<String> = title
+    let title = title.replace("'s", "").replace("\u{2019}s", "");
+    let mut name = String::new();
+    for word in title
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|word| !word.is_empty())
         .map(str::to_ascii_lowercase)
-        .filter(|word| !NOISE.contains(&word.as_str()) && !is_version(word))
-        .collect();
-    let mut name = String::new();
-    for word in words {
+    {
+        if NOISE.contains(&word.as_str()) || is_version(&word) {
+            if name.is_empty() {
+                continue;
+            }
+            break;
+        }
         if !name.is_empty() && name.len() + 1 + word.len() > MAX_NAME {
             break;
         }
@@ -276,8 +282,7 @@ fn tools_comment(d: &Description, out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "# overlays = [\"{}.overlay.yaml\"]   # rename, describe, hide or add tools in YAML\n\
-         #                                    # (docs/src/shaping-tools.md)",
+        "# overlays = [\"{}.overlay.yaml\"]   # rename, describe, hide or add tools (docs/src/shaping-tools.md)",
         d.name
     );
     let example = d.example_tool.as_deref().unwrap_or("TOOL");

@@ -21,6 +21,10 @@ fn the_api_name_is_the_title_without_the_words_that_name_no_api() {
     );
     assert_eq!(api_name("Twilio - Api").as_deref(), Some("twilio"));
     assert_eq!(
+        api_name("GitHub's official OpenAPI spec + Octokit extension").as_deref(),
+        Some("github")
+    );
+    assert_eq!(
         api_name("Ünïcode Café API v1beta").as_deref(),
         Some("n_code_caf")
     );
