@@ -48,6 +48,7 @@ pub mod prompt;
 pub mod report;
 pub mod resource;
 mod savings;
+pub(crate) use savings::thousands;
 mod schema_text;
 pub mod select;
 pub mod served;

@@ -80,7 +80,7 @@ impl Hoisting {
 }
 
 /// `1388246` → `1,388,246`.
-pub(super) fn thousands(n: usize) -> String {
+pub(crate) fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, digit) in digits.chars().enumerate() {

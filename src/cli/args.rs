@@ -59,6 +59,22 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a commented config.toml (at --config) for the API description given with
+    /// --spec FILE|URL, then check it; or, with --client, print what to paste into an MCP
+    /// client to start restmcp on an existing config.
+    Init {
+        /// With --spec: the API's name in the config (default: made from the description's
+        /// title).
+        #[arg(long, conflicts_with = "client")]
+        name: Option<String>,
+        /// With --spec: replace the file at --config if it exists.
+        #[arg(long, conflicts_with = "client")]
+        force: bool,
+        /// Print the configuration snippet (or command) for this client, for the config at
+        /// --config: claude-desktop, claude-code, cursor or vscode.
+        #[arg(long, value_enum, value_name = "CLIENT")]
+        client: Option<super::init::ClientKind>,
+    },
     /// Serve MCP over Streamable HTTP at /mcp on `server.listen` (the default command).
     Serve,
     /// Serve MCP over stdin/stdout, for desktop clients that start restmcp themselves.

@@ -1,10 +1,12 @@
-//! The command line: `restmcp serve` (the default), `stdio`, `tools`, `check`, `call`,
-//! `explain`, `schema` and `selftest`. [`main`] parses the arguments and runs the command;
+//! The command line: `restmcp serve` (the default), `stdio`, `init`, `tools`, `check`,
+//! `call`, `explain`, `schema` and `selftest`. [`main`] parses the arguments and runs the command;
 //! `tools`, `check` and `call` are a few lines each and run here.
 //!
 //! * [`args`]: the arguments as clap parses them (global flags, one variant per command).
 //! * `serve`: `restmcp serve` over Streamable HTTP and `restmcp stdio`, with the start-up
 //!   banner and hot reload.
+//! * [`init`]: `restmcp init`, a commented `config.toml` for an API description, and what to
+//!   paste into a client to start restmcp on it.
 //! * [`explain`]: `restmcp explain TOOL`, one tool and where each piece of it came from.
 //! * [`selftest`](mod@selftest): `restmcp selftest`, every tool called over both transports.
 //! * [`editor_schema`]: `restmcp schema`, the JSON Schemas editors use for `config.toml` and
@@ -13,19 +15,21 @@
 //!   where their completions come from.
 
 use std::io::{IsTerminal as _, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser as _;
 
-use crate::config::Config;
+use crate::config::{Config, Overrides};
 use crate::load::{self, Loaded};
 use crate::upstream::{CallContext, Dispatcher};
 
 pub mod args;
 pub mod editor_schema;
 pub mod explain;
+pub mod init;
 pub mod selftest;
 mod serve;
 pub mod surface;
@@ -77,80 +81,106 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             selftest(json, options)
         }
+        // Writes the file at --config rather than reading it.
+        Command::Init {
+            name,
+            force,
+            client,
+        } => init::run(&global, name, force, client),
         command @ (Command::Serve | Command::Stdio) => {
             let config = Config::load(&global.config, &global.overrides())?;
             serve(command, config, &global)
         }
-        Command::Explain { tool, json } => with_loaded(&global, |loaded, config, _, stdout| {
-            explain::print(&loaded, &tool, json, config, stdout)?;
-            Ok(ExitCode::SUCCESS)
-        }),
-        Command::Call { tool, args } => with_loaded(&global, |loaded, config, runtime, stdout| {
-            let arguments = match serde_json::from_str::<serde_json::Value>(&args) {
-                Ok(serde_json::Value::Object(arguments)) => arguments,
-                Ok(_) => anyhow::bail!("--args must be a JSON object"),
-                Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
-            };
-            warn_skipped(&loaded);
-            let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), config)
-                .map(crate::mock::plug)
-                .map_err(anyhow::Error::msg)?;
-            let result =
-                runtime.block_on(dispatcher.call(&tool, arguments, &CallContext::default()))?;
-            let mut printed = serde_json::json!({
-                "content": result.content,
-                "isError": result.is_error,
-            });
-            if let Some(structured) = &result.structured {
-                printed["structuredContent"] = structured.clone();
-            }
-            serde_json::to_writer_pretty(&mut *stdout, &printed)?;
-            writeln!(stdout)?;
-            Ok(if result.is_error {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            })
-        }),
+        Command::Explain { tool, json } => with_loaded(
+            &global.config,
+            &global.overrides(),
+            |loaded, config, _, stdout| {
+                explain::print(&loaded, &tool, json, config, stdout)?;
+                Ok(ExitCode::SUCCESS)
+            },
+        ),
+        Command::Call { tool, args } => with_loaded(
+            &global.config,
+            &global.overrides(),
+            |loaded, config, runtime, stdout| {
+                let arguments = match serde_json::from_str::<serde_json::Value>(&args) {
+                    Ok(serde_json::Value::Object(arguments)) => arguments,
+                    Ok(_) => anyhow::bail!("--args must be a JSON object"),
+                    Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
+                };
+                warn_skipped(&loaded);
+                let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), config)
+                    .map(crate::mock::plug)
+                    .map_err(anyhow::Error::msg)?;
+                let result =
+                    runtime.block_on(dispatcher.call(&tool, arguments, &CallContext::default()))?;
+                let mut printed = serde_json::json!({
+                    "content": result.content,
+                    "isError": result.is_error,
+                });
+                if let Some(structured) = &result.structured {
+                    printed["structuredContent"] = structured.clone();
+                }
+                serde_json::to_writer_pretty(&mut *stdout, &printed)?;
+                writeln!(stdout)?;
+                Ok(if result.is_error {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                })
+            },
+        ),
         Command::Tools {
             json,
             client,
             protocol_version,
-        } => with_loaded(&global, |loaded, config, _, stdout| {
-            warn_skipped(&loaded);
-            if json {
-                let listing = served_listing(loaded, config, client.as_deref(), &protocol_version)?;
-                let list: serde_json::Value = serde_json::from_slice(&listing)?;
-                serde_json::to_writer_pretty(&mut *stdout, &list)?;
-                writeln!(stdout)?;
-            } else {
-                write!(stdout, "{}", render_tools(&loaded))?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }),
-        Command::Check { json } => with_loaded(&global, |mut loaded, config, _, stdout| {
-            load::report_dialects(&mut loaded, config);
-            loaded.report.surface = surface::surface(&loaded.catalog);
-            if json {
-                serde_json::to_writer_pretty(&mut *stdout, &loaded.report)?;
-                writeln!(stdout)?;
-            } else {
-                write!(stdout, "{}", loaded.report.render())?;
-            }
-            Ok(if loaded.report.skipped() > 0 {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            })
-        }),
+        } => with_loaded(
+            &global.config,
+            &global.overrides(),
+            |loaded, config, _, stdout| {
+                warn_skipped(&loaded);
+                if json {
+                    let listing =
+                        served_listing(loaded, config, client.as_deref(), &protocol_version)?;
+                    let list: serde_json::Value = serde_json::from_slice(&listing)?;
+                    serde_json::to_writer_pretty(&mut *stdout, &list)?;
+                    writeln!(stdout)?;
+                } else {
+                    write!(stdout, "{}", render_tools(&loaded))?;
+                }
+                Ok(ExitCode::SUCCESS)
+            },
+        ),
+        Command::Check { json } => check(&global.config, &global.overrides(), json),
     }
 }
 
+/// `restmcp check` on the configuration at `path` (also what `init` runs on the file it
+/// wrote): the report on stdout, exit code 1 when an operation could not be mapped.
+fn check(path: &Path, overrides: &Overrides, json: bool) -> anyhow::Result<ExitCode> {
+    with_loaded(path, overrides, |mut loaded, config, _, stdout| {
+        load::report_dialects(&mut loaded, config);
+        loaded.report.surface = surface::surface(&loaded.catalog);
+        if json {
+            serde_json::to_writer_pretty(&mut *stdout, &loaded.report)?;
+            writeln!(stdout)?;
+        } else {
+            write!(stdout, "{}", loaded.report.render())?;
+        }
+        Ok(if loaded.report.skipped() > 0 {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        })
+    })
+}
+
 /// Runs a command that works on the loaded configuration (`explain`, `call`, `tools`,
-/// `check`): loads it on a current-thread runtime and hands `command` what was loaded, the
-/// configuration, the runtime and stdout.
+/// `check`): loads the one at `path` with `overrides` on a current-thread runtime and hands
+/// `command` what was loaded, the configuration, the runtime and stdout.
 fn with_loaded(
-    global: &args::GlobalArgs,
+    path: &Path,
+    overrides: &Overrides,
     command: impl FnOnce(
         Loaded,
         &Config,
@@ -158,7 +188,7 @@ fn with_loaded(
         &mut std::io::StdoutLock<'static>,
     ) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
-    let config = Config::load(&global.config, &global.overrides())?;
+    let config = Config::load(path, overrides)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

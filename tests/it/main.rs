@@ -11,6 +11,8 @@ mod dispatch;
 mod docs;
 mod faults;
 mod fuzz;
+mod getting_started;
+mod init;
 mod layers;
 mod mcp;
 mod mock;
