@@ -73,7 +73,7 @@ pub enum Command {
         /// Print the configuration snippet (or command) for this client, for the config at
         /// --config: claude-desktop, claude-code, cursor or vscode.
         #[arg(long, value_enum, value_name = "CLIENT")]
-        client: Option<super::init::ClientKind>,
+        client: Option<ClientKind>,
     },
     /// Serve MCP over Streamable HTTP at /mcp on `server.listen` (the default command).
     Serve,
@@ -168,4 +168,13 @@ impl GlobalArgs {
             mock: self.mock,
         }
     }
+}
+
+/// The clients `init --client` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClientKind {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    Vscode,
 }

@@ -29,9 +29,7 @@ use crate::spec::SecurityScheme;
 pub mod client;
 pub mod render;
 
-pub use client::ClientKind;
-
-use super::args::GlobalArgs;
+use super::args::{ClientKind, GlobalArgs};
 
 /// What `restmcp init --spec` writes a configuration for.
 #[derive(Debug, Clone)]

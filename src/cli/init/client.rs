@@ -22,16 +22,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
+use crate::cli::args::ClientKind;
 use crate::config::{Config, Overrides};
-
-/// The clients `init --client` knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ClientKind {
-    ClaudeDesktop,
-    ClaudeCode,
-    Cursor,
-    Vscode,
-}
 
 /// How a client starts restmcp on one configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
