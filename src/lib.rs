@@ -69,8 +69,8 @@
 //! * [`http`] is the sidecar: the listener, the guard (Host, Origin, tokens), the OAuth
 //!   resource server ([`http::oauth`]), health, metrics, TLS and graceful shutdown;
 //!   [`reload`] notices changed files (or SIGHUP) and swaps the snapshot atomically.
-//! * [`cli`] is the command line: `serve`, `stdio`, `tools`, `check`, `call`, `explain`,
-//!   `selftest`, `schema`.
+//! * [`cli`] is the command line: `serve`, `stdio`, `init`, `tools`, `check`, `call`,
+//!   `explain`, `selftest`, `schema`.
 //!
 //! Start reading at [`load::load`], then [`catalog::build`], then [`upstream::Dispatcher`]
 //! and [`mcp`].
