@@ -122,7 +122,10 @@ class Check:
 def restmcp_env() -> dict[str, str]:
     # restmcp reads every RESTMCP_* variable as configuration and refuses unknown keys, so the
     # runner's own RESTMCP_BIN must not reach it.
-    env = child_env({})
+    # Every tool listed, whatever the description's size: d6 reads GitHub's whole tools/list
+    # over legacy SSE and d8 walks every GitHub tool for dangling $refs (discovery = "auto"
+    # would serve GitHub in search mode).
+    env = child_env({"RESTMCP_TOOLS__AUTO_BUDGET_TOKENS": "0"})
     env.setdefault("RUST_LOG", "warn")
     return env
 
@@ -889,6 +892,7 @@ async def d8_example_refs(w: World) -> Check:
             tools = await anyio.to_thread.run_sync(lambda: tools_json(w, github))
             bad = dangling_refs(tools)
             c.expect(not bad, f"github.json: {len(bad)} dangling $ref: {short(bad, 300)}")
+            c.expect(len(tools) > 1000, f"github.json: only {len(tools)} tools walked")
             c.note(f"github.json: {len(tools)} tools, {len(bad)} dangling $ref")
 
         await c.part("github.json", gh)
