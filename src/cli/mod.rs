@@ -34,7 +34,7 @@ pub mod selftest;
 mod serve;
 pub mod surface;
 
-use args::{Cli, Command};
+use args::{Cli, Command, GlobalArgs};
 use serve::serve;
 
 /// Runs the command line; errors become a message on stderr and exit code 1.
@@ -99,60 +99,76 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             },
         ),
-        Command::Call { tool, args } => with_loaded(
-            &global.config,
-            &global.overrides(),
-            |loaded, config, runtime, stdout| {
-                let arguments = match serde_json::from_str::<serde_json::Value>(&args) {
-                    Ok(serde_json::Value::Object(arguments)) => arguments,
-                    Ok(_) => anyhow::bail!("--args must be a JSON object"),
-                    Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
-                };
-                warn_skipped(&loaded);
-                let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), config)
-                    .map(crate::mock::plug)
-                    .map_err(anyhow::Error::msg)?;
-                let result =
-                    runtime.block_on(dispatcher.call(&tool, arguments, &CallContext::default()))?;
-                let mut printed = serde_json::json!({
-                    "content": result.content,
-                    "isError": result.is_error,
-                });
-                if let Some(structured) = &result.structured {
-                    printed["structuredContent"] = structured.clone();
-                }
-                serde_json::to_writer_pretty(&mut *stdout, &printed)?;
-                writeln!(stdout)?;
-                Ok(if result.is_error {
-                    ExitCode::FAILURE
-                } else {
-                    ExitCode::SUCCESS
-                })
-            },
-        ),
+        Command::Call { tool, args } => call(&global, &tool, &args),
         Command::Tools {
             json,
             client,
             protocol_version,
-        } => with_loaded(
-            &global.config,
-            &global.overrides(),
-            |loaded, config, _, stdout| {
-                warn_skipped(&loaded);
-                if json {
-                    let listing =
-                        served_listing(loaded, config, client.as_deref(), &protocol_version)?;
-                    let list: serde_json::Value = serde_json::from_slice(&listing)?;
-                    serde_json::to_writer_pretty(&mut *stdout, &list)?;
-                    writeln!(stdout)?;
-                } else {
-                    write!(stdout, "{}", render_tools(&loaded))?;
-                }
-                Ok(ExitCode::SUCCESS)
-            },
-        ),
+        } => tools(&global, json, client.as_deref(), &protocol_version),
         Command::Check { json } => check(&global.config, &global.overrides(), json),
     }
+}
+
+/// `restmcp call TOOL --args JSON`: one call, its result printed as `tools/call` carries it;
+/// exit code 1 for an error result.
+fn call(global: &GlobalArgs, tool: &str, args: &str) -> anyhow::Result<ExitCode> {
+    with_loaded(
+        &global.config,
+        &global.overrides(),
+        |loaded, config, runtime, stdout| {
+            let arguments = match serde_json::from_str::<serde_json::Value>(args) {
+                Ok(serde_json::Value::Object(arguments)) => arguments,
+                Ok(_) => anyhow::bail!("--args must be a JSON object"),
+                Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
+            };
+            warn_skipped(&loaded);
+            let dispatcher = Dispatcher::new(Arc::new(loaded.catalog), config)
+                .map(crate::mock::plug)
+                .map_err(anyhow::Error::msg)?;
+            let result =
+                runtime.block_on(dispatcher.call(tool, arguments, &CallContext::default()))?;
+            let mut printed = serde_json::json!({
+                "content": result.content,
+                "isError": result.is_error,
+            });
+            if let Some(structured) = &result.structured {
+                printed["structuredContent"] = structured.clone();
+            }
+            serde_json::to_writer_pretty(&mut *stdout, &printed)?;
+            writeln!(stdout)?;
+            Ok(if result.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        },
+    )
+}
+
+/// `restmcp tools`: the tools as a table, or with `--json` the exact `tools/list` a client
+/// (`client`, `protocol_version`) gets.
+fn tools(
+    global: &GlobalArgs,
+    json: bool,
+    client: Option<&str>,
+    protocol_version: &str,
+) -> anyhow::Result<ExitCode> {
+    with_loaded(
+        &global.config,
+        &global.overrides(),
+        |loaded, config, _, stdout| {
+            warn_skipped(&loaded);
+            if json {
+                let listing = served_listing(loaded, config, client, protocol_version)?;
+                let list: serde_json::Value = serde_json::from_slice(&listing)?;
+                serde_json::to_writer_pretty(&mut *stdout, &list)?;
+                writeln!(stdout)?;
+            } else {
+                write!(stdout, "{}", render_tools(&loaded))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        },
+    )
 }
 
 /// `restmcp check` on the configuration at `path` (also what `init` runs on the file it
