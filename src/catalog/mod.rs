@@ -264,7 +264,7 @@ impl Catalog {
 }
 
 /// How one API's tools are offered (see [`DiscoveryMode`]).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Listing {
     /// The mode served: `all`, `search` or `meta`, never `auto` (settled when the catalog
     /// is built, see [`Listing::chosen`]).
