@@ -73,7 +73,7 @@ pub use naming::NameChange;
 pub use prompt::Prompt;
 pub use report::{ApiReport, OperationOutcome, OperationReport, Report};
 pub use resource::{CompleteSource, Resource, ResourcePatch, ValueKind, Variable};
-pub use savings::{Hoisting, Relaxation};
+pub use savings::{BYTES_PER_TOKEN, Hoisting, Relaxation};
 pub use schema_text::{SchemaText, SharedSchemas};
 pub use select::Selection;
 pub use synthesize::default_filename;
