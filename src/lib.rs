@@ -32,7 +32,8 @@
 //!   never print), [`digest`] (hex, SHA-256 of parts, random tokens), [`rate`] (token
 //!   buckets, and a bounded table of them per key), [`parallel`] (a map over a slice on all
 //!   cores) and [`http_client`] (the one pooled rustls client) are small and cross-cutting.
-//! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context.
+//! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context,
+//!   and feeds the console the calls as they happen ([`telemetry::feed`]).
 //! * [`identity`] is who a request acts for: the [`identity::Caller`] an OAuth access token
 //!   named (issuer, subject, scopes), made by the HTTP guard and read by the floors above.
 //! * [`store`] keeps short-lived keys that replicas share (set-if-absent with expiry):
@@ -67,7 +68,8 @@
 //!   `operation_status` tool) or a 2026-07-28 task; its module doc lists every behaviour
 //!   restmcp adds over rmcp, and why.
 //! * [`http`] is the sidecar: the listener, the guard (Host, Origin, tokens), the OAuth
-//!   resource server ([`http::oauth`]), health, metrics, TLS and graceful shutdown;
+//!   resource server ([`http::oauth`]), health, metrics, the operators' console
+//!   ([`http::console`]), TLS and graceful shutdown;
 //!   [`reload`] notices changed files (or SIGHUP) and swaps the snapshot atomically.
 //! * [`cli`] is the command line: `serve`, `stdio`, `init`, `tools`, `check`, `call`,
 //!   `explain`, `selftest`, `schema`.

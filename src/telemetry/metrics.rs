@@ -128,6 +128,8 @@ struct ToolCounters {
 pub struct LastReload {
     /// When it ended (RFC 3339).
     pub at: String,
+    /// Whether it succeeded.
+    pub ok: bool,
     /// Why it failed; `None` when it succeeded.
     pub error: Option<String>,
     /// Tools served after it: the new ones, or the ones kept when it failed.
@@ -341,6 +343,7 @@ impl Metrics {
             .unwrap_or_default();
         *lock(&self.last_reload) = Some(LastReload {
             at,
+            ok: error.is_none(),
             error: error.map(str::to_string),
             tools,
         });
@@ -754,6 +757,62 @@ mod tests {
         assert!(text.contains("restmcp_tool_calls_in_flight 0"));
         assert!(text.contains("restmcp_open_streams 0"));
         assert!(!text.contains("restmcp_sessions"));
+    }
+
+    #[test]
+    fn durations_per_tool_are_kept_only_once_a_console_page_watched() {
+        let metrics = Metrics::new();
+        let call = CallRecord {
+            api: "petstore",
+            tool: "getPetById",
+            outcome: "ok",
+            duration: Duration::from_millis(3),
+            upstream: None,
+            bytes_sent: 0,
+            bytes_received: 10,
+            caller: None,
+            status: Some(200),
+            attempts: 1,
+        };
+        metrics.record_call(&call);
+        let observed =
+            |metrics: &Metrics| -> u64 { metrics.tool_stats()["getPetById"].counts.iter().sum() };
+        assert_eq!(metrics.tool_stats()["getPetById"].calls, 1);
+        assert_eq!(observed(&metrics), 0, "nobody watched: no duration kept");
+        let watch = metrics.feed().watch().expect("a page");
+        metrics.record_call(&call);
+        metrics.record_call(&CallRecord {
+            outcome: "upstream_5xx",
+            ..call
+        });
+        let stats = &metrics.tool_stats()["getPetById"];
+        assert_eq!((stats.calls, stats.errors), (3, 1));
+        assert_eq!(observed(&metrics), 2);
+        assert_eq!(stats.counts.len(), BUCKETS.len() + 1);
+        assert_eq!(watch.recent.len(), 0);
+        // Per-tool durations are the console's: a scrape stays per API.
+        assert!(!metrics.render(None).contains("tool=\"getPetById\",le="));
+    }
+
+    #[test]
+    fn the_last_reload_is_kept_with_its_error() {
+        let metrics = Metrics::new();
+        assert!(metrics.last_reload().is_none());
+        metrics.record_reload(None, 19);
+        let ok = metrics.last_reload().expect("a reload");
+        assert!(ok.ok && ok.error.is_none() && ok.tools == 19);
+        metrics.record_reload(Some("petstore.yaml: /paths: expected a map"), 19);
+        let failed = metrics.last_reload().expect("a reload");
+        assert!(!failed.ok);
+        assert_eq!(
+            failed.error.as_deref(),
+            Some("petstore.yaml: /paths: expected a map")
+        );
+        assert!(
+            metrics
+                .render(None)
+                .contains("restmcp_reload_failures_total 1")
+        );
     }
 
     #[test]

@@ -332,3 +332,51 @@ async fn the_console_can_be_turned_off() {
     let api = get(&format!("{base}/console/api/overview"), Some(TOKEN)).await;
     assert_eq!(api.status(), 404);
 }
+
+#[tokio::test]
+async fn the_overview_says_how_the_last_reload_went_and_what_it_kept() {
+    let upstream = crate::upstream::start().await;
+    let config = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[apis.echo]\nspec = \"specs/echo.yaml\"\n\
+         base_url = \"{}\"\n[reload]\ninterval_ms = 100\n",
+        upstream.url()
+    );
+    let dir = project(&config, &[]);
+    let binary = Binary::start(dir.path()).await;
+    let base = binary.url.trim_end_matches("/mcp").to_string();
+    let overview = || async {
+        get(&format!("{base}/console/api/overview"), None)
+            .await
+            .json::<Value>()
+            .await
+            .expect("overview")
+    };
+    let first = overview().await;
+    assert_eq!(first["auth"], "none");
+    assert!(first["reload"].is_null(), "no reload yet: {first}");
+    let tools = first["tools"].as_u64().expect("tools");
+
+    std::fs::write(
+        dir.path().join("specs/echo.yaml"),
+        "openapi: 3.0.3\npaths: [",
+    )
+    .expect("break");
+    assert!(
+        binary
+            .wait_for_log("still serving the previous", Duration::from_secs(10))
+            .await,
+        "{}",
+        binary.log()
+    );
+    let after = overview().await;
+    let reload = &after["reload"];
+    assert_eq!(reload["ok"], false, "{after}");
+    assert!(
+        reload["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("echo.yaml")),
+        "{after}"
+    );
+    assert_eq!(reload["tools"], tools, "the tools kept: {after}");
+    assert_eq!(after["tools"], tools);
+}
