@@ -380,3 +380,28 @@ async fn the_overview_says_how_the_last_reload_went_and_what_it_kept() {
     assert_eq!(reload["tools"], tools, "the tools kept: {after}");
     assert_eq!(after["tools"], tools);
 }
+
+#[tokio::test]
+async fn the_console_lists_the_resources_and_prompts_made_of_tools() {
+    let upstream = crate::upstream::start().await;
+    let config = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[apis.echo]\nspec = \"specs/echo.yaml\"\n\
+         base_url = \"{}\"\noverlays = [\"resources.overlay.yaml\"]\n\
+         [reload]\nenabled = false\n",
+        upstream.url()
+    );
+    let overlay = "tools:\n  getItem:\n    resource: {uri: \"echo://items/{id}\", name: item}\n";
+    let dir = project(&config, &[("resources.overlay.yaml", overlay)]);
+    let binary = Binary::start(dir.path()).await;
+    let base = binary.url.trim_end_matches("/mcp").to_string();
+    let surface: Value = get(&format!("{base}/console/api/surface"), None)
+        .await
+        .json()
+        .await
+        .expect("surface");
+    let resource = &surface["resources"][0];
+    assert_eq!(resource["uri"], "echo://items/{id}", "{surface}");
+    assert_eq!(resource["template"], true);
+    assert_eq!(resource["tool"], "getItem");
+    assert_eq!(resource["variables"][0]["place"], "path");
+}

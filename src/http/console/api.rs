@@ -226,6 +226,15 @@ fn summary(catalog: &Catalog, tool: &Tool) -> Value {
     })
 }
 
+/// `GET /console/api/surface`: the resources, templates and prompts served, each with
+/// where it was written, the tool it runs and where its completions come from (what
+/// `restmcp check` prints).
+pub async fn surface(State(console): State<Console>) -> Json<Value> {
+    let snapshot = console.shared.current();
+    let surface = crate::catalog::surface::surface(snapshot.catalog());
+    Json(serde_json::to_value(surface).unwrap_or_default())
+}
+
 #[derive(Deserialize)]
 pub struct ToolView {
     revision: Option<String>,

@@ -60,6 +60,7 @@ pub fn routes(
         .route("/console/api/overview", get(api::overview))
         .route("/console/api/tools", get(api::tools))
         .route("/console/api/tools/{name}", get(api::tool))
+        .route("/console/api/surface", get(api::surface))
         .route("/console/api/call", post(api::call))
         .route("/console/api/stats", get(api::stats))
         .route("/console/api/calls", get(api::calls))
