@@ -58,11 +58,14 @@ async fn post(url: &str, body: &Value) -> Value {
     answer
 }
 
-#[tokio::test]
-async fn the_console_shows_the_apis_and_tools_and_tries_calls_behind_the_token() {
+/// The echo upstream and restmcp on it, with the inbound token and `server_extra` in
+/// `[server]`; the last is the listener's base URL.
+async fn start(
+    server_extra: &str,
+) -> (crate::upstream::Upstream, tempfile::TempDir, Binary, String) {
     let upstream = crate::upstream::start().await;
     let dir = project(
-        &config(&upstream.url(), ""),
+        &config(&upstream.url(), server_extra),
         &[("console.overlay.yaml", OVERLAY)],
     );
     let env = [
@@ -71,6 +74,12 @@ async fn the_console_shows_the_apis_and_tools_and_tries_calls_behind_the_token()
     ];
     let binary = Binary::start_with(dir.path(), &env).await;
     let base = binary.url.trim_end_matches("/mcp").to_string();
+    (upstream, dir, binary, base)
+}
+
+#[tokio::test]
+async fn the_console_shows_the_apis_and_tools_and_tries_calls_behind_the_token() {
+    let (upstream, _dir, _binary, base) = start("").await;
     let sent = || upstream.counters.all.load(Ordering::SeqCst);
 
     // The page is open (it holds no data), with a policy that keeps it to its own origin.
@@ -312,17 +321,7 @@ async fn read_feed(base: String, tool: &'static str) -> Value {
 
 #[tokio::test]
 async fn the_console_can_be_turned_off() {
-    let upstream = crate::upstream::start().await;
-    let dir = project(
-        &config(&upstream.url(), "console = false\n"),
-        &[("console.overlay.yaml", OVERLAY)],
-    );
-    let env = [
-        ("RESTMCP_TEST_INBOUND", TOKEN),
-        ("ECHO_TENANT_SECRET", TENANT_SECRET),
-    ];
-    let binary = Binary::start_with(dir.path(), &env).await;
-    let base = binary.url.trim_end_matches("/mcp").to_string();
+    let (_upstream, _dir, _binary, base) = start("console = false\n").await;
     // Like any path restmcp does not serve: 401 without the token, 404 with it.
     assert_eq!(get(&format!("{base}/console"), None).await.status(), 401);
     assert_eq!(
