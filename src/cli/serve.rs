@@ -149,7 +149,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// The start-up banner's first lines: where MCP, health, metrics and OAuth metadata are
+/// The start-up banner's first lines: where MCP, health, metrics, the console and OAuth metadata are
 /// served, and the mode and authentication (the APIs and reload follow).
 fn banner(
     server_settings: &crate::config::ServerSettings,
@@ -172,6 +172,9 @@ fn banner(
     ));
     if server_settings.metrics {
         banner.push_str(&format!("  metrics               {base}/metrics\n"));
+    }
+    if server_settings.console_enabled() {
+        banner.push_str(&format!("  console               {base}/console\n"));
     }
     let mode = if server_settings.sessions {
         "sessions for initialize-based clients"

@@ -350,6 +350,11 @@ async fn the_overview_says_how_the_last_reload_went_and_what_it_kept() {
             .await
             .expect("overview")
     };
+    assert!(
+        binary.log().contains(&format!("console               {base}/console")),
+        "the banner says where the console is: {}",
+        binary.log()
+    );
     let first = overview().await;
     assert_eq!(first["auth"], "none");
     assert!(first["reload"].is_null(), "no reload yet: {first}");
