@@ -214,7 +214,7 @@ pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Contro
             shared.clone(),
             settings,
             (guard.clone(), control.readiness.clone()),
-            control.stop.clone(),
+            (control.admission.clone(), control.stop.clone()),
         );
         router = router.merge(console);
     }

@@ -175,7 +175,7 @@ impl Sent {
     /// The request as it may be shown: `redact` applied to the URL, the shown header
     /// values and the body; the value of every header restmcp added other than
     /// [`SHOWN_HEADERS`] (credentials, forwarded headers) replaced by `[redacted]`.
-    pub fn redacted(mut self, redact: impl Fn(&str) -> String) -> Sent {
+    pub fn redacted(mut self, redact: &dyn Fn(&str) -> String) -> Sent {
         self.url = redact(&self.url);
         for (name, value) in &mut self.headers {
             let lower = name.to_ascii_lowercase();

@@ -18,9 +18,11 @@ use serde_json::{Value, json};
 use super::super::health::Readiness;
 use crate::catalog::{Catalog, Tool};
 use crate::mcp::ServerState;
+use crate::mcp::admission::{Admission, ClientId};
 use crate::mcp::console::{self as inspect, TryCall};
 use crate::telemetry::metrics::BUCKETS;
 use crate::upstream::Severity;
+use rmcp::model::ProtocolVersion;
 
 /// Tools one search answers at most.
 const MAX_TOOLS: usize = 1000;
@@ -39,6 +41,9 @@ pub struct Console {
     auth: &'static str,
     /// `server.max_request_bytes`: the largest call the page may send.
     max_body: usize,
+    /// Requests in flight per client: a tried call takes a ticket like a `tools/call`
+    /// (`server.max_in_flight_per_client`), and graceful shutdown waits for it.
+    admission: Arc<Admission>,
     /// Cancelled at shutdown: ends the call feeds.
     stop: tokio_util::sync::CancellationToken,
     /// What each API's `tools/list` costs per mode, worked out once per catalog (for
@@ -59,13 +64,14 @@ impl Console {
         shared: Arc<ServerState>,
         readiness: Arc<Readiness>,
         (auth, max_body): (&'static str, usize),
-        stop: tokio_util::sync::CancellationToken,
+        (admission, stop): (Arc<Admission>, tokio_util::sync::CancellationToken),
     ) -> Self {
         Console {
             shared,
             readiness,
             auth,
             max_body,
+            admission,
             stop,
             budgets: Arc::default(),
         }
@@ -315,25 +321,19 @@ pub struct CallBody {
 /// `POST /console/api/call`: a call tried from the page, through the call pipeline.
 pub async fn call(State(console): State<Console>, request: axum::extract::Request) -> Response {
     let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, console.max_body).await {
+    let Some(_ticket) = console.admission.admit(client_of(&parts)) else {
+        return refusal(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many requests in flight for this client (server.max_in_flight_per_client)",
+        );
+    };
+    let body = match axum::body::to_bytes(body, console.max_body).await {
         Ok(bytes) => bytes,
         Err(_) => return refusal(StatusCode::PAYLOAD_TOO_LARGE, "the call is too large"),
     };
-    let body: CallBody = match serde_json::from_slice(&bytes) {
-        Ok(body) => body,
-        Err(error) => {
-            return refusal(
-                StatusCode::BAD_REQUEST,
-                &format!("the call is not {{\"name\", \"arguments\", …}}: {error}"),
-            );
-        }
-    };
-    let revision = body.revision.as_deref().unwrap_or(DEFAULT_REVISION);
-    let Some(version) = inspect::revision(revision) else {
-        return refusal(
-            StatusCode::BAD_REQUEST,
-            &format!("unknown protocol revision {revision:?}"),
-        );
+    let (body, version) = match read_call(&body) {
+        Ok(read) => read,
+        Err(refused) => return *refused,
     };
     let snapshot = console.shared.current();
     if snapshot.catalog().get(&body.name).is_none() {
@@ -359,11 +359,47 @@ pub async fn call(State(console): State<Console>, request: axum::extract::Reques
         version,
         answer: body.state.zip(body.answer),
     };
-    let tried = match console.shared.try_call(tried, incoming).await {
-        Ok(tried) => tried,
-        Err(error) => return refusal(StatusCode::UNPROCESSABLE_ENTITY, &error),
+    match console.shared.try_call(tried, incoming).await {
+        Ok(tried) => Json(answer(tried, &|text| snapshot.redact(text))).into_response(),
+        Err(error) => refusal(StatusCode::UNPROCESSABLE_ENTITY, &error),
+    }
+}
+
+/// Who a request is from, for the requests it may have in flight: the guard's caller,
+/// else its address.
+fn client_of(parts: &axum::http::request::Parts) -> ClientId {
+    if let Some(client) = parts.extensions.get::<ClientId>() {
+        return client.clone();
+    }
+    parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map_or_else(
+            || ClientId("unknown".into()),
+            |peer| ClientId::of_address(peer.0.ip()),
+        )
+}
+
+/// The call's body and the protocol revision it names, or the refusal.
+fn read_call(bytes: &[u8]) -> Result<(CallBody, ProtocolVersion), Box<Response>> {
+    let body: CallBody = serde_json::from_slice(bytes).map_err(|error| {
+        Box::new(refusal(
+            StatusCode::BAD_REQUEST,
+            &format!("the call is not {{\"name\", \"arguments\", …}}: {error}"),
+        ))
+    })?;
+    let revision = body.revision.as_deref().unwrap_or(DEFAULT_REVISION);
+    let Some(version) = inspect::revision(revision) else {
+        return Err(Box::new(refusal(
+            StatusCode::BAD_REQUEST,
+            &format!("unknown protocol revision {revision:?}"),
+        )));
     };
-    let redact = |text: &str| snapshot.redact(text);
+    Ok((body, version))
+}
+
+/// What the page is told of a tried call; the request sent passes `redact`.
+fn answer(tried: inspect::Tried, redact: &dyn Fn(&str) -> String) -> Value {
     let request = tried.sent.map(|sent| {
         let sent = sent.redacted(redact);
         json!({
@@ -382,7 +418,7 @@ pub async fn call(State(console): State<Console>, request: axum::extract::Reques
     });
     let millis = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
     let answered = tried.answered;
-    Json(json!({
+    json!({
         "ask": tried.ask.map(|(message, state)| json!({"message": message, "state": state})),
         "result": tried.result,
         "request": request,
@@ -394,8 +430,7 @@ pub async fn call(State(console): State<Console>, request: axum::extract::Reques
         "attempts": answered.map(|a| a.attempts),
         "duration_ms": millis(tried.duration),
         "upstream_ms": answered.and_then(|a| a.upstream).map(millis),
-    }))
-    .into_response()
+    })
 }
 
 fn severity(severity: Severity) -> &'static str {

@@ -36,6 +36,7 @@ use axum::routing::{get, post};
 use super::guard::{self, Guard};
 use super::health::Readiness;
 use crate::mcp::ServerState;
+use crate::mcp::admission::Admission;
 
 /// The page's files, embedded.
 const INDEX_HTML: &str = include_str!("assets/index.html");
@@ -52,10 +53,10 @@ pub fn routes(
     shared: Arc<ServerState>,
     settings: &crate::config::ServerSettings,
     (guard, readiness): (Arc<Guard>, Arc<Readiness>),
-    stop: tokio_util::sync::CancellationToken,
+    (admission, stop): (Arc<Admission>, tokio_util::sync::CancellationToken),
 ) -> Router {
     let limits = (guard.auth_kind(), settings.max_request_bytes);
-    let state = api::Console::new(shared, readiness, limits, stop);
+    let state = api::Console::new(shared, readiness, limits, (admission, stop));
     let api = Router::new()
         .route("/console/api/overview", get(api::overview))
         .route("/console/api/tools", get(api::tools))
