@@ -522,9 +522,9 @@
   // "overlay file.yaml#/…": the kind of source first, as a badge, then where.
   function sourceOf(source) {
     const text = String(source);
-    const m = /^(spec|overlay|x-mcp|config|default|generated)\b\s*(.*)$/.exec(text);
+    const m = /^((?:unlisted )?overlay|spec|x-mcp|config|default|generated)\b\s*(.*)$/.exec(text);
     if (!m) return text;
-    return [badge(m[1], 'src-' + m[1]), ' ', el('code', {}, m[2])];
+    return [badge(m[1], 'src-' + m[1].replace('unlisted ', '')), ' ', el('code', {}, m[2])];
   }
 
   function scopesOf(scopes) {
