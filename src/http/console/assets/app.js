@@ -184,6 +184,7 @@
     clear($('status'));
     $('banner').hidden = true;
     $('auth').hidden = false;
+    $('nav').hidden = true;
     $('forget-token').hidden = true;
     const error = $('token-error');
     error.textContent = message || '';
@@ -217,6 +218,7 @@
     }
     state.authed = true;
     $('auth').hidden = true;
+    $('nav').hidden = false;
     $('forget-token').hidden = !token.get();
     renderStatus();
     startBackground();
@@ -832,7 +834,15 @@
     renderStatus();
   }
 
+  // A call's identity, so that the recent calls a reconnected feed sends again are not listed
+  // twice (the events carry no id).
+  const callKey = (c) => [c.at, c.tool, c.caller, c.duration_ms, c.bytes_received].join('|');
+
   function addCall(call) {
+    if (state.calls.length && call.at <= state.calls[state.calls.length - 1].at) {
+      const key = callKey(call);
+      if (state.calls.some((c) => callKey(c) === key)) return;
+    }
     state.calls.push(call);
     if (state.calls.length > CALLS_MAX) state.calls.splice(0, state.calls.length - CALLS_MAX);
     if (state.route.page !== 'calls') return;
