@@ -16,6 +16,8 @@
 //! - `build`: [`build()`] and its [`ApiInput`]: select, synthesize (on all cores,
 //!   [`crate::parallel::on_all_cores`]), name and patch every API's operations, add the hand-written tools,
 //!   check names are unique ([`CatalogError`]).
+//! - [`explain`]: one tool explained, each piece with where it came from (`restmcp explain`,
+//!   the console); [`surface`]: the resources, templates and prompts in words.
 //! - `tool`: one [`Tool`]: its MCP form, [`Annotations`], [`Origin`] and the [`Route`] the
 //!   dispatcher follows ([`BaseUrl`], [`ToolLimit`], [`OutputPlan`], [`MockAnswer`] (the
 //!   mock's answer, with [`MOCK_BASE_URL`] for an API in mock mode without one), and
@@ -40,6 +42,7 @@
 
 pub mod arguments;
 mod build;
+pub mod explain;
 pub mod handwritten;
 pub mod naming;
 pub mod patch;
@@ -52,6 +55,7 @@ pub(crate) use savings::thousands;
 mod schema_text;
 pub mod select;
 pub mod served;
+pub mod surface;
 mod synthesize;
 mod text;
 mod tool;
@@ -69,7 +73,7 @@ pub use naming::NameChange;
 pub use prompt::Prompt;
 pub use report::{ApiReport, OperationOutcome, OperationReport, Report};
 pub use resource::{CompleteSource, Resource, ResourcePatch, ValueKind, Variable};
-pub use savings::{Hoisting, Relaxation};
+pub use savings::{BYTES_PER_TOKEN, Hoisting, Relaxation};
 pub use schema_text::{SchemaText, SharedSchemas};
 pub use select::Selection;
 pub use synthesize::default_filename;
@@ -233,6 +237,14 @@ impl Catalog {
             return Vec::new();
         }
         alternatives
+    }
+
+    /// `; did you mean "NAME"?` naming the tool whose name is closest to `name`, or empty.
+    pub fn closest_hint(&self, name: &str) -> String {
+        let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+        naming::closest(name, &names)
+            .map(|c| format!("; did you mean \"{c}\"?"))
+            .unwrap_or_default()
     }
 
     /// How API `api` offers its tools (`All` for an API not in the catalog).

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 /// Characters per token assumed for the estimate: the usual figure for English and JSON
 /// with current tokenizers; good enough to compare modes, not to bill by.
-pub(super) const BYTES_PER_TOKEN: usize = 4;
+pub const BYTES_PER_TOKEN: usize = 4;
 
 /// How a tool's inputSchema was relaxed to fit `tools.max_input_schema_bytes`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -360,6 +360,7 @@ shutdown_grace_seconds = 5
 max_in_flight_per_client = 0
 metrics = false
 threads = 2
+console = true
 header_read_timeout_seconds = 5
 body_read_timeout_seconds = 20
 idle_timeout_seconds = 120

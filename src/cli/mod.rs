@@ -7,12 +7,11 @@
 //!   banner and hot reload.
 //! * [`init`]: `restmcp init`, a commented `config.toml` for an API description, and what to
 //!   paste into a client to start restmcp on it.
-//! * [`explain`]: `restmcp explain TOOL`, one tool and where each piece of it came from.
+//! * [`explain`]: `restmcp explain TOOL`, one tool and where each piece of it came from
+//!   (written by [`crate::catalog::explain`], which the console shows too).
 //! * [`selftest`](mod@selftest): `restmcp selftest`, every tool called over both transports.
 //! * [`editor_schema`]: `restmcp schema`, the JSON Schemas editors use for `config.toml` and
 //!   overlay files.
-//! * [`surface`]: the resources, templates and prompts `check` and `explain` show, and
-//!   where their completions come from.
 
 use std::io::{IsTerminal as _, Write};
 use std::path::Path;
@@ -32,7 +31,6 @@ pub mod explain;
 pub mod init;
 pub mod selftest;
 mod serve;
-pub mod surface;
 
 use args::{Cli, Command, GlobalArgs};
 use serve::serve;
@@ -176,7 +174,7 @@ fn tools(
 fn check(path: &Path, overrides: &Overrides, json: bool) -> anyhow::Result<ExitCode> {
     with_loaded(path, overrides, |mut loaded, config, _, stdout| {
         load::report_dialects(&mut loaded, config);
-        loaded.report.surface = surface::surface(&loaded.catalog);
+        loaded.report.surface = crate::catalog::surface::surface(&loaded.catalog);
         if json {
             serde_json::to_writer_pretty(&mut *stdout, &loaded.report)?;
             writeln!(stdout)?;

@@ -60,6 +60,12 @@ pub struct ServerSettings {
     /// random at start (pseudonyms then change on restart and differ between replicas).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identity_key_env: Option<String>,
+    /// Serve the console at `/console`: the operators' page of APIs, tools as clients see
+    /// them (with where each piece came from), a form that tries a call, and the calls as
+    /// they happen. Behind the same authentication as the MCP endpoint. Unset: on when
+    /// `listen` is a loopback address, off otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub console: Option<bool>,
     /// Threads that serve HTTP connections, each running calls start to end on its own
     /// single-threaded runtime; 0 serves them on the main runtime with the rest.
     pub threads: usize,
@@ -379,6 +385,7 @@ impl Default for ServerSettings {
             metrics: true,
             metrics_token_env: None,
             identity_key_env: None,
+            console: None,
             threads: 1,
             auth: None,
             oauth: None,
@@ -396,5 +403,48 @@ impl Default for ServerSettings {
             max_sse_streams: 5_000,
             max_streams_per_client: 100,
         }
+    }
+}
+
+impl ServerSettings {
+    /// Whether `/console` is served: `console` when set, else whether `listen` is a
+    /// loopback address (`127.0.0.0/8`, `::1`, `localhost`).
+    pub fn console_enabled(&self) -> bool {
+        self.console
+            .unwrap_or_else(|| listens_on_loopback(&self.listen))
+    }
+}
+
+/// Whether the address `listen` names (`host:port`) is this machine only.
+fn listens_on_loopback(listen: &str) -> bool {
+    if let Ok(address) = listen.parse::<std::net::SocketAddr>() {
+        return address.ip().is_loopback();
+    }
+    let host = listen.rsplit_once(':').map_or(listen, |(host, _)| host);
+    host.eq_ignore_ascii_case("localhost")
+}
+
+#[cfg(test)]
+mod console_tests {
+    use super::*;
+
+    #[test]
+    fn the_console_is_on_by_default_only_on_loopback() {
+        let on = |listen: &str, console: Option<bool>| {
+            ServerSettings {
+                listen: listen.into(),
+                console,
+                ..Default::default()
+            }
+            .console_enabled()
+        };
+        assert!(on("127.0.0.1:8080", None));
+        assert!(on("[::1]:8080", None));
+        assert!(on("localhost:8080", None));
+        assert!(!on("0.0.0.0:8080", None));
+        assert!(!on("[::]:8080", None));
+        assert!(!on("10.1.2.3:8080", None));
+        assert!(!on("127.0.0.1:8080", Some(false)));
+        assert!(on("0.0.0.0:8080", Some(true)));
     }
 }

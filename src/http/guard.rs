@@ -271,6 +271,15 @@ impl Guard {
         }
     }
 
+    /// How clients authenticate: `oauth`, `token` (static tokens) or `none`.
+    pub fn auth_kind(&self) -> &'static str {
+        match (&self.oauth, &self.tokens) {
+            (Some(_), _) => "oauth",
+            (None, Some(_)) => "token",
+            (None, None) => "none",
+        }
+    }
+
     /// Whether `/metrics` is closed to requests without a token.
     pub fn protects_metrics(&self) -> bool {
         self.metrics_token.is_some() || self.protect_metrics

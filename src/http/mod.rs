@@ -1,8 +1,9 @@
 //! The HTTP face of `restmcp serve`: the MCP routes of [`crate::mcp::streamable`] behind the
 //! checks an exposed sidecar endpoint needs ([`guard`]: readiness, Host and Origin,
 //! authentication; CORS only when configured), beside `/healthz`, `/readyz` ([`health`]),
-//! `/metrics` and, with `[server.oauth]`, the Protected Resource Metadata of the OAuth
-//! resource server ([`oauth`]); and [`serve`], which runs it with graceful shutdown.
+//! `/metrics`, the operators' [`console`] (by default on a loopback listener only) and,
+//! with `[server.oauth]`, the Protected Resource Metadata of the OAuth resource server
+//! ([`oauth`]); and [`serve`], which runs it with graceful shutdown.
 //! [`listener`] accepts connections within their caps and timeouts (plain or through
 //! [`tls`]).
 //!
@@ -10,6 +11,7 @@
 //! until no MCP request is in flight (at most `shutdown_grace_seconds`); then end every
 //! session and stream, and return once the connections are closed.
 
+pub mod console;
 pub mod guard;
 pub mod health;
 pub mod listener;
@@ -206,6 +208,15 @@ pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Contro
             let warm = oauth.clone();
             runtime.spawn(async move { warm.warm().await });
         }
+    }
+    if settings.console_enabled() {
+        let console = console::routes(
+            shared.clone(),
+            settings,
+            (guard.clone(), control.readiness.clone()),
+            control.stop.clone(),
+        );
+        router = router.merge(console);
     }
     router = router.route("/healthz", get(health::live)).route(
         "/readyz",

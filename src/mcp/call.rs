@@ -658,6 +658,8 @@ impl Drop for Unfinished<'_> {
             bytes_sent: 0,
             bytes_received: 0,
             caller: None,
+            status: None,
+            attempts: 0,
         });
         tracing::info!(
             target: crate::telemetry::writer::CALL_TARGET,
@@ -685,6 +687,8 @@ fn record_call(metrics: &Metrics, call: &Call<'_>, stats: &CallStats) {
         bytes_sent: stats.bytes_sent,
         bytes_received: stats.bytes_received,
         caller,
+        status: stats.status,
+        attempts: stats.attempts,
     });
     let duration_ms = elapsed.as_secs_f64() * 1e3;
     let upstream_ms = stats.upstream.map(|d| d.as_secs_f64() * 1e3);

@@ -19,6 +19,8 @@
 //!   a sealed handle (the `operation_status` tool) or, for a 2026-07-28 client that takes
 //!   them, makes it a task (`tasks/get`, `tasks/cancel`);
 //! - `server`: [`McpServer`], the `ServerHandler` the SDK drives;
+//! - [`console`]: what the HTTP console asks of this layer: a tool as one client lists it,
+//!   and a call tried from the page through the same pipeline, its request kept;
 //! - `revision`: which protocol generation a client speaks and the SDK's finishing
 //!   touches per revision; `listed`: a tool as a listing carries it; [`view`]: what one
 //!   client sees (dialects, name budgets); `scopes`: which tools an OAuth caller's scopes
@@ -116,6 +118,7 @@ mod ask;
 mod call;
 mod completion;
 mod confirm;
+pub mod console;
 mod direct;
 mod front;
 mod jsonrpc;

@@ -81,6 +81,8 @@ pub struct Snapshot {
     pub(super) serves_resources: bool,
     /// `[resources]`: subscriptions' polling and caps, reads' cache hints.
     pub(super) resource_settings: crate::config::ResourceSettings,
+    /// Each API's configuration, for what the console explains.
+    api_configs: std::collections::HashMap<String, crate::config::ApiConfig>,
 }
 
 impl Snapshot {
@@ -112,6 +114,7 @@ impl Snapshot {
             scoped: Mutex::default(),
             confirming: OnceLock::new(),
             resource_settings: Default::default(),
+            api_configs: Default::default(),
         }
     }
 
@@ -124,6 +127,11 @@ impl Snapshot {
         let mut snapshot =
             Snapshot::new(dispatcher).with_presentation(view::Presentation::from_config(config));
         snapshot.resource_settings = config.resources.clone();
+        snapshot.api_configs = config
+            .apis
+            .iter()
+            .map(|(name, api)| (name.clone(), api.clone()))
+            .collect();
         Ok(snapshot)
     }
 
@@ -285,6 +293,21 @@ impl Snapshot {
     /// The catalog this snapshot serves.
     pub fn catalog(&self) -> &Arc<Catalog> {
         self.dispatcher.catalog()
+    }
+
+    /// API `api`'s configuration (`None` for a snapshot not made from a configuration).
+    pub fn api_config(&self, api: &str) -> Option<&crate::config::ApiConfig> {
+        self.api_configs.get(api)
+    }
+
+    /// The context of a call that came with the HTTP `headers` ([`Dispatcher::context_of`]).
+    pub fn context_of(&self, headers: &axum::http::HeaderMap) -> crate::upstream::CallContext {
+        self.dispatcher.context_of(headers)
+    }
+
+    /// `text` with every secret the dispatcher knows replaced ([`Dispatcher::redact`]).
+    pub fn redact(&self, text: &str) -> String {
+        self.dispatcher.redact(text)
     }
 
     pub(super) fn tools_for(&self, version: Option<&ProtocolVersion>) -> &Arc<Vec<ListedTool>> {

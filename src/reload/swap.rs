@@ -178,13 +178,13 @@ impl Reloader {
             );
         }
         self.config = config;
-        self.shared.metrics().record_reload(true);
+        self.shared.metrics().record_reload(None, tools);
         Ok(inputs)
     }
 
     fn failed(&self, why: &str, error: &str, planned: Option<Inputs>) -> Option<Inputs> {
-        self.shared.metrics().record_reload(false);
         let tools = self.shared.current().catalog().len();
+        self.shared.metrics().record_reload(Some(error), tools);
         tracing::error!("reload ({why}) failed; still serving the previous {tools} tools: {error}");
         planned
     }

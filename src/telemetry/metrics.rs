@@ -10,9 +10,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustc_hash::FxHashMap;
+
+use super::feed::{CallFeed, FedCall};
 
 /// How a tool call ended, as counted.
 pub const OUTCOMES: [&str; 10] = [
@@ -63,7 +65,7 @@ const VERSIONS: [&str; 6] = [
 ];
 
 /// Upper bounds of the latency buckets, in seconds.
-const BUCKETS: [f64; 15] = [
+pub const BUCKETS: [f64; 15] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
@@ -82,6 +84,10 @@ pub struct CallRecord<'a> {
     /// The caller's pseudonym (an OAuth caller's `sub:…` or a static token's `tok:…`), when
     /// the call had one.
     pub caller: Option<&'a str>,
+    /// The final upstream (or mock) status, and the requests sent (retries included), for
+    /// the console's feed.
+    pub status: Option<u16>,
+    pub attempts: u32,
 }
 
 /// Callers counted one by one in `restmcp_caller_tool_calls_total`; the calls of
@@ -103,11 +109,42 @@ pub struct Metrics {
     /// Calls per caller pseudonym, for the first [`MAX_CALLER_SERIES`] callers.
     callers: Mutex<FxHashMap<String, u64>>,
     other_callers: AtomicU64,
+    /// The calls as they happen, for the console.
+    feed: CallFeed,
+    /// The last reload, for the console.
+    last_reload: Mutex<Option<LastReload>>,
 }
 
 struct ToolCounters {
     api: String,
     outcomes: [AtomicU64; OUTCOMES.len()],
+    /// Call durations, observed only once a console page has watched ([`CallFeed`]): not
+    /// scraped (per-API histograms are, see the module documentation), read by the console.
+    duration: Histogram,
+}
+
+/// How the last reload went.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LastReload {
+    /// When it ended (RFC 3339).
+    pub at: String,
+    /// Why it failed; `None` when it succeeded.
+    pub error: Option<String>,
+    /// Tools served after it: the new ones, or the ones kept when it failed.
+    pub tools: usize,
+}
+
+/// One tool's counters as the console reads them ([`Metrics::tool_stats`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ToolStats {
+    pub api: String,
+    /// Calls of every outcome.
+    pub calls: u64,
+    /// Calls whose outcome was not `ok`.
+    pub errors: u64,
+    /// Durations per bucket of [`BUCKETS`] (not cumulative), then `+Inf`; observed only
+    /// since a console page first watched.
+    pub counts: Vec<u64>,
 }
 
 #[derive(Default)]
@@ -195,6 +232,21 @@ impl Metrics {
             .unwrap_or(1);
         let counters = self.tool_counters(call.api, call.tool);
         counters.outcomes[outcome].fetch_add(1, Ordering::Relaxed);
+        if self.feed.is_watched() {
+            counters.duration.observe(call.duration);
+            self.feed.publish(&FedCall {
+                api: call.api,
+                tool: call.tool,
+                outcome: call.outcome,
+                status: call.status,
+                duration: call.duration,
+                upstream: call.upstream,
+                bytes_sent: call.bytes_sent,
+                bytes_received: call.bytes_received,
+                attempts: call.attempts,
+                caller: call.caller,
+            });
+        }
         let api = self.api_stats(call.api);
         api.call.observe(call.duration);
         if let Some(upstream) = call.upstream {
@@ -227,6 +279,7 @@ impl Metrics {
             Arc::new(ToolCounters {
                 api: api.to_string(),
                 outcomes: Default::default(),
+                duration: Histogram::default(),
             })
         });
         // A reload may have moved the tool name to another API.
@@ -234,6 +287,7 @@ impl Metrics {
             *entry = Arc::new(ToolCounters {
                 api: api.to_string(),
                 outcomes: Default::default(),
+                duration: Histogram::default(),
             });
         }
         entry.clone()
@@ -273,13 +327,60 @@ impl Metrics {
         *lock(&self.refused).entry(reason).or_default() += 1;
     }
 
-    pub fn record_reload(&self, succeeded: bool) {
-        let counter = if succeeded {
-            &self.reloads
-        } else {
-            &self.reload_failures
+    /// Counts a reload, and keeps how it went for the console: `error` when it failed,
+    /// `tools` served after it.
+    pub fn record_reload(&self, error: Option<&str>, tools: usize) {
+        let counter = match error {
+            None => &self.reloads,
+            Some(_) => &self.reload_failures,
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        let at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(super::clock::rfc3339)
+            .unwrap_or_default();
+        *lock(&self.last_reload) = Some(LastReload {
+            at,
+            error: error.map(str::to_string),
+            tools,
+        });
+    }
+
+    /// How the last reload went; `None` before the first.
+    pub fn last_reload(&self) -> Option<LastReload> {
+        lock(&self.last_reload).clone()
+    }
+
+    /// The calls as they happen (the console).
+    pub fn feed(&self) -> &CallFeed {
+        &self.feed
+    }
+
+    /// Every called tool's counters, by tool name (the console's charts).
+    pub fn tool_stats(&self) -> BTreeMap<String, ToolStats> {
+        read(&self.calls)
+            .iter()
+            .map(|(tool, counters)| {
+                let outcomes: Vec<u64> = counters
+                    .outcomes
+                    .iter()
+                    .map(|n| n.load(Ordering::Relaxed))
+                    .collect();
+                let calls = outcomes.iter().sum();
+                let stats = ToolStats {
+                    api: counters.api.clone(),
+                    calls,
+                    errors: calls - outcomes[0],
+                    counts: counters
+                        .duration
+                        .counts
+                        .iter()
+                        .map(|n| n.load(Ordering::Relaxed))
+                        .collect(),
+                };
+                (tool.clone(), stats)
+            })
+            .collect()
     }
 
     pub fn set_tools(&self, tools: usize) {
@@ -547,6 +648,8 @@ mod tests {
                 bytes_sent: 10,
                 bytes_received: 100,
                 caller: None,
+                status: None,
+                attempts: 1,
             });
         }
         let text = metrics.render(Some(2));
@@ -630,6 +733,8 @@ mod tests {
             bytes_sent: 0,
             bytes_received: 0,
             caller: None,
+            status: None,
+            attempts: 1,
         });
         let guard = metrics.call_started();
         let stream = metrics.stream_opened();
@@ -664,6 +769,8 @@ mod tests {
                 bytes_sent: 0,
                 bytes_received: 0,
                 caller,
+                status: None,
+                attempts: 1,
             }
         }
         metrics.record_call(&call(None));

@@ -5,9 +5,11 @@
 //! else `[log] level`; they never hold tool arguments or results (the MCP SDK's message
 //! dumps below info are dropped). [`metrics`] holds the Prometheus counters; [`trace`] the W3C trace
 //! context passed on to upstream APIs; [`writer`] the stderr writer that batches the call
-//! log line; [`clock`] the timestamp each line starts with.
+//! log line; [`clock`] the timestamp each line starts with; [`feed`] the calls as they happen,
+//! for the console (nothing is kept until a page watches).
 
 pub mod clock;
+pub mod feed;
 pub mod metrics;
 pub mod trace;
 pub mod writer;

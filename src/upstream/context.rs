@@ -36,6 +36,162 @@ pub struct CallContext {
     pub conditional: Option<super::caching::CacheValidators>,
     /// Told what the call does as it goes, for a client that asked for log messages.
     pub log: Option<CallLog>,
+    /// Keeps the request the call sends, for the console's "try a call" (`None` on every
+    /// other call: nothing is copied).
+    pub sent: Option<SentRecorder>,
+}
+
+/// Headers whose values the console shows as sent, beside those the arguments set: they
+/// carry nothing secret. Any other header restmcp added (credentials, forwarded headers)
+/// is shown by name only.
+const SHOWN_HEADERS: [&str; 7] = [
+    "accept",
+    "accept-encoding",
+    "content-type",
+    "content-length",
+    "traceparent",
+    "tracestate",
+    "user-agent",
+];
+
+/// Body bytes a [`SentRecorder`] keeps.
+pub const SENT_BODY_KEPT: usize = 4096;
+
+/// Keeps the request a call sent (see [`CallContext::sent`]): the request as built from
+/// the arguments, then, when it goes over HTTP, as it went on the wire (credentials,
+/// forwarded headers and trace context added; the last attempt's).
+#[derive(Clone, Default)]
+pub struct SentRecorder(Arc<std::sync::Mutex<Recorded>>);
+
+/// What a [`SentRecorder`] holds.
+#[derive(Default)]
+struct Recorded {
+    sent: Option<Sent>,
+    answered: Option<Answered>,
+}
+
+/// How the upstream (or the mock) answered a call a [`SentRecorder`] followed.
+#[derive(Debug, Clone, Copy)]
+pub struct Answered {
+    pub status: Option<u16>,
+    /// From the first send to the body read, retries included.
+    pub upstream: Option<std::time::Duration>,
+    pub attempts: u32,
+}
+
+/// A request as a [`SentRecorder`] kept it: values as sent, so secret until
+/// [`Sent::redacted`].
+#[derive(Clone)]
+pub struct Sent {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    /// The first [`SENT_BODY_KEPT`] bytes of the body, and its whole length.
+    pub body: Option<(Vec<u8>, usize)>,
+    /// Whether it went over HTTP (else the mock upstream answered it).
+    pub on_the_wire: bool,
+    /// The lowercase names of the headers the arguments set.
+    argument_headers: Vec<String>,
+}
+
+impl std::fmt::Debug for SentRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SentRecorder")
+    }
+}
+
+impl SentRecorder {
+    /// Keeps `request` as built from the arguments, before the exchange adds anything.
+    pub(super) fn built(&self, request: &super::request::HttpRequest) {
+        let argument_headers = request
+            .headers
+            .iter()
+            .map(|(name, _)| name.to_ascii_lowercase())
+            .collect();
+        self.keep(Sent::of(request, false, argument_headers));
+    }
+
+    /// Keeps `request` as it goes on the wire.
+    pub(super) fn on_the_wire(&self, request: &super::request::HttpRequest) {
+        let argument_headers = self
+            .lock()
+            .sent
+            .as_ref()
+            .map(|sent| sent.argument_headers.clone())
+            .unwrap_or_default();
+        self.keep(Sent::of(request, true, argument_headers));
+    }
+
+    /// Keeps how the call was answered.
+    pub(super) fn answered(
+        &self,
+        status: Option<u16>,
+        upstream: Option<std::time::Duration>,
+        attempts: u32,
+    ) {
+        self.lock().answered = Some(Answered {
+            status,
+            upstream,
+            attempts,
+        });
+    }
+
+    /// The request kept last and how it was answered, if it was sent.
+    pub fn take(&self) -> (Option<Sent>, Option<Answered>) {
+        let mut recorded = self.lock();
+        (recorded.sent.take(), recorded.answered.take())
+    }
+
+    fn keep(&self, sent: Sent) {
+        self.lock().sent = Some(sent);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recorded> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Sent {
+    fn of(
+        request: &super::request::HttpRequest,
+        on_the_wire: bool,
+        argument_headers: Vec<String>,
+    ) -> Sent {
+        Sent {
+            method: request.method.as_str().to_string(),
+            url: request.url.clone(),
+            headers: request.headers.clone(),
+            body: request
+                .body
+                .as_ref()
+                .map(|body| (body[..body.len().min(SENT_BODY_KEPT)].to_vec(), body.len())),
+            on_the_wire,
+            argument_headers,
+        }
+    }
+
+    /// The request as it may be shown: `redact` applied to the URL, the shown header
+    /// values and the body; the value of every header restmcp added other than
+    /// [`SHOWN_HEADERS`] (credentials, forwarded headers) replaced by `[redacted]`.
+    pub fn redacted(mut self, redact: impl Fn(&str) -> String) -> Sent {
+        self.url = redact(&self.url);
+        for (name, value) in &mut self.headers {
+            let lower = name.to_ascii_lowercase();
+            *value = if self.argument_headers.contains(&lower)
+                || SHOWN_HEADERS.contains(&lower.as_str())
+            {
+                redact(value)
+            } else {
+                "[redacted]".to_string()
+            };
+        }
+        if let Some((body, _)) = &mut self.body {
+            *body = redact(&String::from_utf8_lossy(body)).into_bytes();
+        }
+        self
+    }
 }
 
 /// How much a log message matters, least first.
@@ -116,6 +272,7 @@ impl CallContext {
             operation_status: None,
             conditional: None,
             log: None,
+            sent: None,
         }
     }
 }

@@ -460,6 +460,9 @@ impl Dispatcher {
                 self.redact(&request.url)
             )
         });
+        if let Some(sent) = &context.sent {
+            sent.built(&request);
+        }
         let started = Instant::now();
         let request_url = request.url.clone();
         let mut exchanged = exchange
@@ -565,6 +568,9 @@ impl Dispatcher {
         stats.attempts = attempts;
         stats.upstream = upstream;
         stats.bytes_sent = bytes_sent;
+        if let Some(sent) = &finish.context.sent {
+            sent.answered(stats.status, stats.upstream, stats.attempts);
+        }
         if finish.context.log.is_some() {
             tell_outcome(finish, &stats, &result, &|text| self.redact(text));
         }

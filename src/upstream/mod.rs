@@ -50,7 +50,7 @@ mod wire;
 pub use auth::Authenticator;
 pub use caching::CacheValidators;
 pub use called::{CallOutcome, CallStats, Called, UnknownTool};
-pub use context::{CallContext, CallLog, Severity};
+pub use context::{Answered, CallContext, CallLog, Sent, SentRecorder, Severity};
 pub use dispatch::{Dispatcher, LongRunning, Prepared, Preview, Ready, Resumed};
 pub use exchange::Exchange;
 pub use settings::UpstreamSettings;

@@ -97,6 +97,9 @@ impl HttpExchange {
         let bytes_sent = request.body.as_ref().map_or(0, |b| b.len() as u64);
         let wire = Mutex::new(Wire::default());
         let send = |request: HttpRequest| async {
+            if let Some(sent) = &context.sent {
+                sent.on_the_wire(&request);
+            }
             let received = self
                 .send_retrying(tool, &request, settings, timeout, (&wire, context))
                 .await;

@@ -4,6 +4,7 @@ mod bad_input;
 mod bodies;
 mod cli;
 mod confirm;
+mod console;
 mod deploy;
 mod dialects;
 mod discovery;

@@ -628,6 +628,7 @@ fn context(headers: &[(&str, &str)]) -> CallContext {
         operation_status: None,
         conditional: None,
         log: None,
+        sent: None,
         trace: None,
         bare_structured: false,
         headers: headers

@@ -1,12 +1,12 @@
-//! The MCP surface besides tools as the command line shows it: `restmcp check`'s section
-//! of resources, templates and prompts ([`surface`]), `restmcp explain`'s resource lines,
-//! and where each completion comes from ([`completions_of_variable`],
-//! [`completions_of_argument`]) in words.
+//! The MCP surface besides tools in words: `restmcp check`'s section of resources,
+//! templates and prompts ([`surface`]), the resource lines of an explained tool
+//! ([`super::explain`]), and where each completion comes from
+//! ([`completions_of_variable`], [`completions_of_argument`]).
 
 use serde_json::Value;
 
-use crate::catalog::report::{ArgumentEntry, PromptEntry, ResourceEntry, Surface, VariableEntry};
-use crate::catalog::{Catalog, CompleteSource, Location, Prompt, Resource, Tool, Variable};
+use super::report::{ArgumentEntry, PromptEntry, ResourceEntry, Surface, VariableEntry};
+use super::{Catalog, CompleteSource, Location, Prompt, Resource, Tool, Variable};
 use crate::config::PromptArgument;
 
 /// Most listed values named in a completion source.

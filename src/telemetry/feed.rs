@@ -1,0 +1,215 @@
+//! The calls as they happen, for the console's live list and charts: each finished tool
+//! call as one JSON event (tool, API, caller pseudonym, outcome, status, timing, sizes,
+//! attempts; never an argument value, a header or a body), and per-tool latency
+//! histograms for its percentiles.
+//!
+//! Nothing is made or kept until a console page first watches: until then a call costs one
+//! atomic load here. From then on the last [`RECENT`] events are kept (a page that opens
+//! sees them first) and each new one is broadcast to the pages watching, at most
+//! [`MAX_WATCHERS`] at once, each with a queue of [`QUEUE`] events: a page that falls
+//! behind misses events (and is told how many) rather than holding memory.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::broadcast;
+
+/// Events kept for a page that opens.
+pub const RECENT: usize = 200;
+
+/// Pages watching at once; more are refused.
+pub const MAX_WATCHERS: usize = 8;
+
+/// Events queued per watching page.
+pub const QUEUE: usize = 512;
+
+/// One finished call, as the feed tells it.
+pub struct FedCall<'a> {
+    pub api: &'a str,
+    pub tool: &'a str,
+    pub outcome: &'static str,
+    pub status: Option<u16>,
+    pub duration: Duration,
+    pub upstream: Option<Duration>,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub attempts: u32,
+    pub caller: Option<&'a str>,
+}
+
+/// The feed (see the module documentation).
+pub struct CallFeed {
+    /// Set when a page first watches; never cleared (the recent list stays meaningful).
+    watched: AtomicBool,
+    watchers: Arc<AtomicUsize>,
+    recent: Mutex<VecDeque<Arc<str>>>,
+    sender: broadcast::Sender<Arc<str>>,
+}
+
+impl Default for CallFeed {
+    fn default() -> Self {
+        CallFeed {
+            watched: AtomicBool::new(false),
+            watchers: Arc::new(AtomicUsize::new(0)),
+            recent: Mutex::new(VecDeque::new()),
+            sender: broadcast::channel(QUEUE).0,
+        }
+    }
+}
+
+/// A page watching the feed: the events kept when it opened, then each new one.
+pub struct Watch {
+    pub recent: Vec<Arc<str>>,
+    pub events: broadcast::Receiver<Arc<str>>,
+    /// Counts the page among the watchers until dropped.
+    pub guard: WatchGuard,
+}
+
+/// Counts one watching page until dropped.
+pub struct WatchGuard(Arc<AtomicUsize>);
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl CallFeed {
+    /// Whether a page has ever watched: the per-tool histograms and the recent list are
+    /// kept only from then on.
+    pub fn is_watched(&self) -> bool {
+        self.watched.load(Ordering::Relaxed)
+    }
+
+    /// Starts watching, or `None` when [`MAX_WATCHERS`] pages watch already.
+    pub fn watch(&self) -> Option<Watch> {
+        let taken = self
+            .watchers
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_WATCHERS).then_some(n + 1)
+            });
+        if taken.is_err() {
+            return None;
+        }
+        let guard = WatchGuard(self.watchers.clone());
+        self.watched.store(true, Ordering::Relaxed);
+        // Subscribed before the recent list is read, so no event falls between the two
+        // (one may come twice; the page tells them apart by nothing worse than a repeat).
+        let events = self.sender.subscribe();
+        let recent = lock(&self.recent).iter().cloned().collect();
+        Some(Watch {
+            recent,
+            events,
+            guard,
+        })
+    }
+
+    /// Tells the feed about a finished call: nothing is done until a page first watched.
+    pub fn publish(&self, call: &FedCall<'_>) {
+        if !self.is_watched() {
+            return;
+        }
+        let event: Arc<str> = event_json(call, SystemTime::now()).into();
+        {
+            let mut recent = lock(&self.recent);
+            if recent.len() == RECENT {
+                recent.pop_front();
+            }
+            recent.push_back(event.clone());
+        }
+        // No receiver is not an error: the pages have gone.
+        let _ = self.sender.send(event);
+    }
+}
+
+/// The event's JSON text.
+fn event_json(call: &FedCall<'_>, now: SystemTime) -> String {
+    let at = now
+        .duration_since(UNIX_EPOCH)
+        .map(super::clock::rfc3339)
+        .unwrap_or_default();
+    let millis = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+    serde_json::json!({
+        "at": at,
+        "tool": call.tool,
+        "api": call.api,
+        "caller": call.caller,
+        "outcome": call.outcome,
+        "status": call.status,
+        "duration_ms": millis(call.duration),
+        "upstream_ms": call.upstream.map(millis),
+        "bytes_sent": call.bytes_sent,
+        "bytes_received": call.bytes_received,
+        "attempts": call.attempts,
+    })
+    .to_string()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(tool: &str) -> FedCall<'_> {
+        FedCall {
+            api: "petstore",
+            tool,
+            outcome: "ok",
+            status: Some(200),
+            duration: Duration::from_micros(3_250),
+            upstream: Some(Duration::from_millis(2)),
+            bytes_sent: 0,
+            bytes_received: 120,
+            attempts: 1,
+            caller: Some("tok:ab12"),
+        }
+    }
+
+    #[test]
+    fn nothing_is_kept_until_a_page_watches() {
+        let feed = CallFeed::default();
+        feed.publish(&call("getPetById"));
+        assert!(!feed.is_watched());
+        let watch = feed.watch().expect("a first page may watch");
+        assert!(
+            watch.recent.is_empty(),
+            "a call before any page is not kept"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_page_sees_the_recent_calls_then_each_new_one() {
+        let feed = CallFeed::default();
+        drop(feed.watch());
+        for _ in 0..RECENT + 5 {
+            feed.publish(&call("getPetById"));
+        }
+        let mut watch = feed.watch().expect("watch");
+        assert_eq!(watch.recent.len(), RECENT, "the recent list is bounded");
+        feed.publish(&call("addPet"));
+        let event: serde_json::Value =
+            serde_json::from_str(&watch.events.recv().await.expect("an event")).expect("json");
+        assert_eq!(event["tool"], "addPet");
+        assert_eq!(event["status"], 200);
+        assert_eq!(event["duration_ms"], 3.25);
+        assert_eq!(event["caller"], "tok:ab12");
+        assert!(event["at"].as_str().is_some_and(|at| at.ends_with('Z')));
+    }
+
+    #[test]
+    fn at_most_max_watchers_pages_watch_at_once() {
+        let feed = CallFeed::default();
+        let pages: Vec<Watch> = (0..MAX_WATCHERS).filter_map(|_| feed.watch()).collect();
+        assert_eq!(pages.len(), MAX_WATCHERS);
+        assert!(feed.watch().is_none(), "one page too many is refused");
+        drop(pages);
+        assert!(feed.watch().is_some(), "a page that left frees its place");
+    }
+}
