@@ -224,14 +224,18 @@ def check_tools(b: Browser, page: Page) -> None:
     def search() -> None:
         page.click('#nav a[data-route=tools]')
         page.locator('[data-testid=tool-row][data-tool=getPetById]').wait_for()
-        page.fill('[data-testid=tool-search]', "echo")
-        page.wait_for_function("() => document.querySelectorAll('[data-testid=tool-row]').length === 1")
-        assert page.locator('[data-testid=tool-row]').first.get_attribute("data-tool") == "echoGet"
+        rows = "() => [...document.querySelectorAll('[data-testid=tool-row]')].map(r => r.dataset.tool).join(' ')"
+        page.wait_for_function(f"() => ({rows})().split(' ').length === 23")
+        page.fill('[data-testid=tool-search]', "echo get")  # every word must match: "echo" alone also finds createItem
+        page.wait_for_function(f"() => ({rows})() === 'echoGet'")
         page.fill('[data-testid=tool-search]', "")
-        page.wait_for_function("() => document.querySelectorAll('[data-testid=tool-row]').length === 23")
+        page.select_option('[data-testid=tool-api]', "httpbin")
+        page.wait_for_function(f"() => ({rows})().split(' ').length === 4")
         expect_in(page.locator('[data-testid=tool-row][data-tool=deleteEverything]').inner_text(), "destructive", "confirm")
         b.shot(page, "tools")
-    step("Tools: 23 tools listed, the search for \"echo\" finds echoGet alone, deleteEverything badged destructive and confirm", search)
+        page.select_option('[data-testid=tool-api]', "")
+        page.wait_for_function(f"() => ({rows})().split(' ').length === 23")
+    step("Tools: 23 tools listed, \"echo get\" finds echoGet alone, the API filter keeps httpbin's 4, deleteEverything badged destructive and confirm", search)
 
     def provenance() -> None:
         page.click('[data-testid=tool-row][data-tool=echoGet]')
@@ -357,9 +361,16 @@ def check_calls(b: Browser, page: Page, base: str) -> None:
     step("Calls: a tools/call from an MCP client appears on top of the list without a reload", live)
 
     def charts() -> str:
+        # The stats are polled every 2 s: wait for a poll after the last call, so that both
+        # charts cover every tool called (the latency chart names its rows in data-tools).
+        called = ["getPetById", "echoGet", "deleteEverything", "findPetsByStatus"]
         page.wait_for_function(
-            "() => ['chart-rate', 'chart-latency'].every(id => +(document.querySelector(`[data-testid=${id}]`).dataset.points || 0) > 0)",
-            timeout=20_000)
+            """called => {
+                const rate = document.querySelector('[data-testid=chart-rate]');
+                const latency = document.querySelector('[data-testid=chart-latency]');
+                const tools = (latency.dataset.tools || '').split(' ');
+                return +(rate.dataset.points || 0) >= 4 && called.every(t => tools.includes(t));
+            }""", arg=called, timeout=20_000)
         inked = page.evaluate("""() => ['chart-rate', 'chart-latency'].map(id => {
             const c = document.querySelector(`[data-testid=${id}]`);
             const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
@@ -369,7 +380,7 @@ def check_calls(b: Browser, page: Page, base: str) -> None:
         assert all(n > 500 for n in inked), inked
         b.shot(page, "calls")
         return f"inked pixels {inked}"
-    step("Calls: the rate and latency charts have drawn", charts)
+    step("Calls: the rate chart has drawn, and the latency chart has a row for each tool called", charts)
 
 
 def check_auth(b: Browser, base: str) -> None:

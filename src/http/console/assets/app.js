@@ -860,7 +860,7 @@
 
   function outcomeBadge(c) {
     const ok = c.outcome === 'ok';
-    const kind = ok ? 'ok' : /4xx|tool_error|refused|declined|invalid/.test(c.outcome || '') ? 'warn' : 'danger';
+    const kind = ok ? 'ok' : /4xx|tool_error|refused|declined|unconfirmed|invalid|rate/.test(c.outcome || '') ? 'warn' : 'danger';
     return [badge(c.outcome || '?', kind), c.status !== null && c.status !== undefined ? el('span', { class: 'muted' }, ' ' + c.status) : null];
   }
 
@@ -988,8 +988,9 @@
         line.points.push([s[i].at_ms, d / dt]);
       }
     }
-    const t0 = s[0].at_ms;
+    // At least the last minute across, so that the first samples start at the right.
     const t1 = s[s.length - 1].at_ms;
+    const t0 = Math.min(s[0].at_ms, t1 - 60000);
     const maxY = niceMax(Math.max(0.1, ...series[0].points.map((p) => p[1])));
     const pad = { l: 40, r: 10, t: 10, b: 20 };
     const x = (t) => pad.l + ((t - t0) / Math.max(1, t1 - t0)) * (width - pad.l - pad.r);
@@ -1002,6 +1003,13 @@
       ctx.beginPath();
       line.points.forEach(([t, v], j) => (j ? ctx.lineTo(x(t), y(v)) : ctx.moveTo(x(t), y(v))));
       ctx.stroke();
+      if (line.points.length === 1) { // one sample so far: a dot
+        const [t, v] = line.points[0];
+        ctx.fillStyle = ctx.strokeStyle;
+        ctx.beginPath();
+        ctx.arc(x(t), y(v), 2.5, 0, 2 * Math.PI);
+        ctx.fill();
+      }
       drawn += line.points.length;
     });
     canvas.dataset.points = String(drawn);
@@ -1080,6 +1088,7 @@
       });
     });
     canvas.dataset.points = String(drawn);
+    canvas.dataset.tools = rows.map((r) => r.name).join(' ');
     if (legend) clear(legend, ps.map((p, j) => legendItem('p' + Math.round(p * 100), colors.series[j])), el('span', { class: 'muted' }, ' (bucket upper bounds; ∞ past the last)'));
   }
 
