@@ -704,7 +704,9 @@
     let answer;
     try {
       answer = await api('call', body);
-      if (answer.ask) {
+      // The dialog is for a confirmation only: an `ask` that comes with a result (2026-07-28's
+      // input_required for a missing argument, say) is shown as the result the model gets.
+      if (answer.ask && isConfirmation(answer)) {
         const choice = await confirmDialog(answer.ask.message);
         clear(out, el('p', { class: 'muted' }, choice === 'accept' ? 'Confirmed; sending…' : 'Declined; telling restmcp…'));
         answer = await api('call', Object.assign({}, body, { state: answer.ask.state, answer: choice }));
@@ -715,6 +717,12 @@
       return;
     }
     drawAnswer(out, answer);
+  }
+
+  function isConfirmation(answer) {
+    const r = answer.result;
+    if (!r) return true;
+    return !!(r.inputRequests && r.inputRequests.confirm);
   }
 
   // The confirmation dialog: resolves 'accept' or 'decline' (Escape declines).
@@ -756,7 +764,10 @@
       a.upstream_ms !== null && a.upstream_ms !== undefined ? el('span', {}, ' · upstream ', el('strong', {}, fmtMs(a.upstream_ms))) : null,
     ];
     clear(out,
-      el('div', { class: 'call-timing', dataset: { testid: 'call-timing' } }, isError ? badge('isError', 'danger', 'The model sees an error result') : badge('ok', 'ok'), ' ', timing),
+      el('div', { class: 'call-timing', dataset: { testid: 'call-timing' } },
+        isError ? badge('isError', 'danger', 'The model sees an error result')
+          : result.resultType && result.resultType !== 'complete' ? badge(result.resultType, 'warn', 'Not a final result: restmcp asks for more')
+            : badge('ok', 'ok'), ' ', timing),
       el('h3', {}, 'Result, as the model receives it'),
       el('pre', { class: 'json result' + (isError ? ' is-error' : ''), dataset: { testid: 'call-result' } }, fmtJson(a.result)),
       el('h3', {}, 'Request restmcp sent'),
