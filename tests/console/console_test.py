@@ -18,7 +18,8 @@ its line.
 Checks, in the browser unless said otherwise (each an `ok N - ...` line):
   1. APIs: a row per API, petstore with its 19 tools and httpbin with 4, each in discovery
      mode "all" (their tools fit the auto budget), mock and live as configured;
-  2. Tools: the search finds echoGet; its page shows the overlay's description and its
+  2. Tools: all 23 listed, "echo get" finds echoGet alone, the API filter keeps httpbin's 4,
+     deleteEverything badged destructive and confirm; echoGet's page shows the overlay's description and its
      provenance table names the overlay file as the description's source (and
      httpbinStatus's names its x-mcp);
   3. Try it: getPetById with petId set through its form field answers from the mock and
@@ -29,8 +30,9 @@ Checks, in the browser unless said otherwise (each an `ok N - ...` line):
      /delete); declined, the result is an error saying so and httpbin got nothing; accepted,
      httpbin got exactly one DELETE and the page shows its echo;
   5. Calls: the calls made above are in the live list, a call made meanwhile by an MCP client
-     (a plain 2026-07-28 tools/call POST to /mcp) appears without reloading, and both charts
-     have drawn (their data-points attribute, and pixels on the canvas);
+     (a plain 2026-07-28 tools/call POST to /mcp) appears on top without reloading, and both
+     charts have drawn (their data-points attribute, pixels on the canvas), the latency chart
+     with a row for each tool called;
   6. Auth (server B): over plain HTTP /console/api/overview is 401 without a token and with a
      wrong one, 200 with it; the page shows the token form and no API data, refuses a wrong
      token, and shows the APIs once the right one is entered;
