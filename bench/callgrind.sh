@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# Instructions per tools/call (issue #40), counted with callgrind, so deterministic enough to
+# compare two commits on a shared machine where timings are not.
+#
+#   bash bench/callgrind.sh                              # builds --profile profiling
+#   RESTMCP_BIN=path/to/restmcp bash bench/callgrind.sh  # skips the build
+#   N1=300 N2=1200 REPEAT=2 bash bench/callgrind.sh      # the defaults are 300, 1200, 1
+#   TRANSPORTS="http" bash bench/callgrind.sh            # "http stdio" by default
+#
+# Per transport, restmcp runs under `valgrind --tool=callgrind` twice: once for N1 and once
+# for N2 sequential `tools/call getItem` of one client (bench/callgrind_client.py) against
+# nginx on 127.0.0.1 answering a fixed 200-byte JSON body (the upstream of bench/run.sh,
+# described by bench/items.yaml). Ir per call = (Ir(N2) - Ir(N1)) / (N2 - N1): start-up,
+# the session's opening and shutdown are in both runs and cancel out.
+#
+# - http:  `restmcp serve` (the shipped defaults, so the console is on: loopback listener),
+#          one keep-alive connection, a session (2025-11-25): initialize,
+#          notifications/initialized, then the calls; restmcp stops on SIGTERM.
+# - stdio: `restmcp stdio`, the same messages over stdin; restmcp stops when stdin closes.
+#
+# Both configs set `[reload] enabled = false`: the reloader polls the files every 500 ms,
+# which counts wall time (long under valgrind, and dependent on the machine's load), not
+# calls. Logging is the default (`info`, one line per call, to a file); RUST_LOG is unset.
+#
+# valgrind and nginx are installed from Debian's packages when missing (needs root and
+# apt-get). The build uses CARGO_TARGET_DIR (default /work/target-bench when /work exists,
+# else target/) and `nice`; the runs are one process at a time.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+python="${PYTHON:-python3}"
+n1="${N1:-300}"
+n2="${N2:-1200}"
+repeat="${REPEAT:-1}"
+transports="${TRANSPORTS:-http stdio}"
+(( n2 > n1 )) || { echo "callgrind: N2 must be larger than N1" >&2; exit 1; }
+unset RUST_LOG
+
+say() { echo "callgrind: $*" >&2; }
+die() { echo "callgrind: $*" >&2; exit 1; }
+
+# --- tools ---------------------------------------------------------------------------------
+
+apt_install() {
+    [[ $(id -u) -eq 0 ]] || die "$1 is missing and installing it needs root"
+    command -v apt-get >/dev/null || die "$1 is missing and there is no apt-get"
+    local policy=/usr/sbin/policy-rc.d placed="" ok=""
+    # Keeps the nginx package from starting its own service on port 80.
+    if [[ ! -e $policy ]]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod 755 "$policy"; placed=1
+    fi
+    say "installing $* from the Debian packages"
+    for attempt in 1 2; do
+        [[ $attempt == 2 ]] && { DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || true; }
+        for package in "$@"; do
+            if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                -o Dpkg::Use-Pty=0 "$package" >/dev/null 2>&1; then ok=1; break 2; fi
+        done
+    done
+    [[ -z $placed ]] || rm -f "$policy"
+    [[ -n $ok ]] || die "could not install $*"
+}
+
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+[[ -x $nginx_bin ]] || { apt_install nginx-light nginx; nginx_bin=/usr/sbin/nginx; }
+command -v valgrind >/dev/null || apt_install valgrind
+
+if [[ -n ${RESTMCP_BIN:-} ]]; then
+    bin="$RESTMCP_BIN"; [[ "$bin" == /* ]] || bin="$root/$bin"
+else
+    target="${CARGO_TARGET_DIR:-}"
+    [[ -n $target ]] || { [[ -d /work ]] && target=/work/target-bench || target="$root/target"; }
+    say "building restmcp (--profile profiling, CARGO_TARGET_DIR=$target)"
+    CARGO_TARGET_DIR="$target" nice -n 10 cargo build --profile profiling --locked --quiet
+    bin="$target/profiling/restmcp"
+fi
+[[ -x $bin ]] || die "no binary at $bin"
+
+# --- the upstream --------------------------------------------------------------------------
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+    [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null || true
+    [[ -f $work/nginx.pid ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+upstream_port="$(free_port)"
+# The same body as bench/run.sh: about 200 bytes of JSON.
+body='{"id":42,"name":"Widget","price":9.99,"tags":["blue","small","metal"],"stock":{"berlin":12,"paris":0,"lisbon":7},"description":"A small blue metal widget for benchmarks."}'
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    client_body_temp_path $work/body;
+    proxy_temp_path $work/proxy;
+    fastcgi_temp_path $work/fastcgi;
+    uwsgi_temp_path $work/uwsgi;
+    scgi_temp_path $work/scgi;
+    server {
+        listen 127.0.0.1:$upstream_port;
+        location /items/ {
+            default_type application/json;
+            return 200 '$body';
+        }
+    }
+}
+NGINX
+"$nginx_bin" -c "$work/nginx.conf" -p "$work" || die "nginx did not start"
+
+cat >"$work/http.toml" <<TOML
+[server]
+listen = "127.0.0.1:0"
+max_in_flight_per_client = 0
+
+[reload]
+enabled = false
+
+[apis.items]
+spec = "$root/bench/items.yaml"
+base_url = "http://127.0.0.1:$upstream_port"
+discovery = "all"
+TOML
+cat >"$work/stdio.toml" <<TOML
+[reload]
+enabled = false
+
+[apis.items]
+spec = "$root/bench/items.yaml"
+base_url = "http://127.0.0.1:$upstream_port"
+discovery = "all"
+TOML
+
+# --- counting ------------------------------------------------------------------------------
+
+valgrind_args=(--tool=callgrind --trace-children=no)
+
+# ir OUT: the instructions of a callgrind run, summed over its output files (one per dump).
+ir() {
+    local files=("$1"*)
+    awk '$1 == "totals:" { t[FILENAME] = $2 } $1 == "summary:" { s[FILENAME] = $2 }
+         END { for (f in s) n += (f in t) ? t[f] : s[f]; for (f in t) if (!(f in s)) n += t[f]; printf "%d\n", n }' \
+        "${files[@]}"
+}
+
+# run_http N OUT: restmcp serve under callgrind, N calls, SIGTERM, waits for it to exit.
+run_http() {
+    local n="$1" out="$2" log="$work/serve.log" url="" code=0
+    : >"$log"
+    valgrind "${valgrind_args[@]}" --callgrind-out-file="$out" \
+        "$bin" serve --config "$work/http.toml" >"$log" 2>&1 &
+    server_pid=$!
+    # Ready once the banner is out (it follows the tool set's loading): no HTTP request
+    # other than the client's reaches restmcp, so each run gets exactly the same ones.
+    for _ in $(seq 1200); do
+        url="$(sed -n 's/.*MCP over Streamable HTTP at \(http:[^ ,]*\/mcp\).*/\1/p' "$log" | head -1)"
+        [[ -n $url ]] && break
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [[ -n $url ]] || { cat "$log" >&2; die "restmcp serve did not start"; }
+    "$python" bench/callgrind_client.py http "$url" "$n" >/dev/null ||
+        { kill "$server_pid" 2>/dev/null; die "the HTTP client failed (log: $log)"; }
+    kill -TERM "$server_pid"
+    wait "$server_pid" || code=$?
+    server_pid=""
+    (( code == 0 )) || { cat "$log" >&2; die "restmcp serve exited with $code"; }
+    grep -q "restmcp: stopped" "$log" || { cat "$log" >&2; die "restmcp serve did not stop cleanly"; }
+}
+
+# run_stdio N OUT: restmcp stdio under callgrind, N calls, closes stdin, waits for it to exit.
+run_stdio() {
+    local n="$1" out="$2"
+    "$python" bench/callgrind_client.py stdio "$n" -- \
+        valgrind "${valgrind_args[@]}" --callgrind-out-file="$out" --log-file="$work/valgrind-stdio.log" \
+        "$bin" stdio --config "$work/stdio.toml" >/dev/null 2>"$work/stdio.log" ||
+        { cat "$work/stdio.log" "$work/valgrind-stdio.log" >&2 2>/dev/null; die "the stdio run failed"; }
+}
+
+say "binary $bin"
+say "N1=$n1 N2=$n2, transports: $transports, $repeat time(s) each"
+rows=()
+for round in $(seq "$repeat"); do
+    for transport in $transports; do
+        declare -A count=()
+        for n in "$n1" "$n2"; do
+            out="$work/cg.$transport.$round.$n.out"
+            say "$transport, $n calls (round $round)"
+            "run_$transport" "$n" "$out"
+            count[$n]="$(ir "$out")"
+            rm -f "$out"*
+        done
+        rows+=("$transport $round ${count[$n1]} ${count[$n2]}")
+        unset count
+    done
+done
+
+"$python" - "$n1" "$n2" "${rows[@]}" <<'PY'
+import sys
+n1, n2, *rows = sys.argv[1:]
+n1, n2 = int(n1), int(n2)
+print(f"{'transport':<10}{'round':>6}{'Ir(' + str(n1) + ')':>16}{'Ir(' + str(n2) + ')':>16}{'Ir per call':>14}")
+for row in rows:
+    transport, round_, a, b = row.split()
+    a, b = int(a), int(b)
+    print(f"{transport:<10}{round_:>6}{a:>16,}{b:>16,}{(b - a) / (n2 - n1):>14,.0f}")
+PY
