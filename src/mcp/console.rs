@@ -62,8 +62,9 @@ pub struct TryCall<'a> {
 pub struct Tried {
     /// The result as the client's revision receives it (`result` of the JSON-RPC answer).
     pub result: Value,
-    /// The question to put to the human, when the tool needs confirmation and this was
-    /// the first round: its text, and the state to send back with the answer.
+    /// The confirmation question to put to the human, when the tool needs it and this was
+    /// the first round: its text, and the state to send back with the answer. (A question
+    /// for missing arguments, 2026-07-28's, stays in `result` as a client receives it.)
     pub ask: Option<(String, String)>,
     /// The request sent (values as sent: [`Sent::redacted`] before showing it).
     pub sent: Option<Sent>,
@@ -184,10 +185,12 @@ fn question(response: &CallToolResponse) -> Option<(String, String)> {
         return None;
     };
     let requests = serde_json::to_value(required.input_requests.as_ref()?).ok()?;
+    // Asking for arguments the model left out is not a confirmation: the page shows that
+    // `input_required` result as a client receives it.
     let message = requests
-        .get(QUESTION)
-        .and_then(|request| request.pointer("/params/message"))
-        .and_then(Value::as_str)
-        .map_or_else(|| requests.to_string(), str::to_string);
+        .get(QUESTION)?
+        .pointer("/params/message")?
+        .as_str()?
+        .to_string();
     Some((message, required.request_state.clone()?))
 }

@@ -4,7 +4,8 @@
 //! histograms for its percentiles.
 //!
 //! Nothing is made or kept until a console page first watches: until then a call costs one
-//! atomic load here. From then on the last [`RECENT`] events are kept (a page that opens
+//! atomic load here. Each event has a number, one more than the last, so a page that
+//! reconnects names the last it saw (`Last-Event-ID`) and gets only what came after. From then on the last [`RECENT`] events are kept (a page that opens
 //! sees them first) and each new one is broadcast to the pages watching, at most
 //! [`MAX_WATCHERS`] at once, each with a queue of [`QUEUE`] events: a page that falls
 //! behind misses events (and is told how many) rather than holding memory.
@@ -44,16 +45,20 @@ pub struct CallFeed {
     /// Set when a page first watches; never cleared (the recent list stays meaningful).
     watched: AtomicBool,
     watchers: Arc<AtomicUsize>,
-    recent: Mutex<VecDeque<Arc<str>>>,
-    sender: broadcast::Sender<Arc<str>>,
+    /// The last [`RECENT`] events, and the number the next one gets.
+    recent: Mutex<(VecDeque<Event>, u64)>,
+    sender: broadcast::Sender<Event>,
 }
+
+/// One call as the feed tells it: its number and its JSON text.
+pub type Event = (u64, Arc<str>);
 
 impl Default for CallFeed {
     fn default() -> Self {
         CallFeed {
             watched: AtomicBool::new(false),
             watchers: Arc::new(AtomicUsize::new(0)),
-            recent: Mutex::new(VecDeque::new()),
+            recent: Mutex::new((VecDeque::new(), 1)),
             sender: broadcast::channel(QUEUE).0,
         }
     }
@@ -61,8 +66,8 @@ impl Default for CallFeed {
 
 /// A page watching the feed: the events kept when it opened, then each new one.
 pub struct Watch {
-    pub recent: Vec<Arc<str>>,
-    pub events: broadcast::Receiver<Arc<str>>,
+    pub recent: Vec<Event>,
+    pub events: broadcast::Receiver<Event>,
     /// Counts the page among the watchers until dropped.
     pub guard: WatchGuard,
 }
@@ -83,8 +88,15 @@ impl CallFeed {
         self.watched.load(Ordering::Relaxed)
     }
 
-    /// Starts watching, or `None` when [`MAX_WATCHERS`] pages watch already.
-    pub fn watch(&self) -> Option<Watch> {
+    /// Keeps the recent events and durations from now on, as when a page watches: the
+    /// console's charts, which read the counters without the feed.
+    pub fn mark_watched(&self) {
+        self.watched.store(true, Ordering::Relaxed);
+    }
+
+    /// Starts watching, with the recent events numbered above `after` (all of them for
+    /// `None`), or `None` when [`MAX_WATCHERS`] pages watch already.
+    pub fn watch(&self, after: Option<u64>) -> Option<Watch> {
         let taken = self
             .watchers
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -95,10 +107,19 @@ impl CallFeed {
         }
         let guard = WatchGuard(self.watchers.clone());
         self.watched.store(true, Ordering::Relaxed);
-        // Subscribed before the recent list is read, so no event falls between the two
-        // (one may come twice; the page tells them apart by nothing worse than a repeat).
-        let events = self.sender.subscribe();
-        let recent = lock(&self.recent).iter().cloned().collect();
+        // Subscribed under the lock that numbers and sends events, so each comes once:
+        // in the recent list or from the receiver.
+        let (recent, events) = {
+            let recent = lock(&self.recent);
+            let after = after.unwrap_or(0);
+            let kept = recent
+                .0
+                .iter()
+                .filter(|(n, _)| *n > after)
+                .cloned()
+                .collect();
+            (kept, self.sender.subscribe())
+        };
         Some(Watch {
             recent,
             events,
@@ -111,14 +132,14 @@ impl CallFeed {
         if !self.is_watched() {
             return;
         }
-        let event: Arc<str> = event_json(call, SystemTime::now()).into();
-        {
-            let mut recent = lock(&self.recent);
-            if recent.len() == RECENT {
-                recent.pop_front();
-            }
-            recent.push_back(event.clone());
+        let text: Arc<str> = event_json(call, SystemTime::now()).into();
+        let mut recent = lock(&self.recent);
+        let event = (recent.1, text);
+        recent.1 += 1;
+        if recent.0.len() == RECENT {
+            recent.0.pop_front();
         }
+        recent.0.push_back(event.clone());
         // No receiver is not an error: the pages have gone.
         let _ = self.sender.send(event);
     }
@@ -177,7 +198,7 @@ mod tests {
         let feed = CallFeed::default();
         feed.publish(&call("getPetById"));
         assert!(!feed.is_watched());
-        let watch = feed.watch().expect("a first page may watch");
+        let watch = feed.watch(None).expect("a first page may watch");
         assert!(
             watch.recent.is_empty(),
             "a call before any page is not kept"
@@ -187,15 +208,27 @@ mod tests {
     #[tokio::test]
     async fn a_page_sees_the_recent_calls_then_each_new_one() {
         let feed = CallFeed::default();
-        drop(feed.watch());
+        drop(feed.watch(None));
         for _ in 0..RECENT + 5 {
             feed.publish(&call("getPetById"));
         }
-        let mut watch = feed.watch().expect("watch");
+        let mut watch = feed.watch(None).expect("watch");
         assert_eq!(watch.recent.len(), RECENT, "the recent list is bounded");
+        let numbers: Vec<u64> = watch.recent.iter().map(|(n, _)| *n).collect();
+        assert_eq!(numbers.first(), Some(&6), "the oldest kept is the 6th");
+        assert_eq!(numbers.last(), Some(&(RECENT as u64 + 5)));
+        let again = feed
+            .watch(Some(RECENT as u64 + 3))
+            .expect("a reconnecting page");
+        assert_eq!(
+            again.recent.len(),
+            2,
+            "only what came after the last it saw"
+        );
         feed.publish(&call("addPet"));
-        let event: serde_json::Value =
-            serde_json::from_str(&watch.events.recv().await.expect("an event")).expect("json");
+        let (number, text) = watch.events.recv().await.expect("an event");
+        assert_eq!(number, RECENT as u64 + 6);
+        let event: serde_json::Value = serde_json::from_str(&text).expect("json");
         assert_eq!(event["tool"], "addPet");
         assert_eq!(event["status"], 200);
         assert_eq!(event["duration_ms"], 3.25);
@@ -206,10 +239,13 @@ mod tests {
     #[test]
     fn at_most_max_watchers_pages_watch_at_once() {
         let feed = CallFeed::default();
-        let pages: Vec<Watch> = (0..MAX_WATCHERS).filter_map(|_| feed.watch()).collect();
+        let pages: Vec<Watch> = (0..MAX_WATCHERS).filter_map(|_| feed.watch(None)).collect();
         assert_eq!(pages.len(), MAX_WATCHERS);
-        assert!(feed.watch().is_none(), "one page too many is refused");
+        assert!(feed.watch(None).is_none(), "one page too many is refused");
         drop(pages);
-        assert!(feed.watch().is_some(), "a page that left frees its place");
+        assert!(
+            feed.watch(None).is_some(),
+            "a page that left frees its place"
+        );
     }
 }

@@ -779,7 +779,7 @@ mod tests {
             |metrics: &Metrics| -> u64 { metrics.tool_stats()["getPetById"].counts.iter().sum() };
         assert_eq!(metrics.tool_stats()["getPetById"].calls, 1);
         assert_eq!(observed(&metrics), 0, "nobody watched: no duration kept");
-        let watch = metrics.feed().watch().expect("a page");
+        let watch = metrics.feed().watch(None).expect("a page");
         metrics.record_call(&call);
         metrics.record_call(&CallRecord {
             outcome: "upstream_5xx",

@@ -256,6 +256,23 @@ async fn the_console_shows_the_apis_and_tools_and_tries_calls_behind_the_token()
         !event.to_string().contains("Rex"),
         "no argument value: {event}"
     );
+    // A page that reconnects having seen that call gets only later ones.
+    let seen = event["id"].as_u64().expect("an event id");
+    let reconnect = tokio::spawn({
+        let base = base.clone();
+        async move { read_feed_after(&base, "getItem", Some(seen)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    post(
+        &format!("{base}/console/api/call"),
+        &json!({"name": "getItem", "arguments": {"id": "8"}}),
+    )
+    .await;
+    let later = tokio::time::timeout(Duration::from_secs(10), reconnect)
+        .await
+        .expect("the later call")
+        .expect("feed task");
+    assert!(later["id"].as_u64().is_some_and(|id| id > seen), "{later}");
 
     // The counters behind the charts: calls per tool, durations since a page watched.
     let stats: Value = get(&format!("{base}/console/api/stats"), Some(TOKEN))
@@ -295,12 +312,23 @@ async fn the_console_shows_the_apis_and_tools_and_tries_calls_behind_the_token()
         .await
         .expect("POST");
     assert_eq!(form.status(), 415);
-    assert_eq!(sent(), before + 2);
+    assert_eq!(sent(), before + 3, "the refused requests sent nothing");
 }
 
-/// Reads the call feed until a call of `tool` arrives, and returns it.
+/// Reads the call feed until a call of `tool` arrives, and returns it with its event id.
 async fn read_feed(base: String, tool: &'static str) -> Value {
-    let mut response = get(&format!("{base}/console/api/calls"), Some(TOKEN)).await;
+    read_feed_after(&base, tool, None).await
+}
+
+/// [`read_feed`] for a page that reconnects having seen call `after`.
+async fn read_feed_after(base: &str, tool: &str, after: Option<u64>) -> Value {
+    let mut request = client()
+        .get(format!("{base}/console/api/calls"))
+        .bearer_auth(TOKEN);
+    if let Some(after) = after {
+        request = request.header("last-event-id", after.to_string());
+    }
+    let mut response = request.send().await.expect("GET");
     assert_eq!(response.status(), 200);
     let mut text = String::new();
     while let Ok(Some(chunk)) = response.chunk().await {
@@ -309,9 +337,11 @@ async fn read_feed(base: String, tool: &'static str) -> Value {
             let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) else {
                 continue;
             };
-            if let Ok(event) = serde_json::from_str::<Value>(data)
+            let id = block.lines().find_map(|l| l.strip_prefix("id: "));
+            if let Ok(mut event) = serde_json::from_str::<Value>(data)
                 && event["tool"] == tool
             {
+                event["id"] = json!(id.and_then(|id| id.parse::<u64>().ok()));
                 return event;
             }
         }

@@ -446,7 +446,7 @@ fn severity(severity: Severity) -> &'static str {
 pub async fn stats(State(console): State<Console>) -> Json<Value> {
     let metrics = console.shared.metrics();
     // Watching the stats counts as watching: durations are observed from now on.
-    drop(metrics.feed().watch());
+    metrics.feed().mark_watched();
     let at_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_millis() as u64);
@@ -458,9 +458,14 @@ pub async fn stats(State(console): State<Console>) -> Json<Value> {
     }))
 }
 
-/// `GET /console/api/calls`: the recent calls, then each new one, as server-sent events.
-pub async fn calls(State(console): State<Console>) -> Response {
-    let Some(watch) = console.shared.metrics().feed().watch() else {
+/// `GET /console/api/calls`: the recent calls (after the one `Last-Event-ID` names, when
+/// a page reconnects), then each new one, as server-sent events.
+pub async fn calls(State(console): State<Console>, headers: axum::http::HeaderMap) -> Response {
+    let after = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let Some(watch) = console.shared.metrics().feed().watch(after) else {
         return refusal(
             StatusCode::TOO_MANY_REQUESTS,
             "too many console pages are watching the calls; close one",
@@ -471,7 +476,7 @@ pub async fn calls(State(console): State<Console>) -> Response {
         events,
         guard,
     } = watch;
-    let first: String = recent.iter().map(|event| frame(event)).collect();
+    let first: String = recent.iter().map(frame).collect();
     let state = (Some(first), events, guard, console.stop.clone());
     let stream =
         futures_util::stream::unfold(state, |(first, mut events, guard, stop)| async move {
@@ -503,6 +508,6 @@ pub async fn calls(State(console): State<Console>) -> Response {
 }
 
 /// One call as a server-sent event.
-fn frame(event: &str) -> String {
-    format!("event: call\ndata: {event}\n\n")
+fn frame((number, text): &crate::telemetry::feed::Event) -> String {
+    format!("id: {number}\nevent: call\ndata: {text}\n\n")
 }

@@ -163,6 +163,7 @@
     stats: [], // snapshots {at_ms, in_flight, buckets, tools}, oldest first, bounded
     calls: [], // call events, oldest first, bounded to CALLS_MAX
     feed: null, // AbortController of the running call feed
+    lastCallId: null, // the id of the last call event, sent as Last-Event-ID when the feed reconnects
     feedStatus: 'idle',
     statsTimer: 0,
     overviewTimer: 0,
@@ -786,7 +787,10 @@
     while (state.feed === controller) {
       setFeedStatus('connecting');
       try {
-        const response = await fetch(API + 'calls', { headers: headers({ Accept: 'text/event-stream' }), signal: controller.signal, cache: 'no-store' });
+        // Reconnecting, the page names the last call it has, and gets only what came after.
+        const extra = { Accept: 'text/event-stream' };
+        if (state.lastCallId) extra['Last-Event-ID'] = state.lastCallId;
+        const response = await fetch(API + 'calls', { headers: headers(extra), signal: controller.signal, cache: 'no-store' });
         if (response.status === 401) {
           needToken('That token was refused.');
           return;
@@ -794,10 +798,11 @@
         if (!response.ok || !response.body) throw new Error('HTTP ' + response.status);
         setFeedStatus('live');
         delay = 1000;
-        await readEvents(response.body, (event, data) => {
+        await readEvents(response.body, (event, data, id) => {
           if (event === 'call') {
             try {
               addCall(JSON.parse(data));
+              if (id) state.lastCallId = id;
             } catch (_) { /* a malformed event is skipped */ }
           }
         });
@@ -811,7 +816,7 @@
     }
   }
 
-  // Server-sent events from a fetch body: calls back (event, data) per event.
+  // Server-sent events from a fetch body: calls back (event, data, id) per event.
   async function readEvents(stream, onEvent) {
     const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = '';
@@ -824,6 +829,7 @@
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         let event = 'message';
+        let id = '';
         const data = [];
         for (const line of block.split('\n')) {
           if (line.startsWith(':')) continue; // a comment: keep-alive
@@ -832,8 +838,9 @@
           const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
           if (field === 'event') event = value;
           else if (field === 'data') data.push(value);
+          else if (field === 'id') id = value;
         }
-        if (data.length) onEvent(event, data.join('\n'));
+        if (data.length) onEvent(event, data.join('\n'), id);
       }
       if (buffer.length > 1 << 20) buffer = ''; // one event over 1 MiB: not ours; drop it
     }
@@ -845,15 +852,7 @@
     renderStatus();
   }
 
-  // A call's identity, so that the recent calls a reconnected feed sends again are not listed
-  // twice (the events carry no id).
-  const callKey = (c) => [c.at, c.tool, c.caller, c.duration_ms, c.bytes_received].join('|');
-
   function addCall(call) {
-    if (state.calls.length && call.at <= state.calls[state.calls.length - 1].at) {
-      const key = callKey(call);
-      if (state.calls.some((c) => callKey(c) === key)) return;
-    }
     state.calls.push(call);
     if (state.calls.length > CALLS_MAX) state.calls.splice(0, state.calls.length - CALLS_MAX);
     if (state.route.page !== 'calls') return;
