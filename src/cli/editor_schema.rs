@@ -361,6 +361,7 @@ max_in_flight_per_client = 0
 metrics = false
 threads = 2
 console = true
+console_arguments = true
 header_read_timeout_seconds = 5
 body_read_timeout_seconds = 20
 idle_timeout_seconds = 120

@@ -66,6 +66,10 @@ pub struct ServerSettings {
     /// `listen` is a loopback address, off otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub console: Option<bool>,
+    /// The console's live list of calls shows each call's argument values (with every
+    /// secret restmcp knows redacted). Off, it shows the tool, caller pseudonym, outcome,
+    /// timing and sizes only.
+    pub console_arguments: bool,
     /// Threads that serve HTTP connections, each running calls start to end on its own
     /// single-threaded runtime; 0 serves them on the main runtime with the rest.
     pub threads: usize,
@@ -386,6 +390,7 @@ impl Default for ServerSettings {
             metrics_token_env: None,
             identity_key_env: None,
             console: None,
+            console_arguments: false,
             threads: 1,
             auth: None,
             oauth: None,

@@ -210,6 +210,7 @@ pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Contro
         }
     }
     if settings.console_enabled() {
+        metrics.feed().show_arguments(settings.console_arguments);
         let console = console::routes(
             shared.clone(),
             settings,

@@ -148,6 +148,11 @@ impl ServerState {
             trace_id: incoming.trace.as_ref().map(TraceContext::trace_id),
             // A caller is named in the log by its pseudonym, never by subject or token.
             caller: incoming.pseudonym().to_string(),
+            // Copied only for a console that shows them (`server.console_arguments`).
+            arguments: self.metrics().feed().wants_arguments().then(|| {
+                let text = serde_json::to_string(&arguments).unwrap_or_default();
+                snapshot.dispatcher.redact(&text)
+            }),
         };
         let long_running = match tasks {
             true => LongRunning::Return,
@@ -356,6 +361,7 @@ impl ServerState {
             request_id: trace::request_id(),
             trace_id: incoming.trace.as_ref().map(TraceContext::trace_id),
             caller: incoming.pseudonym().to_string(),
+            arguments: None,
         };
         let sending = (arguments, incoming, Asker::Unable, LongRunning::Wait);
         let running = self.run(snapshot, &call, sending, (cancelled, None));
@@ -401,6 +407,8 @@ struct Call<'a> {
     trace_id: Option<String>,
     /// The caller's pseudonym (empty: an anonymous caller).
     caller: String,
+    /// The arguments as JSON text (redacted), for a console that shows them.
+    arguments: Option<String>,
 }
 
 impl Call<'_> {
@@ -660,6 +668,7 @@ impl Drop for Unfinished<'_> {
             caller: None,
             status: None,
             attempts: 0,
+            arguments: self.call.arguments.as_deref(),
         });
         tracing::info!(
             target: crate::telemetry::writer::CALL_TARGET,
@@ -689,6 +698,7 @@ fn record_call(metrics: &Metrics, call: &Call<'_>, stats: &CallStats) {
         caller,
         status: stats.status,
         attempts: stats.attempts,
+        arguments: call.arguments.as_deref(),
     });
     let duration_ms = elapsed.as_secs_f64() * 1e3;
     let upstream_ms = stats.upstream.map(|d| d.as_secs_f64() * 1e3);

@@ -38,12 +38,16 @@ pub struct FedCall<'a> {
     pub bytes_received: u64,
     pub attempts: u32,
     pub caller: Option<&'a str>,
+    /// The call's arguments as JSON text, with `server.console_arguments`.
+    pub arguments: Option<&'a str>,
 }
 
 /// The feed (see the module documentation).
 pub struct CallFeed {
     /// Set when a page first watches; never cleared (the recent list stays meaningful).
     watched: AtomicBool,
+    /// `server.console_arguments`: events carry the calls' arguments.
+    arguments: AtomicBool,
     watchers: Arc<AtomicUsize>,
     /// The last [`RECENT`] events, and the number the next one gets.
     recent: Mutex<(VecDeque<Event>, u64)>,
@@ -57,6 +61,7 @@ impl Default for CallFeed {
     fn default() -> Self {
         CallFeed {
             watched: AtomicBool::new(false),
+            arguments: AtomicBool::new(false),
             watchers: Arc::new(AtomicUsize::new(0)),
             recent: Mutex::new((VecDeque::new(), 1)),
             sender: broadcast::channel(QUEUE).0,
@@ -86,6 +91,17 @@ impl CallFeed {
     /// kept only from then on.
     pub fn is_watched(&self) -> bool {
         self.watched.load(Ordering::Relaxed)
+    }
+
+    /// Whether events carry the calls' arguments (`server.console_arguments`).
+    pub fn show_arguments(&self, show: bool) {
+        self.arguments.store(show, Ordering::Relaxed);
+    }
+
+    /// Whether a finished call should hand its arguments over: a page has watched and
+    /// the operator turned them on.
+    pub fn wants_arguments(&self) -> bool {
+        self.is_watched() && self.arguments.load(Ordering::Relaxed)
     }
 
     /// Keeps the recent events and durations from now on, as when a page watches: the
@@ -164,8 +180,25 @@ fn event_json(call: &FedCall<'_>, now: SystemTime) -> String {
         "bytes_sent": call.bytes_sent,
         "bytes_received": call.bytes_received,
         "attempts": call.attempts,
+        "arguments": call.arguments.map(shown_arguments),
     })
     .to_string()
+}
+
+/// Argument text longer than this is shown cut, as a string.
+const ARGUMENTS_SHOWN: usize = 2000;
+
+/// Arguments as an event carries them: their JSON, or, past [`ARGUMENTS_SHOWN`] bytes, the
+/// start of their text.
+fn shown_arguments(text: &str) -> serde_json::Value {
+    if text.len() <= ARGUMENTS_SHOWN {
+        return serde_json::from_str(text).unwrap_or_else(|_| text.into());
+    }
+    let mut end = ARGUMENTS_SHOWN;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], text.len()).into()
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -190,6 +223,7 @@ mod tests {
             bytes_received: 120,
             attempts: 1,
             caller: Some("tok:ab12"),
+            arguments: None,
         }
     }
 
@@ -234,6 +268,28 @@ mod tests {
         assert_eq!(event["duration_ms"], 3.25);
         assert_eq!(event["caller"], "tok:ab12");
         assert!(event["at"].as_str().is_some_and(|at| at.ends_with('Z')));
+        assert!(event["arguments"].is_null());
+    }
+
+    #[test]
+    fn arguments_are_wanted_only_when_turned_on_and_watched_and_long_ones_are_cut() {
+        let feed = CallFeed::default();
+        feed.show_arguments(true);
+        assert!(!feed.wants_arguments(), "no page has watched");
+        drop(feed.watch(None));
+        assert!(feed.wants_arguments());
+        feed.show_arguments(false);
+        assert!(!feed.wants_arguments());
+        assert_eq!(
+            shown_arguments(r#"{"petId":7}"#),
+            serde_json::json!({"petId": 7})
+        );
+        let long = format!(r#"{{"note":"{}"}}"#, "é".repeat(ARGUMENTS_SHOWN));
+        let cut = shown_arguments(&long);
+        assert!(
+            cut.as_str()
+                .is_some_and(|t| t.ends_with("bytes in all)") && t.len() < 2100)
+        );
     }
 
     #[test]

@@ -88,6 +88,9 @@ pub struct CallRecord<'a> {
     /// the console's feed.
     pub status: Option<u16>,
     pub attempts: u32,
+    /// The call's arguments as JSON text, when the console shows them
+    /// ([`CallFeed::wants_arguments`]).
+    pub arguments: Option<&'a str>,
 }
 
 /// Callers counted one by one in `restmcp_caller_tool_calls_total`; the calls of
@@ -247,6 +250,7 @@ impl Metrics {
                 bytes_received: call.bytes_received,
                 attempts: call.attempts,
                 caller: call.caller,
+                arguments: call.arguments,
             });
         }
         let api = self.api_stats(call.api);
@@ -653,6 +657,7 @@ mod tests {
                 caller: None,
                 status: None,
                 attempts: 1,
+                arguments: None,
             });
         }
         let text = metrics.render(Some(2));
@@ -738,6 +743,7 @@ mod tests {
             caller: None,
             status: None,
             attempts: 1,
+            arguments: None,
         });
         let guard = metrics.call_started();
         let stream = metrics.stream_opened();
@@ -773,6 +779,7 @@ mod tests {
             caller: None,
             status: Some(200),
             attempts: 1,
+            arguments: None,
         };
         metrics.record_call(&call);
         let observed =
@@ -830,6 +837,7 @@ mod tests {
                 caller,
                 status: None,
                 attempts: 1,
+                arguments: None,
             }
         }
         metrics.record_call(&call(None));

@@ -443,3 +443,29 @@ async fn the_console_lists_the_resources_and_prompts_made_of_tools() {
     assert_eq!(resource["tool"], "getItem");
     assert_eq!(resource["variables"][0]["place"], "path");
 }
+
+#[tokio::test]
+async fn with_console_arguments_the_feed_shows_argument_values_redacted() {
+    let (_upstream, _dir, _binary, base) = start("console_arguments = true\n").await;
+    let overview: Value = get(&format!("{base}/console/api/overview"), Some(TOKEN))
+        .await
+        .json()
+        .await
+        .expect("overview");
+    assert_eq!(overview["show_arguments"], true);
+    let feed = tokio::spawn(read_feed(base.clone(), "getItem"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let secret_shaped = format!("x{TENANT_SECRET}");
+    post(
+        &format!("{base}/console/api/call"),
+        &json!({"name": "getItem", "arguments": {"id": "7", "X-Trace": secret_shaped}}),
+    )
+    .await;
+    let event = tokio::time::timeout(Duration::from_secs(10), feed)
+        .await
+        .expect("the feed told the call")
+        .expect("feed task");
+    assert_eq!(event["arguments"]["id"], "7", "{event}");
+    // A value restmcp holds as a secret is redacted wherever it appears.
+    assert!(!event.to_string().contains(TENANT_SECRET), "{event}");
+}

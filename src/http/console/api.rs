@@ -39,6 +39,8 @@ pub struct Console {
     shared: Arc<ServerState>,
     readiness: Arc<Readiness>,
     auth: &'static str,
+    /// `server.console_arguments`: the call feed carries argument values.
+    show_arguments: bool,
     /// `server.max_request_bytes`: the largest call the page may send.
     max_body: usize,
     /// Requests in flight per client: a tried call takes a ticket like a `tools/call`
@@ -63,7 +65,7 @@ impl Console {
     pub fn new(
         shared: Arc<ServerState>,
         readiness: Arc<Readiness>,
-        (auth, max_body): (&'static str, usize),
+        (auth, max_body, show_arguments): (&'static str, usize, bool),
         (admission, stop): (Arc<Admission>, tokio_util::sync::CancellationToken),
     ) -> Self {
         Console {
@@ -71,6 +73,7 @@ impl Console {
             readiness,
             auth,
             max_body,
+            show_arguments,
             admission,
             stop,
             budgets: Arc::default(),
@@ -163,7 +166,7 @@ pub async fn overview(State(console): State<Console>) -> Json<Value> {
         "ready": console.readiness.is_loaded(),
         "tools": catalog.len(),
         "auth": console.auth,
-        "show_arguments": false,
+        "show_arguments": console.show_arguments,
         "reload": console.shared.metrics().last_reload(),
         "apis": apis,
     }))

@@ -55,7 +55,11 @@ pub fn routes(
     (guard, readiness): (Arc<Guard>, Arc<Readiness>),
     (admission, stop): (Arc<Admission>, tokio_util::sync::CancellationToken),
 ) -> Router {
-    let limits = (guard.auth_kind(), settings.max_request_bytes);
+    let limits = (
+        guard.auth_kind(),
+        settings.max_request_bytes,
+        settings.console_arguments,
+    );
     let state = api::Console::new(shared, readiness, limits, (admission, stop));
     let api = Router::new()
         .route("/console/api/overview", get(api::overview))
