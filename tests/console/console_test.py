@@ -19,7 +19,7 @@ Checks, in the browser unless said otherwise (each an `ok N - ...` line):
   1. APIs: a row per API, petstore with its 19 tools and httpbin with 4, each in discovery
      mode "all" (their tools fit the auto budget), mock and live as configured;
   2. Tools: all 23 listed, "echo get" finds echoGet alone, the API filter keeps httpbin's 4,
-     deleteEverything badged destructive and confirm; echoGet's page shows the overlay's description and its
+     deleteEverything badged destructive and confirm, the shipped resources and prompt listed below; echoGet's page shows the overlay's description and its
      provenance table names the overlay file as the description's source (and
      httpbinStatus's names its x-mcp);
   3. Try it: getPetById with petId set through its form field answers from the mock and
@@ -238,6 +238,14 @@ def check_tools(b: Browser, page: Page) -> None:
         page.select_option('[data-testid=tool-api]', "")
         page.wait_for_function(f"() => ({rows})().split(' ').length === 23")
     step("Tools: 23 tools listed, \"echo get\" finds echoGet alone, the API filter keeps httpbin's 4, deleteEverything badged destructive and confirm", search)
+
+    def surface() -> None:
+        # The shipped config serves three Petstore reads as resources and one prompt.
+        page.locator('[data-testid=surface] [data-testid=resource-row]').first.wait_for()
+        resources = page.locator('[data-testid=surface] [data-testid=resource-row]')
+        assert resources.count() == 3, resources.count()
+        expect_in(page.locator('[data-testid=surface]').inner_text(), "petstore://pets/{petId}", "getPetById", "pet_report")
+    step("Tools: the resources (3, each with the tool a read runs) and the prompt the shipped config makes of them are listed", surface)
 
     def provenance() -> None:
         page.click('[data-testid=tool-row][data-tool=echoGet]')

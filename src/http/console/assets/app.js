@@ -374,6 +374,7 @@
     filter.value = state.toolQuery.api;
     const count = el('span', { class: 'muted', id: 'tool-count' });
     const body = el('tbody', {});
+    const surface = el('section', { class: 'surface', dataset: { testid: 'surface' } });
     const reload = () => loadTools(body, count);
     search.addEventListener('input', debounce(() => { state.toolQuery.q = search.value; reload(); }, 150));
     filter.addEventListener('change', () => { state.toolQuery.api = filter.value; reload(); });
@@ -384,9 +385,44 @@
         el('thead', {}, el('tr', {},
           el('th', {}, 'tool'), el('th', {}, 'API'), el('th', {}, 'route'), el('th', {}, 'summary'),
           el('th', {}, ''), el('th', { class: 'num' }, 'tokens'))),
-        body));
+        body),
+      surface);
     reload();
+    loadSurface(surface);
     search.focus();
+  }
+
+  // The resources, templates and prompts made of the tools (what `restmcp check` prints),
+  // below the tool list; nothing when there are none.
+  async function loadSurface(root) {
+    let s;
+    try {
+      s = await api('surface');
+    } catch (_) {
+      return; // the tool list says what went wrong
+    }
+    if (!s.resources.length && !s.prompts.length) return;
+    const toolLink = (name) => el('a', { href: '#/tools/' + encodeURIComponent(name) }, name);
+    const resources = s.resources.map((r) => el('tr', { dataset: { testid: 'resource-row' } },
+      el('td', {}, el('code', {}, r.uri), r.template ? ' ' : null, r.template ? badge('template', 'muted', 'A URI template: its variables are the tool\'s arguments') : null),
+      el('td', {}, r.name),
+      el('td', {}, toolLink(r.tool)),
+      el('td', { class: 'muted small' }, (r.variables || []).map((v) => `${v.name} (${v.place}): completions from ${v.completions}`).join('; ')),
+      el('td', { class: 'muted small' }, r.location)));
+    const prompts = s.prompts.map((p) => el('tr', { dataset: { testid: 'prompt-row' } },
+      el('td', {}, el('code', {}, p.name)),
+      el('td', { class: 'small' }, (p.arguments || []).map((a) => `${a.name}${a.required ? '*' : ''}: completions from ${a.completions}`).join('; ')),
+      el('td', { class: 'small' }, p.messages.join(', ')),
+      el('td', { class: 'muted small' }, p.location)));
+    clear(root,
+      s.resources.length ? [el('h2', {}, 'Resources and templates'),
+        el('table', { class: 'grid' }, el('thead', {}, el('tr', {},
+          el('th', {}, 'URI'), el('th', {}, 'name'), el('th', {}, 'tool a read runs'), el('th', {}, 'variables'), el('th', {}, 'written in'))),
+        el('tbody', {}, resources))] : null,
+      s.prompts.length ? [el('h2', {}, 'Prompts'),
+        el('table', { class: 'grid' }, el('thead', {}, el('tr', {},
+          el('th', {}, 'prompt'), el('th', {}, 'arguments'), el('th', {}, 'messages'), el('th', {}, 'written in'))),
+        el('tbody', {}, prompts))] : null);
   }
 
   async function loadTools(body, count) {
