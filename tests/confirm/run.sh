@@ -27,7 +27,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# root, bin, venv, python; die, need_bin, need_python, need_node, setup_venv, start_httpbin, stop_httpbin
+# root, bin, venv, python; die, need_bin, need_python, need_node, setup_venv, start_httpbin, stop_httpbin, finish
 source "$here/../lib/harness.sh"
 
 requirements=("mcp==2.3.0" "httpbin==0.10.4" "gunicorn==27.0.1")
@@ -66,10 +66,4 @@ else
   echo "# ts_confirm.mjs not found beside run.sh: the TypeScript SDK part was not run"
 fi
 
-stop_httpbin
-if (( status != 0 )); then
-  echo "run.sh: FAILED; the failing checks are listed above (httpbin's access log and stderr kept in $work)" >&2
-else
-  rm -rf "$work"
-fi
-exit "$status"
+finish "$status" "$work"

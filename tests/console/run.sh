@@ -27,7 +27,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# root, bin, venv, python; die, need_bin, need_python, setup_venv, start_httpbin, stop_httpbin
+# root, bin, venv, python; die, need_bin, need_python, setup_venv, start_httpbin, stop_httpbin, finish
 source "$here/../lib/harness.sh"
 say() { echo "# $*"; }
 # install_from_debian (uses say and die)
@@ -72,10 +72,4 @@ status=0
 "$browser_venv/bin/python" "$here/console_test.py" --bin "$bin" --httpbin "$httpbin" --access-log "$access_log" \
   --chromium "$chromium" "${shots[@]}" || status=1
 
-stop_httpbin
-if (( status != 0 )); then
-  echo "run.sh: FAILED; the failing checks are listed above (httpbin's access log and stderr kept in $work)" >&2
-else
-  rm -rf "$work"
-fi
-exit "$status"
+finish "$status" "$work"

@@ -30,7 +30,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# root, bin, venv, python; die, need_bin, need_python, need_node, setup_venv, start_httpbin, stop_httpbin
+# root, bin, venv, python; die, need_bin, need_python, need_node, setup_venv, start_httpbin, stop_httpbin, finish
 source "$here/../lib/harness.sh"
 
 requirements=("mcp==2.3.0" "httpbin==0.10.4" "gunicorn==27.0.1")
@@ -62,10 +62,4 @@ cd "$here"
 node ts_hostile.mjs --bin "$bin" --python "$venv/bin/python" --httpbin "$httpbin" --access-log "$access_log" || status=1
 echo "# tests/hostile: $((SECONDS - started)) s"
 
-stop_httpbin
-if (( status != 0 )); then
-  echo "run.sh: FAILED; the failing checks are listed above (httpbin's access log and stderr kept in $work)" >&2
-else
-  rm -rf "$work"
-fi
-exit "$status"
+finish "$status" "$work"

@@ -25,7 +25,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# root, bin, venv, python; die, need_bin, need_python, setup_venv, start_httpbin, stop_httpbin
+# root, bin, venv, python; die, need_bin, need_python, setup_venv, start_httpbin, stop_httpbin, finish
 source "$here/../lib/harness.sh"
 # install_from_debian
 source "$here/../lib/apt.sh"
@@ -67,10 +67,4 @@ cd "$here"
 "$venv/bin/python" python_idempotency.py --bin "$bin" --redis-server "$redis_bin" \
   --httpbin "$httpbin" --access-log "$access_log" || status=1
 
-stop_httpbin
-if (( status != 0 )); then
-  echo "run.sh: FAILED; the failing checks are listed above (httpbin's access log and stderr kept in $work)" >&2
-else
-  rm -rf "$work"
-fi
-exit "$status"
+finish "$status" "$work"

@@ -1,5 +1,5 @@
-# What the run.sh of tests/confirm, tests/hostile, tests/idempotency, tests/results and
-# tests/surface share;
+# What the run.sh of tests/confirm, tests/hostile, tests/idempotency, tests/results,
+# tests/surface and tests/console share;
 # each sources it (after `set -euo pipefail` and setting `here`, its own folder) and keeps its
 # own checks, pins and the running of its tests. (tests/lib/apt.sh installs a missing Debian
 # package for tests/idempotency and tests/scale-out.) It sets:
@@ -20,6 +20,8 @@
 #                       --access-logformat), its stderr WORK/httpbin.stderr; sets httpbin (its
 #                       URL), httpbin_pid and access_log;
 #   stop_httpbin        stops it (nothing when none runs): for the caller's EXIT trap.
+#   finish STATUS WORK  stops httpbin and exits with STATUS: WORK (httpbin's access log, the
+#                       stderr of every process) removed when it is 0, kept and named when not.
 
 root="$(cd "$here/../.." && pwd)"
 
@@ -95,4 +97,15 @@ stop_httpbin() {
     wait "$httpbin_pid" 2>/dev/null || true
   fi
   httpbin_pid=""
+}
+
+finish() {
+  local status="$1" work="$2"
+  stop_httpbin
+  if (( status != 0 )); then
+    echo "run.sh: FAILED; the failing checks are listed above (httpbin's access log and stderr kept in $work)" >&2
+  else
+    rm -rf "$work"
+  fi
+  exit "$status"
 }
