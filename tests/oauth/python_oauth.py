@@ -14,7 +14,9 @@ token through; httpbin's access log, which records the Authorization header it r
 witness (restmcp redacts the tokens it obtained from tool results, so httpbin's echo in the
 result reads "Bearer [REDACTED]"). Two users, alice (a confidential client, client_secret_basic) and bob (a public
 client, no secret), each in a fresh client with empty storage, must each see their own subject
-upstream.
+upstream. The console's API (/console/api/*) is checked behind the same resource server with
+alice's token: refused without it, a call tried from it runs as alice (her exchanged token
+upstream, her scopes) and shows the request sent with its credential by name only.
 
 Scope-aware tools: the SDK's first token has the scope of restmcp's 401
 challenge (mcp:tools), so alice's and bob's first tools/list must not show whoami (echo:read), and
@@ -306,6 +308,44 @@ async def one_user(w: World, login: str, auth_method: str | None, seen_upstream:
     got = after.get("bySubject", {}).get(login, 0) - before.get("bySubject", {}).get(login, 0)
     R.check(f"{who}: exactly one exchange for {login}", got == 1, f"{before} -> {after}")
     seen_upstream[login] = upstream
+    if login == "alice":
+        await console_as(w, who, mcp_token, token_scope(storage))
+
+
+async def console_as(w: World, who: str, token: str, granted: list[str]) -> None:
+    """The console's API (/console, on by default on loopback) behind the same OAuth
+    resource server: refused without the access token, open with it, and a call tried from
+    it runs as the token's user (token exchange, scopes) with no token in what it shows."""
+    base = w.url.removesuffix("/mcp")
+    bearer = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(timeout=STEP) as http:
+        bare = await http.get(f"{base}/console/api/overview")
+        R.check(f"{who}: the console's API refuses a request without an access token (401, a Bearer challenge)",
+                bare.status_code == 401 and "Bearer" in bare.headers.get("www-authenticate", ""),
+                f"{bare.status_code} {short(bare.text, 120)}")
+        seen = await http.get(f"{base}/console/api/overview", headers=bearer)
+        overview = seen.json() if seen.status_code == 200 else {}
+        R.check(f"{who}: with the access token the console's overview answers, auth oauth",
+                overview.get("auth") == "oauth", f"{seen.status_code} {short(seen.text, 160)}")
+        hits_before = len(upstream_lines(w))
+        tried = await http.post(f"{base}/console/api/call", headers=bearer, json={"name": "whoami", "arguments": {}})
+        answer = tried.json() if tried.status_code == 200 else {}
+        result = answer.get("result") or {}
+        await anyio.sleep(0.3)  # the access-log line arrives just after the response
+        hits = upstream_lines(w)[hits_before:]
+        if "echo:read" in granted:
+            shown = json.dumps(answer)
+            headers = {k.lower(): v for k, v in (answer.get("request") or {}).get("headers") or []}
+            R.check(f"{who}: whoami tried from the console reaches httpbin once, as {who.split()[0]}, with an exchanged token",
+                    result.get("isError") is False and len(hits) == 1 and token not in hits[0],
+                    f"{tried.status_code} {short(answer, 300)} | {len(hits)} hit(s)")
+            R.check(f"{who}: the console shows the request sent with its credential by name only, and no token",
+                    headers.get("authorization") == "[redacted]" and token not in shown
+                    and not re.search(r"Bearer [A-Za-z0-9_-]{20,}", shown), short(headers, 200))
+        else:
+            R.check(f"{who}: whoami tried from the console without echo:read is refused for its scope, nothing sent",
+                    result.get("isError") is True and "scope" in json.dumps(result) and not hits,
+                    f"{tried.status_code} {short(answer, 300)}")
 
 
 async def step_up(w: World, seen_upstream: dict[str, str]) -> None:
