@@ -189,7 +189,9 @@ impl Shell {
     /// Starts `line` (`restmcp serve`) with the listen port swapped for a free one, and
     /// returns the child and the address it reports.
     async fn start_server(&self, line: &str) -> (tokio::process::Child, String) {
-        let mut command = tokio::process::Command::from(self.command(line));
+        // `exec`: the shell becomes restmcp, so killing the child on drop stops the server
+        // (a shell that forks would leave it running, orphaned, after the test).
+        let mut command = tokio::process::Command::from(self.command(&format!("exec {line}")));
         let mut child = command
             .env("RESTMCP_SERVER__LISTEN", "127.0.0.1:0")
             .env("RUST_LOG", "info")
