@@ -1,7 +1,7 @@
 // The restmcp console: one classic script, no framework, no build step.
 //
-// Everything shown comes from the JSON API under /console/api/ (the contract beside the Rust
-// code in src/http/console/); this file only fetches and draws. Four hash routes: #/apis,
+// Everything shown comes from the JSON API under /console/api/ (src/http/console/api.rs; its
+// routes are listed in docs/src/console.md); this file only fetches and draws. Four hash routes: #/apis,
 // #/tools, #/tools/NAME and #/calls. Two things run in the background once the API lets us
 // in: a poll of /console/api/stats every 2 s (kept for 10 minutes at most, for the charts)
 // and the call feed /console/api/calls (read with fetch, as EventSource cannot send the
