@@ -23,8 +23,8 @@
 # calls. Logging is the default (`info`, one line per call, to a file); RUST_LOG is unset.
 #
 # valgrind and nginx are installed from Debian's packages when missing (needs root and
-# apt-get). The build uses CARGO_TARGET_DIR (default /work/target-bench when /work exists,
-# else target/) and `nice`; the runs are one process at a time.
+# apt-get). The build uses CARGO_TARGET_DIR (default the repository's target/) and `nice`;
+# the runs are one process at a time.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -70,7 +70,7 @@ if [[ -n ${RESTMCP_BIN:-} ]]; then
     bin="$RESTMCP_BIN"; [[ "$bin" == /* ]] || bin="$root/$bin"
 else
     target="${CARGO_TARGET_DIR:-}"
-    [[ -n $target ]] || { [[ -d /work ]] && target=/work/target-bench || target="$root/target"; }
+    [[ -n $target ]] || target="$root/target"
     say "building restmcp (--profile profiling, CARGO_TARGET_DIR=$target)"
     CARGO_TARGET_DIR="$target" nice -n 10 cargo build --profile profiling --locked --quiet
     bin="$target/profiling/restmcp"
