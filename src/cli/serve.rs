@@ -68,7 +68,7 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
         summary.totals()
     );
     summary.write_apis(&mut banner);
-    spawn_reloader(&config, global, &shared, inputs, &shutdown, &mut banner);
+    spawn_reloader(&config, global, &shared, inputs, &shutdown, &mut banner).await;
     crate::telemetry::writer::flush();
     eprint!("{banner}");
     let served = mcp::stdio::serve(shared, config.server.max_request_bytes)
@@ -133,7 +133,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     );
     let mut banner = banner(&config.server, &control, address, &summary);
     summary.write_apis(&mut banner);
-    spawn_reloader(&config, global, &shared, inputs, &control.stop, &mut banner);
+    spawn_reloader(&config, global, &shared, inputs, &control.stop, &mut banner).await;
     if config.server.auth.is_none() && config.server.oauth.is_none() && !address.ip().is_loopback()
     {
         banner.push_str(&format!(
@@ -210,8 +210,14 @@ fn banner(
     banner
 }
 
-/// Starts hot reload when it is on, and says so in the banner.
-fn spawn_reloader(
+/// Longest the start waits for hot reload's first look at the files and URLs it watches.
+const WATCH_BASELINE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Starts hot reload when it is on, and says so in the banner. Returns once the watcher
+/// has taken its baselines (at most [`WATCH_BASELINE_WAIT`]), so that an edit made after
+/// the banner is always a change it sees: before, an edit in the moments between the load
+/// and the watcher's first look became its baseline and was never reloaded.
+async fn spawn_reloader(
     config: &Config,
     global: &GlobalArgs,
     shared: &Arc<ServerState>,
@@ -228,7 +234,26 @@ fn spawn_reloader(
         shared: shared.clone(),
         config: config.clone(),
     };
-    tokio::spawn(reloader.run(inputs, stop.clone()));
+    // The files' loop and the URLs' loop each report their first baselines.
+    let (ready, mut baselines) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(reloader.run(inputs, stop.clone(), Some(ready)));
+    let both = async {
+        for _ in 0..2 {
+            if baselines.recv().await.is_none() {
+                return;
+            }
+        }
+    };
+    if tokio::time::timeout(WATCH_BASELINE_WAIT, both)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "hot reload had not looked at every file and URL it watches {} s after start; \
+             an edit made before it does may go unnoticed until the next",
+            WATCH_BASELINE_WAIT.as_secs()
+        );
+    }
     banner.push_str("  reloading on change and SIGHUP\n");
 }
 

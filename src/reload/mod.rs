@@ -142,8 +142,9 @@ pub async fn watch(
     watch_reporting(set, settings, client, tx, shutdown, None).await;
 }
 
-/// Tells tests that a loop has taken its baselines (at start and after each replacement
-/// of the watch set), so that they can change files without racing it.
+/// Tells whoever waits (the start, before its banner; tests) that a loop has taken its
+/// baselines (at start and after each replacement of the watch set), so that they can
+/// change files without racing it.
 type Ready = Option<mpsc::UnboundedSender<()>>;
 
 fn report_ready(ready: &Ready) {

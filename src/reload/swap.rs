@@ -44,8 +44,15 @@ pub fn watch_set(config_path: &Path, overrides: &Overrides, inputs: &Inputs) -> 
 }
 
 impl Reloader {
-    /// Watches `inputs` (and SIGHUP) and reloads on every change until `shutdown`.
-    pub async fn run(mut self, inputs: Inputs, shutdown: CancellationToken) {
+    /// Watches `inputs` (and SIGHUP) and reloads on every change until `shutdown`; `ready`
+    /// hears each time a loop of the watcher has taken its baselines (the files' and the
+    /// URLs' loops, at start and after each change of what is watched).
+    pub async fn run(
+        mut self,
+        inputs: Inputs,
+        shutdown: CancellationToken,
+        ready: Option<mpsc::UnboundedSender<()>>,
+    ) {
         let settings = WatchSettings {
             file_interval: std::time::Duration::from_millis(self.config.reload.interval_ms),
             url_interval: std::time::Duration::from_secs(self.config.reload.url_interval_seconds),
@@ -63,12 +70,13 @@ impl Reloader {
                 return;
             }
         };
-        tokio::spawn(super::watch(
+        tokio::spawn(super::watch_reporting(
             set_rx,
             settings,
             client,
             tx.clone(),
             shutdown.clone(),
+            ready,
         ));
         tokio::spawn(super::on_hangup(tx, shutdown.clone()));
         loop {

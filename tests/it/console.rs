@@ -392,8 +392,8 @@ async fn the_overview_says_how_the_last_reload_went_and_what_it_kept() {
     assert!(first["reload"].is_null(), "no reload yet: {first}");
     let tools = first["tools"].as_u64().expect("tools");
 
-    // The watcher takes its first look after start; let it, so the edit is a change.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Right after the banner: the start waits for the watcher's first look, so this is a
+    // change it sees.
     std::fs::write(
         dir.path().join("specs/echo.yaml"),
         "openapi: 3.0.3\npaths: [",
