@@ -42,28 +42,10 @@ die() { echo "callgrind: $*" >&2; exit 1; }
 
 # --- tools ---------------------------------------------------------------------------------
 
-apt_install() {
-    [[ $(id -u) -eq 0 ]] || die "$1 is missing and installing it needs root"
-    command -v apt-get >/dev/null || die "$1 is missing and there is no apt-get"
-    local policy=/usr/sbin/policy-rc.d placed="" ok=""
-    # Keeps the nginx package from starting its own service on port 80.
-    if [[ ! -e $policy ]]; then
-        printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod 755 "$policy"; placed=1
-    fi
-    say "installing $* from the Debian packages"
-    for attempt in 1 2; do
-        [[ $attempt == 2 ]] && { DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || true; }
-        for package in "$@"; do
-            if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-                -o Dpkg::Use-Pty=0 "$package" >/dev/null 2>&1; then ok=1; break 2; fi
-        done
-    done
-    [[ -z $placed ]] || rm -f "$policy"
-    [[ -n $ok ]] || die "could not install $*"
-}
+# apt_install, need_nginx, free_port, start_upstream
+source "$root/bench/lib.sh"
 
-nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
-[[ -x $nginx_bin ]] || { apt_install nginx-light nginx; nginx_bin=/usr/sbin/nginx; }
+need_nginx
 command -v valgrind >/dev/null || apt_install valgrind
 
 if [[ -n ${RESTMCP_BIN:-} ]]; then
@@ -89,34 +71,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 upstream_port="$(free_port)"
-# The same body as bench/run.sh: about 200 bytes of JSON.
-body='{"id":42,"name":"Widget","price":9.99,"tags":["blue","small","metal"],"stock":{"berlin":12,"paris":0,"lisbon":7},"description":"A small blue metal widget for benchmarks."}'
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    client_body_temp_path $work/body;
-    proxy_temp_path $work/proxy;
-    fastcgi_temp_path $work/fastcgi;
-    uwsgi_temp_path $work/uwsgi;
-    scgi_temp_path $work/scgi;
-    server {
-        listen 127.0.0.1:$upstream_port;
-        location /items/ {
-            default_type application/json;
-            return 200 '$body';
-        }
-    }
-}
-NGINX
-"$nginx_bin" -c "$work/nginx.conf" -p "$work" || die "nginx did not start"
+# The upstream of bench/run.sh.
+start_upstream "$work" "$upstream_port"
 
 cat >"$work/http.toml" <<TOML
 [server]
