@@ -402,8 +402,18 @@ impl Metrics {
     /// The text exposition format. `sessions` is the number of open MCP sessions (HTTP).
     pub fn render(&self, sessions: Option<usize>) -> String {
         let mut out = String::with_capacity(4096);
+        self.render_tools(&mut out);
+        self.render_callers(&mut out);
+        self.render_apis(&mut out);
+        self.render_requests(&mut out);
+        self.render_gauges(&mut out, sessions);
+        out
+    }
+
+    /// The build, the tool count and the calls per tool and outcome.
+    fn render_tools(&self, out: &mut String) {
         family(
-            &mut out,
+            out,
             "restmcp_build_info",
             "gauge",
             "Always 1; the version label says which restmcp this is.",
@@ -414,7 +424,7 @@ impl Metrics {
             env!("CARGO_PKG_VERSION")
         );
         family(
-            &mut out,
+            out,
             "restmcp_tools",
             "gauge",
             "Tools in the tool set being served.",
@@ -422,7 +432,7 @@ impl Metrics {
         let _ = writeln!(out, "restmcp_tools {}", self.tools.load(Ordering::Relaxed));
 
         family(
-            &mut out,
+            out,
             "restmcp_tool_calls_total",
             "counter",
             "Tool calls by tool, API and outcome.",
@@ -444,11 +454,14 @@ impl Metrics {
             }
         }
         drop(calls);
+    }
 
+    /// Calls per caller pseudonym (the first [`MAX_CALLER_SERIES`], then `other`).
+    fn render_callers(&self, out: &mut String) {
         let callers = lock(&self.callers);
         if !callers.is_empty() {
             family(
-                &mut out,
+                out,
                 "restmcp_caller_tool_calls_total",
                 "counter",
                 "Tool calls by caller (its pseudonym: a keyed hash of an OAuth caller's issuer and subject, or of a static token); callers past the first 100 count as \"other\".",
@@ -471,7 +484,10 @@ impl Metrics {
             }
         }
         drop(callers);
+    }
 
+    /// Per API: the call and upstream duration histograms, and the bytes sent and received.
+    fn render_apis(&self, out: &mut String) {
         let apis = read(&self.apis);
         let mut apis: Vec<(&String, &Arc<ApiStats>)> = apis.iter().collect();
         apis.sort_by(|a, b| a.0.cmp(b.0));
@@ -487,9 +503,9 @@ impl Metrics {
                 |s: &ApiStats| &s.upstream,
             ),
         ] {
-            family(&mut out, name, "histogram", help);
+            family(out, name, "histogram", help);
             for (api, stats) in &apis {
-                histogram(&mut out, name, api, pick(stats));
+                histogram(out, name, api, pick(stats));
             }
         }
         for (name, help, pick) in [
@@ -504,7 +520,7 @@ impl Metrics {
                 |s: &ApiStats| &s.bytes_received,
             ),
         ] {
-            family(&mut out, name, "counter", help);
+            family(out, name, "counter", help);
             for (api, stats) in &apis {
                 let _ = writeln!(
                     out,
@@ -514,9 +530,12 @@ impl Metrics {
                 );
             }
         }
+    }
 
+    /// JSON-RPC messages by method and revision, and the HTTP requests refused by reason.
+    fn render_requests(&self, out: &mut String) {
         family(
-            &mut out,
+            out,
             "restmcp_mcp_requests_total",
             "counter",
             "JSON-RPC messages received over HTTP, by method and protocol version.",
@@ -531,7 +550,7 @@ impl Metrics {
             );
         }
         family(
-            &mut out,
+            out,
             "restmcp_http_refused_total",
             "counter",
             "HTTP requests refused before they reached MCP, by reason.",
@@ -539,7 +558,10 @@ impl Metrics {
         for (reason, n) in lock(&self.refused).iter() {
             let _ = writeln!(out, "restmcp_http_refused_total{{reason=\"{reason}\"}} {n}");
         }
+    }
 
+    /// Calls in flight, open streams, reloads, and the sessions when the transport has them.
+    fn render_gauges(&self, out: &mut String, sessions: Option<usize>) {
         for (name, kind, help, value) in [
             (
                 "restmcp_tool_calls_in_flight",
@@ -566,19 +588,18 @@ impl Metrics {
                 self.reload_failures.load(Ordering::Relaxed),
             ),
         ] {
-            family(&mut out, name, kind, help);
+            family(out, name, kind, help);
             let _ = writeln!(out, "{name} {value}");
         }
         if let Some(sessions) = sessions {
             family(
-                &mut out,
+                out,
                 "restmcp_sessions",
                 "gauge",
                 "Open MCP sessions (Mcp-Session-Id).",
             );
             let _ = writeln!(out, "restmcp_sessions {sessions}");
         }
-        out
     }
 }
 

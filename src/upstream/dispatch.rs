@@ -447,22 +447,7 @@ impl Dispatcher {
         if let Some(validators) = &context.conditional {
             request.headers.extend(validators.conditions());
         }
-        context.say(Severity::Debug, || {
-            let body = request
-                .body
-                .as_ref()
-                .map(|b| format!(" with a {} byte body", b.len()))
-                .unwrap_or_default();
-            format!(
-                "tool {}: sending {} {}{body}",
-                tool.name,
-                request.method,
-                self.redact(&request.url)
-            )
-        });
-        if let Some(sent) = &context.sent {
-            sent.built(&request);
-        }
+        self.announce(tool, &request, context);
         let started = Instant::now();
         let request_url = request.url.clone();
         let mut exchanged = exchange
@@ -520,6 +505,32 @@ impl Dispatcher {
             context,
         };
         self.finish(&finish, exchanged, failed)
+    }
+
+    /// Tells who follows the call the request about to go out: the call's log (method and
+    /// URL, redacted) and the console's recorder (the request as built).
+    fn announce(
+        &self,
+        tool: &crate::catalog::Tool,
+        request: &request::HttpRequest,
+        context: &CallContext,
+    ) {
+        context.say(Severity::Debug, || {
+            let body = request
+                .body
+                .as_ref()
+                .map(|b| format!(" with a {} byte body", b.len()))
+                .unwrap_or_default();
+            format!(
+                "tool {}: sending {} {}{body}",
+                tool.name,
+                request.method,
+                self.redact(&request.url)
+            )
+        });
+        if let Some(sent) = &context.sent {
+            sent.built(request);
+        }
     }
 
     /// The refusal of a call over its tool's rate limit (per caller), when it is.

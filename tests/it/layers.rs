@@ -29,8 +29,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("schema/example/check.rs", "check"),
     // to split: a list of checks; tools, apis and loading each want their own function
     ("config/validate.rs", "validate"),
-    // uniform table: the Prometheus exposition, one block per metric family
-    ("telemetry/metrics.rs", "render"),
     // uniform table: one match arm per credential scheme kind
     ("upstream/auth/credentials.rs", "api_auth"),
     // uniform table: one rule per strict-mode keyword
