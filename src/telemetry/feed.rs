@@ -26,19 +26,27 @@ pub const MAX_WATCHERS: usize = 8;
 /// Events queued per watching page.
 pub const QUEUE: usize = 512;
 
-/// One finished call, as the feed tells it.
-pub struct FedCall<'a> {
+/// One finished tool call, as the metrics count it and the feed tells it.
+#[derive(Debug, Clone, Copy)]
+pub struct CallRecord<'a> {
     pub api: &'a str,
     pub tool: &'a str,
+    /// One of [`super::metrics::OUTCOMES`].
     pub outcome: &'static str,
-    pub status: Option<u16>,
     pub duration: Duration,
+    /// Time spent waiting for the upstream (all attempts), when a request was sent.
     pub upstream: Option<Duration>,
     pub bytes_sent: u64,
     pub bytes_received: u64,
-    pub attempts: u32,
+    /// The caller's pseudonym (an OAuth caller's `sub:…` or a static token's `tok:…`), when
+    /// the call had one.
     pub caller: Option<&'a str>,
-    /// The call's arguments as JSON text, with `server.console_arguments`.
+    /// The final upstream (or mock) status, and the requests sent (retries included), for
+    /// the console's feed.
+    pub status: Option<u16>,
+    pub attempts: u32,
+    /// The call's arguments as JSON text, when the console shows them
+    /// ([`CallFeed::wants_arguments`], `server.console_arguments`).
     pub arguments: Option<&'a str>,
 }
 
@@ -144,7 +152,7 @@ impl CallFeed {
     }
 
     /// Tells the feed about a finished call: nothing is done until a page first watched.
-    pub fn publish(&self, call: &FedCall<'_>) {
+    pub fn publish(&self, call: &CallRecord<'_>) {
         if !self.is_watched() {
             return;
         }
@@ -162,7 +170,7 @@ impl CallFeed {
 }
 
 /// The event's JSON text.
-fn event_json(call: &FedCall<'_>, now: SystemTime) -> String {
+fn event_json(call: &CallRecord<'_>, now: SystemTime) -> String {
     let at = now
         .duration_since(UNIX_EPOCH)
         .map(super::clock::rfc3339)
@@ -211,8 +219,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
-    fn call(tool: &str) -> FedCall<'_> {
-        FedCall {
+    fn call(tool: &str) -> CallRecord<'_> {
+        CallRecord {
             api: "petstore",
             tool,
             outcome: "ok",

@@ -14,7 +14,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustc_hash::FxHashMap;
 
-use super::feed::{CallFeed, FedCall};
+use super::feed::CallFeed;
+pub use super::feed::CallRecord;
 
 /// How a tool call ended, as counted.
 pub const OUTCOMES: [&str; 10] = [
@@ -68,30 +69,6 @@ const VERSIONS: [&str; 6] = [
 pub const BUCKETS: [f64; 15] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
-
-/// One finished tool call, as the metrics see it.
-#[derive(Debug, Clone, Copy)]
-pub struct CallRecord<'a> {
-    pub api: &'a str,
-    pub tool: &'a str,
-    /// One of [`OUTCOMES`].
-    pub outcome: &'static str,
-    pub duration: Duration,
-    /// Time spent waiting for the upstream (all attempts), when a request was sent.
-    pub upstream: Option<Duration>,
-    pub bytes_sent: u64,
-    pub bytes_received: u64,
-    /// The caller's pseudonym (an OAuth caller's `sub:…` or a static token's `tok:…`), when
-    /// the call had one.
-    pub caller: Option<&'a str>,
-    /// The final upstream (or mock) status, and the requests sent (retries included), for
-    /// the console's feed.
-    pub status: Option<u16>,
-    pub attempts: u32,
-    /// The call's arguments as JSON text, when the console shows them
-    /// ([`CallFeed::wants_arguments`]).
-    pub arguments: Option<&'a str>,
-}
 
 /// Callers counted one by one in `restmcp_caller_tool_calls_total`; the calls of
 /// callers beyond them count under `caller="other"`, so a scrape stays bounded.
@@ -239,19 +216,7 @@ impl Metrics {
         counters.outcomes[outcome].fetch_add(1, Ordering::Relaxed);
         if self.feed.is_watched() {
             counters.duration.observe(call.duration);
-            self.feed.publish(&FedCall {
-                api: call.api,
-                tool: call.tool,
-                outcome: call.outcome,
-                status: call.status,
-                duration: call.duration,
-                upstream: call.upstream,
-                bytes_sent: call.bytes_sent,
-                bytes_received: call.bytes_received,
-                attempts: call.attempts,
-                caller: call.caller,
-                arguments: call.arguments,
-            });
+            self.feed.publish(call);
         }
         let api = self.api_stats(call.api);
         api.call.observe(call.duration);
