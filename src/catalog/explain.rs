@@ -13,20 +13,23 @@ use serde_json::Value;
 use super::{Binding, Catalog, Listing, Location, MockSource, Tool, ToolLimit};
 use crate::config::{ApiConfig, DiscoveryMode};
 
+/// Each piece something other than plain synthesis set, and where it came from.
+pub fn provenance(tool: &Tool) -> serde_json::Map<String, Value> {
+    tool.provenance
+        .iter()
+        .map(|(what, source)| (what.clone(), Value::from(source.as_str())))
+        .collect()
+}
+
 /// The tool as clients list it, its OAuth scopes, route, origin and provenance, whether it
 /// is listed and how its API is offered: `restmcp explain --json`.
 pub fn json(catalog: &Catalog, tool: &Tool) -> Value {
-    let provenance: serde_json::Map<String, Value> = tool
-        .provenance
-        .iter()
-        .map(|(what, source)| (what.clone(), serde_json::json!(source)))
-        .collect();
     serde_json::json!({
         "tool": tool.to_mcp(),
         "scopes": catalog.required_scopes(tool),
         "route": tool.route,
         "origin": tool.origin,
-        "provenance": provenance,
+        "provenance": provenance(tool),
         "resource": tool.resource,
         "listed": catalog.is_listed(tool),
         "discovery": catalog.listing(&tool.route.api).map(|listing| serde_json::json!({

@@ -25,14 +25,7 @@ const MAX_LOG_LINES: usize = 100;
 
 /// The protocol revision `revision` names, when it is one restmcp serves.
 pub fn revision(revision: &str) -> Option<ProtocolVersion> {
-    Some(match revision {
-        "2024-11-05" => ProtocolVersion::V_2024_11_05,
-        "2025-03-26" => ProtocolVersion::V_2025_03_26,
-        "2025-06-18" => ProtocolVersion::V_2025_06_18,
-        "2025-11-25" => ProtocolVersion::V_2025_11_25,
-        "2026-07-28" => ProtocolVersion::V_2026_07_28,
-        _ => return None,
-    })
+    super::revision::named(revision)
 }
 
 /// One tool as a client lists it ([`ServerState::definition`]).

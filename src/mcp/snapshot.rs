@@ -269,18 +269,11 @@ impl Snapshot {
     /// their concatenation). What `restmcp tools --json` prints. `Err` names the revisions
     /// there are when `revision` is none of [`LISTING_REVISIONS`].
     pub fn tools_list(&self, client: Option<&str>, revision: &str) -> Result<Vec<u8>, String> {
-        let version = match revision {
-            "2024-11-05" => ProtocolVersion::V_2024_11_05,
-            "2025-03-26" => ProtocolVersion::V_2025_03_26,
-            "2025-06-18" => ProtocolVersion::V_2025_06_18,
-            "2025-11-25" => ProtocolVersion::V_2025_11_25,
-            "2026-07-28" => ProtocolVersion::V_2026_07_28,
-            other => {
-                return Err(format!(
-                    "unknown protocol revision {other:?} (one of {})",
-                    LISTING_REVISIONS.join(", ")
-                ));
-            }
+        let Some(version) = super::revision::named(revision) else {
+            return Err(format!(
+                "unknown protocol revision {revision:?} (one of {})",
+                LISTING_REVISIONS.join(", ")
+            ));
         };
         let view = self.listing_view(client, Some(&version), None);
         let all = Page {

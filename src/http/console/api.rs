@@ -280,7 +280,6 @@ pub async fn tool(
             &format!("no tool named \"{name}\"{hint}"),
         );
     };
-    let explained = crate::catalog::explain::json(catalog, tool);
     let scopes = catalog.required_scopes(tool);
     let text = crate::catalog::explain::render(
         tool,
@@ -304,7 +303,7 @@ pub async fn tool(
         "confirm": tool.route.needs_confirmation(),
         "idempotency": tool.route.idempotency,
         "scopes": scopes,
-        "provenance": explained["provenance"],
+        "provenance": crate::catalog::explain::provenance(tool),
         "explain": text,
     }))
     .into_response()
