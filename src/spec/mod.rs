@@ -10,11 +10,14 @@
 //! targets with the RFC 9535 JSONPath engine ([`jsonpath`]). It knows nothing of MCP: the
 //! catalog turns this model into tools.
 //!
+//! Arazzo workflow documents' expressions, templates and criteria live in [`arazzo`].
+//!
 //! Its files, in the order a description flows through them: [`parse`], [`place`],
 //! [`document`], [`overlay`] (with [`jsonpath`]), [`openapi3`] or [`swagger2`] (each with
 //! `paths` for path items and operations, `security` for security schemes), [`media`],
 //! [`values`], and the result, [`model`].
 
+pub mod arazzo;
 pub mod document;
 pub mod jsonpath;
 pub mod media;

@@ -84,6 +84,11 @@ impl PathError {
             self.message
         )
     }
+    /// The byte offset of the character at fault.
+    pub fn byte(&self) -> usize {
+        self.byte
+    }
+
     /// The problem, without its position.
     pub fn message(&self) -> &str {
         &self.message
