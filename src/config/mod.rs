@@ -33,7 +33,8 @@
 //!   rules), [`api`] (one upstream API), [`auth`] (its credentials), [`headers`] (its
 //!   forwarded headers), [`loading`] (what specs may reach), [`reload`] and [`log`],
 //!   [`surface`] (`[resources]` and `[prompts.NAME]`, whose prompt type overlays and
-//!   specs share);
+//!   specs share), [`workflows`] (`[workflows.NAME]`, Arazzo documents whose workflows
+//!   become tools);
 //! * [`syntax`]: the shapes of values settings hold (header names, origins, `Accept`).
 //!
 //! `config` is the lowest floor: it owns its own types ([`Dialect`], [`ApiKeyLocation`],
@@ -62,6 +63,7 @@ mod syntax;
 mod tests;
 mod tools;
 mod validate;
+mod workflows;
 
 pub use api::{
     ApiConfig, ConfirmKind, ConfirmPolicy, DEFAULT_MAX_RESULT_TOKENS, DiscoveryMode, Filter,
@@ -89,6 +91,9 @@ pub use surface::{
 pub(crate) use syntax::is_token;
 pub use syntax::{check_accept, parse_origin};
 pub use tools::{ClientRule, DEFAULT_AUTO_BUDGET_TOKENS, Dialect, ToolSettings};
+pub use workflows::{
+    DEFAULT_MAX_STEPS, DEFAULT_WORKFLOW_TIMEOUT_SECONDS, MAX_MAX_STEPS, WorkflowSettings,
+};
 
 /// The validated configuration.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -115,4 +120,7 @@ pub struct Config {
     /// Prompts the operator writes, by name.
     #[serde(default)]
     pub prompts: BTreeMap<String, PromptSettings>,
+    /// Arazzo documents whose workflows become tools, by name.
+    #[serde(default)]
+    pub workflows: BTreeMap<String, WorkflowSettings>,
 }

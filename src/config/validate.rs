@@ -80,6 +80,7 @@ impl Config {
             ));
         }
         self.validate_resources()?;
+        self.validate_workflows()?;
         for (name, api) in &self.apis {
             let valid_name = !name.is_empty()
                 && name.bytes().all(|b| {
@@ -673,6 +674,58 @@ impl Config {
                           (a session subscribes to nothing unless it asks)"
                     .into(),
             });
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    /// `[workflows.NAME]`: a name like an API's, `max_steps` and `timeout_seconds` within
+    /// their ranges. Whether its sources name APIs is checked when the document loads (an
+    /// API may come from `specs_dir`).
+    fn validate_workflows(&self) -> Result<(), ConfigError> {
+        for (name, workflows) in &self.workflows {
+            let invalid = |key: &str, value: String, problem: &str| ConfigError::Invalid {
+                key: format!("workflows.{name}{key}"),
+                value,
+                problem: problem.to_string(),
+            };
+            let valid_name = !name.is_empty()
+                && name.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'
+                });
+            if !valid_name {
+                return Err(invalid(
+                    "",
+                    name.clone(),
+                    "a workflows name is lowercase letters, digits, '_' and '-'",
+                ));
+            }
+            if !(1..=super::MAX_MAX_STEPS).contains(&workflows.max_steps) {
+                return Err(invalid(
+                    ".max_steps",
+                    workflows.max_steps.to_string(),
+                    "must be between 1 and 1000",
+                ));
+            }
+            if !(1..=86_400).contains(&workflows.timeout_seconds) {
+                return Err(invalid(
+                    ".timeout_seconds",
+                    workflows.timeout_seconds.to_string(),
+                    "must be between 1 and 86400 (one day)",
+                ));
+            }
+            let bad_prefix = workflows
+                .prefix
+                .bytes()
+                .any(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.'));
+            if bad_prefix {
+                return Err(invalid(
+                    ".prefix",
+                    workflows.prefix.clone(),
+                    "a tool name prefix is letters, digits, '_', '-' and '.'",
+                ));
+            }
         }
         Ok(())
     }
