@@ -40,6 +40,106 @@ pub enum LoadError {
     Catalog(#[from] CatalogError),
     #[error("loading a spec failed unexpectedly: {0}")]
     Task(String),
+    #[error("{}{error}", workflows_key(set))]
+    Workflows { set: String, error: String },
+}
+
+fn workflows_key(set: &str) -> String {
+    match set {
+        "" => String::new(),
+        set => format!("workflows.{set}: "),
+    }
+}
+
+/// Reads every `[workflows.NAME]` document (a file that cannot be read or parsed is an
+/// error naming it, as a spec's is) and maps its sources to APIs: `sources` first, then
+/// an OpenAPI source whose `url` is the file an API's `spec` names. Also gives the files
+/// read, for the watcher.
+fn read_workflows<'c>(
+    config: &'c Config,
+    catalog: &Catalog,
+) -> Result<(Vec<catalog::workflow::WorkflowInput<'c>>, Vec<PathBuf>), LoadError> {
+    let mut inputs = Vec::new();
+    let mut files = Vec::new();
+    for (set, settings) in &config.workflows {
+        let fail = |error: String| LoadError::Workflows {
+            set: set.clone(),
+            error,
+        };
+        let path = settings.file.relative();
+        files.push(path.clone());
+        let shown = path.display().to_string();
+        let cap = config.loading.max_document_bytes;
+        let bytes = spec::place::read_regular_file(&path, cap)
+            .map_err(|error| fail(format!("{shown}: {error}")))?;
+        if bytes.len() as u64 > cap {
+            return Err(fail(format!(
+                "{shown} is larger than loading.max_document_bytes ({cap} bytes)"
+            )));
+        }
+        let value =
+            spec::parse::parse_document(&shown, &bytes).map_err(|error| fail(error.to_string()))?;
+        let document = spec::arazzo::document::read(&value);
+        let mut apis = std::collections::BTreeMap::new();
+        for (source, api) in &settings.sources {
+            let known = config.apis.contains_key(api)
+                || catalog.tools().iter().any(|tool| &tool.route.api == api);
+            if !known {
+                return Err(fail(format!(
+                    "sources.{source} = \"{api}\": there is no [apis.{api}]"
+                )));
+            }
+            if !document.sources.iter().any(|s| &s.name == source) {
+                return Err(fail(format!(
+                    "sources.{source}: {shown} has no sourceDescription \"{source}\" (it has {})",
+                    document
+                        .sources
+                        .iter()
+                        .map(|s| format!("\"{}\"", s.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            apis.insert(source.clone(), api.clone());
+        }
+        for source in &document.sources {
+            if apis.contains_key(&source.name) {
+                continue;
+            }
+            if let Some(api) = api_of_url(config, &path, &source.url) {
+                apis.insert(source.name.clone(), api);
+            }
+        }
+        inputs.push(catalog::workflow::WorkflowInput {
+            set,
+            settings,
+            file: shown,
+            document,
+            apis,
+        });
+    }
+    Ok((inputs, files))
+}
+
+/// The API whose `spec` is the file a source's `url` names (relative to the Arazzo
+/// document), if one is.
+fn api_of_url(config: &Config, document: &std::path::Path, url: &str) -> Option<String> {
+    if url.contains("://") {
+        return config
+            .apis
+            .iter()
+            .find(|(_, api)| matches!(SpecSource::of_api(api), Some(Ok(SpecSource::Url(u))) if u.as_str() == url))
+            .map(|(name, _)| name.clone());
+    }
+    let named = document.parent()?.join(url).canonicalize().ok()?;
+    config
+        .apis
+        .iter()
+        .find(|(_, api)| match SpecSource::of_api(api) {
+            Some(Ok(SpecSource::File(path))) => path.canonicalize().ok().as_ref() == Some(&named),
+            _ => false,
+        })
+        .map(|(name, _)| name.clone())
 }
 
 /// One API's documents after loading.
@@ -54,12 +154,22 @@ struct LoadedApi {
 /// Loads every configured API and synthesizes the catalog.
 pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
     let mut apis = load_apis(config).await?;
-    let inputs = inputs_of(config, &apis);
+    let mut inputs = inputs_of(config, &apis);
     let api_inputs = api_inputs(config, &apis);
     let (mut catalog, mut report) = catalog::build(&api_inputs, &config.tools)?;
     let prompts = catalog::prompt::gather(&config.prompts, &api_inputs, &catalog)?;
     catalog.set_prompts(prompts);
     drop(api_inputs);
+    let (workflow_inputs, workflow_files) = read_workflows(config, &catalog)?;
+    let (workflow_tools, workflow_reports) =
+        catalog::workflow::build(workflow_inputs, &catalog, &config.tools);
+    catalog
+        .add_workflows(workflow_tools)
+        .map_err(|error| LoadError::Workflows {
+            set: String::new(),
+            error,
+        })?;
+    report.workflows = workflow_reports;
     // The parsed documents are the largest thing loading holds (50 MB for GitHub's 13 MB
     // spec); the tools no longer need them, and what follows allocates.
     for (_, api) in &mut apis {
@@ -68,6 +178,11 @@ pub async fn load(config: &Config) -> Result<Loaded, LoadError> {
     complete_report(config, &catalog, &mut report, &apis);
     // What is served: listed tools and the discovery tools, not every tool.
     report.list_bytes = crate::discovery::served_list_bytes(&catalog);
+    for file in workflow_files {
+        if !inputs.files.contains(&file) {
+            inputs.files.push(file);
+        }
+    }
     Ok(Loaded {
         catalog,
         report,
@@ -249,6 +364,9 @@ pub fn planned_inputs(config: &Config) -> Inputs {
             .extend(api.overlays.iter().map(|o| o.relative()));
         inputs.files.extend(api.conventional_overlay());
     }
+    inputs
+        .files
+        .extend(config.workflows.values().map(|w| w.file.relative()));
     inputs
 }
 

@@ -522,6 +522,7 @@ fn patched_tool(
         },
         provenance: std::mem::take(&mut draft.provenance),
         resource: None,
+        workflow: None,
     };
     if let Some(accept) = input.accept {
         tool.route.accept = accept.trim().to_string();

@@ -60,6 +60,13 @@ pub fn render(
     explanation.heading();
     explanation.listed(listing);
     explanation.text_and_hints(scopes);
+    if let Some(plan) = &tool.workflow {
+        explanation
+            .out
+            .push_str(&super::workflow::explain::render(plan));
+        explanation.output();
+        return explanation.out;
+    }
     explanation.policies();
     explanation.requests();
     explanation.arguments();

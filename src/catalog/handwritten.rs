@@ -98,6 +98,7 @@ pub fn build(
         },
         provenance: Vec::new(),
         resource: None,
+        workflow: None,
     };
     tool.note("tool", format!("hand-written in {}", source.location));
     apply_settings(cx, &mut tool, spec, source)?;

@@ -46,6 +46,7 @@ pub mod explain;
 pub mod handwritten;
 pub mod naming;
 pub mod patch;
+pub mod program;
 pub mod projection;
 pub mod prompt;
 pub mod report;
@@ -60,6 +61,7 @@ mod synthesize;
 mod text;
 mod tool;
 pub mod uri_template;
+pub mod workflow;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -196,6 +198,27 @@ impl Catalog {
         self.tools.len()
     }
 
+    /// Adds the workflow tools ([`workflow::build`]); a name another tool has already is
+    /// an error naming both.
+    pub fn add_workflows(&mut self, tools: Vec<Tool>) -> Result<(), String> {
+        for tool in tools {
+            if let Some(&existing) = self.by_name.get(&tool.name) {
+                return Err(format!(
+                    "workflow \"{}\" of {} would be tool \"{}\", which {} already is; give \
+                     its [workflows] table a prefix",
+                    tool.origin.operation_id.as_deref().unwrap_or_default(),
+                    tool.origin.location,
+                    tool.name,
+                    self.tools[existing].origin.operation
+                ));
+            }
+            self.by_name.insert(tool.name.clone(), self.tools.len());
+            self.tools.push(tool);
+        }
+        self.list_json = std::sync::OnceLock::new();
+        Ok(())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
@@ -210,7 +233,15 @@ impl Catalog {
     /// alternative, each the scopes listed under its OAuth 2.0 and OpenID Connect schemes
     /// (other schemes need none). Empty when some alternative needs no scope (or there is
     /// no requirement): then any token may call it.
+    ///
+    /// A workflow's tool needs what every step it may reach needs: each combination of
+    /// one alternative per step (at most [`MAX_SCOPE_ALTERNATIVES`]; past that, every
+    /// step's first alternative together).
     pub fn required_scopes(&self, tool: &Tool) -> Vec<Vec<String>> {
+        if let Some(plan) = &tool.workflow {
+            let steps = plan.step_tools().filter_map(|name| self.get(name));
+            return combine_scopes(steps.map(|step| self.required_scopes(step)).collect());
+        }
         let schemes = self.security_schemes(&tool.route.api);
         let scoped = |name: &str| match schemes.and_then(|schemes| schemes.get(name)) {
             Some(SecurityScheme::OAuth2 { .. }) => true,
@@ -273,6 +304,42 @@ impl Catalog {
         // Serializing plain data into a String cannot fail.
         serde_json::to_string(&list).unwrap_or_default().into()
     }
+}
+
+/// The most scope alternatives a workflow's tool is given ([`Catalog::required_scopes`]).
+pub const MAX_SCOPE_ALTERNATIVES: usize = 16;
+
+/// Alternatives that meet every one of `needs` (each a list of alternatives, empty when
+/// anything may call): one alternative of each, joined.
+fn combine_scopes(needs: Vec<Vec<Vec<String>>>) -> Vec<Vec<String>> {
+    let needs: Vec<Vec<Vec<String>>> = needs.into_iter().filter(|n| !n.is_empty()).collect();
+    if needs.is_empty() {
+        return Vec::new();
+    }
+    let mut combined: Vec<BTreeSet<String>> = vec![BTreeSet::new()];
+    for alternatives in &needs {
+        let next: Vec<BTreeSet<String>> = combined
+            .iter()
+            .flat_map(|so_far| {
+                alternatives.iter().map(move |alternative| {
+                    let mut joined = so_far.clone();
+                    joined.extend(alternative.iter().cloned());
+                    joined
+                })
+            })
+            .collect();
+        if next.len() > MAX_SCOPE_ALTERNATIVES {
+            let strict: BTreeSet<String> = needs.iter().flat_map(|a| a[0].clone()).collect();
+            return vec![strict.into_iter().collect()];
+        }
+        combined = next;
+    }
+    combined.sort();
+    combined.dedup();
+    combined
+        .into_iter()
+        .map(|set| set.into_iter().collect())
+        .collect()
 }
 
 /// How one API's tools are offered (see [`DiscoveryMode`]).

@@ -21,6 +21,9 @@ pub struct Report {
     /// Resources, templates and prompts (empty until the command line fills it in).
     #[serde(skip_serializing_if = "Surface::is_empty")]
     pub surface: Surface,
+    /// What became of each Arazzo workflow of `[workflows.NAME]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workflows: Vec<super::workflow::WorkflowReport>,
 }
 
 /// The MCP surface besides tools: each resource and template with the tool it reads, each
@@ -402,6 +405,7 @@ impl Report {
             render_savings(api, &mut out);
         }
         self.surface.render(&mut out);
+        render_workflows(&self.workflows, &mut out);
         self.render_totals(&mut out);
         out
     }
@@ -647,5 +651,33 @@ fn describe_change(change: &NameChange) -> &'static str {
         NameChange::Sanitized => "characters outside [A-Za-z0-9_-] replaced",
         NameChange::Shortened => "shortened to the maximum length",
         NameChange::Deduplicated => "collided with another tool, hash suffix added",
+    }
+}
+
+/// Each workflow: its tool, or why it is not published; then its warnings.
+fn render_workflows(workflows: &[super::workflow::WorkflowReport], out: &mut String) {
+    let mut set = None;
+    for workflow in workflows {
+        if set != Some(&workflow.set) {
+            set = Some(&workflow.set);
+            let _ = writeln!(out, "\nworkflows.{} ({})", workflow.set, workflow.file);
+        }
+        match (&workflow.tool, workflow.excluded) {
+            (Some(tool), _) => {
+                let _ = writeln!(out, "  workflow {} -> tool {tool}", workflow.workflow);
+            }
+            (None, true) if workflow.problems.is_empty() => {
+                let _ = writeln!(out, "  workflow {} -> excluded", workflow.workflow);
+            }
+            (None, _) => {
+                let _ = writeln!(out, "  workflow {} -> NOT PUBLISHED:", workflow.workflow);
+                for problem in &workflow.problems {
+                    let _ = writeln!(out, "      {}{problem}", workflow.file);
+                }
+            }
+        }
+        for warning in &workflow.warnings {
+            let _ = writeln!(out, "      warning: {}{warning}", workflow.file);
+        }
     }
 }

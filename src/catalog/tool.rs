@@ -328,6 +328,9 @@ pub struct Tool {
     pub provenance: Vec<(String, String)>,
     /// Served as a resource (or resource template) too, when the operator said so.
     pub resource: Option<Arc<super::Resource>>,
+    /// For an Arazzo workflow's tool: what a call runs (its route then names the
+    /// `[workflows]` table as its API and sends nothing itself).
+    pub workflow: Option<Arc<super::program::WorkflowPlan>>,
 }
 
 /// Where a tool was defined.
