@@ -279,8 +279,18 @@ impl ServerState {
     ) -> Result<(Result<Step, Refusal>, bool), ErrorData> {
         // The status of an operation the call waits for, said in progress notifications.
         let (status_told, status) = tokio::sync::watch::channel(String::new());
+        // The step a workflow runs, said in a notification as each one starts (instead of
+        // the seconds waited).
+        let (steps_told, mut steps) = tokio::sync::watch::channel((0, String::new()));
+        let workflow = snapshot
+            .catalog()
+            .get(call.name)
+            .is_some_and(|tool| tool.workflow.is_some());
         if progress.is_some() {
             incoming.operation_status = Some(std::sync::Arc::new(status_told));
+            if workflow {
+                incoming.steps_told = Some(std::sync::Arc::new(steps_told));
+            }
         }
         let sending = self.prepare_confirm_send(
             snapshot,
@@ -295,6 +305,7 @@ impl ServerState {
             PROGRESS_INTERVAL,
         );
         let mut waited: f64 = 0.0;
+        let mut steps_open = true;
         // Recorded as cancelled unless the call ends: by the client's notification, or by
         // this future being dropped when the client closes its connection.
         let mut unfinished = Unfinished {
@@ -314,7 +325,18 @@ impl ServerState {
                     unfinished.why = Some("tool call cancelled by the client");
                     return Err(ErrorData::internal_error("request cancelled", None));
                 }
-                _ = ticks.tick(), if progress.is_some() => {
+                changed = steps.changed(), if progress.is_some() && workflow && steps_open => {
+                    if changed.is_err() {
+                        steps_open = false;
+                        continue;
+                    }
+                    let (number, text) = steps.borrow_and_update().clone();
+                    if let Some(progress) = &progress {
+                        progress.tell_step(number, &text).await;
+                        waited = waited.max(f64::MIN_POSITIVE);
+                    }
+                }
+                _ = ticks.tick(), if progress.is_some() && !workflow => {
                     waited += PROGRESS_INTERVAL.as_secs_f64();
                     if let Some(progress) = &progress {
                         let status = status.borrow().clone();
@@ -418,6 +440,13 @@ impl Call<'_> {
 }
 
 impl Progress {
+    /// Tells the client that step `number` of a workflow starts.
+    async fn tell_step(&self, number: u32, text: &str) {
+        let update = ProgressNotificationParam::new(self.token.clone(), f64::from(number))
+            .with_message(text.to_string());
+        let _ = self.peer.notify_progress(update).await;
+    }
+
     /// Tells the client how long the call has waited, and the status of the operation it
     /// waits for when there is one.
     async fn tell(&self, status: &str, waited: f64) {
@@ -475,7 +504,7 @@ fn conclude(
 }
 
 /// Where a call went, past the checks that precede sending.
-enum Step {
+pub(super) enum Step {
     /// Sent (or refused before sending, with a result saying why).
     Done(Called),
     /// Not sent: the client is to ask its user (2026-07-28's `input_required`).
@@ -485,7 +514,7 @@ enum Step {
 }
 
 /// A call that is a protocol error.
-enum Refusal {
+pub(super) enum Refusal {
     Unknown(UnknownTool),
     /// A `requestState` that restmcp did not issue for this call, or that was used.
     State(ErrorData),
@@ -505,6 +534,12 @@ impl ServerState {
     ) -> Result<Step, Refusal> {
         let dispatcher = &snapshot.dispatcher;
         let caller = incoming.pseudonym();
+        if let Some(tool) = snapshot.catalog().get(name)
+            && let Some(plan) = &tool.workflow
+        {
+            let running = self.call_workflow(snapshot, (tool, plan), arguments, incoming, asker);
+            return Box::pin(running).await;
+        }
         let (arguments, asker, asked) = match self
             .ask_for_arguments(snapshot, name, arguments, asker, caller)
             .await

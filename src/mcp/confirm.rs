@@ -365,7 +365,10 @@ fn verdict_of(preview: &Preview<'_>, action: ElicitationAction) -> Verdict {
 
 /// What the user is asked: what will be sent, where, by which API.
 fn question(preview: &Preview<'_>) -> String {
-    let mut text = format!("Allow this request?\n\n{} {}", preview.method, preview.url);
+    let mut text = match preview.plan {
+        Some(plan) => format!("Allow this workflow to run?\n\n{plan}"),
+        None => format!("Allow this request?\n\n{} {}", preview.method, preview.url),
+    };
     for (name, value) in &preview.headers {
         // A header is one line: what a value could hide past a line break is shown escaped.
         let value = crate::catalog::truncate_text(&value.escape_debug().to_string(), BODY_SHOWN);
@@ -378,7 +381,11 @@ fn question(preview: &Preview<'_>) -> String {
     if let Some((media_type, body)) = preview.body {
         let body = String::from_utf8_lossy(body);
         let shown = crate::catalog::truncate_text(&body, BODY_SHOWN);
-        text.push_str(&format!("\n\nBody ({media_type}, {} bytes", body.len()));
+        let label = match preview.plan {
+            Some(_) => "Arguments",
+            None => "Body",
+        };
+        text.push_str(&format!("\n\n{label} ({media_type}, {} bytes", body.len()));
         if shown.len() < body.len() {
             text.push_str(&format!(", first {} shown", shown.chars().count()));
         }
@@ -400,6 +407,7 @@ fn binding(preview: &Preview<'_>, caller: &str) -> Vec<u8> {
         preview.url.as_bytes(),
         media_type.as_bytes(),
         body,
+        preview.plan.unwrap_or_default().as_bytes(),
     ];
     for (name, value) in &preview.headers {
         parts.push(name.as_bytes());
@@ -437,6 +445,7 @@ mod tests {
             url,
             headers: Vec::new(),
             body: None,
+            plan: None,
         }
     }
 

@@ -17,7 +17,8 @@
 //!   repeat under the same idempotency key from the store, `confirm` asks a human
 //!   before a call that needs it, and `operations` gives an operation still going upstream
 //!   a sealed handle (the `operation_status` tool) or, for a 2026-07-28 client that takes
-//!   them, makes it a task (`tasks/get`, `tasks/cancel`);
+//!   them, makes it a task (`tasks/get`, `tasks/cancel`); `workflow` takes a call of an
+//!   Arazzo workflow's tool (its key, its one confirmation of the plan) to the dispatcher;
 //! - `server`: [`McpServer`], the `ServerHandler` the SDK drives;
 //! - [`console`]: what the HTTP console asks of this layer: a tool as one client lists it,
 //!   and a call tried from the page through the same pipeline, its request kept;
@@ -140,6 +141,7 @@ pub mod streams;
 mod subscriptions;
 mod tables;
 pub mod view;
+mod workflow;
 
 pub use confirm::ConfirmError;
 pub use operations::STATUS_TOOL_TITLE;

@@ -36,9 +36,15 @@ pub struct CallContext {
     pub conditional: Option<super::caching::CacheValidators>,
     /// Told what the call does as it goes, for a client that asked for log messages.
     pub log: Option<CallLog>,
-    /// Keeps the request the call sends, for the console's "try a call" (`None` on every
-    /// other call: nothing is copied).
+    /// Keeps the request the call sends, for the console's "try a call" and a workflow's
+    /// steps (`None` on every other call: nothing is copied).
     pub sent: Option<SentRecorder>,
+    /// A 429 or 503 is the answer, not retried by the exchange: a workflow step's own
+    /// `retry` actions decide (a connection that fails is still retried).
+    pub no_status_retries: bool,
+    /// Told each step a workflow runs (its number and what it is), for the MCP layer's
+    /// progress notifications.
+    pub steps_told: Option<Arc<tokio::sync::watch::Sender<(u32, String)>>>,
 }
 
 /// Headers whose values the console shows as sent, beside those the arguments set: they
@@ -68,6 +74,21 @@ pub struct SentRecorder(Arc<std::sync::Mutex<Recorded>>);
 struct Recorded {
     sent: Option<Sent>,
     answered: Option<Answered>,
+    /// Keep the answer itself ([`SentRecorder::with_answers`]).
+    keep_answers: bool,
+    response: Option<Response>,
+}
+
+/// An answer as a [`SentRecorder::with_answers`] kept it: what a workflow's runtime
+/// expressions read (`$statusCode`, `$response.header.X`, `$response.body#/…`).
+#[derive(Debug, Clone, Default)]
+pub struct Response {
+    pub status: u16,
+    /// Names as sent (compared case-insensitively).
+    pub headers: Vec<(String, String)>,
+    pub content_type: Option<String>,
+    /// The body, decoded (as the tool's result was made from it).
+    pub body: Vec<u8>,
 }
 
 /// How the upstream (or the mock) answered a call a [`SentRecorder`] followed.
@@ -101,6 +122,61 @@ impl std::fmt::Debug for SentRecorder {
 }
 
 impl SentRecorder {
+    /// A recorder that also keeps each answer's status, headers and body.
+    pub fn with_answers() -> SentRecorder {
+        let recorder = SentRecorder::default();
+        recorder.lock().keep_answers = true;
+        recorder
+    }
+
+    /// Whether answers are kept.
+    pub(super) fn wants_answers(&self) -> bool {
+        self.lock().keep_answers
+    }
+
+    /// Keeps an answer's headers (the last attempt's).
+    pub(super) fn answer_headers(&self, headers: &reqwest::header::HeaderMap) {
+        let mut recorded = self.lock();
+        let response = recorded.response.get_or_insert_with(Response::default);
+        response.headers = headers
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_string(), value.to_str().ok()?.to_string()))
+            })
+            .collect();
+    }
+
+    /// Keeps an answer's status, media type and decoded body. An exchange that kept no
+    /// headers (the mock, another plugged in) gives the ones it knows: `Content-Type`,
+    /// `Retry-After`.
+    pub(super) fn answer_body(&self, answer: Response, retry_after: Option<&str>) {
+        let mut recorded = self.lock();
+        let kept_headers = recorded
+            .response
+            .take()
+            .map(|kept| kept.headers)
+            .unwrap_or_default();
+        let mut response = answer;
+        response.headers = kept_headers;
+        if response.headers.is_empty() {
+            let known = [
+                ("content-type", response.content_type.as_deref()),
+                ("retry-after", retry_after),
+            ];
+            for (name, value) in known {
+                if let Some(value) = value {
+                    response.headers.push((name.to_string(), value.to_string()));
+                }
+            }
+        }
+        recorded.response = Some(response);
+    }
+
+    /// The answer kept last, if any (with [`SentRecorder::with_answers`]).
+    pub fn take_response(&self) -> Option<Response> {
+        self.lock().response.take()
+    }
+
     /// Keeps `request` as built from the arguments, before the exchange adds anything.
     pub(super) fn built(&self, request: &super::request::HttpRequest) {
         let argument_headers = request
@@ -273,6 +349,8 @@ impl CallContext {
             conditional: None,
             log: None,
             sent: None,
+            no_status_retries: false,
+            steps_told: None,
         }
     }
 }

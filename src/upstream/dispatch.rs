@@ -31,14 +31,14 @@ use crate::config::Config;
 
 /// Calls tools of one catalog.
 pub struct Dispatcher {
-    catalog: Arc<Catalog>,
-    validators: Arc<Validators>,
+    pub(super) catalog: Arc<Catalog>,
+    pub(super) validators: Arc<Validators>,
     apis: HashMap<String, UpstreamSettings>,
     /// The exchange of every API not plugged in otherwise.
     http: HttpExchange,
     /// APIs answered by another exchange (the mock upstream).
     exchanges: HashMap<String, Arc<dyn Exchange>>,
-    auth: Arc<Authenticator>,
+    pub(super) auth: Arc<Authenticator>,
     /// Token buckets of the tools that have a rate limit: one shared by the callers
     /// without an identity, and one per caller (by pseudonym), made on first call.
     buckets: HashMap<String, Limited>,
@@ -189,6 +189,11 @@ impl Dispatcher {
         arguments: Map<String, Value>,
         context: &CallContext,
     ) -> Result<Called, UnknownTool> {
+        if let Some(tool) = self.catalog.get(name)
+            && let Some(plan) = &tool.workflow
+        {
+            return Ok(Box::pin(self.run_workflow(tool, plan, arguments, context)).await);
+        }
         Ok(match self.prepare(name, arguments)? {
             Prepared::Ready(ready) => self.send(ready, context).await,
             Prepared::Refused(called) => called,
@@ -218,6 +223,12 @@ impl Dispatcher {
                 stats: CallStats::new(api, CallOutcome::ToolError),
             })
         };
+        // A workflow sends no request of its own (`Dispatcher::run_workflow` runs it).
+        if tool.workflow.is_some() {
+            return Ok(refused(format!(
+                "Tool \"{name}\" runs a workflow, which is not one request; no request was sent."
+            )));
+        }
         // Checked in place: the map is moved into a `Value` and back, never copied.
         let arguments = Value::Object(arguments);
         let violations = compiled.check_arguments(&arguments);
@@ -565,6 +576,17 @@ impl Dispatcher {
             bytes_sent,
         } = exchanged;
         let mut stats = CallStats::new(finish.tool.route.api.as_str(), CallOutcome::Ok);
+        if let (Some(sent), Ok(received)) = (&finish.context.sent, &answer)
+            && sent.wants_answers()
+        {
+            let answer = super::Response {
+                status: received.status,
+                headers: Vec::new(),
+                content_type: received.content_type.clone(),
+                body: received.body.clone(),
+            };
+            sent.answer_body(answer, received.retry_after.as_deref());
+        }
         let result = match (failed, answer) {
             // The operation ended badly upstream: the monitor's answer says how.
             (Some((received, status)), _) => {
@@ -935,6 +957,9 @@ pub struct Preview<'a> {
     pub headers: Vec<(&'a str, &'a str)>,
     /// The body and its media type, when the request has one.
     pub body: Option<(&'a str, &'a [u8])>,
+    /// For a workflow tool: the plan shown instead of one request (the steps it may run),
+    /// with the arguments as the body.
+    pub plan: Option<&'a str>,
 }
 
 impl Ready<'_> {
@@ -1007,6 +1032,7 @@ impl Ready<'_> {
             url: &self.request.url,
             headers,
             body: self.request.body.as_deref().map(|body| (media_type, body)),
+            plan: None,
         }
     }
 }

@@ -66,16 +66,42 @@ pub(crate) enum Before {
 pub(crate) async fn before(
     store: &Arc<Store>,
     ready: &Ready<'_>,
-    (caller, max_bytes): (&str, Option<u64>),
+    record: (&str, Option<u64>),
     ttl: Duration,
 ) -> Before {
     let Some(given) = ready.idempotency_key() else {
         return Before::Send(None);
     };
-    let tool = ready.tool();
+    let keyed = Keyed {
+        tool: ready.tool(),
+        given,
+        fingerprint: ready.fingerprint(),
+    };
+    before_keyed(store, keyed, record, ttl).await
+}
+
+/// A call made with an idempotency key: the tool, the key the model gave, and what a
+/// repeat must match (a request's fingerprint; a workflow's arguments).
+pub(crate) struct Keyed<'a> {
+    pub tool: &'a crate::catalog::Tool,
+    pub given: &'a str,
+    pub fingerprint: String,
+}
+
+/// [`before`] for any call with a key: a workflow tool's, whose requests are not built yet.
+pub(crate) async fn before_keyed(
+    store: &Arc<Store>,
+    keyed: Keyed<'_>,
+    (caller, max_bytes): (&str, Option<u64>),
+    ttl: Duration,
+) -> Before {
+    let Keyed {
+        tool,
+        given,
+        fingerprint,
+    } = keyed;
     let api = tool.route.api.as_str();
     let key = store_key(caller, &tool.name, given);
-    let fingerprint = ready.fingerprint();
     let running = Entry {
         f: fingerprint.clone(),
         t: token(),

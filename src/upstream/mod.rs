@@ -29,6 +29,8 @@
 //! * [`operation`]: long-running operations — a 202 (or a marked tool's 200/201) naming a
 //!   status monitor, followed to its result within the time limit or resumed later.
 //! * `settings.rs`: [`UpstreamSettings`], how one API is called.
+//! * `workflow`: an Arazzo workflow's tool run step by step
+//!   ([`Dispatcher::run_workflow`]), each step a call of its tool through this pipeline.
 
 pub mod auth;
 mod caching;
@@ -46,11 +48,12 @@ pub mod response;
 mod settings;
 pub mod validate;
 mod wire;
+mod workflow;
 
 pub use auth::Authenticator;
 pub use caching::CacheValidators;
 pub use called::{CallOutcome, CallStats, Called, UnknownTool};
-pub use context::{Answered, CallContext, CallLog, Sent, SentRecorder, Severity};
+pub use context::{Answered, CallContext, CallLog, Response, Sent, SentRecorder, Severity};
 pub use dispatch::{Dispatcher, LongRunning, Prepared, Preview, Ready, Resumed};
 pub use exchange::Exchange;
 pub use settings::UpstreamSettings;

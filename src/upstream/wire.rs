@@ -166,7 +166,11 @@ impl HttpExchange {
             let outcome = self.send(tool, request, settings.compression).await;
             let wait = match &outcome {
                 // A wait longer than MAX_RETRY_WAIT is not shortened: the error quotes it.
-                Ok(response) if retryable && matches!(response.status().as_u16(), 429 | 503) => {
+                Ok(response)
+                    if retryable
+                        && !context.no_status_retries
+                        && matches!(response.status().as_u16(), 429 | 503) =>
+                {
                     match retry_after(response) {
                         Some(asked) if asked > MAX_RETRY_WAIT => None,
                         asked => Some(asked.unwrap_or(backoff(attempt))),
@@ -197,6 +201,11 @@ impl HttpExchange {
                 }
                 _ => {
                     let response = outcome.map_err(|e| http_client::describe_error(&e))?;
+                    if let Some(sent) = &context.sent
+                        && sent.wants_answers()
+                    {
+                        sent.answer_headers(response.headers());
+                    }
                     let cap = tool
                         .route
                         .max_response_bytes

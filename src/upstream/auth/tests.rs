@@ -629,6 +629,8 @@ fn context(headers: &[(&str, &str)]) -> CallContext {
         conditional: None,
         log: None,
         sent: None,
+        no_status_retries: false,
+        steps_told: None,
         trace: None,
         bare_structured: false,
         headers: headers
