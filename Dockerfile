@@ -44,6 +44,7 @@ COPY --from=build /restmcp /usr/local/bin/restmcp
 WORKDIR /app
 COPY config.toml ./
 COPY specs ./specs
+COPY workflows ./workflows
 # The server binds loopback unless told otherwise; in a container it must listen on all
 # interfaces. Requests to /mcp are still checked against server.allowed_hosts (default
 # localhost, 127.0.0.1, ::1: enough for `docker run -p 8080:8080` used from the same

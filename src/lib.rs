@@ -41,7 +41,8 @@
 //!   Redis/Valkey server.
 //! * [`spec`] reads Swagger 2.0 and OpenAPI 3.0/3.1 documents (JSON or YAML, files or URLs),
 //!   resolves `$ref`s across documents within their place, applies OpenAPI Overlays (with the
-//!   RFC 9535 engine in [`spec::jsonpath`]) and normalizes every operation into one model.
+//!   RFC 9535 engine in [`spec::jsonpath`]) and normalizes every operation into one model;
+//!   [`spec::arazzo`] reads Arazzo documents (workflows, runtime expressions, criteria).
 //! * [`schema`] translates OpenAPI schemas into self-contained JSON Schema 2020-12 (repeats
 //!   hoisted into `$defs`, [`schema::hoist()`]), shapes them for client dialects
 //!   ([`schema::dialect`]) and generates example values from a schema ([`schema::example`]).
@@ -49,12 +50,14 @@
 //!   annotations, the argument map that says where each argument goes on the wire), applies
 //!   the operator's tool patches ([`catalog::patch`]) and hand-written tools, marks tools
 //!   served as resources too ([`catalog::resource`]), gathers the prompts
-//!   ([`catalog::prompt`]), and reports what it did (`restmcp check`).
+//!   ([`catalog::prompt`]), makes one tool of each Arazzo workflow whose steps resolve to
+//!   its tools ([`catalog::workflow`]), and reports what it did (`restmcp check`).
 //! * [`upstream`] validates a call's arguments, builds the exact HTTP request (an
 //!   idempotency key included), adds credentials, sends it through an
 //!   [`upstream::Exchange`] and maps the answer to a result, a long list bounded by whole
 //!   items ([`upstream::paging`]) and a long-running operation followed to its result
-//!   ([`upstream::operation`]).
+//!   ([`upstream::operation`]); it also runs a workflow tool's steps, each through that same
+//!   pipeline ([`upstream::Dispatcher::run_workflow`]).
 //! * [`mock`] is the other [`upstream::Exchange`]: it answers from the spec itself; `load`'s
 //!   callers plug it in with [`mock::plug`].
 //! * [`discovery`] serves huge APIs through a search or meta tool instead of one tool each.

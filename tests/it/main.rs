@@ -34,3 +34,4 @@ mod snapshots;
 mod support;
 mod surface;
 mod upstream;
+mod workflows;
