@@ -15,3 +15,5 @@ pub mod condition;
 pub mod criterion;
 pub mod expression;
 pub mod template;
+#[cfg(test)]
+mod testing;
