@@ -13,7 +13,8 @@
 //!
 //! The spec gives no precedence; this follows C and JavaScript, tightest first: `!`, then
 //! `< <= > >=`, then `== !=`, then `&&`, then `||`; binary operators group left to right.
-//! Parentheses nest at most 64 deep.
+//! Parentheses and `!` nest at most 64 deep, and a condition has at most 256 binary
+//! operators.
 //!
 //! Evaluation (1.1.0 "Simple Conditions"):
 //!
@@ -71,12 +72,16 @@ enum Op {
 
 const MAX_DEPTH: usize = 64;
 
+/// Most binary operators in one condition: evaluation recurses along them.
+const MAX_OPERATORS: usize = 256;
+
 /// Parses a simple condition.
 pub fn parse(text: &str) -> Result<Condition, ExpressionError> {
     let mut parser = Parser {
         text,
         pos: 0,
         depth: 0,
+        operators: 0,
     };
     let root = parser.or()?;
     parser.blank();
@@ -96,6 +101,7 @@ struct Parser<'t> {
     text: &'t str,
     pos: usize,
     depth: usize,
+    operators: usize,
 }
 
 impl Parser<'_> {
@@ -142,6 +148,10 @@ impl Parser<'_> {
                 // `<` must not eat the `<` of `<=`, nor `>` that of `>=`.
                 let guard = if token.len() == 1 { Some('=') } else { None };
                 if self.eat(token, guard) {
+                    self.operators += 1;
+                    if self.operators > MAX_OPERATORS {
+                        return Err(self.error(format!("more than {MAX_OPERATORS} operators")));
+                    }
                     let right = next(self)?;
                     left = Node::Binary(op, Box::new(left), Box::new(right));
                     continue 'more;
@@ -471,4 +481,152 @@ fn numbers(a: &Number, b: &Number) -> Ordering {
         b.as_f64().unwrap_or(f64::NAN),
     );
     x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::arazzo::testing::Scope;
+    use serde_json::json;
+
+    fn scope() -> Scope {
+        Scope(json!({
+            "statusCode": 200,
+            "inputs": {"threshold": 2, "flag": true, "none": null, "name": "O'Brien"},
+            "response": {
+                "header": {"X-Count": "5", "X-Rate-Limit": "10"},
+                "body": {
+                    "status": "placed", "count": 3, "data": [1], "nothing": null,
+                    "items": [{"id": 7, "name": "Rex"}, {"id": 8, "name": "Fido"}]
+                }
+            }
+        }))
+    }
+
+    fn passes(text: &str) -> bool {
+        parse(text)
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+            .evaluate(&scope())
+    }
+
+    fn error(text: &str) -> ExpressionError {
+        parse(text).expect_err(text)
+    }
+
+    #[test]
+    fn the_examples_of_both_versions_parse_and_hold() {
+        // versions/1.1.0.md and 1.0.1.md, every simple condition they write.
+        assert!(passes("$statusCode == 200"));
+        assert!(passes("$response.body.count > $inputs.threshold"));
+        assert!(passes("$statusCode == 200 && $response.body.data != null"));
+        assert!(!passes("$statusCode == 401"));
+        assert!(!passes("$statusCode == 503"));
+        assert!(!passes("$response.body#/0 == null"));
+    }
+
+    #[test]
+    fn string_comparison_is_case_insensitive() {
+        assert!(passes("$response.body#/status == 'PLACED'"));
+        assert!(!passes("$response.body#/status != 'Placed'"));
+        assert!(passes("'b' > 'A'"));
+        assert!(passes("'ÉTÉ' == 'été'"));
+    }
+
+    #[test]
+    fn a_doubled_quote_is_a_quote() {
+        assert!(passes("$inputs.name == 'O''Brien'"));
+        assert!(passes("'''' == '''' && '' == ''"));
+        assert_eq!(error("$inputs.name == 'O''Brien").position, 16);
+        assert_eq!(error("$inputs.name == \"x\"").position, 16);
+    }
+
+    #[test]
+    fn numeric_strings_are_compared_as_numbers() {
+        assert!(passes("$response.header.x-count == 5"));
+        assert!(passes("$response.header.X-Rate-Limit>=10"));
+        assert!(passes("$statusCode == '200'"));
+        assert!(passes("'10' > '9'"));
+        assert!(passes("200 == 200.0 && -1 < 0 && 2.5e3 > 2000"));
+        assert!(!passes("'abc' == 0"));
+    }
+
+    #[test]
+    fn null_equals_only_null() {
+        assert!(passes("null == null"));
+        assert!(passes("$response.body#/nothing == null"));
+        assert!(!passes("0 == null") && !passes("'' == null") && !passes("false == null"));
+        assert!(passes("0 != null"));
+        // A null condition fails, a false one too.
+        assert!(!passes("$inputs.none") && !passes("false") && passes("$inputs.flag"));
+    }
+
+    #[test]
+    fn an_evaluation_error_fails_the_whole_condition() {
+        assert!(!passes("$inputs.missing == 1"));
+        assert!(!passes("$inputs.missing != 1"));
+        assert!(
+            !passes("!($inputs.missing == 1)"),
+            "the error is not negated"
+        );
+        assert!(!passes("$statusCode < 'abc'"));
+        assert!(!passes("$statusCode < true"));
+        assert!(!passes("!$statusCode"));
+        assert!(!passes("$statusCode && true"));
+        assert!(!passes("$response.body#/items[5].id == 7"));
+        // unless short-circuiting never reaches it
+        assert!(passes("true || $inputs.missing == 1"));
+        assert!(!passes("false && $inputs.missing == 1"));
+    }
+
+    #[test]
+    fn precedence_is_not_then_relational_then_equality_then_and_then_or() {
+        assert!(passes("true || false && false"));
+        assert!(passes("false && false || true"));
+        assert!(!passes("(true || false) && false"));
+        assert!(passes("!false == true"));
+        assert!(passes("1 < 2 == true"));
+        assert!(passes("!!true"));
+        assert!(passes("$statusCode==200&&!($inputs.threshold>5)"));
+    }
+
+    #[test]
+    fn indexes_and_properties_apply_to_expression_values() {
+        assert!(passes("$response.body#/items[0].id == 7"));
+        assert!(passes("$response.body.items[1].name == 'fido'"));
+        assert!(passes("$response.body.items[1] != null"));
+        assert!(!passes("$response.body.items[0].nope == 7"));
+    }
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        let end = error("$statusCode == ");
+        assert_eq!(end.position, 15);
+        assert!(end.message.contains("end"), "{end}");
+        assert_eq!(error("$foo.bar == 1").position, 0);
+        assert_eq!(error("$statusCode = 200").position, 12);
+        assert_eq!(error("$statusCode == 200 200").position, 19);
+        assert_eq!(error("($statusCode == 200").position, 19);
+        assert_eq!(error("1.2.3 == 1").position, 0);
+        assert_eq!(error("status == 1").position, 0);
+        assert_eq!(error("$response.body#/a[x] == 1").position, 18);
+        assert_eq!(error("").position, 0);
+        let deep = format!("{}true{}", "(".repeat(100), ")".repeat(100));
+        assert!(error(&deep).message.contains("nested"));
+        assert!(passes(&format!("{}true{}", "(".repeat(60), ")".repeat(60))));
+        let long = vec!["true"; 300].join(" && ");
+        assert!(error(&long).message.contains("operators"));
+        assert!(passes(&vec!["true"; 200].join(" && ")));
+    }
+
+    #[test]
+    fn operators_need_no_blanks_around_expressions() {
+        let parsed = parse("$inputs.flag&&$statusCode>=200||!$inputs.flag").unwrap();
+        let listed: Vec<String> = parsed.expressions().iter().map(|e| e.to_string()).collect();
+        assert_eq!(listed, ["$inputs.flag", "$statusCode", "$inputs.flag"]);
+        assert!(parsed.evaluate(&scope()));
+        assert_eq!(
+            parsed.to_string(),
+            "$inputs.flag&&$statusCode>=200||!$inputs.flag"
+        );
+    }
 }

@@ -315,3 +315,226 @@ impl Criterion {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::arazzo::testing::Scope;
+    use serde_json::json;
+
+    fn scope(body: Value) -> Scope {
+        Scope(json!({
+            "statusCode": 201,
+            "inputs": {"expectedStatus": "ok", "statusPattern": "ok|fine", "nothing": null},
+            "response": {"body": body}
+        }))
+    }
+
+    fn criterion(object: Value) -> Criterion {
+        parse(&object).unwrap_or_else(|e| panic!("{object}: {e}"))
+    }
+
+    fn passes(object: Value, body: Value) -> bool {
+        criterion(object).evaluate(&scope(body))
+    }
+
+    fn jsonpath(condition: &str) -> Value {
+        json!({"context": "$response.body", "condition": condition, "type": "jsonpath"})
+    }
+
+    fn refused(object: Value) -> CriterionError {
+        parse(&object).expect_err(&object.to_string())
+    }
+
+    #[test]
+    fn the_spec_examples_parse_and_evaluate() {
+        assert!(passes(
+            json!({"condition": "$statusCode == 201"}),
+            json!({})
+        ));
+        let exact = json!({"context": "$statusCode", "condition": "^200$", "type": "regex"});
+        assert!(!passes(exact, json!({})));
+        let any_2xx = json!({"context": "$statusCode", "condition": "^2\\d{2}$", "type": "regex"});
+        assert!(passes(any_2xx, json!({})));
+        assert!(passes(jsonpath("$.pets[*]"), json!({"pets": [1]})));
+        assert!(!passes(jsonpath("$.pets[*]"), json!({"pets": []})));
+        assert!(passes(jsonpath("$.data[*]"), json!({"data": [{}]})));
+    }
+
+    #[test]
+    fn jsonpath_follows_rfc_9535_where_the_spec_examples_mislead() {
+        // The filter tests the root's children: the array, whose `pets` is nothing.
+        let pets = "$[?count(@.pets) > 0]";
+        assert!(!passes(jsonpath(pets), json!({"pets": [1, 2]})));
+        assert!(passes(jsonpath(pets), json!([{"pets": [1]}])));
+        // An absent member is not null, so the error response passes.
+        let token = "$[?@.access_token != null]";
+        assert!(passes(jsonpath(token), json!({"error": "invalid_grant"})));
+    }
+
+    #[test]
+    fn a_regex_matches_anywhere_in_the_text_of_the_context() {
+        let regex = |pattern: &str| json!({"context": "$response.body", "condition": pattern, "type": "regex"});
+        assert!(passes(regex("ok"), json!("status: ok!")));
+        assert!(!passes(regex("^ok$"), json!("status: ok!")));
+        assert!(passes(regex(r#""id":7"#), json!({"id": 7})));
+        assert!(passes(regex("^true$"), json!(true)));
+    }
+
+    #[test]
+    fn a_null_or_missing_context_fails() {
+        for condition in [
+            jsonpath("$"),
+            json!({"context": "$response.body", "condition": ".*", "type": "regex"}),
+        ] {
+            assert!(!passes(condition.clone(), Value::Null), "{condition}");
+            let missing = json!({"statusCode": 200});
+            assert!(!criterion(condition).evaluate(&Scope(missing)));
+        }
+    }
+
+    #[test]
+    fn embedded_expressions_are_written_in_before_compiling() {
+        let status = jsonpath("$[?(@.status == \"{$inputs.expectedStatus}\")]");
+        assert!(matches!(
+            criterion(status.clone()),
+            Criterion::Embedded {
+                kind: Kind::JsonPath,
+                ..
+            }
+        ));
+        assert!(passes(status.clone(), json!([{"status": "ok"}])));
+        assert!(!passes(status, json!([{"status": "bad"}])));
+        let pattern = json!({
+            "context": "$response.body.status",
+            "condition": "^({$inputs.statusPattern})$",
+            "type": "regex"
+        });
+        assert!(passes(pattern.clone(), json!({"status": "fine"})));
+        assert!(!passes(pattern, json!({"status": "fine!"})));
+        // unresolved, or not compiling once written in: fail
+        let unresolved =
+            json!({"context": "$response.body", "condition": "{$inputs.nope}", "type": "regex"});
+        assert!(!passes(unresolved, json!("x")));
+        let broken = json!({"context": "$response.body", "condition": "({$inputs.nothing}", "type": "regex"});
+        assert!(!passes(broken, json!("x")));
+    }
+
+    #[test]
+    fn a_simple_criterion_keeps_its_context_but_does_not_use_it() {
+        let object = json!({"context": "$response.body#/missing", "condition": "$statusCode == 201", "type": "simple"});
+        let parsed = criterion(object);
+        assert!(parsed.evaluate(&scope(json!({}))));
+        let listed: Vec<String> = parsed.expressions().iter().map(|e| e.to_string()).collect();
+        assert_eq!(listed, ["$response.body#/missing", "$statusCode"]);
+    }
+
+    #[test]
+    fn unsupported_kinds_are_refused_by_name() {
+        let xpath =
+            refused(json!({"context": "$response.body", "condition": "/a", "type": "xpath"}));
+        assert_eq!(
+            xpath,
+            CriterionError::Unsupported("xpath criteria are not supported".into())
+        );
+        let typed_xpath = json!({"type": "xpath", "version": "xpath-30"});
+        let typed =
+            refused(json!({"context": "$response.body", "condition": "/a", "type": typed_xpath}));
+        assert_eq!(typed.to_string(), "xpath criteria are not supported");
+        let goessner =
+            json!({"type": "jsonpath", "version": "draft-goessner-dispatch-jsonpath-00"});
+        let old =
+            refused(json!({"context": "$response.body", "condition": "$.a", "type": goessner}));
+        assert!(
+            matches!(&old, CriterionError::Unsupported(m) if m.contains("draft-goessner-dispatch-jsonpath-00")),
+            "{old}"
+        );
+        let rfc = json!({"type": "jsonpath", "version": "rfc9535"});
+        assert!(
+            parse(&json!({"context": "$response.body", "condition": "$.a", "type": rfc})).is_ok()
+        );
+    }
+
+    #[test]
+    fn regexes_the_crate_cannot_compile_are_named() {
+        for pattern in ["(?=a)b", "(a)\\1", "("] {
+            let object = json!({"context": "$statusCode", "condition": pattern, "type": "regex"});
+            match refused(object) {
+                CriterionError::Regex {
+                    pattern: named,
+                    message,
+                } => {
+                    assert_eq!(named, pattern);
+                    assert!(!message.is_empty());
+                }
+                other => panic!("{pattern}: {other}"),
+            }
+        }
+    }
+
+    #[test]
+    fn field_errors_name_the_field_and_position() {
+        assert_eq!(refused(json!("x")), CriterionError::NotAnObject);
+        assert_eq!(
+            refused(json!({})),
+            CriterionError::Missing { field: "condition" }
+        );
+        assert_eq!(
+            refused(json!({"condition": "$.a", "type": "jsonpath"})),
+            CriterionError::MissingContext("jsonpath")
+        );
+        assert_eq!(
+            refused(json!({"condition": "x", "type": "glob"})),
+            CriterionError::UnknownType("glob".into())
+        );
+        assert!(matches!(
+            refused(json!({"condition": "$statusCode == ", "context": "$statusCode"})),
+            CriterionError::Syntax {
+                field: "condition",
+                position: 15,
+                ..
+            }
+        ));
+        assert!(matches!(
+            refused(json!({"condition": "true", "context": "$foo"})),
+            CriterionError::Syntax {
+                field: "context",
+                position: 0,
+                ..
+            }
+        ));
+        let path = refused(jsonpath("$.a["));
+        assert!(
+            matches!(
+                path,
+                CriterionError::Syntax {
+                    field: "condition",
+                    position: 4,
+                    ..
+                }
+            ),
+            "{path}"
+        );
+        assert!(
+            path.to_string()
+                .starts_with("`condition` at byte 4: invalid JSONPath")
+        );
+    }
+
+    #[test]
+    fn describe_spells_the_criterion_for_messages() {
+        assert_eq!(
+            criterion(json!({"condition": "$statusCode == 200"})).describe(),
+            "$statusCode == 200"
+        );
+        let regex = json!({"context": "$statusCode", "condition": "^2\\d{2}$", "type": "regex"});
+        assert_eq!(
+            criterion(regex).describe(),
+            "regex '^2\\d{2}$' on $statusCode"
+        );
+        assert_eq!(
+            criterion(jsonpath("$.pets[*]")).describe(),
+            "jsonpath $.pets[*] on $response.body"
+        );
+    }
+}

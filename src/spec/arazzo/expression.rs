@@ -591,3 +591,224 @@ impl fmt::Display for Expression {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn error(text: &str) -> ExpressionError {
+        match parse(text) {
+            Err(error) => error,
+            Ok(parsed) => panic!("{text:?} parsed as {parsed:?}"),
+        }
+    }
+
+    /// Every runtime expression written in versions/1.1.0.md (fc140d2) that an HTTP
+    /// executor reads, embedded ones taken out of their braces.
+    const SPEC_1_1_0: &[&str] = &[
+        "$components.failureActions.baz",
+        "$components.parameters.foo",
+        "$components.parameters.page",
+        "$components.successActions.bar",
+        "$components.successActions.notify",
+        "$inputs.category",
+        "$inputs.clientId",
+        "$inputs.coupon_code",
+        "$inputs.expectedStatus",
+        "$inputs.host",
+        "$inputs.petOrderRequest",
+        "$inputs.productDetails.productId",
+        "$inputs.statusPattern",
+        "$inputs.threshold",
+        "$inputs.username",
+        "$inputs.x-api-key",
+        "$method",
+        "$outputs.bar",
+        "$request.body#/user/uuid",
+        "$request.header.accept",
+        "$request.path.id",
+        "$response.body",
+        "$response.body#/0",
+        "$response.body#/items/0/id",
+        "$response.body#/status",
+        "$response.body.count",
+        "$response.body.data",
+        "$response.header.Server",
+        "$response.header.X-Expires-After",
+        "$response.header.X-Rate-Limit",
+        "$sourceDescriptions.asyncOrderApi.confirmOrder",
+        "$sourceDescriptions.petstore.getPetById",
+        "$sourceDescriptions.petstore.type",
+        "$sourceDescriptions.petstore.url",
+        "$statusCode",
+        "$steps.browser-authorize.outputs.code",
+        "$steps.create.outputs.id",
+        "$steps.getPricing.outputs.minPrice",
+        "$steps.loginStep.outputs.sessionToken",
+        "$steps.someStepId.outputs.pets",
+        "$steps.someStepId.outputs.pets#/0/id",
+        "$url",
+        "$workflows.foo.inputs.username",
+        "$workflows.foo.outputs.bar",
+        "$workflows.foo.outputs.mappedResponse#/name",
+    ];
+
+    #[test]
+    fn every_example_of_the_1_1_0_text_parses_and_prints_back() {
+        for text in SPEC_1_1_0 {
+            let parsed = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let printed = parsed.to_string();
+            assert_eq!(parse(&printed).as_ref(), Ok(&parsed), "{text} → {printed}");
+        }
+        // 1.0.1's examples are a subset; its `$components.inputs` is kept.
+        assert_eq!(
+            parse("$components.inputs.pet_id"),
+            Ok(Expression::Components {
+                kind: "inputs".into(),
+                name: "pet_id".into()
+            })
+        );
+    }
+
+    #[test]
+    fn pointers_follow_inputs_and_step_outputs_in_every_version() {
+        assert_eq!(
+            parse("$inputs.customer#/firstName"),
+            Ok(Expression::Inputs {
+                name: "customer".into(),
+                pointer: Some("/firstName".into())
+            })
+        );
+        assert_eq!(
+            parse("$steps.s.outputs.pets#/0/id").map(|e| e.to_string()),
+            Ok("$steps.s.outputs.pets#/0/id".into())
+        );
+        assert_eq!(
+            parse("$response.body#"),
+            Ok(Expression::Response(Source::Body(Some(String::new()))))
+        );
+        assert_eq!(
+            parse("$response.body#/a~1b/~0c"),
+            Ok(Expression::Response(Source::Body(Some("/a~1b/~0c".into()))))
+        );
+    }
+
+    #[test]
+    fn dotted_body_access_is_a_pointer_and_dotted_names_are_names() {
+        let count = parse("$response.body.count").unwrap();
+        assert_eq!(
+            count,
+            Expression::Response(Source::Body(Some("/count".into())))
+        );
+        assert_eq!(count.to_string(), "$response.body#/count");
+        assert_eq!(
+            parse("$steps.x.outputs.y.z"),
+            Ok(Expression::Steps {
+                step: "x".into(),
+                output: "y.z".into(),
+                pointer: None
+            })
+        );
+        assert_eq!(
+            parse("$workflows.w.inputs.a.b#/c"),
+            Ok(Expression::Workflows {
+                workflow: "w".into(),
+                part: Part::Inputs,
+                name: "a.b".into(),
+                pointer: Some("/c".into())
+            })
+        );
+    }
+
+    #[test]
+    fn header_names_are_case_insensitive_tokens() {
+        let upper = parse("$response.header.X-Rate-Limit").unwrap();
+        assert_eq!(upper, parse("$response.header.x-rate-limit").unwrap());
+        assert_eq!(upper.to_string(), "$response.header.x-rate-limit");
+        assert_eq!(error("$response.header.").position, 17);
+        assert_eq!(error("$request.header.a b").position, 17);
+    }
+
+    #[test]
+    fn query_path_and_source_names_are_free_text() {
+        assert_eq!(
+            parse("$request.query.page[size]"),
+            Ok(Expression::Request(Source::Query("page[size]".into())))
+        );
+        assert_eq!(
+            parse("$sourceDescriptions.petstore.find pets by status"),
+            Ok(Expression::SourceDescriptions {
+                name: "petstore".into(),
+                reference: "find pets by status".into()
+            })
+        );
+        assert_eq!(error("$request.query.").position, 15);
+    }
+
+    #[test]
+    fn garbage_is_refused_where_it_starts() {
+        let unknown = error("$foo.bar");
+        assert_eq!(unknown.position, 0);
+        assert!(
+            unknown
+                .message
+                .contains("unknown runtime expression `$foo`")
+        );
+        let typo = error("$statuscode");
+        assert!(typo.message.contains("did you mean $statusCode?"), "{typo}");
+        assert_eq!(error("").position, 0);
+        assert_eq!(error("statusCode").position, 0);
+        assert_eq!(error("$url.x").position, 4);
+        assert_eq!(error("$request.cookie.a").position, 9);
+        assert_eq!(error("$steps.s.output.x").position, 8);
+        assert_eq!(error("$steps..outputs.x").position, 7);
+        assert_eq!(error("$workflows.w.steps.x").position, 13);
+        assert_eq!(error("$components.schemas.x").position, 12);
+        let pointer = error("$response.body#status");
+        assert_eq!(pointer.position, 15);
+        assert!(pointer.message.contains("starts with '/'"));
+        assert_eq!(error("$inputs.x#/a~2").position, 12);
+        assert_eq!(error("$inputs.x#/a{b}").position, 12);
+    }
+
+    #[test]
+    fn asyncapi_and_self_expressions_are_refused_by_name() {
+        for text in [
+            "$message.payload#/status",
+            "$message.header.Server",
+            "$self",
+        ] {
+            let refused = error(text);
+            assert_eq!(refused.position, 0, "{text}");
+            assert!(refused.message.contains("not supported"), "{refused}");
+        }
+        let payload = error("$response.payload#/status");
+        assert_eq!(payload.position, 10);
+        assert!(payload.message.contains("not supported"));
+    }
+
+    #[test]
+    fn the_error_names_its_position() {
+        assert_eq!(
+            error("$foo").to_string(),
+            "unknown runtime expression `$foo`: expected $url, $method, $statusCode, $request., \
+             $response., $inputs., $outputs., $steps., $workflows., $sourceDescriptions. or \
+             $components. (at byte 0)"
+        );
+    }
+
+    #[test]
+    fn lookup_prefers_the_exact_name_then_walks_properties() {
+        let inputs = json!({
+            "customer": {"firstName": "Ada", "tags": ["a", "b"]},
+            "customer.firstName": "exact"
+        });
+        let inputs = inputs.as_object().unwrap();
+        assert_eq!(lookup(inputs, "customer.firstName"), Some(&json!("exact")));
+        assert_eq!(lookup(inputs, "customer.tags.1"), Some(&json!("b")));
+        assert_eq!(lookup(inputs, "customer.nope"), None);
+        assert_eq!(lookup(inputs, "nobody"), None);
+        assert_eq!(apply_pointer(&json!({"a/b": 1}), "/a~1b"), Some(&json!(1)));
+    }
+}

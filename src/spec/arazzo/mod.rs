@@ -19,3 +19,5 @@ pub mod criterion;
 pub mod document;
 pub mod expression;
 pub mod template;
+#[cfg(test)]
+mod testing;

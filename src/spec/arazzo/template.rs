@@ -253,3 +253,122 @@ impl Template {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::arazzo::testing::Scope;
+    use serde_json::json;
+
+    fn scope() -> Scope {
+        Scope(json!({
+            "statusCode": 201,
+            "inputs": {"count": 3, "name": "Rex", "customer": {"firstName": "Ada"}, "none": null},
+            "response": {"body": {"a": 1, "b": [1, 2]}},
+            "steps": {"login": {"outputs": {"token": "t0k"}}}
+        }))
+    }
+
+    fn render(value: Value) -> Result<Value, Unresolved> {
+        compile(&value).unwrap().render(&scope())
+    }
+
+    #[test]
+    fn a_whole_expression_keeps_the_type_of_its_value() {
+        assert_eq!(render(json!("$inputs.count")), Ok(json!(3)));
+        assert_eq!(render(json!("$statusCode")), Ok(json!(201)));
+        assert_eq!(
+            render(json!("$response.body")),
+            Ok(json!({"a": 1, "b": [1, 2]}))
+        );
+        assert_eq!(render(json!("$inputs.none")), Ok(Value::Null));
+    }
+
+    #[test]
+    fn embedded_expressions_make_a_string_with_objects_as_compact_json() {
+        assert_eq!(render(json!("{$inputs.count}")), Ok(json!("3")));
+        assert_eq!(
+            render(json!("Bearer {$steps.login.outputs.token}")),
+            Ok(json!("Bearer t0k"))
+        );
+        assert_eq!(
+            render(json!("data={$response.body}&n={$inputs.none}")),
+            Ok(json!(r#"data={"a":1,"b":[1,2]}&n=null"#))
+        );
+    }
+
+    #[test]
+    fn json_written_in_a_string_keeps_its_braces() {
+        // As bnpl-arazzo.yaml writes its payload.
+        let payload =
+            json!("{\"firstName\": \"{$inputs.customer#/firstName}\", \"n\": {$inputs.count}}");
+        assert_eq!(
+            render(payload),
+            Ok(json!("{\"firstName\": \"Ada\", \"n\": 3}"))
+        );
+        // 1.1.0's own form-body example leaves a `}` unopened: it is text.
+        let typo = json!("code={$inputs.name}&scope=$inputs.scope}");
+        assert_eq!(render(typo), Ok(json!("code=Rex&scope=$inputs.scope}")));
+    }
+
+    #[test]
+    fn containers_render_member_by_member_and_literals_stay_literal() {
+        let value =
+            json!({"pet": {"name": "$inputs.name", "tags": ["x", "$inputs.count"]}, "n": 1});
+        assert_eq!(
+            render(value),
+            Ok(json!({"pet": {"name": "Rex", "tags": ["x", 3]}, "n": 1}))
+        );
+        let literal = json!({"a": [1, "x", {"b": null}], "price": "$5 off"});
+        assert_eq!(compile(&literal), Ok(Template::Literal(literal.clone())));
+    }
+
+    #[test]
+    fn a_dollar_string_is_an_expression_only_when_it_names_a_root() {
+        for literal in ["$5 off", "$USD", "$", "$input.x", "US$ 5"] {
+            assert_eq!(
+                compile(&json!(literal)),
+                Ok(Template::Literal(json!(literal))),
+                "{literal}"
+            );
+        }
+        let error = compile(&json!("$inputs")).unwrap_err();
+        assert_eq!((error.pointer.as_str(), error.error.position), ("", 7));
+        let error = compile(&json!("$inputs.a b")).unwrap_err();
+        assert_eq!(error.error.position, 9);
+        let error = compile(&json!("$self")).unwrap_err();
+        assert!(error.error.message.contains("not supported"));
+    }
+
+    #[test]
+    fn a_bad_string_is_located_by_pointer_and_byte() {
+        let error = compile(&json!({"a": [0, {"b/c": "x {$inputs.n"}]})).unwrap_err();
+        assert_eq!(error.pointer, "/a/1/b~1c");
+        assert_eq!(error.error.position, 12);
+        assert!(error.error.message.contains("expected '}'"), "{error}");
+        let error = compile(&json!(["ok", "see {$foo.bar}"])).unwrap_err();
+        assert_eq!((error.pointer.as_str(), error.error.position), ("/1", 5));
+        assert!(
+            error
+                .to_string()
+                .starts_with("/1: unknown runtime expression")
+        );
+    }
+
+    #[test]
+    fn an_unresolved_expression_is_named() {
+        let missing = render(json!({"x": "id={$inputs.missing#/a}"})).unwrap_err();
+        assert_eq!(missing.to_string(), "`$inputs.missing#/a` has no value");
+    }
+
+    #[test]
+    fn expressions_are_listed_in_document_order() {
+        let template = compile(&json!({"a": "$statusCode", "b": ["{$inputs.x}-{$url}"]})).unwrap();
+        let listed: Vec<String> = template
+            .expressions()
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert_eq!(listed, ["$statusCode", "$inputs.x", "$url"]);
+    }
+}
