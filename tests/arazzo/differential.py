@@ -158,7 +158,10 @@ class Case:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.name = folder.name
-        self.data = yaml.safe_load((folder / "case.yaml").read_text())
+        try:
+            self.data = yaml.safe_load((folder / "case.yaml").read_text())
+        except yaml.YAMLError as e:
+            raise ValueError(f"{folder / 'case.yaml'}: {e}") from None
         docs = [self.data["document"]] if "document" in self.data else sorted(p.name for p in folder.glob("*.arazzo.yaml"))
         if len(docs) != 1:
             raise ValueError(f"{self.name}: one *.arazzo.yaml expected (or `document:` in case.yaml), found {docs}")
@@ -388,14 +391,19 @@ def restmcp_supports_workflows(bin_path: str, config: Path) -> tuple[bool, str]:
 
 async def main_async(args: argparse.Namespace) -> int:
     corpus = Path(args.corpus)
-    cases = [Case(d) for d in sorted(corpus.iterdir()) if (d / "case.yaml").is_file()]
+    try:
+        cases = [Case(d) for d in sorted(corpus.iterdir()) if (d / "case.yaml").is_file()]
+        known = load_known(Path(args.known))
+    except (ValueError, KeyError, yaml.YAMLError) as e:
+        print(f"FAIL the corpus or known.yaml does not load: {e}")
+        print("arazzo: 0 passed, 1 failed")
+        return 1
     if args.only:
         wanted = set(args.only)
         cases = [c for c in cases if c.name in wanted]
         if missing := wanted - {c.name for c in cases}:
             print(f"FAIL no such case: {', '.join(sorted(missing))}")
             return 1
-    known = load_known(Path(args.known))
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
 
