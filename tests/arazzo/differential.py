@@ -32,8 +32,9 @@ Each run is judged by facets, each of which holds or differs:
                        canonical body), in the same order
   diff.success         both succeeded, or both failed
 A run passes when the facets that differ are exactly those tests/arazzo/known.yaml lists for
-it: an unlisted difference fails it, and so does a listed one that no longer occurs. With
-`--side respect` only the respect.* facets are judged (and listed ones of the others ignored).
+it: an unlisted difference fails it, and so does a listed one that no longer occurs. Only
+facets that were evaluated are judged: a side's facets other than `ran` when it ran, the
+diff.* facets when both did, nothing of a side left out with `--side`.
 
 Output: one line per run (`pass`, `FAIL`), with what differed; then `arazzo: P passed, F
 failed`. The work directory (target/arazzo/work) keeps each case's config, Respect's JSON
@@ -295,7 +296,7 @@ async def run_restmcp(case: Case, run: dict[str, Any], upstream: Upstream, url: 
             async with Client(url, read_timeout_seconds=CALL_TIMEOUT) as c:
                 tools = {t.name for t in (await c.list_tools()).tools}
                 if name not in tools:
-                    result["why"] = f"no tool {name!r} listed (workflow tools listed: {sorted(t for t in tools if t in {tool_name(case, r['workflow']) for r in case.runs})})"
+                    result["why"] = f"no tool {name!r} listed; restmcp check says: {check_says(case, run['workflow'])}"
                 else:
                     r = await c.call_tool(name, run.get("inputs") or {})
                     text = "\n".join(getattr(b, "text", "") for b in r.content or [])
@@ -310,12 +311,19 @@ async def run_restmcp(case: Case, run: dict[str, Any], upstream: Upstream, url: 
 # Judging
 
 
-def judge(run: dict[str, Any], respect: dict[str, Any] | None, restmcp: dict[str, Any] | None) -> dict[str, list[str]]:
-    """Facet -> why it differs; the facets that hold are absent."""
+def judge(run: dict[str, Any], respect: dict[str, Any] | None, restmcp: dict[str, Any] | None) -> tuple[dict[str, list[str]], set[str]]:
+    """(facet -> why it differs, the facets evaluated): a side's facets other than `ran` are
+    evaluated only when it ran, the diff.* facets only when both did."""
     expect = run.get("expect") or {}
     want_success = expect.get("success", True)
     wanted = expect.get("requests")
     differs: dict[str, list[str]] = {}
+    evaluated: set[str] = set()
+    for name, side in (("respect", respect), ("restmcp", restmcp)):
+        if side is not None:
+            evaluated |= {f for f in FACETS if f.startswith(name + ".") and (side["ran"] or f == name + ".ran")}
+    if respect is not None and restmcp is not None and respect["ran"] and restmcp["ran"]:
+        evaluated |= {f for f in FACETS if f.startswith("diff.")}
 
     def note(facet: str, problems: list[str]) -> None:
         if problems:
@@ -358,7 +366,7 @@ def judge(run: dict[str, Any], respect: dict[str, Any] | None, restmcp: dict[str
             note("diff.requests", problems)
         if respect["success"] != restmcp["success"]:
             note("diff.success", [f"respect {'succeeded' if respect['success'] else 'failed'}, restmcp {'succeeded' if restmcp['success'] else 'failed'}"])
-    return differs
+    return differs, evaluated
 
 
 def load_known(path: Path) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
@@ -377,6 +385,23 @@ def load_known(path: Path) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
 
 # --------------------------------------------------------------------------------------
 # Main
+
+
+CHECK_OUT: dict[str, str] = {}  # case -> the output of `restmcp check` on its config
+
+
+def check_says(case: Case, workflow: str) -> str:
+    """The lines of `restmcp check` about this workflow (its heading and what follows it)."""
+    lines = CHECK_OUT.get(case.name, "").splitlines()
+    for i, line in enumerate(lines):
+        if re.search(rf"\bworkflow {re.escape(workflow)}\b", line):
+            out = [line.strip()]
+            for more in lines[i + 1:i + 4]:
+                if re.search(r"^\s*workflow ", more) or not more.startswith(" "):
+                    break
+                out.append(more.strip())
+            return " | ".join(out)[:800]
+    return "(nothing about this workflow)"
 
 
 def restmcp_supports_workflows(bin_path: str, config: Path) -> tuple[bool, str]:
@@ -438,6 +463,7 @@ async def main_async(args: argparse.Namespace) -> int:
             config = cwork / "config.toml"
             write_config(case, upstream.url, mport, config)
             ok, said = restmcp_supports_workflows(args.bin, config)
+            CHECK_OUT[case.name] = said
             if not ok:
                 case_problem = f"this restmcp binary does not accept [workflows] ({said})"
             else:
@@ -460,9 +486,9 @@ async def main_async(args: argparse.Namespace) -> int:
                     restmcp = await run_restmcp(case, run, upstream, url)
             slug = re.sub(r"[^A-Za-z0-9_.-]", "_", run_name(run))
             (cwork / f"requests-{slug}.json").write_text(json.dumps({"respect": respect, "restmcp": restmcp}, indent=1, default=str))
-            differs = judge(run, respect, restmcp)
+            differs, evaluated = judge(run, respect, restmcp)
             listed = known.get((case.name, run_name(run)), {})
-            judged = {f: e for f, e in listed.items() if f.split(".")[0] in sides or (f.startswith("diff.") and len(sides) == 2)}
+            judged = {f: e for f, e in listed.items() if f in evaluated}
             unlisted = {f: why for f, why in differs.items() if f not in judged}
             stale = [f for f in judged if f not in differs]
             summary = describe_sides(respect, restmcp)
