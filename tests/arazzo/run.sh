@@ -16,7 +16,8 @@
 # Installs, once, into target/arazzo/: a venv (python >= 3.11, from PyPI: FastAPI, uvicorn,
 # PyYAML and the MCP Python SDK, pinned below) and @redocly/cli from the npm registry (pinned
 # in tests/arazzo/respect/package-lock.json). Respect needs node >= 20.19 (or 22.12): the
-# machine's node when it is recent enough, else the npm `node` package (22, pinned here).
+# machine's node when it is recent enough (ARAZZO_NPM_NODE=1: never), else the npm `node`
+# package (22, pinned here), installed under target/arazzo/node.
 # At run time only 127.0.0.1 is contacted (Respect's telemetry is turned off).
 #
 # Output: a line per run ("pass CASE/RUN: …" / "FAIL CASE/RUN: …" and what differed), then
@@ -75,7 +76,7 @@ node_ok() {
     process.exit((a === 20 && b >= 19) || (a === 22 && b >= 12) || a > 22 ? 0 : 1)' 2>/dev/null
 }
 node="$(command -v node || true)"
-if [[ -z "$node" ]] || ! node_ok "$node"; then
+if [[ -n "${ARAZZO_NPM_NODE:-}" || -z "$node" ]] || ! node_ok "$node"; then
   node_dir="$state/node"
   node="$node_dir/node_modules/node/bin/node"
   if [[ ! -x "$node" ]]; then
