@@ -16,7 +16,8 @@ unless they do). A request no rule matches gets 404 `{"error": "no rule"}` and i
 
 Every request is written to the access log (the witness both executors are judged by), in
 memory and as JSONL to $ARAZZO_ACCESS_LOG when set: method, path (as sent, percent-encoding
-kept), query (decoded name/value pairs, sorted), the headers of interest (authorization,
+kept), query (decoded name/value pairs, sorted; a value that is a JSON object or array
+rewritten with sorted keys, no spaces), the headers of interest (authorization,
 cookie, accept, and every x-* header), content type (the media type, lower case, no
 parameters), the body canonicalized (JSON parsed, a form body as sorted pairs, anything
 else as text), and `t`, the upstream's monotonic clock when it arrived (for retry gaps).
@@ -68,6 +69,17 @@ def canonical_body(content_type: str, raw: bytes) -> Any:
     return {"text": text}
 
 
+def canonical_value(value: str) -> str:
+    """A query value that is JSON text of an object or array (a parameter with `content`),
+    written again with sorted keys and no spaces; any other value as it came."""
+    if value[:1] in ("{", "["):
+        try:
+            return json.dumps(json.loads(value), sort_keys=True, separators=(",", ":"))
+        except ValueError:
+            pass
+    return value
+
+
 def matches(rule: dict[str, Any], method: str, path: str, query: list[list[str]]) -> bool:
     if str(rule.get("method", "")).upper() not in ("", "*", method):
         return False
@@ -108,7 +120,7 @@ def read_log() -> list[dict[str, Any]]:
 async def play(request: Request, rest: str) -> Response:
     method = request.method.upper()
     path = request.scope.get("raw_path", b"").decode("latin-1").split("?", 1)[0] or request.url.path
-    query = sorted([k, v] for k, v in parse_qsl(request.url.query, keep_blank_values=True))
+    query = sorted([k, canonical_value(v)] for k, v in parse_qsl(request.url.query, keep_blank_values=True))
     raw_type = request.headers.get("content-type", "")
     content_type = raw_type.split(";", 1)[0].strip().lower()
     raw = await request.body()
