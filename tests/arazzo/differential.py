@@ -202,7 +202,8 @@ def toml_value(value: Any) -> str:
 
 
 def api_name(source: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", source)
+    """restmcp's API (and workflow set) names are a-z, 0-9, _ and -."""
+    return re.sub(r"[^a-z0-9_-]", "_", source.lower())
 
 
 def write_config(case: Case, upstream: str, port: int, path: Path) -> None:
