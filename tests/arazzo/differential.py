@@ -478,13 +478,20 @@ async def main_async(args: argparse.Namespace) -> int:
         for run in case.runs:
             label = f"{case.name}/{run_name(run)}"
             seen_runs.add((case.name, run_name(run)))
+            t0 = time.monotonic()
             respect = run_respect(args, case, run, upstream, cwork) if "respect" in sides else None
+            t1 = time.monotonic()
             restmcp = None
             if "restmcp" in sides:
                 if case_problem is not None:
                     restmcp = {"ran": False, "why": case_problem, "requests": []}
                 else:
                     restmcp = await run_restmcp(case, run, upstream, url)
+            t2 = time.monotonic()
+            if respect is not None:
+                respect["took"] = t1 - t0
+            if restmcp is not None:
+                restmcp["took"] = t2 - t1
             slug = re.sub(r"[^A-Za-z0-9_.-]", "_", run_name(run))
             (cwork / f"requests-{slug}.json").write_text(json.dumps({"respect": respect, "restmcp": restmcp}, indent=1, default=str))
             differs, evaluated = judge(run, respect, restmcp)
@@ -525,7 +532,8 @@ def describe_sides(respect: dict[str, Any] | None, restmcp: dict[str, Any] | Non
         if not side["ran"]:
             parts.append(f"{name} did not run")
         else:
-            parts.append(f"{name} {'ok' if side['success'] else 'failed'} after {len(side['requests'])} requests")
+            parts.append(f"{name} {'ok' if side['success'] else 'failed'} after {len(side['requests'])} requests"
+                         + (f" ({side['took']:.1f} s)" if "took" in side else ""))
     return ", ".join(parts)
 
 
