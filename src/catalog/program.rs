@@ -93,8 +93,14 @@ impl WorkflowPlan {
 /// A step parameter as the argument of the tool it calls.
 #[derive(Debug, Clone)]
 pub struct ArgumentSlot {
-    /// The tool's argument name.
-    pub argument: String,
+    /// The tool's argument name; `None` for a header the operation does not declare
+    /// (`Authorization`, which OpenAPI describes as a security scheme rather than a
+    /// parameter), sent as written (the API's configured credentials still replace it).
+    pub argument: Option<String>,
+    /// The JSON type the argument's schema names, when it is a scalar one: a value of
+    /// another scalar type is converted when nothing is lost (`3` for a string, `"3"` for
+    /// an integer), as the request would carry either the same.
+    pub expects: Option<String>,
     /// The parameter's name and place, as the step wrote them.
     pub name: String,
     pub place: crate::spec::arazzo::document::In,
@@ -105,6 +111,8 @@ pub struct ArgumentSlot {
 #[derive(Debug, Clone)]
 pub struct BodySlot {
     pub body: RequestBody,
+    /// The media type the tool sends its body as.
+    pub media_type: String,
     /// The argument holding the whole body (when the tool does not flatten it).
     pub whole: Option<String>,
     /// Wire name → argument, for a flattened body.

@@ -39,9 +39,10 @@ pub struct CallContext {
     /// Keeps the request the call sends, for the console's "try a call" and a workflow's
     /// steps (`None` on every other call: nothing is copied).
     pub sent: Option<SentRecorder>,
-    /// A 429 or 503 is the answer, not retried by the exchange: a workflow step's own
-    /// `retry` actions decide (a connection that fails is still retried).
-    pub no_status_retries: bool,
+    /// A workflow's step: the exchange neither retries a 429 or 503 nor follows a redirect,
+    /// so the step's criteria and actions see every answer (a connection that fails is
+    /// still retried).
+    pub workflow_step: bool,
     /// Told each step a workflow runs (its number and what it is), for the MCP layer's
     /// progress notifications.
     pub steps_told: Option<Arc<tokio::sync::watch::Sender<(u32, String)>>>,
@@ -349,7 +350,7 @@ impl CallContext {
             conditional: None,
             log: None,
             sent: None,
-            no_status_retries: false,
+            workflow_step: false,
             steps_told: None,
         }
     }

@@ -963,6 +963,15 @@ pub struct Preview<'a> {
 }
 
 impl Ready<'_> {
+    /// Sets header `name` of the request to `value`, replacing one of that name: a
+    /// workflow step's header its operation does not declare.
+    pub(super) fn set_header(&mut self, name: &str, value: String) {
+        self.request
+            .headers
+            .retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
+        self.request.headers.push((name.to_string(), value));
+    }
+
     /// The tool being called.
     pub fn tool(&self) -> &crate::catalog::Tool {
         self.tool

@@ -27,6 +27,8 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 /// Calls real upstreams over HTTP.
 pub struct HttpExchange {
     client: reqwest::Client,
+    /// For workflow steps, which see every answer, redirects included: made on first use.
+    unredirected: std::sync::OnceLock<Result<reqwest::Client, String>>,
     auth: Arc<Authenticator>,
 }
 
@@ -56,6 +58,7 @@ impl HttpExchange {
         }
         Ok(HttpExchange {
             client: upstream_client(redirects)?,
+            unredirected: std::sync::OnceLock::new(),
             auth: Arc::new(Authenticator::default()),
         })
     }
@@ -163,12 +166,14 @@ impl HttpExchange {
                 wire.started.get_or_insert(started);
                 wire.attempts += 1;
             }
-            let outcome = self.send(tool, request, settings.compression).await;
+            let outcome = self
+                .send(tool, request, settings.compression, context.workflow_step)
+                .await;
             let wait = match &outcome {
                 // A wait longer than MAX_RETRY_WAIT is not shortened: the error quotes it.
                 Ok(response)
                     if retryable
-                        && !context.no_status_retries
+                        && !context.workflow_step
                         && matches!(response.status().as_u16(), 429 | 503) =>
                 {
                     match retry_after(response) {
@@ -226,13 +231,22 @@ impl HttpExchange {
         tool: &Tool,
         request: &HttpRequest,
         compression: bool,
+        workflow_step: bool,
     ) -> Result<reqwest::Response, reqwest::Error> {
         let method = reqwest::Method::from_bytes(request.method.as_str().as_bytes())
             .unwrap_or(reqwest::Method::GET);
+        let client = match workflow_step {
+            true => self
+                .unredirected
+                .get_or_init(unredirected_client)
+                .as_ref()
+                .unwrap_or(&self.client),
+            false => &self.client,
+        };
         // The URL `build` parsed, not parsed a second time (reqwest parses a `&str`).
         let mut builder = match request.parsed_url() {
-            Some(parsed) => self.client.request(method, parsed.clone()),
-            None => self.client.request(method, &request.url),
+            Some(parsed) => client.request(method, parsed.clone()),
+            None => client.request(method, &request.url),
         };
         let (mut accept, mut accept_encoding) = (false, false);
         for (name, value) in &request.headers {
@@ -483,6 +497,19 @@ fn closed_before_answer(error: &reqwest::Error) -> bool {
 
 fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(100 * 2u64.pow(attempt.min(6)))
+}
+
+/// The client of workflow steps: as [`upstream_client`], but no redirect is followed (a
+/// step's criteria and outputs read the 3xx and its `Location`).
+fn unredirected_client() -> Result<reqwest::Client, String> {
+    http_client::install_crypto_provider();
+    reqwest::Client::builder()
+        .user_agent(http_client::USER_AGENT)
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build()
+        .map_err(|e| format!("cannot start the upstream HTTP client: {e}"))
 }
 
 /// The upstream client: pooled, keep-alive, no automatic decompression (restmcp decodes

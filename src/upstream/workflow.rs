@@ -72,6 +72,9 @@ struct Run<'d> {
     bytes: (u64, u64),
     /// The stats of the last step sent.
     last: Option<CallStats>,
+    /// The last step's request and answer: what a step that ran a nested workflow reads
+    /// as its own (`$statusCode`, `$response.…`), as other executors do.
+    last_answer: Option<Exchanged>,
 }
 
 impl Dispatcher {
@@ -114,6 +117,7 @@ impl Dispatcher {
             finished: HashMap::new(),
             bytes: (0, 0),
             last: None,
+            last_answer: None,
         };
         let started = Instant::now();
         let outcome =
@@ -225,7 +229,8 @@ impl Run<'_> {
         }
     }
 
-    /// The workflow's outputs; one that does not resolve is left out.
+    /// The workflow's outputs; one that does not resolve is left out (a `null` the
+    /// upstream answered is kept).
     fn outputs(&self, workflow: &Workflow, frame: &Frame) -> Map<String, Value> {
         let scope = Scope {
             frame,
@@ -237,7 +242,6 @@ impl Run<'_> {
             .outputs
             .iter()
             .filter_map(|output| Some((output.name.clone(), output.value.render(&scope).ok()?)))
-            .filter(|(_, value)| !value.is_null())
             .collect()
     }
 
@@ -464,15 +468,42 @@ impl Run<'_> {
             .filter_map(|(name, value)| Some((name.clone(), value.render(&scope).ok()?)))
             .collect();
         let outputs = self.workflow(index, given, depth + 1).await?;
-        Ok(Exchanged {
-            outputs: Some(outputs),
-            ..Exchanged::default()
-        })
+        let mut exchanged = self.last_answer.clone().unwrap_or_default();
+        exchanged.outputs = Some(outputs);
+        Ok(exchanged)
     }
 }
 
-/// A step's tool arguments, and the values of its path parameters (`$request.path.x`).
-type Built = (Map<String, Value>, Map<String, Value>);
+/// What a step sends: its tool's arguments, the values of its path parameters
+/// (`$request.path.x`), and headers its operation does not declare.
+#[derive(Default)]
+struct Built {
+    arguments: Map<String, Value>,
+    path: Map<String, Value>,
+    headers: Vec<(String, String)>,
+}
+
+/// `value` as the scalar type `expects` when that loses nothing: a number or boolean as
+/// its text for a string, a numeric text as a number, `"true"`/`"false"` as a boolean.
+fn coerce(value: Value, expects: Option<&str>) -> Value {
+    match (expects, &value) {
+        (Some("string"), Value::Number(_) | Value::Bool(_)) => Value::String(value.to_string()),
+        (Some("integer"), Value::String(text)) => {
+            text.trim().parse::<i64>().map(Value::from).unwrap_or(value)
+        }
+        (Some("number"), Value::String(text)) => {
+            serde_json::from_str::<serde_json::Number>(text.trim())
+                .map(Value::Number)
+                .unwrap_or(value)
+        }
+        (Some("boolean"), Value::String(text)) => match text.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => value,
+        },
+        _ => value,
+    }
+}
 
 /// What comes after a step.
 enum Next {
@@ -515,14 +546,23 @@ impl Run<'_> {
             ));
         }
         self.requests += 1;
-        let (arguments, path) = self.arguments(workflow, step, &call, frame)?;
+        let Built {
+            arguments,
+            path,
+            headers,
+        } = self.arguments(workflow, step, &call, frame)?;
         let recorder = SentRecorder::with_answers();
         let mut context = self.context.clone();
         context.sent = Some(recorder.clone());
-        context.no_status_retries = true;
+        context.workflow_step = true;
         context.steps_told = None;
         let ready = match self.dispatcher.prepare(call.tool, arguments) {
-            Ok(Prepared::Ready(ready)) => ready,
+            Ok(Prepared::Ready(mut ready)) => {
+                for (name, value) in headers {
+                    ready.set_header(&name, value);
+                }
+                ready
+            }
             Ok(Prepared::Refused(called)) => {
                 return Err(Failure::at_step(
                     step,
@@ -601,6 +641,7 @@ impl Run<'_> {
             exchanged.body = scope::body_value(&response.body, response.content_type.as_deref());
             exchanged.headers = response.headers;
         }
+        self.last_answer = Some(exchanged.clone());
         exchanged
     }
 
@@ -618,8 +659,7 @@ impl Run<'_> {
             exchanged: None,
             outputs: None,
         };
-        let mut arguments = Map::new();
-        let mut path = Map::new();
+        let mut built = Built::default();
         for slot in call.arguments {
             let Ok(value) = slot.value.render(&scope) else {
                 continue;
@@ -627,13 +667,23 @@ impl Run<'_> {
             if value.is_null() {
                 continue;
             }
+            let value = coerce(value, slot.expects.as_deref());
             if slot.place == In::Path {
-                path.insert(slot.name.clone(), value.clone());
+                built.path.insert(slot.name.clone(), value.clone());
             }
-            arguments.insert(slot.argument.clone(), value);
+            match &slot.argument {
+                Some(argument) => {
+                    built.arguments.insert(argument.clone(), value);
+                }
+                None => built.headers.push((
+                    slot.name.clone(),
+                    crate::spec::arazzo::template::text_of(&value),
+                )),
+            }
         }
+        let arguments = &mut built.arguments;
         if let Some(body) = call.body {
-            self.body(step, body, &scope, &mut arguments)?;
+            self.body(step, body, &scope, arguments)?;
         }
         if let (Some(argument), Some(key)) = (call.idempotency, &self.key) {
             let visit = call.visit.to_string();
@@ -650,7 +700,7 @@ impl Run<'_> {
                 Value::String(derived[..32].to_string()),
             );
         }
-        Ok((arguments, path))
+        Ok(built)
     }
 
     /// The step's body (payload, then replacements) as the tool's body arguments.
@@ -673,15 +723,8 @@ impl Run<'_> {
             replace(&mut payload, target, value)
                 .map_err(|why| refuse(format!("replacement {target}: {why}")))?;
         }
-        if let Value::String(text) = &payload
-            && slot.whole.is_none()
-        {
-            // A form body written as its encoded text.
-            payload = Value::Object(
-                url::form_urlencoded::parse(text.as_bytes())
-                    .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
-                    .collect(),
-            );
+        if let Value::String(text) = &payload {
+            payload = written_body(text, &slot.media_type).map_err(refuse)?;
         }
         if let Some(whole) = &slot.whole {
             arguments.insert(whole.clone(), payload);
@@ -708,6 +751,28 @@ impl Run<'_> {
         }
         Ok(())
     }
+}
+
+/// A body written as text, read as the fields it carries: a form body as its encoded
+/// text (`grant_type=code&code=…`), a JSON body as JSON text (with `{$…}` pieces filled).
+fn written_body(text: &str, media_type: &str) -> Result<Value, String> {
+    let media = media_type.to_ascii_lowercase();
+    if media.contains("x-www-form-urlencoded") {
+        return Ok(Value::Object(
+            url::form_urlencoded::parse(text.trim().as_bytes())
+                .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
+                .collect(),
+        ));
+    }
+    if media.contains("json") {
+        return serde_json::from_str(text).map_err(|error| {
+            format!(
+                "the request body is text that is not JSON once its {{$…}} pieces are filled \
+                 in ({error}), and the operation takes {media_type}"
+            )
+        });
+    }
+    Ok(Value::String(text.to_string()))
 }
 
 /// Sets the place `target` (a JSON Pointer) names in `document` to `value`; the parent

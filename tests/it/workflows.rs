@@ -353,7 +353,9 @@ async fn annotations_come_from_the_steps() {
     assert_eq!(
         output,
         json!({"type": "object", "properties": {
-            "orderId": {"type": "integer"}, "petId": {"type": "integer"}, "status": {"type": "string"}
+            "orderId": {"type": ["integer", "null"]},
+            "petId": {"type": ["integer", "null"]},
+            "status": {"type": ["string", "null"]}
         }})
     );
     let input = buy.input_schema.to_value();

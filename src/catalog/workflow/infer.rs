@@ -2,8 +2,9 @@
 //! stop the run before an output exists), each typed by where its value comes from: a
 //! response body pointer takes the JSON type the step's tool's outputSchema gives at that
 //! place, `$statusCode` is an integer, headers, URLs and text templates are strings, an
-//! input has its input's type. Only the `type` is carried: the upstream's own schema may
-//! be wrong, and a run checks its outputs against what the listing promised.
+//! input has its input's type, each with `null` allowed. Only the `type` is carried: the
+//! upstream's own schema may be wrong, and a run checks its outputs against what the
+//! listing promised.
 
 use serde_json::{Map, Value, json};
 
@@ -23,7 +24,7 @@ pub(super) fn output_schema(program: &Program, index: usize, catalog: &Catalog) 
                 depth: 0,
             }
             .workflow_value(index, &output.value);
-            properties.insert(output.name.clone(), typed);
+            properties.insert(output.name.clone(), nullable(typed));
         }
     }
     json!({"type": "object", "properties": properties})
@@ -155,6 +156,20 @@ fn resolve_ref<'v>(root: &'v Value, node: &'v Value) -> &'v Value {
             .and_then(|pointer| root.pointer(pointer))
             .unwrap_or(node),
         None => node,
+    }
+}
+
+/// `schema` with `null` allowed too: an upstream may answer `null` where its description
+/// says otherwise, and the output then carries that `null`.
+fn nullable(schema: Value) -> Value {
+    match schema.get("type") {
+        Some(Value::String(kind)) if kind != "null" => json!({ "type": [kind, "null"] }),
+        Some(Value::Array(kinds)) if !kinds.contains(&json!("null")) => {
+            let mut kinds = kinds.clone();
+            kinds.push(json!("null"));
+            json!({ "type": kinds })
+        }
+        _ => schema,
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::{ArgumentSlot, BodySlot, MAX_RETRY_LIMIT, OperationStep, StepCall, location_of};
 use crate::catalog::{Catalog, Location, Tool};
 use crate::spec::arazzo::document::{
-    ActionKind, Document, Parameter, Problem, SourceKind, Step, Target, Workflow,
+    ActionKind, Document, In, Parameter, Problem, SourceKind, Step, Target, Workflow,
 };
 use crate::spec::arazzo::expression::Expression;
 use crate::spec::arazzo::template::Template;
@@ -219,7 +219,9 @@ impl Resolver<'_> {
                 binding.location,
                 Location::Path | Location::Query | Location::Header | Location::Cookie
             );
-            let supplied = arguments.iter().any(|a| a.argument == binding.argument);
+            let supplied = arguments
+                .iter()
+                .any(|a| a.argument.as_ref() == Some(&binding.argument));
             if on_the_wire
                 && binding.required
                 && binding.fixed.is_none()
@@ -340,6 +342,17 @@ fn argument_of(tool: &Tool, parameter: &Parameter) -> Result<ArgumentSlot, Strin
             }
     });
     let Some(binding) = binding else {
+        if place == In::Header
+            && !UNSETTABLE_HEADERS.contains(&parameter.name.to_ascii_lowercase().as_str())
+        {
+            return Ok(ArgumentSlot {
+                argument: None,
+                expects: None,
+                name: parameter.name.clone(),
+                place,
+                value: parameter.value.clone(),
+            });
+        }
         let known: Vec<String> = tool
             .route
             .arguments
@@ -366,13 +379,39 @@ fn argument_of(tool: &Tool, parameter: &Parameter) -> Result<ArgumentSlot, Strin
             parameter.name
         ));
     }
+    let expects = tool
+        .input_schema
+        .to_value()
+        .pointer(&format!(
+            "/properties/{}/type",
+            crate::json::escape_token(&binding.argument)
+        ))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string);
     Ok(ArgumentSlot {
-        argument: binding.argument.clone(),
+        argument: Some(binding.argument.clone()),
+        expects,
         name: parameter.name.clone(),
         place,
         value: parameter.value.clone(),
     })
 }
+
+/// Headers a step may not set as headers of their own: they frame the message or name
+/// the host, and are the exchange's to write.
+const UNSETTABLE_HEADERS: [&str; 11] = [
+    "host",
+    "content-length",
+    "content-type",
+    "transfer-encoding",
+    "connection",
+    "te",
+    "upgrade",
+    "trailer",
+    "keep-alive",
+    "expect",
+    "proxy-authorization",
+];
 
 /// The step's body as the tool's body arguments.
 fn body_of(tool: &Tool, step: &Step) -> Result<Option<BodySlot>, String> {
@@ -410,6 +449,7 @@ fn body_of(tool: &Tool, step: &Step) -> Result<Option<BodySlot>, String> {
     }
     Ok(Some(BodySlot {
         body: body.clone(),
+        media_type: plan.media_type.clone(),
         whole,
         fields,
     }))

@@ -629,7 +629,7 @@ fn context(headers: &[(&str, &str)]) -> CallContext {
         conditional: None,
         log: None,
         sent: None,
-        no_status_retries: false,
+        workflow_step: false,
         steps_told: None,
         trace: None,
         bare_structured: false,

@@ -24,7 +24,7 @@ pub(super) struct Finished {
 }
 
 /// One step's request and answer, as expressions read them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Exchanged {
     pub url: String,
     pub method: String,
