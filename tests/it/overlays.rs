@@ -491,15 +491,22 @@ async fn the_shaping_tools_walkthrough_works_as_written() {
         dir.path().join("specs/petstore-resources.overlay.yaml"),
     )
     .expect("resources overlay");
+    // And a workflow of its own.
+    std::fs::create_dir(dir.path().join("workflows")).expect("mkdir");
+    std::fs::copy(
+        root.join("workflows/petstore.arazzo.yaml"),
+        dir.path().join("workflows/petstore.arazzo.yaml"),
+    )
+    .expect("workflow");
     let (_, before) = load_dir(dir.path()).await;
     let before_names = names(&before);
-    assert_eq!(before_names.len(), 19);
+    assert_eq!(before_names.len(), 20);
     assert!(before_names.contains(&"getPetById"));
 
     std::fs::write(dir.path().join("specs/petstore.overlay.yaml"), overlay).expect("overlay");
     let (_, after) = load_dir(dir.path()).await;
     let after_names = names(&after);
-    assert_eq!(after_names.len(), 19, "{after_names:?}");
+    assert_eq!(after_names.len(), 20, "{after_names:?}");
     for present in ["get_pet", "store_health"] {
         assert!(after_names.contains(&present), "{after_names:?}");
     }
@@ -510,7 +517,7 @@ async fn the_shaping_tools_walkthrough_works_as_written() {
     assert_eq!(tool.input_schema.to_value()["required"], json!(["id"]));
     let diff = restmcp::reload::CatalogDiff::between(&before.catalog, &after.catalog);
     assert!(
-        chapter.contains(&format!("): {diff}; now 19 tools")),
+        chapter.contains(&format!("): {diff}; now 20 tools")),
         "docs/src/shaping-tools.md shows the log line: {diff}"
     );
 }

@@ -162,7 +162,8 @@ fn the_shipped_configuration_passes() {
         report["totals"]["stdio"]["tools"]
     );
     assert_eq!(code, 0, "{report:#}\n{stderr}");
-    assert_eq!(report["totals"]["http"]["ok"], 19);
+    // Its 19 operations and the workflow buy-available-pet.
+    assert_eq!(report["totals"]["http"]["ok"], 20);
     // Its three resources (two templates, read at made-up URIs) and its prompt (whose
     // petId comes from the completion the server offers) pass on both transports.
     let surface: Vec<(String, String, Option<String>)> = report["surface"]

@@ -144,9 +144,14 @@ pub async fn overview(State(console): State<Console>) -> Json<Value> {
                 .map(|(_, s)| s.calls)
                 .sum();
             let [all, search, meta] = budgets.get(api).copied().unwrap_or_default();
+            // A `[workflows]` table's tools: one API name, the Arazzo file as its title.
+            let workflows = tools
+                .iter()
+                .find_map(|t| t.workflow.as_ref())
+                .map(|plan| format!("Arazzo workflows ({})", plan.program.file));
             json!({
                 "name": api,
-                "title": listing.map(|l| l.title.as_str()),
+                "title": listing.map(|l| l.title.clone()).or(workflows),
                 "tools": tools.len(),
                 "listed": tools.iter().filter(|t| catalog.is_listed(t)).count(),
                 "discovery": listing.map(|l| l.discovery.as_str()),

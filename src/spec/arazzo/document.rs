@@ -210,6 +210,14 @@ pub fn read(value: &Value) -> Document {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    if let Some(own) = value.get("$self").and_then(Value::as_str)
+        && own.contains('#')
+    {
+        problems.push(problem(
+            "/$self",
+            format!("$self \"{own}\" must be a URI without a fragment"),
+        ));
+    }
     let sources = read_sources(value.get("sourceDescriptions"), &mut problems);
     let components = components(value.get("components"));
     let workflows = match value.get("workflows").and_then(Value::as_array) {
@@ -316,6 +324,13 @@ impl<'c> Reader<'c> {
     /// A value that is meant as a runtime expression: one that looks like one (`$word.`,
     /// `$statusCode`) must parse; `"$5 off"` stays a constant.
     fn expression_template(&mut self, value: &Value, pointer: &str) -> Template {
+        if value.get("selector").is_some() {
+            self.fail(
+                pointer,
+                "Selector Objects are not supported in this version",
+            );
+            return Template::Literal(Value::Null);
+        }
         if let Some(text) = value.as_str()
             && looks_like_expression(text)
             && let Err(error) = expression::parse(text)
@@ -383,6 +398,13 @@ impl<'c> Reader<'c> {
             None => serde_json::json!({"type": "object"}),
         };
         let depends_on = strings(value.get("dependsOn"));
+        let unique: std::collections::BTreeSet<&String> = depends_on.iter().collect();
+        if unique.len() != depends_on.len() {
+            self.fail(
+                &format!("{pointer}/dependsOn"),
+                "dependsOn names a workflow twice",
+            );
+        }
         let steps = match value.get("steps").and_then(Value::as_array) {
             Some(steps) if !steps.is_empty() => steps
                 .iter()
@@ -479,15 +501,50 @@ impl<'c> Reader<'c> {
             self.fail(pointer, "a step needs a stepId");
         }
         let target = self.target(value, pointer);
+        if value
+            .get("successCriteria")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
+            self.fail(
+                &format!("{pointer}/successCriteria"),
+                "successCriteria, when given, lists at least one criterion",
+            );
+        }
+        if value.get("action").is_some() {
+            self.fail(
+                &format!("{pointer}/action"),
+                "AsyncAPI steps (action) are not supported in this version",
+            );
+        }
+        if value.get("dependsOn").is_some() {
+            self.fail(
+                &format!("{pointer}/dependsOn"),
+                "step-level dependsOn (Arazzo 1.1) is not supported in this version",
+            );
+        }
         let request_body = value
             .get("requestBody")
             .map(|body| self.request_body(body, &format!("{pointer}/requestBody")));
         let timeout_ms = value.get("timeout").and_then(Value::as_u64);
+        let parameters = self.parameters(value.get("parameters"), &format!("{pointer}/parameters"));
+        if !matches!(target, Target::Workflow(_)) {
+            for parameter in parameters.iter().filter(|p| p.place.is_none()) {
+                self.fail(
+                    &parameter.pointer,
+                    format!(
+                        "parameter \"{}\" of an operation step needs `in` (path, query, header \
+                         or cookie)",
+                        parameter.name
+                    ),
+                );
+            }
+        }
         Step {
             id,
             description: text(value, "description"),
             target,
-            parameters: self.parameters(value.get("parameters"), &format!("{pointer}/parameters")),
+            parameters,
             request_body,
             success_criteria: self.criteria(
                 value.get("successCriteria"),
@@ -551,9 +608,16 @@ impl<'c> Reader<'c> {
     /// `{$sourceDescriptions.NAME.url}#/paths/~1pets/get`, or a bare `#/paths/…`.
     fn operation_path(&mut self, path: &str, pointer: &str) -> Target {
         let (head, fragment) = path.split_once('#').unwrap_or((path, ""));
-        let source = head
-            .strip_prefix("{$sourceDescriptions.")
-            .and_then(|rest| rest.strip_suffix(".url}"))
+        // `{$sourceDescriptions.NAME.url}` as 1.0 writes it; 1.1's examples also write the
+        // source without braces or `.url`.
+        let bare = head
+            .strip_prefix('{')
+            .and_then(|h| h.strip_suffix('}'))
+            .unwrap_or(head);
+        let source = bare
+            .strip_prefix("$sourceDescriptions.")
+            .map(|rest| rest.strip_suffix(".url").unwrap_or(rest))
+            .filter(|name| !name.is_empty() && !name.contains('.'))
             .map(str::to_string);
         if !fragment.starts_with("/paths/") || (!head.is_empty() && source.is_none()) {
             self.fail(
@@ -591,7 +655,7 @@ impl<'c> Reader<'c> {
                 );
             }
             let value = item.get("value").unwrap_or(&Value::Null);
-            let value = self.template(value, &format!("{at}/value"));
+            let value = self.expression_template(value, &format!("{at}/value"));
             replacements.push((target.to_string(), value));
         }
         RequestBody {
@@ -631,6 +695,17 @@ impl<'c> Reader<'c> {
                 }
             } else if let Some(parameter) = self.parameter(item, &at) {
                 parameters.push(parameter);
+            }
+        }
+        for (i, parameter) in parameters.iter().enumerate() {
+            let twice = parameters[..i]
+                .iter()
+                .any(|earlier| earlier.name == parameter.name && earlier.place == parameter.place);
+            if twice {
+                self.problems.push(problem(
+                    &parameter.pointer,
+                    format!("parameter \"{}\" is given twice", parameter.name),
+                ));
             }
         }
         parameters
