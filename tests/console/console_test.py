@@ -18,7 +18,7 @@ its line.
 Checks, in the browser unless said otherwise (each an `ok N - ...` line):
   1. APIs: a row per API, petstore with its 19 tools and httpbin with 4, each in discovery
      mode "all" (their tools fit the auto budget), mock and live as configured;
-  2. Tools: all 23 listed, "echo get" finds echoGet alone, the API filter keeps httpbin's 4,
+  2. Tools: all 24 listed (the Petstore's 19, its workflow and httpbin's 4), "echo get" finds echoGet alone, the API filter keeps httpbin's 4,
      deleteEverything badged destructive and confirm, the shipped resources and prompt listed below; echoGet's page shows the overlay's description and its
      provenance table names the overlay file as the description's source (and
      httpbinStatus's names its x-mcp);
@@ -227,7 +227,7 @@ def check_tools(b: Browser, page: Page) -> None:
         page.click('#nav a[data-route=tools]')
         page.locator('[data-testid=tool-row][data-tool=getPetById]').wait_for()
         rows = "() => [...document.querySelectorAll('[data-testid=tool-row]')].map(r => r.dataset.tool).join(' ')"
-        page.wait_for_function(f"() => ({rows})().split(' ').length === 23")
+        page.wait_for_function(f"() => ({rows})().split(' ').length === 24")
         page.fill('[data-testid=tool-search]', "echo get")  # every word must match: "echo" alone also finds createItem
         page.wait_for_function(f"() => ({rows})() === 'echoGet'")
         page.fill('[data-testid=tool-search]', "")
@@ -236,8 +236,8 @@ def check_tools(b: Browser, page: Page) -> None:
         expect_in(page.locator('[data-testid=tool-row][data-tool=deleteEverything]').inner_text(), "destructive", "confirm")
         b.shot(page, "tools")
         page.select_option('[data-testid=tool-api]', "")
-        page.wait_for_function(f"() => ({rows})().split(' ').length === 23")
-    step("Tools: 23 tools listed, \"echo get\" finds echoGet alone, the API filter keeps httpbin's 4, deleteEverything badged destructive and confirm", search)
+        page.wait_for_function(f"() => ({rows})().split(' ').length === 24")
+    step("Tools: 24 tools listed, \"echo get\" finds echoGet alone, the API filter keeps httpbin's 4, deleteEverything badged destructive and confirm", search)
 
     def surface() -> None:
         # The shipped config serves three Petstore reads as resources and one prompt.
