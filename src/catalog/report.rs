@@ -437,10 +437,17 @@ impl Report {
         } else {
             String::new()
         };
-        let surface = match self.surface.counts() {
+        let mut surface = match self.surface.counts() {
             counts if counts.is_empty() => counts,
             counts => format!("; {counts}"),
         };
+        let published = self.workflows.iter().filter(|w| w.tool.is_some()).count();
+        if !self.workflows.is_empty() {
+            surface.push_str(&format!(
+                "; {published} of {} workflows published",
+                self.workflows.len()
+            ));
+        }
         let _ = writeln!(
             out,
             "\n{} operations: {}{hand}; tools/list is {} bytes ≈ {} tokens{surface}",

@@ -170,7 +170,8 @@ fn tools(
 }
 
 /// `restmcp check` on the configuration at `path` (also what `init` runs on the file it
-/// wrote): the report on stdout, exit code 1 when an operation could not be mapped.
+/// wrote): the report on stdout, exit code 1 when an operation could not be mapped or a
+/// workflow `[workflows]` publishes could not be published.
 fn check(path: &Path, overrides: &Overrides, json: bool) -> anyhow::Result<ExitCode> {
     with_loaded(path, overrides, |mut loaded, config, _, stdout| {
         load::report_dialects(&mut loaded, config);
@@ -181,7 +182,12 @@ fn check(path: &Path, overrides: &Overrides, json: bool) -> anyhow::Result<ExitC
         } else {
             write!(stdout, "{}", loaded.report.render())?;
         }
-        Ok(if loaded.report.skipped() > 0 {
+        let unpublished = loaded
+            .report
+            .workflows
+            .iter()
+            .any(|w| w.tool.is_none() && !w.excluded);
+        Ok(if loaded.report.skipped() > 0 || unpublished {
             ExitCode::FAILURE
         } else {
             ExitCode::SUCCESS

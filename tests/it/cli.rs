@@ -603,7 +603,7 @@ fn check_and_explain_show_resources_prompts_and_completions() {
         "  prompt   pet_report                               config prompts.pet_report\n",
         "           argument petId (required); completions: tool findPetsByStatus at /*/id, with status=available\n",
         "           messages: text; resource petstore://pets/{{petId}}\n",
-        " tokens; 1 resource, 2 templates, 1 prompt\n",
+        " tokens; 1 resource, 2 templates, 1 prompt; 1 of 1 workflows published\n",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
