@@ -31,6 +31,7 @@ pub fn json(catalog: &Catalog, tool: &Tool) -> Value {
         "origin": tool.origin,
         "provenance": provenance(tool),
         "resource": tool.resource,
+        "workflow": tool.workflow.as_ref().map(|plan| super::workflow::explain::json(plan)),
         "listed": catalog.is_listed(tool),
         "discovery": catalog.listing(&tool.route.api).map(|listing| serde_json::json!({
             "mode": listing.discovery.as_str(),

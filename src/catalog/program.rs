@@ -66,7 +66,7 @@ pub struct OperationStep {
     pub idempotency: Option<String>,
 }
 
-/// What a workflow tool runs (see [`Tool::workflow`]).
+/// What a workflow tool runs (see [`super::Tool::workflow`]).
 #[derive(Debug)]
 pub struct WorkflowPlan {
     pub program: Arc<Program>,

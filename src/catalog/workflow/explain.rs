@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use serde_json::{Value, json};
+
 use super::{StepCall, WorkflowPlan};
 use crate::spec::arazzo::document::{Action, ActionKind, Workflow};
 use crate::spec::arazzo::template::{Piece, Template};
@@ -88,6 +90,60 @@ pub fn render(plan: &WorkflowPlan) -> String {
     }
     shared(&mut out, workflow);
     out
+}
+
+/// The step graph as data, for `restmcp explain --json`: each step with what it calls,
+/// its values as written and where each is written.
+pub fn json(plan: &WorkflowPlan) -> Value {
+    let Some(compiled) = plan.compiled() else {
+        return Value::Null;
+    };
+    let workflow = &compiled.workflow;
+    let steps: Vec<Value> = workflow
+        .steps
+        .iter()
+        .zip(&compiled.steps)
+        .map(|(step, call)| {
+            let calls = match call {
+                StepCall::Operation(operation) => json!({
+                    "tool": operation.tool, "api": operation.api,
+                    "method": operation.method.as_str(), "path": operation.path,
+                }),
+                StepCall::Workflow { index, .. } => json!({"workflow": index}),
+            };
+            let parameters: Vec<Value> = workflow
+                .parameters_of(step)
+                .into_iter()
+                .map(|p| {
+                    json!({"name": p.name, "in": p.place.map(|p| p.as_str()),
+                           "value": text(&p.value), "at": p.pointer})
+                })
+                .collect();
+            json!({
+                "id": step.id,
+                "at": step.pointer,
+                "calls": calls,
+                "parameters": parameters,
+                "body": step.request_body.as_ref().map(|b| json!({
+                    "contentType": b.content_type,
+                    "payload": b.payload.as_ref().map(text),
+                    "at": b.pointer,
+                })),
+                "successCriteria": step.success_criteria.iter().map(|c| c.describe()).collect::<Vec<_>>(),
+                "outputs": step.outputs.iter().map(|o| json!({"name": o.name, "value": text(&o.value), "at": o.pointer})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "workflowId": workflow.id,
+        "file": plan.program.file,
+        "at": workflow.pointer,
+        "maxSteps": plan.program.max_steps,
+        "timeoutSeconds": plan.program.timeout.as_secs(),
+        "dependsOn": workflow.depends_on,
+        "steps": steps,
+        "outputs": workflow.outputs.iter().map(|o| json!({"name": o.name, "value": text(&o.value), "at": o.pointer})).collect::<Vec<_>>(),
+    })
 }
 
 /// The workflow's own actions and outputs.
