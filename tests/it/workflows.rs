@@ -661,3 +661,46 @@ async fn progress_per_step_and_hot_reload_of_the_document() {
     assert_eq!(still, after, "the last good tools are still served");
     client.cancel().await.expect("close");
 }
+
+/// The official pet-coupons example as published (OAI/Arazzo-Specification examples/1.0.0,
+/// fc140d2): `check` names both parameters its operations do not have, with their places
+/// in the document, and publishes the workflow that has no defect.
+#[test]
+fn check_names_the_published_pet_coupons_defects() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for file in ["pet-coupons.arazzo.yaml", "pet-coupons.openapi.yaml"] {
+        std::fs::copy(
+            fixture(&format!("workflows/published/{file}")),
+            dir.path().join(file),
+        )
+        .expect("copy");
+    }
+    std::fs::write(
+        dir.path().join("config.toml"),
+        "[apis.pets]\nspec = \"pet-coupons.openapi.yaml\"\nbase_url = \"http://127.0.0.1:9\"\n\
+         [workflows.coupons]\nfile = \"pet-coupons.arazzo.yaml\"\n",
+    )
+    .expect("config");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+        .args(["check", "--config", "config.toml"])
+        .current_dir(dir.path())
+        .output()
+        .expect("restmcp check");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a workflow is not published:\n{text}"
+    );
+    for expected in [
+        "workflow apply-coupon -> NOT PUBLISHED:",
+        "#/workflows/0/steps/0/parameters/0: operation GET /pet/findByTags has no query parameter \"pet_tags\" (it has \"tags\")",
+        "#/workflows/0/steps/1/parameters/0: operation GET /pet/{petId}/coupons has no path parameter \"pet_id\" (it has \"petId\")",
+        "workflow place-order -> tool place-order",
+    ] {
+        assert!(
+            text.contains(expected),
+            "{expected:?} missing from:\n{text}"
+        );
+    }
+}
