@@ -4,6 +4,7 @@
 #   bash bench/run.sh                 # 10 s per measurement
 #   DURATION=30 bash bench/run.sh     # longer runs
 #   RESTMCP_BIN=path/to/restmcp bash bench/run.sh   # skip the release build
+#   CARGO_TARGET_DIR=DIR bash bench/run.sh          # build into DIR, and run that binary
 #
 # 1. Starts nginx on 127.0.0.1 answering GET /items/{id} with a fixed JSON body (the
 #    upstream), and `restmcp serve` on 127.0.0.1 with bench/items.yaml pointed at it.
@@ -43,10 +44,14 @@ command -v wrk >/dev/null || apt_install wrk
 if [[ -n ${RESTMCP_BIN:-} ]]; then
     bin="$RESTMCP_BIN"; [[ "$bin" == /* ]] || bin="$root/$bin"
 else
-    say "building restmcp (release)"
-    cargo build --release --quiet
-    bin="$root/target/release/restmcp"
+    # The binary built is the binary run: into CARGO_TARGET_DIR when it is set.
+    target="${CARGO_TARGET_DIR:-}"
+    [[ -n $target ]] || target="$root/target"
+    say "building restmcp (release, CARGO_TARGET_DIR=$target)"
+    CARGO_TARGET_DIR="$target" cargo build --release --locked --quiet
+    bin="$target/release/restmcp"
 fi
+[[ -x $bin ]] || die "no binary at $bin"
 
 # --- processes -----------------------------------------------------------------------------
 
