@@ -82,146 +82,8 @@ impl Config {
         self.validate_resources()?;
         self.validate_workflows()?;
         for (name, api) in &self.apis {
-            let valid_name = !name.is_empty()
-                && name.bytes().all(|b| {
-                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'
-                });
-            if !valid_name {
-                return Err(invalid(
-                    format!("apis.{name}"),
-                    String::new(),
-                    "API names use a-z, 0-9, _ and - (environment variables can only address lower-case keys)",
-                ));
-            }
-            if api.spec.is_none() && api.overlays.is_empty() {
-                return Err(ConfigError::Key {
-                    key: format!("apis.{name}"),
-                    problem: "needs a `spec`, or `overlays` with hand-written tools".into(),
-                });
-            }
-            if api.spec.is_none() && api.base_url.is_none() {
-                return Err(ConfigError::Key {
-                    key: format!("apis.{name}.base_url"),
-                    problem: "is required for an API without a spec".into(),
-                });
-            }
-            for (key, filters) in [("include", &api.include), ("exclude", &api.exclude)] {
-                for filter in filters.iter().flat_map(|f| &f.0) {
-                    if let Some(method) = filter.methods.iter().find(|m| {
-                        !HTTP_METHODS
-                            .iter()
-                            .any(|known| known.eq_ignore_ascii_case(m))
-                    }) {
-                        return Err(invalid(
-                            format!("apis.{name}.{key}.methods"),
-                            method.clone(),
-                            "is not an HTTP method OpenAPI describes",
-                        ));
-                    }
-                }
-            }
-            if let Some(base_url) = &api.base_url
-                && !is_http_url(base_url)
-            {
-                return Err(invalid(
-                    format!("apis.{name}.base_url"),
-                    base_url.clone(),
-                    "must be an absolute http:// or https:// URL",
-                ));
-            }
-            let timeouts =
-                std::iter::once((format!("apis.{name}.timeout_seconds"), api.timeout_seconds))
-                    .chain(
-                        api.tool_timeouts
-                            .iter()
-                            .map(|(tool, t)| (format!("apis.{name}.tool_timeouts.{tool}"), *t)),
-                    );
-            for (key, seconds) in timeouts {
-                if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
-                    return Err(invalid(
-                        key,
-                        seconds.to_string(),
-                        "must be between 0 and 3600 seconds",
-                    ));
-                }
-            }
-            let origins = [
-                ("follow_redirects", &api.follow_redirects),
-                ("credential_origins", &api.credential_origins),
-            ];
-            for (key, list) in origins {
-                for (index, origin) in list.iter().enumerate() {
-                    if let Err(problem) = parse_origin(origin) {
-                        return Err(invalid(
-                            format!("apis.{name}.{key}[{index}]"),
-                            origin.clone(),
-                            &problem,
-                        ));
-                    }
-                }
-            }
-            if api.max_retries > 10 {
-                return Err(invalid(
-                    format!("apis.{name}.max_retries"),
-                    api.max_retries.to_string(),
-                    "must be at most 10",
-                ));
-            }
-            if api.max_page_size == Some(0) {
-                return Err(invalid(
-                    format!("apis.{name}.max_page_size"),
-                    "0".to_string(),
-                    "must be at least 1 (leave it out for no maximum)",
-                ));
-            }
-            if let Some(prefix) = &api.prefix {
-                let ok = prefix
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-                if !ok || prefix.len() > n / 2 {
-                    return Err(invalid(
-                        format!("apis.{name}.prefix"),
-                        prefix.clone(),
-                        "must use A-Z, a-z, 0-9, _ and - and be at most half of tools.max_name_length",
-                    ));
-                }
-            }
-            validate_auth(name, api)?;
-            let limits = api
-                .rate_limit
-                .iter()
-                .map(|l| (format!("apis.{name}.rate_limit"), l));
-            let tool_limits = api
-                .tool_rate_limits
-                .iter()
-                .map(|(tool, l)| (format!("apis.{name}.tool_rate_limits.{tool}"), l));
-            for (key, limit) in limits.chain(tool_limits) {
-                if !(limit.per_second.is_finite() && limit.per_second > 0.0) {
-                    return Err(invalid(
-                        format!("{key}.per_second"),
-                        limit.per_second.to_string(),
-                        "must be a number of calls per second above 0",
-                    ));
-                }
-            }
-            if let Some(accept) = &api.accept
-                && let Err(problem) = check_accept(accept)
-            {
-                return Err(invalid(
-                    format!("apis.{name}.accept"),
-                    accept.clone(),
-                    &problem,
-                ));
-            }
-            if let Some(path) = &api.probe_path
-                && !path.starts_with('/')
-            {
-                return Err(invalid(
-                    format!("apis.{name}.probe_path"),
-                    path.clone(),
-                    "must start with /",
-                ));
-            }
+            validate_api(name, api)?;
+            validate_api_limits(name, api, n)?;
         }
         Ok(())
     }
@@ -384,6 +246,175 @@ impl Config {
         validate_store(&server.store)?;
         Ok(())
     }
+}
+
+/// Builds the error for `key = value`: `problem`.
+fn invalid(key: String, value: String, problem: &str) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        value,
+        problem: problem.to_string(),
+    }
+}
+
+/// A name of an `[apis.NAME]` or `[workflows.NAME]` table: a-z, 0-9, `_` and `-` (an
+/// environment variable can address only lower-case keys).
+fn is_table_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+/// One `[apis.NAME]`: its name, what it is built from, its filters, base URL, timeouts,
+/// origins and credentials.
+fn validate_api(name: &str, api: &ApiConfig) -> Result<(), ConfigError> {
+    if !is_table_name(name) {
+        return Err(invalid(
+            format!("apis.{name}"),
+            String::new(),
+            "API names use a-z, 0-9, _ and - (environment variables can only address lower-case keys)",
+        ));
+    }
+    if api.spec.is_none() && api.overlays.is_empty() {
+        return Err(ConfigError::Key {
+            key: format!("apis.{name}"),
+            problem: "needs a `spec`, or `overlays` with hand-written tools".into(),
+        });
+    }
+    if api.spec.is_none() && api.base_url.is_none() {
+        return Err(ConfigError::Key {
+            key: format!("apis.{name}.base_url"),
+            problem: "is required for an API without a spec".into(),
+        });
+    }
+    for (key, filters) in [("include", &api.include), ("exclude", &api.exclude)] {
+        for filter in filters.iter().flat_map(|f| &f.0) {
+            if let Some(method) = filter.methods.iter().find(|m| {
+                !HTTP_METHODS
+                    .iter()
+                    .any(|known| known.eq_ignore_ascii_case(m))
+            }) {
+                return Err(invalid(
+                    format!("apis.{name}.{key}.methods"),
+                    method.clone(),
+                    "is not an HTTP method OpenAPI describes",
+                ));
+            }
+        }
+    }
+    if let Some(base_url) = &api.base_url
+        && !is_http_url(base_url)
+    {
+        return Err(invalid(
+            format!("apis.{name}.base_url"),
+            base_url.clone(),
+            "must be an absolute http:// or https:// URL",
+        ));
+    }
+    let timeouts = std::iter::once((format!("apis.{name}.timeout_seconds"), api.timeout_seconds))
+        .chain(
+            api.tool_timeouts
+                .iter()
+                .map(|(tool, t)| (format!("apis.{name}.tool_timeouts.{tool}"), *t)),
+        );
+    for (key, seconds) in timeouts {
+        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+            return Err(invalid(
+                key,
+                seconds.to_string(),
+                "must be between 0 and 3600 seconds",
+            ));
+        }
+    }
+    let origins = [
+        ("follow_redirects", &api.follow_redirects),
+        ("credential_origins", &api.credential_origins),
+    ];
+    for (key, list) in origins {
+        for (index, origin) in list.iter().enumerate() {
+            if let Err(problem) = parse_origin(origin) {
+                return Err(invalid(
+                    format!("apis.{name}.{key}[{index}]"),
+                    origin.clone(),
+                    &problem,
+                ));
+            }
+        }
+    }
+    validate_auth(name, api)
+}
+
+/// One `[apis.NAME]`'s limits and shapes: retries, page size, tool name prefix (at most
+/// half of `max_name_length`), rate limits, `accept`, `probe_path`.
+fn validate_api_limits(
+    name: &str,
+    api: &ApiConfig,
+    max_name_length: usize,
+) -> Result<(), ConfigError> {
+    let n = max_name_length;
+    if api.max_retries > 10 {
+        return Err(invalid(
+            format!("apis.{name}.max_retries"),
+            api.max_retries.to_string(),
+            "must be at most 10",
+        ));
+    }
+    if api.max_page_size == Some(0) {
+        return Err(invalid(
+            format!("apis.{name}.max_page_size"),
+            "0".to_string(),
+            "must be at least 1 (leave it out for no maximum)",
+        ));
+    }
+    if let Some(prefix) = &api.prefix {
+        let ok = prefix
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !ok || prefix.len() > n / 2 {
+            return Err(invalid(
+                format!("apis.{name}.prefix"),
+                prefix.clone(),
+                "must use A-Z, a-z, 0-9, _ and - and be at most half of tools.max_name_length",
+            ));
+        }
+    }
+    let limits = api
+        .rate_limit
+        .iter()
+        .map(|l| (format!("apis.{name}.rate_limit"), l));
+    let tool_limits = api
+        .tool_rate_limits
+        .iter()
+        .map(|(tool, l)| (format!("apis.{name}.tool_rate_limits.{tool}"), l));
+    for (key, limit) in limits.chain(tool_limits) {
+        if !(limit.per_second.is_finite() && limit.per_second > 0.0) {
+            return Err(invalid(
+                format!("{key}.per_second"),
+                limit.per_second.to_string(),
+                "must be a number of calls per second above 0",
+            ));
+        }
+    }
+    if let Some(accept) = &api.accept
+        && let Err(problem) = check_accept(accept)
+    {
+        return Err(invalid(
+            format!("apis.{name}.accept"),
+            accept.clone(),
+            &problem,
+        ));
+    }
+    if let Some(path) = &api.probe_path
+        && !path.starts_with('/')
+    {
+        return Err(invalid(
+            format!("apis.{name}.probe_path"),
+            path.clone(),
+            "must start with /",
+        ));
+    }
+    Ok(())
 }
 
 /// `[server.store]`: a `redis://` URL without a password in it, and bounds that make sense.
@@ -690,11 +721,7 @@ impl Config {
                 value,
                 problem: problem.to_string(),
             };
-            let valid_name = !name.is_empty()
-                && name.bytes().all(|b| {
-                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'
-                });
-            if !valid_name {
+            if !is_table_name(name) {
                 return Err(invalid(
                     "",
                     name.clone(),
