@@ -282,10 +282,8 @@ impl ServerState {
         // The step a workflow runs, said in a notification as each one starts (instead of
         // the seconds waited).
         let (steps_told, mut steps) = tokio::sync::watch::channel((0, String::new()));
-        let workflow = snapshot
-            .catalog()
-            .get(call.name)
-            .is_some_and(|tool| tool.workflow.is_some());
+        let tool = snapshot.catalog().get(call.name);
+        let workflow = tool.is_some_and(|tool| tool.workflow.is_some());
         if progress.is_some() {
             incoming.operation_status = Some(std::sync::Arc::new(status_told));
             if workflow {
@@ -310,10 +308,7 @@ impl ServerState {
         // this future being dropped when the client closes its connection.
         let mut unfinished = Unfinished {
             metrics: self.metrics(),
-            api: snapshot
-                .catalog()
-                .get(call.name)
-                .map(|t| t.route.api.as_str()),
+            api: tool.map(|t| t.route.api.as_str()),
             call,
             why: Some("tool call abandoned: the client went away"),
         };

@@ -229,13 +229,8 @@ impl Dispatcher {
                 "Tool \"{name}\" runs a workflow, which is not one request; no request was sent."
             )));
         }
-        // Checked in place: the map is moved into a `Value` and back, never copied.
-        let arguments = Value::Object(arguments);
-        let violations = compiled.check_arguments(&arguments);
-        let mut arguments = match arguments {
-            Value::Object(arguments) => arguments,
-            _ => Map::new(),
-        };
+        let mut arguments = arguments;
+        let violations = compiled.check_argument_map(&mut arguments);
         if !violations.is_empty() {
             return Ok(refused(format!(
                 "Invalid arguments for tool \"{name}\"; no request was sent:\n- {}",

@@ -249,6 +249,20 @@ impl Compiled {
         }
     }
 
+    /// [`Compiled::check_arguments`] of a map, checked in place: it is moved into a
+    /// [`Value`] and back, never copied.
+    pub fn check_argument_map(
+        &self,
+        arguments: &mut serde_json::Map<String, Value>,
+    ) -> Vec<String> {
+        let value = Value::Object(std::mem::take(arguments));
+        let violations = self.check_arguments(&value);
+        if let Value::Object(map) = value {
+            *arguments = map;
+        }
+        violations
+    }
+
     /// Every violation of the arguments (an object, or whatever the client sent), one line
     /// each, with the closest valid name for an unknown argument. Empty when the arguments
     /// are valid. The arguments are borrowed as they came: a caller holding a map wraps it

@@ -127,7 +127,7 @@ impl Dispatcher {
                 Ok(outcome) => outcome,
                 Err(_) => Err(Failure::timed_out(program)),
             };
-        let mut called = run.conclude(tool, plan, outcome);
+        let mut called = run.conclude(tool, outcome);
         called.stats.upstream = Some(started.elapsed());
         called.result = self.auth.redact_result(called.result);
         called
@@ -148,11 +148,7 @@ impl Dispatcher {
         let Some(compiled) = self.validators.get(index, tool) else {
             return Ok(());
         };
-        let value = Value::Object(std::mem::take(arguments));
-        let violations = compiled.check_arguments(&value);
-        if let Value::Object(map) = value {
-            *arguments = map;
-        }
+        let violations = compiled.check_argument_map(arguments);
         match violations.is_empty() {
             true => Ok(()),
             false => Err(violations),
@@ -222,6 +218,16 @@ impl Run<'_> {
         })
     }
 
+    /// What expressions read at this point of the run: `frame`'s workflow, the workflows
+    /// that ended, and the step's request and answer when there is one.
+    fn scope<'s>(&'s self, frame: &'s Frame, exchanged: Option<&'s Exchanged>) -> Scope<'s> {
+        Scope {
+            frame,
+            finished: &self.finished,
+            exchanged,
+        }
+    }
+
     fn id_of(&self, index: usize) -> String {
         match self.program.workflows.get(index) {
             Some(Some(compiled)) => compiled.workflow.id.clone(),
@@ -232,12 +238,7 @@ impl Run<'_> {
     /// The workflow's outputs; one that does not resolve is left out (a `null` the
     /// upstream answered is kept).
     fn outputs(&self, workflow: &Workflow, frame: &Frame) -> Map<String, Value> {
-        let scope = Scope {
-            frame,
-            finished: &self.finished,
-            exchanged: None,
-            outputs: None,
-        };
+        let scope = self.scope(frame, None);
         workflow
             .outputs
             .iter()
@@ -318,12 +319,7 @@ impl Run<'_> {
 
     /// Whether the step's success criteria hold (with none: it answered below 400).
     fn passed(&self, step: &Step, frame: &Frame, exchanged: &Exchanged) -> Result<(), Vec<String>> {
-        let scope = Scope {
-            frame,
-            finished: &self.finished,
-            exchanged: Some(exchanged),
-            outputs: None,
-        };
+        let scope = self.scope(frame, Some(exchanged));
         if step.success_criteria.is_empty() {
             return match (exchanged.outputs.is_some(), exchanged.status) {
                 (true, _) => Ok(()),
@@ -354,12 +350,7 @@ impl Run<'_> {
         passed: Result<(), Vec<String>>,
         retries: u32,
     ) -> Result<Next, Failure> {
-        let scope = Scope {
-            frame,
-            finished: &self.finished,
-            exchanged: Some(exchanged),
-            outputs: None,
-        };
+        let scope = self.scope(frame, Some(exchanged));
         let (own, shared) = match &passed {
             Ok(()) => (&step.on_success, &workflow.success_actions),
             Err(_) => (&step.on_failure, &workflow.failure_actions),
@@ -435,12 +426,7 @@ impl Run<'_> {
 
     /// Keeps the step's outputs (one that does not resolve is left out).
     fn keep_outputs(&self, step: &Step, frame: &mut Frame, exchanged: &Exchanged) {
-        let scope = Scope {
-            frame,
-            finished: &self.finished,
-            exchanged: Some(exchanged),
-            outputs: None,
-        };
+        let scope = self.scope(frame, Some(exchanged));
         let outputs: Map<String, Value> = step
             .outputs
             .iter()
@@ -457,12 +443,7 @@ impl Run<'_> {
         frame: &Frame,
         depth: usize,
     ) -> Result<Exchanged, Failure> {
-        let scope = Scope {
-            frame,
-            finished: &self.finished,
-            exchanged: None,
-            outputs: None,
-        };
+        let scope = self.scope(frame, None);
         let given: Map<String, Value> = inputs
             .iter()
             .filter_map(|(name, value)| Some((name.clone(), value.render(&scope).ok()?)))
@@ -653,12 +634,7 @@ impl Run<'_> {
         call: &OperationCall<'_>,
         frame: &Frame,
     ) -> Result<Built, Failure> {
-        let scope = Scope {
-            frame,
-            finished: &self.finished,
-            exchanged: None,
-            outputs: None,
-        };
+        let scope = self.scope(frame, None);
         let mut built = Built::default();
         for slot in call.arguments {
             let Ok(value) = slot.value.render(&scope) else {
@@ -807,7 +783,7 @@ fn replace(document: &mut Value, target: &str, value: Value) -> Result<(), Strin
 
 impl Run<'_> {
     /// The call's result: the outputs, or the failure told.
-    fn conclude(&mut self, tool: &Tool, plan: &WorkflowPlan, outcome: Outcome) -> Called {
+    fn conclude(&mut self, tool: &Tool, outcome: Outcome) -> Called {
         let api = tool.route.api.as_str();
         let mut stats = CallStats::new(api, CallOutcome::Ok);
         if let Some(last) = &self.last {
@@ -833,7 +809,7 @@ impl Run<'_> {
                     Some(CallOutcome::Ok) | None => CallOutcome::ToolError,
                     Some(outcome) => outcome,
                 };
-                failure.result(&tool.name, plan, &self.sent)
+                failure.result(&tool.name, &self.sent)
             }
         };
         Called {

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::criterion::{self, Criterion};
-use super::expression::{self, Expression};
+use super::expression;
 use super::template::{self, Template};
 use crate::json::escape_token as escape_pointer_token;
 
@@ -916,34 +916,5 @@ impl Workflow {
             .collect();
         merged.extend(step.parameters.iter());
         merged
-    }
-
-    /// Every expression of the workflow, with the pointer of where it is written.
-    pub fn expressions(&self) -> Vec<(&Expression, &str)> {
-        let mut found = Vec::new();
-        for step in &self.steps {
-            for parameter in &step.parameters {
-                for expression in parameter.value.expressions() {
-                    found.push((expression, parameter.pointer.as_str()));
-                }
-            }
-            for output in &step.outputs {
-                for expression in output.value.expressions() {
-                    found.push((expression, output.pointer.as_str()));
-                }
-            }
-            if let Some(body) = &step.request_body {
-                for template in body
-                    .payload
-                    .iter()
-                    .chain(body.replacements.iter().map(|r| &r.1))
-                {
-                    for expression in template.expressions() {
-                        found.push((expression, body.pointer.as_str()));
-                    }
-                }
-            }
-        }
-        found
     }
 }

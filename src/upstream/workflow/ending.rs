@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::catalog::Tool;
-use crate::catalog::workflow::{Program, WorkflowPlan};
+use crate::catalog::workflow::Program;
 use crate::spec::arazzo::document::{Step, Workflow};
 use crate::upstream::{Content, ToolResult};
 
@@ -69,7 +69,7 @@ impl Failure {
     }
 
     /// The error result of tool `tool`.
-    pub fn result(&self, tool: &str, plan: &WorkflowPlan, sent: &[SentLine]) -> ToolResult {
+    pub fn result(&self, tool: &str, sent: &[SentLine]) -> ToolResult {
         let mut text = format!("Workflow tool \"{tool}\" failed");
         let inner: Vec<&str> = self.workflows.iter().map(String::as_str).collect();
         if let Some(step) = &self.step {
@@ -100,7 +100,6 @@ impl Failure {
             }
         }
         text.push_str(&requests_sent(sent));
-        let _ = plan;
         ToolResult::error(text)
     }
 }

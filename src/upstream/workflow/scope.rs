@@ -44,8 +44,6 @@ pub(super) struct Scope<'a> {
     pub frame: &'a Frame,
     pub finished: &'a HashMap<String, Finished>,
     pub exchanged: Option<&'a Exchanged>,
-    /// The workflow's outputs, once made (for `$outputs.x` at the workflow's level).
-    pub outputs: Option<&'a Map<String, Value>>,
 }
 
 impl Resolve for Scope<'_> {
@@ -59,11 +57,9 @@ impl Resolve for Scope<'_> {
             Expression::Inputs { name, pointer } => {
                 pointed(lookup(&self.frame.inputs, name)?, pointer)
             }
+            // The outputs of the nested workflow a step ran.
             Expression::Outputs { name, pointer } => {
-                let outputs = match self.exchanged.and_then(|e| e.outputs.as_ref()) {
-                    Some(nested) => nested,
-                    None => self.outputs?,
-                };
+                let outputs = self.exchanged?.outputs.as_ref()?;
                 pointed(lookup(outputs, name)?, pointer)
             }
             Expression::Steps {
