@@ -31,6 +31,21 @@ pub enum Location {
     FileName,
 }
 
+impl Location {
+    /// The place as messages name it: `path`, `query`, `header`, `cookie`, `body`,
+    /// `file name`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Location::Path => "path",
+            Location::Query => "query",
+            Location::Header => "header",
+            Location::Cookie => "cookie",
+            Location::BodyField | Location::Body => "body",
+            Location::FileName => "file name",
+        }
+    }
+}
+
 impl From<ParamLocation> for Location {
     fn from(location: ParamLocation) -> Self {
         match location {

@@ -117,23 +117,12 @@ pub fn check(tool: &Tool, request: &HttpRequest, body: BodyValidator<'_>) -> Vec
         if !present {
             problems.push(format!(
                 "required {} parameter \"{wire}\" is missing",
-                location_name(binding.location)
+                binding.location.as_str()
             ));
         }
     }
     check_body(tool, request, header("content-type"), body, &mut problems);
     problems
-}
-
-fn location_name(location: Location) -> &'static str {
-    match location {
-        Location::Path => "path",
-        Location::Query => "query",
-        Location::Header => "header",
-        Location::Cookie => "cookie",
-        Location::BodyField | Location::Body => "body",
-        Location::FileName => "file name",
-    }
 }
 
 fn is_object(tool: &Tool, argument: &str) -> bool {

@@ -234,7 +234,7 @@ impl Resolver<'_> {
                         "operation {} {} needs {} parameter \"{}\", which the step never supplies",
                         tool.route.method,
                         tool.route.path,
-                        location_name(binding.location),
+                        binding.location.as_str(),
                         binding.wire_name
                     ),
                 });
@@ -453,16 +453,6 @@ fn body_of(tool: &Tool, step: &Step) -> Result<Option<BodySlot>, String> {
         whole,
         fields,
     }))
-}
-
-fn location_name(location: Location) -> &'static str {
-    match location {
-        Location::Path => "path",
-        Location::Query => "query",
-        Location::Header => "header",
-        Location::Cookie => "cookie",
-        _ => "body",
-    }
 }
 
 /// The problems of step `index`'s expressions that name a step: it must be an earlier
