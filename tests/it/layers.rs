@@ -27,8 +27,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("schema/mod.rs", "emit_content"),
     // uniform table: a keyword validator, one block per keyword
     ("schema/example/check.rs", "check"),
-    // to split: a list of checks; tools, apis and loading each want their own function
-    ("config/validate.rs", "validate"),
     // uniform table: one match arm per credential scheme kind
     ("upstream/auth/credentials.rs", "api_auth"),
     // uniform table: one rule per strict-mode keyword
