@@ -6,6 +6,7 @@
 #   RESTMCP_BIN=path/to/restmcp bash bench/callgrind.sh  # skips the build
 #   N1=300 N2=1200 REPEAT=2 bash bench/callgrind.sh      # the defaults are 300, 1200, 1
 #   TRANSPORTS="http" bash bench/callgrind.sh            # "http stdio" by default
+#   KEEP=dir bash bench/callgrind.sh                     # keeps callgrind's outputs in dir
 #
 # Per transport, restmcp runs under `valgrind --tool=callgrind` twice: once for N1 and once
 # for N2 sequential `tools/call getItem` of one client (bench/callgrind_client.py) against
@@ -155,6 +156,7 @@ for round in $(seq "$repeat"); do
             say "$transport, $n calls (round $round)"
             "run_$transport" "$n" "$out"
             count[$n]="$(ir "$out")"
+            if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$out"* "$KEEP"/; fi
             rm -f "$out"*
         done
         rows+=("$transport $round ${count[$n1]} ${count[$n2]}")
