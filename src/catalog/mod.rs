@@ -97,7 +97,7 @@ struct McpToolList<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     tools: Vec<Tool>,
-    by_name: HashMap<String, usize>,
+    by_name: HashMap<String, usize, foldhash::fast::RandomState>,
     /// The whole `tools/list` result, serialized on first use: serving does not use it
     /// (the MCP layer lists per client), and for GitHub's spec it is 5 MB held through
     /// loading's peak.

@@ -131,13 +131,15 @@ impl Negotiation {
     }
 }
 
+type Calls = HashMap<(Arc<str>, String), CancellationToken, foldhash::fast::RandomState>;
+
 /// Calls running outside the SDK, by session and request id (as JSON text), so the
 /// client's `notifications/cancelled` reaches them as it would reach the SDK's own. One
 /// table for every transport: the Streamable HTTP sessions' direct calls
 /// ([`SessionTable::running`]) and stdio's, under the one session stdio has.
 #[derive(Default)]
 pub struct Running {
-    calls: Mutex<HashMap<(Arc<str>, String), CancellationToken>>,
+    calls: Mutex<Calls>,
 }
 
 impl Running {
@@ -181,7 +183,7 @@ impl Running {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Arc<str>, String), CancellationToken>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Calls> {
         self.calls.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -202,9 +204,9 @@ pub struct SessionTable {
 
 #[derive(Default)]
 struct State {
-    entries: HashMap<Arc<str>, Entry>,
+    entries: HashMap<Arc<str>, Entry, foldhash::fast::RandomState>,
     /// `initialize` requests admitted whose session is not known yet, per client.
-    pending: HashMap<ClientId, usize>,
+    pending: HashMap<ClientId, usize, foldhash::fast::RandomState>,
 }
 
 impl State {

@@ -33,15 +33,15 @@ use crate::config::Config;
 pub struct Dispatcher {
     pub(super) catalog: Arc<Catalog>,
     pub(super) validators: Arc<Validators>,
-    apis: HashMap<String, UpstreamSettings>,
+    apis: HashMap<String, UpstreamSettings, foldhash::fast::RandomState>,
     /// The exchange of every API not plugged in otherwise.
     http: HttpExchange,
     /// APIs answered by another exchange (the mock upstream).
-    exchanges: HashMap<String, Arc<dyn Exchange>>,
+    exchanges: HashMap<String, Arc<dyn Exchange>, foldhash::fast::RandomState>,
     pub(super) auth: Arc<Authenticator>,
     /// Token buckets of the tools that have a rate limit: one shared by the callers
     /// without an identity, and one per caller (by pseudonym), made on first call.
-    buckets: HashMap<String, Limited>,
+    buckets: HashMap<String, Limited, foldhash::fast::RandomState>,
     /// [`Dispatcher::longest_time_limit`], worked out when first asked.
     longest: std::sync::OnceLock<Duration>,
 }
@@ -102,6 +102,7 @@ impl Dispatcher {
         catalog: Arc<Catalog>,
         apis: HashMap<String, UpstreamSettings>,
     ) -> Result<Dispatcher, String> {
+        let apis: HashMap<_, _, foldhash::fast::RandomState> = apis.into_iter().collect();
         let buckets = catalog
             .tools()
             .iter()
@@ -117,7 +118,7 @@ impl Dispatcher {
         Ok(Dispatcher {
             validators: Arc::new(Validators::new(catalog.len())),
             http: HttpExchange::new(&catalog, &apis)?,
-            exchanges: HashMap::new(),
+            exchanges: HashMap::default(),
             catalog,
             apis,
             auth: Arc::new(Authenticator::default()),

@@ -35,9 +35,9 @@ pub struct HttpExchange {
 impl HttpExchange {
     /// A client for the tools of `catalog` that follows redirects to the origins each API's
     /// settings in `apis` list, and sends no credentials.
-    pub fn new(
+    pub fn new<S: std::hash::BuildHasher>(
         catalog: &Catalog,
-        apis: &HashMap<String, UpstreamSettings>,
+        apis: &HashMap<String, UpstreamSettings, S>,
     ) -> Result<HttpExchange, String> {
         let mut redirects: HashMap<String, Vec<String>> = HashMap::new();
         for tool in catalog.tools() {

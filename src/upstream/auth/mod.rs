@@ -75,7 +75,7 @@ use redact::Redactor;
 
 /// The credentials in force for one API and the tokens they use.
 pub struct Authenticator {
-    apis: HashMap<String, ApiAuth>,
+    apis: HashMap<String, ApiAuth, foldhash::fast::RandomState>,
     redactor: Arc<Redactor>,
     client: Option<reqwest::Client>,
 }
@@ -99,7 +99,7 @@ impl Default for Authenticator {
     /// No API known: requests are sent as built and nothing is redacted.
     fn default() -> Self {
         Authenticator {
-            apis: HashMap::new(),
+            apis: HashMap::default(),
             redactor: Arc::new(Redactor::default()),
             client: None,
         }
