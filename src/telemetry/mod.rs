@@ -3,13 +3,15 @@
 //! Logs are `tracing` events written to stderr (never stdout, which stdio reserves for the
 //! protocol), pretty, compact or JSON as `[log] format` says, filtered by `RUST_LOG` or
 //! else `[log] level`; they never hold tool arguments or results (the MCP SDK's message
-//! dumps below info are dropped). [`metrics`] holds the Prometheus counters; [`trace`] the W3C trace
-//! context passed on to upstream APIs; [`writer`] the stderr writer that batches the call
-//! log line; [`clock`] the timestamp each line starts with; [`feed`] the calls as they happen,
-//! for the console (nothing is kept until a page watches).
+//! dumps below info are dropped). [`metrics`] holds the Prometheus counters; [`trace`] the
+//! W3C trace context passed on to upstream APIs; [`writer`] the stderr writer that batches
+//! the call log line; [`fields`] how a line without colours writes its fields; [`clock`] the
+//! timestamp each line starts with; [`feed`] the calls as they happen, for the console
+//! (nothing is kept until a page watches).
 
 pub mod clock;
 pub mod feed;
+pub mod fields;
 pub mod metrics;
 pub mod trace;
 pub mod writer;
@@ -32,10 +34,23 @@ pub fn init(settings: &LogSettings) {
         .with_writer(writer::Stderr);
     let quiet_sdk = tracing_subscriber::filter::filter_fn(no_message_dumps);
     let _ = match settings.format {
-        LogFormat::Pretty => builder.with_ansi(ansi).finish().with(quiet_sdk).try_init(),
+        LogFormat::Pretty if ansi => builder.with_ansi(true).finish().with(quiet_sdk).try_init(),
+        LogFormat::Pretty => builder
+            .with_ansi(false)
+            .fmt_fields(fields::PlainFields)
+            .finish()
+            .with(quiet_sdk)
+            .try_init(),
+        LogFormat::Compact if ansi => builder
+            .compact()
+            .with_ansi(true)
+            .finish()
+            .with(quiet_sdk)
+            .try_init(),
         LogFormat::Compact => builder
             .compact()
-            .with_ansi(ansi)
+            .with_ansi(false)
+            .fmt_fields(fields::PlainFields)
             .finish()
             .with(quiet_sdk)
             .try_init(),
