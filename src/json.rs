@@ -1,13 +1,20 @@
 //! Small helpers on `serde_json::Value` that every floor needs and that were once written
 //! three ways: a value's kind as messages name it, JSON equality with numbers compared by
-//! value, the escaping of one JSON-pointer segment (RFC 6901), and a value's length as
-//! compact JSON. Cross-cutting: any
+//! value, the escaping of one JSON-pointer segment (RFC 6901), and a value as compact JSON
+//! (its text, its length). Cross-cutting: any
 //! module may use this one, and it uses none of them.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde_json::{Number, Value};
+
+/// `value` as compact JSON: what its `Display` writes, but written into a byte buffer
+/// rather than through `fmt::Write`, which costs more for every piece written.
+pub fn compact(value: &Value) -> String {
+    // A `Value` always serializes (its keys are strings) and serde_json writes UTF-8.
+    serde_json::to_string(value).unwrap_or_default()
+}
 
 /// The length of `value` as compact JSON, counted without writing the text anywhere.
 pub fn compact_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
@@ -135,5 +142,21 @@ mod tests {
         assert_eq!(unescape_token(&escape_token("~1/~0")), "~1/~0");
         assert_eq!(kind(&json!([])), "an array");
         assert_eq!(type_name(&json!({})), "object");
+    }
+
+    #[test]
+    fn compact_text_is_what_display_writes() {
+        let value = serde_json::json!({
+            "b": [1, -2.5, 1e300, null, true],
+            "a": "quote \" backslash \\ tab \t é ✓ \u{7f}",
+            "nested": {"z": {}, "y": []},
+        });
+        assert_eq!(compact(&value), value.to_string());
+        assert_eq!(compact(&value).len(), compact_len(&value));
+        let text = compact(&value);
+        assert!(
+            text.starts_with(r#"{"b":[1,-2.5,1e+300,null,true],"a":"quote \""#),
+            "{text}"
+        );
     }
 }

@@ -427,7 +427,7 @@ fn json_result(
 ) -> ToolResult {
     let output = shape.output;
     let Some(plan) = output else {
-        let text = body.to_string();
+        let text = crate::json::compact(&body);
         let structured = (body.is_object() || shape.bare).then_some(body);
         return ToolResult {
             content: vec![text_content(text)],
@@ -459,7 +459,7 @@ fn json_result(
                 other => other,
             };
             ToolResult {
-                content: vec![text_content(structured.to_string())],
+                content: vec![text_content(crate::json::compact(&structured))],
                 structured: Some(structured),
                 is_error: false,
             }
