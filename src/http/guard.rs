@@ -593,6 +593,9 @@ pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Ne
                 if let Some(caller) = client.caller {
                     request.extensions_mut().insert(caller);
                 }
+            } else {
+                // The MCP layer counts the client by its address too: made once.
+                request.extensions_mut().insert(peer);
             }
             let mut response = next.run(request).await;
             // A tool the token's scopes do not open: the MCP layer refused it, and the
