@@ -1,7 +1,7 @@
 //! Small helpers on `serde_json::Value` that every floor needs and that were once written
 //! three ways: a value's kind as messages name it, JSON equality with numbers compared by
 //! value, the escaping of one JSON-pointer segment (RFC 6901), and a value as compact JSON
-//! (its text, its length). Cross-cutting: any
+//! (its text, its length, a bound on its length). Cross-cutting: any
 //! module may use this one, and it uses none of them.
 
 use std::borrow::Cow;
@@ -14,6 +14,35 @@ use serde_json::{Number, Value};
 pub fn compact(value: &Value) -> String {
     // A `Value` always serializes (its keys are strings) and serde_json writes UTF-8.
     serde_json::to_string(value).unwrap_or_default()
+}
+
+/// At least the length of `value` as compact JSON, found without serializing it: each
+/// string counted as if every byte were escaped as `\u00XX` (six bytes), each number at
+/// the longest serde_json writes. Enough to tell that a value surely fits a budget.
+pub fn compact_len_bound(value: &Value) -> usize {
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        // i64::MIN is 20 characters; an f64 at most 24 (`-2.2250738585072014e-308`).
+        Value::Number(_) => 24,
+        Value::String(text) => escaped_bound(text),
+        Value::Array(items) => {
+            2 + items
+                .iter()
+                .map(|item| compact_len_bound(item) + 1)
+                .sum::<usize>()
+        }
+        Value::Object(map) => {
+            2 + map
+                .iter()
+                .map(|(key, item)| escaped_bound(key) + 1 + compact_len_bound(item) + 1)
+                .sum::<usize>()
+        }
+    }
+}
+
+/// At least the length of `text` as a JSON string, quotes included.
+pub fn escaped_bound(text: &str) -> usize {
+    text.len().saturating_mul(6).saturating_add(2)
 }
 
 /// The length of `value` as compact JSON, counted without writing the text anywhere.
@@ -158,5 +187,23 @@ mod tests {
             text.starts_with(r#"{"b":[1,-2.5,1e+300,null,true],"a":"quote \""#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_bound_is_never_below_the_length() {
+        let values = [
+            serde_json::json!(null),
+            serde_json::json!(-9223372036854775808i64),
+            serde_json::json!(18446744073709551615u64),
+            serde_json::json!(-2.2250738585072014e-308),
+            serde_json::json!(1.7976931348623157e308),
+            serde_json::json!("\u{0}\u{1f}\"\\ é ✓ 😀"),
+            serde_json::json!({"\u{7}key": [[], {}, [null, true, false, 0.1]], "": ""}),
+        ];
+        for value in &values {
+            assert!(compact_len_bound(value) >= compact_len(value), "{value}");
+        }
+        let long = Value::String("a".repeat(1000));
+        assert!(compact_len_bound(&long) < 7 * compact_len(&long));
     }
 }

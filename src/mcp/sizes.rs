@@ -27,7 +27,7 @@ use rmcp::model::{CallToolResult, ContentBlock, RequestId};
 use serde_json::Value;
 
 use crate::config::ServerSettings;
-use crate::json::compact_len;
+use crate::json::{compact_len, compact_len_bound, escaped_bound};
 use crate::upstream::response::human_size;
 
 /// The most a `tools/list` page may take, serialized as a whole JSON-RPC message: half the
@@ -267,6 +267,34 @@ fn cut_content(content: &[ContentBlock], room: usize) -> (Vec<ContentBlock>, usi
     (kept, shown, left_out)
 }
 
+/// Whether `result` surely serializes within `limit` bytes, judged without serializing it
+/// (most results are far below their budget): only for text blocks and structured
+/// content, whose lengths [`compact_len_bound`] bounds; anything else is counted.
+fn surely_within(result: &CallToolResult, limit: usize) -> bool {
+    if result.meta.is_some() {
+        return false;
+    }
+    // `{"content":[],"isError":false,"resultType":"complete","structuredContent":}`
+    let mut bound = 96;
+    for block in &result.content {
+        match block.as_text() {
+            Some(text) if text.meta.is_none() && text.annotations.is_none() => {
+                // `{"type":"text","text":},`
+                bound += 24 + escaped_bound(&text.text);
+            }
+            _ => return false,
+        }
+        if bound > limit {
+            return false;
+        }
+    }
+    bound += result
+        .structured_content
+        .as_ref()
+        .map_or(0, compact_len_bound);
+    bound <= limit
+}
+
 /// `result` as it fits in one message of `budget`, for a request whose id is `id`
 /// (`shows_output_schema`: whether the client's listing of the tool has an `outputSchema`,
 /// asked only when the result does not fit), and the
@@ -288,6 +316,9 @@ pub fn fit(
     let limit = budget
         .bytes
         .saturating_sub(ANSWER_RESERVE + compact_len(id));
+    if surely_within(&result, limit) {
+        return (result, None);
+    }
     let total = compact_len(&result);
     if total <= limit {
         return (result, None);
