@@ -7,6 +7,8 @@
 #   N1=300 N2=1200 REPEAT=2 bash bench/callgrind.sh      # the defaults are 300, 1200, 1
 #   TRANSPORTS="http" bash bench/callgrind.sh            # "http stdio" by default
 #   KEEP=dir bash bench/callgrind.sh                     # keeps callgrind's outputs in dir
+#   BESIDE=path/to/spec bash bench/callgrind.sh          # a second API loaded beside items
+#                                                        # (never called): bench/growth.sh
 #
 # Per transport, restmcp runs under `valgrind --tool=callgrind` twice: once for N1 and once
 # for N2 sequential `tools/call getItem` of one client (bench/callgrind_client.py) against
@@ -35,6 +37,9 @@ n1="${N1:-300}"
 n2="${N2:-1200}"
 repeat="${REPEAT:-1}"
 transports="${TRANSPORTS:-http stdio}"
+beside="${BESIDE:-}"
+[[ -z $beside || -f $beside ]] || { echo "BESIDE=$beside is not a file" >&2; exit 1; }
+[[ -z $beside || $beside == /* ]] || beside="$PWD/$beside"
 (( n2 > n1 )) || { echo "callgrind: N2 must be larger than N1" >&2; exit 1; }
 unset RUST_LOG
 
@@ -76,6 +81,12 @@ upstream_port="$(free_port)"
 # The upstream of bench/run.sh.
 start_upstream "$work" "$upstream_port"
 
+# beside_api: the [apis] table of BESIDE, when set: loaded and listed, never called.
+beside_api() {
+    [[ -n $beside ]] || return 0
+    printf '\n[apis.beside]\nspec = "%s"\nbase_url = "http://127.0.0.1:9"\ndiscovery = "all"\n' "$beside"
+}
+
 cat >"$work/http.toml" <<TOML
 [server]
 listen = "127.0.0.1:0"
@@ -88,6 +99,7 @@ enabled = false
 spec = "$root/bench/items.yaml"
 base_url = "http://127.0.0.1:$upstream_port"
 discovery = "all"
+$(beside_api)
 TOML
 cat >"$work/stdio.toml" <<TOML
 [reload]
@@ -97,6 +109,7 @@ enabled = false
 spec = "$root/bench/items.yaml"
 base_url = "http://127.0.0.1:$upstream_port"
 discovery = "all"
+$(beside_api)
 TOML
 
 # --- counting ------------------------------------------------------------------------------
@@ -107,7 +120,7 @@ valgrind_args=(--tool=callgrind --trace-children=no)
 ir() {
     local files=("$1"*)
     awk '$1 == "totals:" { t[FILENAME] = $2 } $1 == "summary:" { s[FILENAME] = $2 }
-         END { for (f in s) n += (f in t) ? t[f] : s[f]; for (f in t) if (!(f in s)) n += t[f]; printf "%d\n", n }' \
+         END { for (f in s) n += (f in t) ? t[f] : s[f]; for (f in t) if (!(f in s)) n += t[f]; printf "%.0f\n", n }' \
         "${files[@]}"
 }
 
@@ -120,7 +133,7 @@ run_http() {
     server_pid=$!
     # Ready once the banner is out (it follows the tool set's loading): no HTTP request
     # other than the client's reaches restmcp, so each run gets exactly the same ones.
-    for _ in $(seq 1200); do
+    for _ in $(seq 9000); do
         url="$(sed -n 's/.*MCP over Streamable HTTP at \(http:[^ ,]*\/mcp\).*/\1/p' "$log" | head -1)"
         [[ -n $url ]] && break
         kill -0 "$server_pid" 2>/dev/null || break

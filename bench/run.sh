@@ -5,6 +5,9 @@
 #   DURATION=30 bash bench/run.sh     # longer runs
 #   RESTMCP_BIN=path/to/restmcp bash bench/run.sh   # skip the release build
 #   CARGO_TARGET_DIR=DIR bash bench/run.sh          # build into DIR, and run that binary
+#   ONLY=load bash bench/run.sh       # steps 1 and 2 only, one line per measurement
+#   BESIDE=path/to/spec bash bench/run.sh           # a second API loaded beside items
+#                                     # (discovery "all", never called): bench/growth.sh
 #
 # 1. Starts nginx on 127.0.0.1 answering GET /items/{id} with a fixed JSON body (the
 #    upstream), and `restmcp serve` on 127.0.0.1 with bench/items.yaml pointed at it.
@@ -29,6 +32,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 duration="${DURATION:-10}"
 python="${PYTHON:-python3}"
+only="${ONLY:-}"
+beside="${BESIDE:-}"
+[[ -z $beside || -f $beside ]] || { echo "BESIDE=$beside is not a file" >&2; exit 1; }
+[[ -z $beside || $beside == /* ]] || beside="$PWD/$beside"
 
 say() { echo "bench: $*" >&2; }
 die() { echo "bench: $*" >&2; exit 1; }
@@ -82,6 +89,12 @@ start_upstream "$work" "$upstream_port" "    upstream items {
         }
     }"
 
+# beside_api: the [apis] table of BESIDE, when set: loaded and listed, never called.
+beside_api() {
+    [[ -n $beside ]] || return 0
+    printf '\n[apis.beside]\nspec = "%s"\nbase_url = "http://127.0.0.1:9"\ndiscovery = "all"\n' "$beside"
+}
+
 # start_restmcp NAME SPEC: serves SPEC as API NAME, calling the upstream, on a free port;
 # sets `port` and `pid` once it is ready.
 start_restmcp() {
@@ -96,6 +109,7 @@ max_in_flight_per_client = 0
 spec = "$spec"
 base_url = "http://127.0.0.1:$upstream_port"
 discovery = "all"
+$(beside_api)
 TOML
     "$bin" serve --config "$work/$name.toml" >"$work/$name.log" 2>&1 &
     pid=$!
@@ -187,6 +201,18 @@ for connections in 1 32; do
     done
 done
 rss_serve="$(awk '/VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$restmcp_pid/status")"
+
+if [[ $only == load ]]; then
+    "$python" - "$rss_serve" "${results[@]}" <<'PY'
+import sys
+rss, *lines = sys.argv[1:]
+for line in lines:
+    label, rps, p50, p99, requests = line.split()
+    print(f"load {label} {rps} {p50} {p99}")
+print(f"load rss {rss}")
+PY
+    exit 0
+fi
 
 # --- stdio ---------------------------------------------------------------------------------
 
