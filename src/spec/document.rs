@@ -2,7 +2,8 @@
 //!
 //! An API may span several files or URLs. The root is loaded first; every document it
 //! references is then loaded exactly once (breadth-first, by absolute URL), so resolution
-//! afterwards is synchronous and cannot fail for I/O reasons mid-synthesis. A document that
+//! afterwards is synchronous and cannot fail for I/O reasons mid-synthesis (what the root
+//! document [deferred](super::deferred) is parsed there, from text already checked). A document that
 //! could not be loaded is remembered with its error, which surfaces only if a `$ref` that
 //! is actually used points into it. What may be loaded at all, and how much, is the
 //! [`place`](super::place) module's to say: a refused reference is remembered the same way,
@@ -15,6 +16,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::SpecError;
+use super::deferred::{self, Deferred};
 use super::parse::{Allowance, parse_document_within};
 use super::place::{LoadPolicy, Place};
 use crate::config::ApiConfig;
@@ -29,7 +31,10 @@ pub struct Document {
     pub url: Url,
     /// What messages call it: the path as configured, or the URL.
     pub name: String,
+    /// The document, but for what was [`Deferred`]: a `$ref` reaches that through
+    /// [`DocumentSet::resolve`], which parses it then.
     pub root: Value,
+    deferred: Deferred,
 }
 
 /// A resolved reference: which document, where in it, and the value found there.
@@ -108,15 +113,34 @@ impl DocumentSet {
     /// Loads the root document and everything it references, transitively, under the
     /// default [`LoadPolicy`].
     pub async fn load(source: &SpecSource) -> Result<DocumentSet, SpecError> {
-        DocumentSet::load_edited(source, &LoadPolicy::default(), |_| Ok(())).await
+        DocumentSet::load_deferred(source, &LoadPolicy::default()).await
+    }
+
+    /// Like [`DocumentSet::load`] under `policy`. A JSON root document's components and
+    /// extensions are parsed when a `$ref` first reaches them ([`Deferred`]).
+    pub async fn load_deferred(
+        source: &SpecSource,
+        policy: &LoadPolicy,
+    ) -> Result<DocumentSet, SpecError> {
+        type Edit = fn(&mut Value) -> Result<(), SpecError>;
+        DocumentSet::load_with(source, policy, None::<Edit>).await
     }
 
     /// Like [`DocumentSet::load`] under `policy`, with `edit` applied to the root document
-    /// before its references are followed (OpenAPI Overlays edit the root this way).
+    /// before its references are followed (OpenAPI Overlays edit the root this way). The
+    /// root is parsed whole: an edit may select anything in it.
     pub async fn load_edited(
         source: &SpecSource,
         policy: &LoadPolicy,
         edit: impl FnOnce(&mut Value) -> Result<(), SpecError>,
+    ) -> Result<DocumentSet, SpecError> {
+        DocumentSet::load_with(source, policy, Some(edit)).await
+    }
+
+    async fn load_with(
+        source: &SpecSource,
+        policy: &LoadPolicy,
+        edit: Option<impl FnOnce(&mut Value) -> Result<(), SpecError>>,
     ) -> Result<DocumentSet, SpecError> {
         let name = source.display_name();
         let root_url = match source {
@@ -139,10 +163,21 @@ impl DocumentSet {
             alias_bytes: policy.max_api_bytes,
             quote: true,
         };
-        let mut root = parse_document_within(&name, &bytes, &mut allowance)?;
-        drop(bytes);
-        edit(&mut root)?;
-        let mut set = DocumentSet::single(root_url, name, root);
+        let (root, deferred) = match edit {
+            Some(edit) => {
+                let mut root = parse_document_within(&name, &bytes, &mut allowance)?;
+                drop(bytes);
+                edit(&mut root)?;
+                (root, Deferred::default())
+            }
+            None => {
+                let parsed = deferred::parse_document(&name, &bytes, &mut allowance)?;
+                drop(bytes);
+                parsed
+            }
+        };
+        let mut set = DocumentSet::empty();
+        set.insert(root_url, name, root, deferred);
         allowance.quote = false;
         set.load_referenced(&mut place, &mut allowance).await;
         Ok(set)
@@ -150,19 +185,28 @@ impl DocumentSet {
 
     /// A set holding one already-parsed document (tests, benchmarks, in-memory specs).
     pub fn single(url: Url, name: String, root: Value) -> DocumentSet {
-        let mut set = DocumentSet {
-            docs: Vec::new(),
-            by_url: HashMap::new(),
-            failed: HashMap::new(),
-        };
-        set.insert(url, name, root);
+        let mut set = DocumentSet::empty();
+        set.insert(url, name, root, Deferred::default());
         set
     }
 
-    fn insert(&mut self, url: Url, name: String, root: Value) -> DocId {
+    fn empty() -> DocumentSet {
+        DocumentSet {
+            docs: Vec::new(),
+            by_url: HashMap::new(),
+            failed: HashMap::new(),
+        }
+    }
+
+    fn insert(&mut self, url: Url, name: String, root: Value, deferred: Deferred) -> DocId {
         let id = self.docs.len();
         self.by_url.insert(url.clone(), id);
-        self.docs.push(Document { url, name, root });
+        self.docs.push(Document {
+            url,
+            name,
+            root,
+            deferred,
+        });
         id
     }
 
@@ -197,7 +241,7 @@ impl DocumentSet {
                 };
                 match loaded {
                     Ok(root) => {
-                        self.insert(url, name, root);
+                        self.insert(url, name, root, Deferred::default());
                     }
                     Err(reason) => {
                         self.failed.insert(url, reason);
@@ -295,7 +339,7 @@ impl DocumentSet {
                 }
             }
         };
-        let value = lookup(&self.docs[doc].root, fragment).map_err(|problem| RefError {
+        let value = lookup(&self.docs[doc], fragment).map_err(|problem| RefError {
             target: format!("{}#{}", self.docs[doc].name, fragment),
             problem,
         })?;
@@ -425,8 +469,10 @@ fn ref_pointer(doc: &Document, target: &Url) -> Option<String> {
 }
 
 /// A URI fragment holding a JSON pointer: percent-decoded, then `~1` and `~0` unescaped per
-/// segment (RFC 6901 §3 and §6).
-fn lookup<'a>(root: &'a Value, fragment: &str) -> Result<&'a Value, String> {
+/// segment (RFC 6901 §3 and §6). What the document deferred is parsed when the pointer
+/// first reaches it.
+fn lookup<'a>(doc: &'a Document, fragment: &str) -> Result<&'a Value, String> {
+    let root = &doc.root;
     if fragment.is_empty() {
         return Ok(root);
     }
@@ -437,6 +483,8 @@ fn lookup<'a>(root: &'a Value, fragment: &str) -> Result<&'a Value, String> {
         ));
     };
     let mut current = root;
+    // The first two segments: where a deferred value may stand below them.
+    let mut parents: Vec<String> = Vec::new();
     for raw in rest.split('/') {
         let segment = crate::json::unescape_token(raw).into_owned();
         current = match current {
@@ -444,7 +492,14 @@ fn lookup<'a>(root: &'a Value, fragment: &str) -> Result<&'a Value, String> {
             Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
             _ => None,
         }
+        .or_else(|| match doc.deferred.is_empty() || parents.len() > 2 {
+            true => None,
+            false => doc.deferred.get(&parents, &segment),
+        })
         .ok_or_else(|| format!("no \"{segment}\" at this location"))?;
+        if parents.len() < 3 {
+            parents.push(segment);
+        }
     }
     Ok(current)
 }

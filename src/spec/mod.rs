@@ -1,7 +1,9 @@
 //! Spec loading: bytes → documents → one normalized [`Api`].
 //!
 //! This stage owns everything about reading API descriptions: JSON/YAML parsing
-//! ([`parse`]), documents and `$ref` resolution across files and URLs ([`document`]), which
+//! ([`parse`]; a JSON root's components and extensions are kept as text until a `$ref`
+//! reaches them, [`deferred`]), documents and `$ref` resolution across files and URLs
+//! ([`document`]), which
 //! files and URLs a spec may reach and how much of them is read ([`place`]),
 //! media-type preferences ([`media`]), and the translation of OpenAPI 3.x ([`openapi3`])
 //! and Swagger 2.0 ([`swagger2`]) into restmcp's own small model ([`model`]), including
@@ -12,12 +14,14 @@
 //!
 //! Arazzo workflow documents' expressions, templates and criteria live in [`arazzo`].
 //!
-//! Its files, in the order a description flows through them: [`parse`], [`place`],
+//! Its files, in the order a description flows through them: [`parse`] (and
+//! [`deferred`] on top of it), [`place`],
 //! [`document`], [`overlay`] (with [`jsonpath`]), [`openapi3`] or [`swagger2`] (each with
 //! `paths` for path items and operations, `security` for security schemes), [`media`],
 //! [`values`], and the result, [`model`].
 
 pub mod arazzo;
+pub(crate) mod deferred;
 pub mod document;
 pub mod jsonpath;
 pub mod media;

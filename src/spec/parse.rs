@@ -114,7 +114,7 @@ impl<'de> serde::Deserialize<'de> for Compact {
 
 /// Entries of the arrays and maps still being read, innermost last, and the count of
 /// values (map keys included) and of their bytes built so far, each against a limit.
-struct Pending {
+pub(super) struct Pending {
     items: Vec<Value>,
     entries: Vec<(String, Value)>,
     values: u64,
@@ -128,7 +128,7 @@ struct Pending {
 pub const VALUE_BYTES: u64 = 48;
 
 impl Pending {
-    fn new(limit: u64, byte_limit: u64) -> Pending {
+    pub(super) fn new(limit: u64, byte_limit: u64) -> Pending {
         Pending {
             items: Vec::new(),
             entries: Vec::new(),
@@ -163,7 +163,7 @@ const ALIAS_LIMIT_MESSAGE: &str = "YAML aliases expand to more values than \
 const ALIAS_BYTES_MESSAGE: &str = "YAML aliases expand to more bytes than \
     loading.max_api_bytes allows for one API's documents together";
 
-struct CompactSeed<'p>(&'p mut Pending);
+pub(super) struct CompactSeed<'p>(pub(super) &'p mut Pending);
 
 impl<'de> serde::de::DeserializeSeed<'de> for CompactSeed<'_> {
     type Value = Value;

@@ -283,10 +283,13 @@ pub fn is_private(ip: IpAddr) -> bool {
 }
 
 /// Opens `path` without blocking (a FIFO opens at once), checks that what was opened is a
-/// regular file, and reads at most `cap + 1` bytes of it.
+/// regular file, and reads at most `cap + 1` bytes of it. The buffer is sized from the
+/// file's length first: grown by doubling instead, a 13 MB file took a 16 MB buffer and,
+/// while it was copied, 24 MB (GitHub's spec: 34 MB resident after the read, 25 MB so).
 pub(crate) fn read_regular_file(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
     let mut file = open_regular(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
+    let length = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::with_capacity(usize::try_from(length.min(cap)).unwrap_or(0));
     (&mut file)
         .take(cap.saturating_add(1))
         .read_to_end(&mut bytes)

@@ -1,0 +1,451 @@
+//! A JSON description read without building what synthesis may never ask for: the entries
+//! of `components` (but `securitySchemes`, which is read whole) and the root's extensions
+//! (`x-…` but `x-mcp…`) and `webhooks` are kept as their text, minified, and parsed when a
+//! `$ref` first reaches one ([`Deferred::get`]). GitHub's description holds 969 schemas,
+//! of which the `$ref`s of its paths reach 625 (most others serve its `x-webhooks`), and
+//! 535 examples: built whole, they took its start-up peak to 85 MB instead of 67 MB.
+//!
+//! What is deferred is checked as it is read, as the whole parse checks it (syntax, strings,
+//! numbers, nesting), so a deferred entry always parses later, to the value the whole parse
+//! would have built. An entry that names another document in a `$ref` is built at once:
+//! loading follows those references before synthesis starts. Anything unusual (the root
+//! not an object, a section not a map, a syntax error anywhere, deep nesting) makes
+//! [`parse_document`] give up deferring: it parses the whole document as before, errors
+//! included.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::SpecError;
+use super::parse::{Allowance, CompactSeed, Format, Pending, detect_format, parse_document_within};
+
+/// The root's keys and `components` sections whose entries may be deferred.
+const SECTIONS: [&str; 9] = [
+    "schemas",
+    "responses",
+    "parameters",
+    "examples",
+    "requestBodies",
+    "headers",
+    "links",
+    "callbacks",
+    "pathItems",
+];
+
+/// Nesting below a deferred entry up to which it is deferred; deeper, the whole document
+/// is parsed as before (serde_json stops at 128 levels, counted from the root).
+const MAX_NESTING: usize = 100;
+
+/// The deferred parts of one document, by where they stand.
+#[derive(Debug, Default)]
+pub struct Deferred {
+    /// Keys of the root object.
+    top: HashMap<String, Lazy>,
+    /// `components` sections, by section and then by name.
+    components: HashMap<String, HashMap<String, Lazy>>,
+}
+
+/// One deferred value: its minified text until it is first asked for, then the value.
+#[derive(Debug)]
+struct Lazy {
+    text: Mutex<Option<Box<str>>>,
+    value: OnceLock<Option<Value>>,
+}
+
+impl Lazy {
+    fn new(text: String) -> Lazy {
+        Lazy {
+            text: Mutex::new(Some(text.into_boxed_str())),
+            value: OnceLock::new(),
+        }
+    }
+
+    /// The value, parsed on the first call; its text is dropped then.
+    fn get(&self) -> Option<&Value> {
+        self.value
+            .get_or_init(|| built(&self.text.lock().ok()?.take()?))
+            .as_ref()
+    }
+}
+
+/// `text` built as the whole parse builds a value.
+fn built(text: &str) -> Option<Value> {
+    let mut pending = Pending::new(u64::MAX, u64::MAX);
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    CompactSeed(&mut pending)
+        .deserialize(&mut deserializer)
+        .ok()
+}
+
+impl Deferred {
+    /// Whether nothing was deferred.
+    pub fn is_empty(&self) -> bool {
+        self.top.is_empty() && self.components.is_empty()
+    }
+
+    /// The deferred value `name` under the (decoded) pointer segments `parents`, if one is
+    /// deferred there: a root key (no parents) or an entry of `components/SECTION`.
+    pub fn get(&self, parents: &[String], name: &str) -> Option<&Value> {
+        let lazy = match parents {
+            [] => self.top.get(name),
+            [components, section] if components == "components" => {
+                self.components.get(section)?.get(name)
+            }
+            _ => None,
+        }?;
+        lazy.get()
+    }
+}
+
+/// Like [`parse_document_within`], with what a JSON document's tools may never need kept as
+/// text; YAML, and JSON this module gives up on, are parsed whole (with the same errors).
+pub fn parse_document(
+    name: &str,
+    bytes: &[u8],
+    allowance: &mut Allowance,
+) -> Result<(Value, Deferred), SpecError> {
+    if detect_format(bytes) == Format::Json {
+        let json = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        if let Some(parsed) = parse(json) {
+            return Ok(parsed);
+        }
+    }
+    parse_document_within(name, bytes, allowance).map(|value| (value, Deferred::default()))
+}
+
+/// Parses a JSON document (without its byte-order mark) into the root's skeleton and what
+/// was deferred, or `None` when the caller should parse it whole (see the module's docs).
+fn parse(bytes: &[u8]) -> Option<(Value, Deferred)> {
+    let mut pending = Pending::new(u64::MAX, u64::MAX);
+    let mut deferred = Deferred::default();
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let root = Level {
+        pending: &mut pending,
+        deferred: &mut deferred,
+        section: None,
+    }
+    .deserialize(&mut deserializer)
+    .ok()?;
+    deserializer.end().ok()?;
+    Some((root, deferred))
+}
+
+/// The root object (`section` `None`), `components` (`Some("")`) or one of its sections.
+struct Level<'p> {
+    pending: &'p mut Pending,
+    deferred: &'p mut Deferred,
+    section: Option<&'p str>,
+}
+
+impl<'de> DeserializeSeed<'de> for Level<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+/// What is done with the value of a key at a [`Level`].
+enum Read {
+    /// Built now, as the whole parse builds it.
+    Build,
+    /// `components`: its sections read as levels of their own.
+    Components,
+    /// A section of `components`.
+    Section,
+    /// Kept as text.
+    Defer,
+}
+
+impl Level<'_> {
+    fn read(&self, key: &str) -> Read {
+        match self.section {
+            None if key == "components" => Read::Components,
+            None if key == "webhooks" || (key.starts_with("x-") && !key.starts_with("x-mcp")) => {
+                Read::Defer
+            }
+            None => Read::Build,
+            Some("") if SECTIONS.contains(&key) => Read::Section,
+            Some("") => Read::Build,
+            Some(_) => Read::Defer,
+        }
+    }
+
+    /// The entries deferred at this level (none for `components` itself).
+    fn slots(&mut self) -> Option<&mut HashMap<String, Lazy>> {
+        match self.section {
+            None => Some(&mut self.deferred.top),
+            Some("") => None,
+            Some(section) => Some(
+                self.deferred
+                    .components
+                    .entry(section.to_string())
+                    .or_default(),
+            ),
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Level<'_> {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+        let mut object: Map<String, Value> = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = match self.read(&key) {
+                Read::Build => map.next_value_seed(CompactSeed(&mut *self.pending))?,
+                read @ (Read::Components | Read::Section) => {
+                    // A repeated `components` or section replaces the earlier one whole.
+                    let section = match read {
+                        Read::Components => {
+                            self.deferred.components.clear();
+                            ""
+                        }
+                        _ => {
+                            self.deferred.components.remove(&key);
+                            key.as_str()
+                        }
+                    };
+                    map.next_value_seed(Level {
+                        pending: &mut *self.pending,
+                        deferred: &mut *self.deferred,
+                        section: Some(section),
+                    })?
+                }
+                Read::Defer => {
+                    let raw: &RawValue = map.next_value()?;
+                    let text = checked_text(raw.get())
+                        .ok_or_else(|| serde::de::Error::custom("not deferred"))?;
+                    if !names_another_document(&text) {
+                        object.shift_remove(&key);
+                        if let Some(slots) = self.slots() {
+                            slots.insert(key, Lazy::new(text));
+                        }
+                        continue;
+                    }
+                    built(&text).ok_or_else(|| serde::de::Error::custom("not deferred"))?
+                }
+            };
+            if let Some(slots) = self.slots() {
+                slots.remove(&key);
+            }
+            // A repeated key keeps its first position and takes the last value, as the
+            // whole parse does.
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// `text` (one JSON value, already checked for syntax) minified, if the whole parse would
+/// accept it: every string and number valid, nesting within [`MAX_NESTING`].
+fn checked_text(text: &str) -> Option<String> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    Check(0).deserialize(&mut deserializer).ok()?;
+    Some(minified(text))
+}
+
+/// `text` without the whitespace between its tokens.
+fn minified(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether minified `text` may hold a `$ref` to another document: a `$ref` whose value does
+/// not start with `#`, or an escape, which could spell `$ref` or its value otherwise.
+fn names_another_document(text: &str) -> bool {
+    text.contains("\\u")
+        || text
+            .match_indices("\"$ref\":\"")
+            .any(|(at, found)| !text[at + found.len()..].starts_with('#'))
+}
+
+/// Visits a value as the whole parse would, building nothing; the number is the nesting.
+struct Check(usize);
+
+impl<'de> DeserializeSeed<'de> for Check {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Check {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let inner = self.deeper()?;
+        while seq.next_element_seed(Check(inner))?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let inner = self.deeper()?;
+        while map.next_key_seed(Check(inner))?.is_some() {
+            map.next_value_seed(Check(inner))?;
+        }
+        Ok(())
+    }
+}
+
+impl Check {
+    fn deeper<E: serde::de::Error>(self) -> Result<usize, E> {
+        match self.0 < MAX_NESTING {
+            true => Ok(self.0 + 1),
+            false => Err(E::custom("nested too deeply to defer")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn whole(text: &str) -> Value {
+        serde_json::from_str(text).expect("valid json")
+    }
+
+    #[test]
+    fn deferred_entries_parse_to_what_the_whole_parse_builds() {
+        let text = r##"{
+            "openapi": "3.1.0",
+            "paths": {"/a": {"get": {"responses": {"200": {"$ref": "#/components/responses/ok"}}}}},
+            "components": {
+                "schemas": {"Pet": {"type": "object", "properties": {"n": {"type": "number", "maximum": 1.5e300}}},
+                            "Odd": {"description": "a \" quote, a \\ and a \n line"}},
+                "responses": {"ok": {"description": "fine"}},
+                "securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "k"}}
+            },
+            "x-webhooks": {"w": [1, 2, {"deep": [true, null]}]},
+            "x-mcp-prompts": {}
+        }"##;
+        let (root, deferred) = parse(text.as_bytes()).expect("deferred");
+        let expected = whole(text);
+        assert_eq!(
+            root["components"]["securitySchemes"],
+            expected["components"]["securitySchemes"]
+        );
+        assert_eq!(root["components"]["schemas"], serde_json::json!({}));
+        assert_eq!(root["x-mcp-prompts"], expected["x-mcp-prompts"]);
+        assert!(root.get("x-webhooks").is_none());
+        let components = ["components".to_string(), "schemas".to_string()];
+        assert_eq!(
+            deferred.get(&components, "Pet"),
+            Some(&expected["components"]["schemas"]["Pet"])
+        );
+        assert_eq!(
+            deferred.get(&components, "Odd"),
+            Some(&expected["components"]["schemas"]["Odd"])
+        );
+        assert_eq!(deferred.get(&components, "Gone"), None);
+        assert_eq!(
+            deferred.get(&[], "x-webhooks"),
+            Some(&expected["x-webhooks"])
+        );
+        assert_eq!(deferred.get(&[], "paths"), None);
+    }
+
+    #[test]
+    fn what_names_another_document_is_built_at_once() {
+        let text = r##"{"components": {"schemas": {
+            "Local": {"$ref": "#/components/schemas/Other"},
+            "Far": {"items": {"$ref": "other.json#/Pet"}},
+            "Escaped": {"$ref": "\u0023/x"}
+        }}}"##;
+        let (root, deferred) = parse(text.as_bytes()).expect("deferred");
+        let schemas = &root["components"]["schemas"];
+        assert!(schemas.get("Local").is_none());
+        assert_eq!(schemas["Far"], whole(text)["components"]["schemas"]["Far"]);
+        assert!(schemas.get("Escaped").is_some());
+        let parents = ["components".to_string(), "schemas".to_string()];
+        assert!(deferred.get(&parents, "Local").is_some());
+        assert!(deferred.get(&parents, "Far").is_none());
+    }
+
+    #[test]
+    fn a_repeated_key_takes_its_last_value() {
+        let text = r##"{"components": {"schemas": {"A": {"v": 1}, "A": {"$ref": "b.json"}, "B": {"$ref": "b.json"}, "B": {"v": 2}}}}"##;
+        let (root, deferred) = parse(text.as_bytes()).expect("deferred");
+        let parents = ["components".to_string(), "schemas".to_string()];
+        assert_eq!(
+            root["components"]["schemas"]["A"],
+            serde_json::json!({"$ref": "b.json"})
+        );
+        assert!(deferred.get(&parents, "A").is_none());
+        assert!(root["components"]["schemas"].get("B").is_none());
+        assert_eq!(
+            deferred.get(&parents, "B"),
+            Some(&serde_json::json!({"v": 2}))
+        );
+    }
+
+    #[test]
+    fn the_unusual_is_left_to_the_whole_parse() {
+        for text in [
+            "[1]",
+            r##"{"components": []}"##,
+            r##"{"components": {"schemas": 1}}"##,
+            r##"{"components": {"schemas": {"A": [1,]}}}"##,
+            r##"{"components": {"schemas": {"A": {"n": 1e999}}}}"##,
+            r##"{"components": {"schemas": {"A": "\ud800"}}}"##,
+            r##"{"a": 1} x"##,
+        ] {
+            assert!(parse(text.as_bytes()).is_none(), "{text}");
+        }
+        let deep = format!("{{\"x-deep\": {}{}}}", "[".repeat(120), "]".repeat(120));
+        assert!(parse(deep.as_bytes()).is_none());
+    }
+}
