@@ -7,6 +7,10 @@ Usage:
   callgrind_client.py stdio N -- CMD ...   # starts CMD (restmcp stdio under valgrind),
                                            # N calls over its stdin, then closes stdin and
                                            # waits for it to exit
+  callgrind_client.py idle PID             # waits until PID has used no CPU for 2 s
+
+Before the calls, restmcp is left to finish what follows its start-up (the validators of
+small tools are compiled on a background thread), so the calls are not charged for it.
 
 Every answer must carry structuredContent and no error, or it exits 1. Only the standard
 library; nothing here is timed, so its own speed does not matter.
@@ -18,6 +22,7 @@ import http.client
 import json
 import subprocess
 import sys
+import time
 import urllib.parse
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -64,6 +69,29 @@ def over_http(url: str, n: int) -> int:
     return 0
 
 
+def cpu_ticks(pid: int) -> int:
+    """The CPU time `pid` has used (user and system), in clock ticks."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def wait_idle(pid: int, quiet: float = 2.0, limit: float = 1800.0) -> None:
+    """Waits until `pid` has used no CPU for `quiet` seconds: restmcp compiles the
+    validators of small tools on a background thread once it serves, which under valgrind
+    can last minutes for a large API; calls counted while it runs would be charged for it."""
+    deadline = time.monotonic() + limit
+    last, still_since = cpu_ticks(pid), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = cpu_ticks(pid)
+        if now != last:
+            last, still_since = now, time.monotonic()
+        elif time.monotonic() - still_since >= quiet:
+            return
+    sys.exit(f"restmcp (pid {pid}) did not go idle within {limit:.0f} s")
+
+
 def over_stdio(n: int, command: list[str]) -> int:
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin and proc.stdout
@@ -84,6 +112,7 @@ def over_stdio(n: int, command: list[str]) -> int:
 
     send(json.dumps(INITIALIZE).encode())
     answer(0)
+    wait_idle(proc.pid)
     send(json.dumps(INITIALIZED).encode())
     for i in range(1, n + 1):
         send(call(i))
@@ -99,6 +128,9 @@ def over_stdio(n: int, command: list[str]) -> int:
 
 def main() -> int:
     mode = sys.argv[1]
+    if mode == "idle":
+        wait_idle(int(sys.argv[2]))
+        return 0
     if mode == "http":
         return over_http(sys.argv[2], int(sys.argv[3]))
     if mode == "stdio" and sys.argv[3] == "--":
