@@ -326,7 +326,7 @@ fn restmcp_reason(status: u16) -> String {
 /// The Streamable HTTP endpoint in process, over the shipped specs in mock mode, with one
 /// initialized 2025-11-25 session.
 pub struct Mcp {
-    app: axum::Router,
+    app: restmcp::http::App,
     session: String,
 }
 

@@ -572,8 +572,20 @@ fn host_name(host: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Middleware for the MCP routes.
-pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+/// Middleware for the MCP routes: [`admit`] in front of the rest of the stack.
+pub async fn mcp(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    admit(&guard, request, |request| next.run(request)).await
+}
+
+/// The guard's checks in front of an MCP request, then `serve` with the client (and, when
+/// authenticated, the principal and caller) in the request's extensions. A tool the
+/// token's scopes do not open comes back from `serve` marked [`InsufficientScope`]: the
+/// answer then carries the challenge that says which scopes to ask for.
+pub async fn admit<F, Fut>(guard: &Guard, mut request: Request, serve: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
     if let Err(refusal) = guard.check(request.headers(), request.uri()) {
         return refusal.into_response();
     }
@@ -584,50 +596,46 @@ pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Ne
             || ClientId("unknown".into()),
             |info| ClientId::of_address(info.0.ip()),
         );
-    match guard.authenticate(request.headers(), &peer).await {
-        Ok(client) => {
-            if let Some(client) = client {
-                let extensions = request.extensions_mut();
-                extensions.insert(ClientId(client.principal.as_str().to_string()));
-                extensions.insert(client.principal);
-                if let Some(caller) = client.caller {
-                    request.extensions_mut().insert(caller);
-                }
-            } else {
-                // The MCP layer counts the client by its address too: made once.
-                request.extensions_mut().insert(peer);
-            }
-            let mut response = next.run(request).await;
-            // A tool the token's scopes do not open: the MCP layer refused it, and the
-            // challenge says what to ask for (the server's scopes and the tool's).
-            if let (Some(oauth), Some(refused)) = (
-                &guard.oauth,
-                response.extensions().get::<InsufficientScope>().cloned(),
-            ) {
-                let mut scopes: Vec<&str> =
-                    oauth.required_scopes().iter().map(String::as_str).collect();
-                for scope in &refused.scopes {
-                    if !scopes.contains(&scope.as_str()) {
-                        scopes.push(scope);
-                    }
-                }
-                let challenge = oauth.challenge(
-                    Some((
-                        "insufficient_scope",
-                        "the token lacks a scope this tool needs",
-                    )),
-                    &scopes,
-                );
-                if let Ok(value) = header::HeaderValue::from_str(&challenge) {
-                    response
-                        .headers_mut()
-                        .insert(header::WWW_AUTHENTICATE, value);
-                }
-            }
-            response
+    let client = match guard.authenticate(request.headers(), &peer).await {
+        Ok(client) => client,
+        Err(refusal) => return refusal.into_response(),
+    };
+    if let Some(client) = client {
+        let extensions = request.extensions_mut();
+        extensions.insert(ClientId(client.principal.as_str().to_string()));
+        extensions.insert(client.principal);
+        if let Some(caller) = client.caller {
+            request.extensions_mut().insert(caller);
         }
-        Err(refusal) => refusal.into_response(),
+    } else {
+        // The MCP layer counts the client by its address too: made once.
+        request.extensions_mut().insert(peer);
     }
+    let mut response = serve(request).await;
+    if let (Some(oauth), Some(refused)) = (
+        &guard.oauth,
+        response.extensions().get::<InsufficientScope>().cloned(),
+    ) {
+        let mut scopes: Vec<&str> = oauth.required_scopes().iter().map(String::as_str).collect();
+        for scope in &refused.scopes {
+            if !scopes.contains(&scope.as_str()) {
+                scopes.push(scope);
+            }
+        }
+        let challenge = oauth.challenge(
+            Some((
+                "insufficient_scope",
+                "the token lacks a scope this tool needs",
+            )),
+            &scopes,
+        );
+        if let Ok(value) = header::HeaderValue::from_str(&challenge) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+    }
+    response
 }
 
 /// Middleware for every route: a request must name one host. Two `Host` headers get 400,
@@ -637,10 +645,18 @@ pub async fn mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Ne
 /// (the listener speaks HTTP/1.1 only), so there is no `:authority` beside `Host`; if it
 /// were, hyper would put it in the URI, and the same rule would hold it to the `Host`.
 pub async fn one_host(request: Request, next: Next) -> Response {
+    match host_problem(&request) {
+        Some(refused) => refused,
+        None => next.run(request).await,
+    }
+}
+
+/// The 400 answer [`one_host`] gives `request`, when it names no host or more than one.
+pub fn host_problem<B>(request: &axum::http::Request<B>) -> Option<Response> {
     let mut hosts = request.headers().get_all(header::HOST).iter();
     let first = hosts.next();
     let problem = if hosts.next().is_some() {
-        Some("Bad Request: more than one Host header")
+        "Bad Request: more than one Host header"
     } else {
         match (first, request.uri().authority()) {
             (Some(host), Some(authority))
@@ -648,21 +664,16 @@ pub async fn one_host(request: Request, next: Next) -> Response {
                     .to_str()
                     .is_ok_and(|host| host.eq_ignore_ascii_case(authority.as_str())) =>
             {
-                Some("Bad Request: the Host header and the request target name different hosts")
+                "Bad Request: the Host header and the request target name different hosts"
             }
             (None, None) if request.version() == axum::http::Version::HTTP_11 => {
-                Some("Bad Request: an HTTP/1.1 request needs a Host header")
+                "Bad Request: an HTTP/1.1 request needs a Host header"
             }
-            _ => None,
+            _ => return None,
         }
     };
-    match problem {
-        Some(problem) => {
-            tracing::debug!("{problem}");
-            (StatusCode::BAD_REQUEST, problem).into_response()
-        }
-        None => next.run(request).await,
-    }
+    tracing::debug!("{problem}");
+    Some((StatusCode::BAD_REQUEST, problem).into_response())
 }
 
 /// Middleware for `/metrics` when it is protected (`server.metrics_token_env`, or

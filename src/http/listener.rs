@@ -27,22 +27,19 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::middleware::AddExtension;
 use hyper::body::{Frame, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
-use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
-use tower::Service;
 
+use super::App;
 use crate::config::ServerSettings;
 use crate::telemetry::metrics::Metrics;
 
@@ -323,12 +320,11 @@ fn fit_to_open_file_limit(wanted: usize) -> usize {
 /// (`EMFILE`) does not take the listener down.
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: App,
     tls: Option<TlsAcceptor>,
     connections: Arc<Connections>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let mut make_service = app.into_make_service_with_connect_info::<SocketAddr>();
     let graceful = GracefulShutdown::new();
     // Separate from `graceful`: a connection joins that only once it speaks HTTP, and a
     // TLS handshake in progress at shutdown should end now, not after HANDSHAKE_TIMEOUT.
@@ -339,10 +335,7 @@ pub async fn serve(
             drop(tcp);
             continue;
         };
-        let service = make_service
-            .call(peer)
-            .await
-            .unwrap_or_else(|never: Infallible| match never {});
+        let service = app.clone();
         // The watcher is taken here, before the spawn, so a shutdown that starts while the
         // task is still handshaking is not missed.
         let watcher = graceful.watcher();
@@ -398,7 +391,7 @@ async fn next_connection(
 struct Connection {
     tcp: TcpStream,
     peer: SocketAddr,
-    service: AddExtension<Router, ConnectInfo<SocketAddr>>,
+    service: App,
     tls: Option<TlsAcceptor>,
     connections: Arc<Connections>,
 }
@@ -421,7 +414,12 @@ impl Connection {
             conn: conn.clone(),
             connections: connections.clone(),
         };
-        let tracked = Tracked::new(service, conn.clone(), connections.clone());
+        let tracked = Tracked {
+            app: service,
+            peer: ConnectInfo(peer),
+            conn: conn.clone(),
+            connections: connections.clone(),
+        };
         let served = async {
             match tls {
                 None => {
@@ -551,26 +549,13 @@ impl AsyncWrite for Watched {
     }
 }
 
-/// The router as a hyper service that marks the connection busy from a request's headers
-/// until its response body has been sent.
+/// The app as a hyper service that gives each request its peer's address and marks the
+/// connection busy from a request's headers until its response body has been sent.
 struct Tracked {
-    inner: TowerToHyperService<AddExtension<Router, ConnectInfo<SocketAddr>>>,
+    app: App,
+    peer: ConnectInfo<SocketAddr>,
     conn: Arc<Conn>,
     connections: Arc<Connections>,
-}
-
-impl Tracked {
-    fn new(
-        service: AddExtension<Router, ConnectInfo<SocketAddr>>,
-        conn: Arc<Conn>,
-        connections: Arc<Connections>,
-    ) -> Tracked {
-        Tracked {
-            inner: TowerToHyperService::new(service),
-            conn,
-            connections,
-        }
-    }
 }
 
 /// Held while a request is in service; the connection is idle again when the last drops.
@@ -606,7 +591,9 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Tracked 
             conn: self.conn.clone(),
             connections: self.connections.clone(),
         };
-        let response = self.inner.call(request);
+        let mut request = request.map(Body::new);
+        request.extensions_mut().insert(self.peer);
+        let response = self.app.answer(request);
         Box::pin(async move {
             let response = response.await?;
             Ok(response.map(|body| BusyBody { inner: body, busy }))
@@ -644,6 +631,7 @@ impl hyper::body::Body for BusyBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::Router;
     use axum::routing::get;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -653,7 +641,7 @@ mod tests {
         let addr = listener.local_addr().expect("addr");
         let stop = CancellationToken::new();
         let stopped = stop.clone();
-        tokio::spawn(serve(listener, app, None, connections, async move {
+        tokio::spawn(serve(listener, app.into(), None, connections, async move {
             stopped.cancelled().await
         }));
         (addr, stop)

@@ -11,6 +11,7 @@
 //! until no MCP request is in flight (at most `shutdown_grace_seconds`); then end every
 //! session and stream, and return once the connections are closed.
 
+mod app;
 pub mod console;
 pub mod guard;
 pub mod health;
@@ -35,6 +36,8 @@ use crate::mcp::admission::Admission;
 use guard::{Guard, Tokens};
 use health::{Readiness, ReadyState};
 use oauth::ResourceServer;
+
+pub use app::App;
 
 /// The endpoint cannot be set up as configured.
 #[derive(Debug, thiserror::Error)]
@@ -156,7 +159,7 @@ fn pseudonyms(
 }
 
 /// The whole router: MCP routes behind the guard, health and metrics beside them.
-pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Control) -> Router {
+pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Control) -> App {
     let metrics = shared.metrics().clone();
     control.connections.count_in(metrics.clone());
     let endpoint = crate::mcp::streamable::endpoint(
@@ -173,6 +176,7 @@ pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Contro
         metrics.clone(),
         control.metrics_token.clone(),
     ));
+    let front = endpoint.front.clone();
     let mut mcp = endpoint
         .router
         .clone()
@@ -234,14 +238,20 @@ pub fn app(shared: Arc<ServerState>, settings: &ServerSettings, control: &Contro
         let mut route = get(scrape).with_state(Scrape { metrics, endpoint });
         if guard.protects_metrics() {
             route = route.layer(axum::middleware::from_fn_with_state(
-                guard,
+                guard.clone(),
                 guard::token_only,
             ));
         }
         router = router.route("/metrics", route);
     }
     // Outermost: a request whose host is ambiguous reaches no route.
-    router.layer(axum::middleware::from_fn(guard::one_host))
+    let router = router.layer(axum::middleware::from_fn(guard::one_host));
+    if settings.cors_origins.is_empty() {
+        // The same checks as the router's, in the same order, without routing.
+        App::with_mcp(router, guard, front)
+    } else {
+        App::routed(router)
+    }
 }
 
 #[derive(Clone)]
@@ -306,7 +316,7 @@ fn cors(origins: &[String]) -> tower_http::cors::CorsLayer {
 /// commit).
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    app: Router,
+    app: App,
     control: Arc<Control>,
     shutdown: CancellationToken,
     threads: usize,
@@ -358,7 +368,7 @@ pub async fn serve(
 /// One accept loop: plain HTTP or TLS, until `stop` is cancelled.
 async fn accept(
     listener: tokio::net::TcpListener,
-    app: Router,
+    app: App,
     tls: Option<tokio_rustls::TlsAcceptor>,
     connections: Arc<listener::Connections>,
     stop: CancellationToken,

@@ -11,7 +11,6 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use axum::Router;
 use rustls::ServerConfig;
 use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -125,12 +124,12 @@ fn read_private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
 /// request carries `axum::extract::ConnectInfo<SocketAddr>` of the peer.
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: impl Into<super::App>,
     acceptor: TlsAcceptor,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let connections = Connections::new(&crate::config::ServerSettings::default());
-    super::listener::serve(listener, app, Some(acceptor), connections, shutdown).await
+    super::listener::serve(listener, app.into(), Some(acceptor), connections, shutdown).await
 }
 
 #[cfg(test)]
@@ -138,6 +137,7 @@ mod tests {
     use std::net::SocketAddr;
     use std::time::{Duration, Instant};
 
+    use axum::Router;
     use axum::extract::ConnectInfo;
     use axum::routing::get;
     use figment::value::magic::RelativePathBuf;

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::admission::Admission;
 use super::direct::DirectPath;
+pub use super::front::SdkFront;
 use super::session::SessionTable;
 use super::sizes::Transport;
 use super::streams::Streams;
@@ -25,6 +26,8 @@ use crate::config::ServerSettings;
 pub struct Endpoint {
     /// `/mcp` (Streamable HTTP), and `/sse` + `/message` (legacy HTTP+SSE) unless switched off.
     pub router: Router,
+    /// The service behind `/mcp` in `router`, for a caller that routes `/mcp` itself.
+    pub front: SdkFront,
     sessions: Arc<LocalSessionManager>,
 }
 
@@ -92,7 +95,7 @@ pub fn endpoint(
         table,
         streams.clone(),
     );
-    let router = Router::new().route_service("/mcp", front);
+    let router = Router::new().route_service("/mcp", front.clone());
     let router = if settings.legacy_sse {
         router.merge(super::sse::routes(
             shared_for_sse,
@@ -104,5 +107,9 @@ pub fn endpoint(
     } else {
         router
     };
-    Endpoint { router, sessions }
+    Endpoint {
+        router,
+        front,
+        sessions,
+    }
 }

@@ -555,8 +555,20 @@ async fn the_legacy_message_route_has_the_in_flight_limit_and_streams_are_capped
 
 #[tokio::test]
 async fn two_host_headers_or_a_target_naming_another_host_get_400() {
+    // `/mcp` is served without the router unless CORS is configured, and through it then:
+    // both ways answer alike.
     let upstream = upstream::start().await;
-    let server = start(&upstream.url(), ServerSettings::default()).await;
+    let cors = ServerSettings {
+        cors_origins: vec!["https://app.example.com".into()],
+        ..ServerSettings::default()
+    };
+    for settings in [ServerSettings::default(), cors] {
+        hosts_are_checked(&upstream.url(), settings).await;
+    }
+}
+
+async fn hosts_are_checked(upstream: &str, settings: ServerSettings) {
+    let server = start(upstream, settings).await;
     for path in ["/healthz", "/mcp"] {
         let answer = raw(
             server.addr,
@@ -590,6 +602,19 @@ async fn two_host_headers_or_a_target_naming_another_host_get_400() {
     .await;
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     assert!(answer.contains("needs a Host header"), "{answer}");
+    let answer = raw(
+        server.addr,
+        "POST /mcp HTTP/1.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("needs a Host header"), "{answer}");
+    let answer = raw(
+        server.addr,
+        "POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
     let answer = raw(
         server.addr,
         "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
