@@ -180,7 +180,7 @@ impl ServerState {
         (client, version): (Option<&str>, Option<&ProtocolVersion>),
         incoming: &CallContext,
     ) -> Resolved {
-        let view = snapshot.view(client, version);
+        let view = snapshot.calling_view(client, version);
         let mut name = view.catalog_name(name).to_string();
         if snapshot.discovery.handles(&name) {
             let catalog = snapshot.catalog().clone();

@@ -60,6 +60,9 @@ pub struct Snapshot {
     /// The view of a client no rule matches when nothing is adapted, per protocol version
     /// (by [`version_index`]): the common case, served without a lock once made.
     plain: [OnceLock<Arc<view::View>>; 4],
+    /// What a call of a client no rule matches resolves through when nothing is adapted,
+    /// before that client's listing is made: the catalog's own names and arguments.
+    unlisted: OnceLock<Arc<view::View>>,
     /// The search or meta tools of APIs too large to list.
     pub(super) discovery: Discovery,
     /// `tools/list` entries per protocol version (by [`version_index`]), each made when a
@@ -109,6 +112,7 @@ impl Snapshot {
             presentation: view::Presentation::default(),
             views: Mutex::default(),
             plain: Default::default(),
+            unlisted: OnceLock::new(),
             listed: Default::default(),
             scopes: OnceLock::new(),
             scoped: Mutex::default(),
@@ -181,6 +185,8 @@ impl Snapshot {
     pub fn with_presentation(mut self, presentation: view::Presentation) -> Snapshot {
         self.presentation = presentation;
         self.views = Mutex::default();
+        self.plain = Default::default();
+        self.unlisted = OnceLock::new();
         self
     }
 
@@ -209,6 +215,27 @@ impl Snapshot {
                     rule,
                 ))
             })
+            .clone()
+    }
+
+    /// The view a call of `client` resolves its tool's name and arguments through: its
+    /// [`Snapshot::view`], except that a client no rule matches, when nothing is adapted,
+    /// does not wait for its listing to be made (for 11,000 tools and protocol 2026-07-28
+    /// that took 0.4 s): such a view calls tools by their catalog names and passes
+    /// arguments as they are, whatever it lists.
+    pub(super) fn calling_view(
+        &self,
+        client: Option<&str>,
+        version: Option<&ProtocolVersion>,
+    ) -> Arc<view::View> {
+        if self.presentation.rule_for(client).is_some() || !self.presentation.is_plain() {
+            return self.view(client, version);
+        }
+        if let Some(view) = self.plain[version_index(version)].get() {
+            return view.clone();
+        }
+        self.unlisted
+            .get_or_init(|| Arc::new(view::View::plain(Arc::default())))
             .clone()
     }
 
