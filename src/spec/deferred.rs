@@ -6,6 +6,9 @@
 //! serve its `x-webhooks`), and 535 examples: built whole, they took its start-up peak to
 //! 85 MB instead of 67 MB.
 //!
+//! Swagger 2.0's root `definitions`, `parameters` and `responses` are deferred entry by
+//! entry as `components` is.
+//!
 //! The path items of `paths` are kept as text too, each with a `null` in its place in the
 //! skeleton's `paths` (so their order stays): normalization parses a few at a time and
 //! drops them once their tools are made ([`Deferred::path_item`]), and a `$ref` into one
@@ -43,6 +46,9 @@ const SECTIONS: [&str; 9] = [
     "pathItems",
 ];
 
+/// The root's keys whose entries may be deferred (Swagger 2.0's `components`).
+const ROOT_SECTIONS: [&str; 3] = ["definitions", "parameters", "responses"];
+
 /// Nesting below a deferred entry up to which it is deferred; deeper, the whole document
 /// is parsed as before (serde_json stops at 128 levels, counted from the root).
 const MAX_NESTING: usize = 100;
@@ -56,6 +62,8 @@ pub struct Deferred {
     components: HashMap<String, HashMap<String, Lazy>>,
     /// Entries of `paths`, by key; each has a `null` in the skeleton's `paths`.
     paths: HashMap<String, Lazy>,
+    /// Entries of the root's [`ROOT_SECTIONS`], by section and then by name.
+    sections: HashMap<String, HashMap<String, Lazy>>,
 }
 
 /// One deferred value: its minified text until it is first asked for, then the value.
@@ -109,16 +117,20 @@ fn built(text: &str) -> Option<Value> {
 impl Deferred {
     /// Whether nothing was deferred.
     pub fn is_empty(&self) -> bool {
-        self.top.is_empty() && self.components.is_empty() && self.paths.is_empty()
+        self.top.is_empty()
+            && self.components.is_empty()
+            && self.paths.is_empty()
+            && self.sections.is_empty()
     }
 
     /// The deferred value `name` under the (decoded) pointer segments `parents`, if one is
-    /// deferred there: a root key (no parents), an entry of `components/SECTION` or of
-    /// `paths`. A path item is kept parsed from then on.
+    /// deferred there: a root key (no parents), an entry of `components/SECTION`, of
+    /// `paths` or of a root section (`definitions`). A path item is kept parsed from then on.
     pub fn get(&self, parents: &[String], name: &str) -> Option<&Value> {
         let lazy = match parents {
             [] => self.top.get(name),
             [paths] if paths == "paths" => self.paths.get(name),
+            [section] => self.sections.get(section)?.get(name),
             [components, section] if components == "components" => {
                 self.components.get(section)?.get(name)
             }
@@ -167,13 +179,15 @@ fn parse(bytes: &[u8]) -> Option<(Value, Deferred)> {
     Some((root, deferred))
 }
 
-/// An object read by [`Level`]: the root, `paths`, `components` or one of its sections.
+/// An object read by [`Level`]: the root, `paths`, `components` or one of its sections,
+/// or one of the root's [`ROOT_SECTIONS`].
 #[derive(Clone, Copy)]
 enum At<'p> {
     Root,
     Paths,
     Components,
     Section(&'p str),
+    RootSection(&'p str),
 }
 
 /// One object whose entries may be deferred, read at `at`.
@@ -201,6 +215,8 @@ enum Read {
     Components,
     /// A section of `components`.
     Section,
+    /// One of the root's [`ROOT_SECTIONS`].
+    RootSection,
     /// Kept as text.
     Defer,
 }
@@ -210,6 +226,7 @@ impl Level<'_> {
         match self.at {
             At::Root if key == "components" => Read::Components,
             At::Root if key == "paths" => Read::Paths,
+            At::Root if ROOT_SECTIONS.contains(&key) => Read::RootSection,
             At::Root
                 if key == "webhooks" || (key.starts_with("x-") && !key.starts_with("x-mcp")) =>
             {
@@ -218,7 +235,7 @@ impl Level<'_> {
             At::Root => Read::Build,
             At::Components if SECTIONS.contains(&key) => Read::Section,
             At::Components => Read::Build,
-            At::Paths | At::Section(_) => Read::Defer,
+            At::Paths | At::Section(_) | At::RootSection(_) => Read::Defer,
         }
     }
 
@@ -231,6 +248,12 @@ impl Level<'_> {
             At::Section(section) => Some(
                 self.deferred
                     .components
+                    .entry(section.to_string())
+                    .or_default(),
+            ),
+            At::RootSection(section) => Some(
+                self.deferred
+                    .sections
                     .entry(section.to_string())
                     .or_default(),
             ),
@@ -250,10 +273,14 @@ impl<'de> Visitor<'de> for Level<'_> {
         while let Some(key) = map.next_key::<String>()? {
             let value = match self.read(&key) {
                 Read::Build => map.next_value_seed(CompactSeed(&mut *self.pending))?,
-                read @ (Read::Paths | Read::Components | Read::Section) => {
+                read @ (Read::Paths | Read::Components | Read::Section | Read::RootSection) => {
                     // A repeated `paths`, `components` or section replaces the earlier one
                     // whole.
                     let at = match read {
+                        Read::RootSection => {
+                            self.deferred.sections.remove(&key);
+                            At::RootSection(key.as_str())
+                        }
                         Read::Paths => {
                             self.deferred.paths.clear();
                             At::Paths
@@ -522,6 +549,36 @@ mod tests {
             "a $ref parsed it for good"
         );
         assert_eq!(*kept, expected["paths"]["/a"]);
+    }
+
+    #[test]
+    fn swagger_definitions_parameters_and_responses_are_deferred_by_entry() {
+        let text = r##"{"swagger": "2.0",
+            "definitions": {"Pet": {"type": "object"}, "Far": {"$ref": "other.json#/Pet"}},
+            "parameters": {"limit": {"name": "limit", "in": "query", "type": "integer"}},
+            "responses": {"gone": {"description": "gone"}},
+            "securityDefinitions": {"key": {"type": "apiKey", "in": "header", "name": "k"}}
+        }"##;
+        let (root, deferred) = parse(text.as_bytes()).expect("deferred");
+        let expected = whole(text);
+        assert_eq!(root["securityDefinitions"], expected["securityDefinitions"]);
+        assert_eq!(
+            root["definitions"],
+            serde_json::json!({"Far": {"$ref": "other.json#/Pet"}})
+        );
+        assert_eq!(root["parameters"], serde_json::json!({}));
+        for (section, name) in [
+            ("definitions", "Pet"),
+            ("parameters", "limit"),
+            ("responses", "gone"),
+        ] {
+            assert_eq!(
+                deferred.get(&[section.to_string()], name),
+                Some(&expected[section][name]),
+                "{section}/{name}"
+            );
+        }
+        assert_eq!(deferred.get(&["definitions".to_string()], "Far"), None);
     }
 
     #[test]
