@@ -336,15 +336,12 @@ fn build_api(input: &ApiInput<'_>, settings: &ToolSettings) -> Result<BuiltApi, 
     };
     let mut schemes = BTreeMap::new();
     if let Some(docs) = input.docs {
-        let api = spec::normalize(docs).map_err(|error| CatalogError::Spec {
-            api: input.name.to_string(),
-            error,
-        })?;
-        tools = described_tools(input, settings, docs, &api, &mut operations)?;
+        let api;
+        (api, tools) = described_tools(input, settings, docs, &mut operations)?;
         operations.sort_by_key(|o| o.index);
         report.source = docs.root().name.clone();
         report.version = Some(api.version);
-        report.title = api.title.clone();
+        report.title = api.title;
         schemes = api.security_schemes;
     }
     add_hand_written(
@@ -373,54 +370,51 @@ fn patch_error(input: &ApiInput<'_>, error: PatchError) -> CatalogError {
     }
 }
 
-/// The tools of an API's description: its operations selected, synthesized, named and
-/// patched; each operation's fate goes to `operations`.
+/// How many path items are read at once: their operations are selected and synthesized,
+/// and the parsed path items dropped, before the next ones are read (GitHub's 811 path
+/// items, built whole, take about 23 MB).
+const PATH_ITEMS_PER_PART: usize = 64;
+
+/// The tools of an API's description: its operations read a part at a time
+/// ([`spec::normalize_in_parts`]), selected, synthesized (in parallel), then all named and
+/// patched; each operation's fate goes to `operations`. Also the API but its operations.
 fn described_tools(
     input: &ApiInput<'_>,
     settings: &ToolSettings,
     docs: &DocumentSet,
-    api: &spec::Api<'_>,
     operations: &mut Vec<OperationReport>,
-) -> Result<Vec<Tool>, CatalogError> {
+) -> Result<(spec::Api<'static>, Vec<Tool>), CatalogError> {
     let file = &docs.root().name;
-    let mut patches =
-        patches_by_operation(api, file, input.overlays).map_err(|e| patch_error(input, e))?;
     let shared = SharedSchemas::default();
-    let cx = Context {
-        api: input.name,
-        version: api.version,
-        base_url: input.base_url,
-        max_description_length: input
-            .max_description_length
-            .unwrap_or(settings.max_description_length),
-        max_output_schema_bytes: settings.max_output_schema_bytes,
-        max_input_schema_bytes: settings.max_input_schema_bytes,
-        shared: &shared,
-        max_parameter_description_length: input.max_parameter_description_length.unwrap_or(0),
-        mock: input.mock,
+    let mut described = Described {
+        input,
+        file,
+        matcher: PatchMatcher::new(file, input.overlays),
+        workers: (0..crate::parallel::threads())
+            .map(|_| (RefGraph::new(docs), synthesize::FullDefs::default()))
+            .collect(),
+        operations,
+        drafts: Vec::new(),
     };
-    let kept = selected(input, api, file, &mut patches, operations);
-    let ops: Vec<&spec::Operation<'_>> = kept.iter().map(|(op, _)| *op).collect();
-    let mut drafts: Vec<(Draft, &spec::Operation<'_>, Patches<'_>)> = Vec::new();
-    for ((op, op_patches), result) in kept.into_iter().zip(synthesize_all(&cx, docs, &ops)) {
-        match result {
-            Ok(draft) => drafts.push((draft, op, op_patches)),
-            Err(reason) => operations.push(OperationReport::skipped(
-                op.index,
-                op.label(),
-                format!("{file}#{}", op.pointer),
-                reason,
-            )),
+    let walked = spec::normalize_in_parts(docs, PATH_ITEMS_PER_PART, |api, ops, skipped| {
+        let cx = context(input, settings, api.version, &shared);
+        described.part(&cx, ops, skipped)
+    });
+    let api = match walked {
+        Ok(Ok(api)) => api,
+        Ok(Err(error)) => return Err(patch_error(input, error)),
+        Err(error) => {
+            return Err(CatalogError::Spec {
+                api: input.name.to_string(),
+                error,
+            });
         }
-    }
-    for skipped in &api.skipped {
-        operations.push(OperationReport::skipped(
-            skipped.index,
-            skipped.operation.clone(),
-            format!("{file}#{}", skipped.pointer),
-            skipped.reason.clone(),
-        ));
-    }
+    };
+    described
+        .matcher
+        .finish()
+        .map_err(|e| patch_error(input, e))?;
+    let (operations, drafts) = (described.operations, described.drafts);
     let requests: Vec<_> = drafts.iter().map(|(d, _, _)| d.naming.clone()).collect();
     let names = naming::assign(&requests, input.prefix, settings.max_name_length);
     let limits = PatchLimits {
@@ -429,58 +423,164 @@ fn described_tools(
     };
     let mut tools = Vec::new();
     for (drafted, named) in drafts.into_iter().zip(names) {
-        let (tool, operation) = patched_tool(input, api, file, drafted, named, &limits)?;
+        let (tool, operation) = patched_tool(input, &api, file, drafted, named, &limits)?;
         operations.push(operation);
         tools.push(tool);
     }
-    Ok(tools)
+    Ok((api, tools))
 }
 
-/// The operations the API's selection and patches keep, each with its patches; the
-/// others are reported (excluded, or hidden by the last patch that says so).
-fn selected<'o, 'a, 'p>(
-    input: &ApiInput<'_>,
-    api: &'o spec::Api<'a>,
-    file: &str,
-    patches: &mut [Patches<'p>],
-    operations: &mut Vec<OperationReport>,
-) -> Vec<(&'o spec::Operation<'a>, Patches<'p>)> {
-    let mut kept = Vec::new();
-    for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
-        let location = format!("{file}#{}", op.pointer);
+/// How synthesis reads the API `input`.
+fn context<'a>(
+    input: &ApiInput<'a>,
+    settings: &ToolSettings,
+    version: spec::SpecVersion,
+    shared: &'a SharedSchemas,
+) -> Context<'a> {
+    Context {
+        api: input.name,
+        version,
+        base_url: input.base_url,
+        max_description_length: input
+            .max_description_length
+            .unwrap_or(settings.max_description_length),
+        max_output_schema_bytes: settings.max_output_schema_bytes,
+        max_input_schema_bytes: settings.max_input_schema_bytes,
+        shared,
+        max_parameter_description_length: input.max_parameter_description_length.unwrap_or(0),
+        mock: input.mock,
+    }
+}
+
+/// What patching and the report need of a synthesized operation once its path item is
+/// gone.
+struct Made {
+    index: usize,
+    label: String,
+    pointer: String,
+    operation_id: Option<String>,
+    tags: Vec<String>,
+    /// The schemes its security requirements name.
+    schemes: std::collections::BTreeSet<String>,
+}
+
+impl Made {
+    fn of(op: &spec::Operation<'_>) -> Made {
+        Made {
+            index: op.index,
+            label: op.label(),
+            pointer: op.pointer.clone(),
+            operation_id: op.operation_id.clone(),
+            tags: op.tags.clone(),
+            schemes: op
+                .security
+                .iter()
+                .flat_map(|alternative| alternative.keys().cloned())
+                .collect(),
+        }
+    }
+}
+
+/// One synthesizing thread's `$ref` graph and full-schema definitions, kept from one part
+/// to the next (a tool's result never depends on their state, so the output is the same
+/// however the work is split).
+type Worker<'d> = (RefGraph<'d>, synthesize::FullDefs);
+
+/// The drafts of an API's operations as its parts are read.
+struct Described<'i, 'd, 'p> {
+    input: &'i ApiInput<'p>,
+    file: &'i str,
+    matcher: PatchMatcher<'p>,
+    workers: Vec<Worker<'d>>,
+    operations: &'i mut Vec<OperationReport>,
+    drafts: Vec<(Draft, Made, Patches<'p>)>,
+}
+
+impl<'d, 'p> Described<'_, 'd, 'p> {
+    /// One part's operations patched, selected and synthesized; those skipped reported.
+    fn part(
+        &mut self,
+        cx: &Context<'d>,
+        ops: Vec<spec::Operation<'_>>,
+        skipped: Vec<spec::Skipped>,
+    ) -> Result<(), PatchError> {
+        let mut kept = Vec::new();
+        for op in &ops {
+            let patches = self.matcher.patches(op)?;
+            if let Some(patches) = self.kept(op, patches) {
+                kept.push((op, patches));
+            }
+        }
+        let chosen: Vec<&spec::Operation<'_>> = kept.iter().map(|(op, _)| *op).collect();
+        let results = crate::parallel::on_all_cores_with(
+            &mut self.workers,
+            &chosen,
+            |(graph, full_defs), chunk| {
+                chunk
+                    .iter()
+                    .map(|op| synthesize::synthesize(cx, graph, full_defs, op))
+                    .collect()
+            },
+        );
+        for ((op, patches), result) in kept.into_iter().zip(results) {
+            match result {
+                Ok(draft) => self.drafts.push((draft, Made::of(op), patches)),
+                Err(reason) => self.operations.push(OperationReport::skipped(
+                    op.index,
+                    op.label(),
+                    format!("{}#{}", self.file, op.pointer),
+                    reason,
+                )),
+            }
+        }
+        for skipped in skipped {
+            self.matcher.skipped.push(skipped.operation.clone());
+            self.operations.push(OperationReport::skipped(
+                skipped.index,
+                skipped.operation,
+                format!("{}#{}", self.file, skipped.pointer),
+                skipped.reason,
+            ));
+        }
+        Ok(())
+    }
+
+    /// `patches` if the API's selection and the patches keep `op`; else `None`, and `op`
+    /// reported (excluded, or hidden by the last patch that says so).
+    fn kept(&mut self, op: &spec::Operation<'_>, patches: Patches<'p>) -> Option<Patches<'p>> {
+        let location = format!("{}#{}", self.file, op.pointer);
         let candidate = Candidate {
             method: op.method,
             path: &op.path,
             operation_id: op.operation_id.as_deref(),
             tags: &op.tags,
         };
-        if let Some(reason) = input.selection.exclusion(&candidate) {
-            operations.push(OperationReport::left_out(
+        if let Some(reason) = self.input.selection.exclusion(&candidate) {
+            self.operations.push(OperationReport::left_out(
                 op.index,
                 op.label(),
                 location,
                 OperationOutcome::Excluded { reason },
             ));
-            continue;
+            return None;
         }
-        let hidden_by = op_patches
+        let hidden_by = patches
             .iter()
             .rev()
             .find_map(|(source, patch)| patch.hidden.map(|h| (h, source)))
             .filter(|(hidden, _)| *hidden)
             .map(|(_, source)| format!("{} {}", source.kind, source.at(&["hidden"])));
         if let Some(by) = hidden_by {
-            operations.push(OperationReport::left_out(
+            self.operations.push(OperationReport::left_out(
                 op.index,
                 op.label(),
                 location,
                 OperationOutcome::Hidden { by },
             ));
-            continue;
+            return None;
         }
-        kept.push((op, std::mem::take(op_patches)));
+        Some(patches)
     }
-    kept
 }
 
 /// One synthesized operation's tool, named, with the API's `accept`, the operation's
@@ -489,22 +589,20 @@ fn patched_tool(
     input: &ApiInput<'_>,
     api: &spec::Api<'_>,
     file: &str,
-    (mut draft, op, op_patches): (Draft, &spec::Operation<'_>, Patches<'_>),
+    (mut draft, op, op_patches): (Draft, Made, Patches<'_>),
     named: naming::Named,
     limits: &PatchLimits,
 ) -> Result<(Tool, OperationReport), CatalogError> {
-    let undeclared: std::collections::BTreeSet<&String> = op
-        .security
+    let undeclared = op
+        .schemes
         .iter()
-        .flat_map(|alternative| alternative.keys())
-        .filter(|scheme| !api.security_schemes.contains_key(*scheme))
-        .collect();
+        .filter(|scheme| !api.security_schemes.contains_key(*scheme));
     for scheme in undeclared {
         draft.notes.push(format!(
             "security requirement names scheme \"{scheme}\", which the description does not declare"
         ));
     }
-    let source = op.operation_id.clone().unwrap_or_else(|| op.label());
+    let source = op.operation_id.clone().unwrap_or_else(|| op.label.clone());
     let mut tool = Tool {
         name: named.name.clone(),
         title: draft.title.take(),
@@ -515,10 +613,10 @@ fn patched_tool(
         route: draft.route.clone(),
         origin: Origin {
             api: input.name.to_string(),
-            operation_id: op.operation_id.clone(),
-            operation: op.label(),
+            operation_id: op.operation_id,
+            operation: op.label.clone(),
             location: format!("{file}#{}", op.pointer),
-            tags: op.tags.clone(),
+            tags: op.tags,
         },
         provenance: std::mem::take(&mut draft.provenance),
         resource: None,
@@ -540,7 +638,7 @@ fn patched_tool(
     };
     let operation = OperationReport::mapped(
         op.index,
-        op.label(),
+        op.label,
         format!("{file}#{}", op.pointer),
         tool.name.clone(),
         source,
@@ -618,19 +716,39 @@ fn add_hand_written(
     Ok(())
 }
 
-/// Matches every overlay entry (and `x-mcp` extension) to its operation; an entry that
-/// matches none is an error, since it most likely has a typo.
-fn patches_by_operation<'p>(
-    api: &spec::Api<'_>,
-    file: &str,
+/// Matches overlay entries (and `x-mcp` extensions) to operations as they are read: an
+/// overlay entry goes to the first operation whose operationId or label it names. One
+/// that names none is an error ([`PatchMatcher::finish`]), since it most likely has a typo.
+struct PatchMatcher<'p> {
+    file: String,
     overlays: &'p [(String, OverlayFile)],
-) -> Result<Vec<Patches<'p>>, PatchError> {
-    let mut patches: Vec<Patches<'p>> = api.operations.iter().map(|_| Vec::new()).collect();
-    for (op, op_patches) in api.operations.iter().zip(patches.iter_mut()) {
+    /// Per overlay file, the entries matched so far, by index.
+    matched: Vec<std::collections::HashSet<usize>>,
+    /// Every operation's operationId or label, for hints (kept only if there are overlays).
+    known: Vec<String>,
+    /// The labels of the operations skipped: an entry naming one is no typo.
+    skipped: Vec<String>,
+}
+
+impl<'p> PatchMatcher<'p> {
+    fn new(file: &str, overlays: &'p [(String, OverlayFile)]) -> PatchMatcher<'p> {
+        PatchMatcher {
+            file: file.to_string(),
+            overlays,
+            matched: overlays.iter().map(|_| Default::default()).collect(),
+            known: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// The patches of the next operation, `op`: its `x-mcp`, then the overlay entries not
+    /// matched yet that name it, file by file.
+    fn patches(&mut self, op: &spec::Operation<'_>) -> Result<Patches<'p>, PatchError> {
+        let mut patches: Patches<'p> = Vec::new();
         if let Some(extension) = &op.x_mcp {
-            let location = format!("{file}#{}/x-mcp", op.pointer);
+            let location = format!("{}#{}/x-mcp", self.file, op.pointer);
             let patch = patch::parse_extension(extension, &location)?;
-            op_patches.push((
+            patches.push((
                 PatchSource {
                     kind: patch::SPEC_EXTENSION,
                     location,
@@ -638,58 +756,47 @@ fn patches_by_operation<'p>(
                 std::borrow::Cow::Owned(patch),
             ));
         }
-    }
-    for (overlay_file, overlay) in overlays {
-        for (key, patch) in &overlay.tools.0 {
-            let location = format!("{overlay_file}#/tools/{}", crate::json::escape_token(key));
-            let found = api.operations.iter().position(|op| {
-                op.operation_id.as_deref() == Some(key.as_str())
-                    || select::same_label(key, &op.label())
-            });
-            match found {
-                Some(i) => patches[i].push((
-                    PatchSource::of_overlay(overlay, location),
-                    std::borrow::Cow::Borrowed(patch),
-                )),
-                None if api
-                    .skipped
-                    .iter()
-                    .any(|s| select::same_label(key, &s.operation)) => {}
-                None => {
-                    let known: Vec<String> = api
-                        .operations
-                        .iter()
-                        .map(|op| op.operation_id.clone().unwrap_or_else(|| op.label()))
-                        .collect();
-                    let known: Vec<&str> = known.iter().map(String::as_str).collect();
-                    let hint = naming::closest(key, &known)
-                        .map(|c| format!("; did you mean \"{c}\"?"))
-                        .unwrap_or_default();
-                    return Err(PatchError::new(
-                        location,
-                        format!("no operation has operationId or label \"{key}\"{hint}"),
+        let label = op.label();
+        for ((overlay_file, overlay), matched) in self.overlays.iter().zip(&mut self.matched) {
+            for (entry, (key, patch)) in overlay.tools.0.iter().enumerate() {
+                let names_op = op.operation_id.as_deref() == Some(key.as_str())
+                    || select::same_label(key, &label);
+                if names_op && matched.insert(entry) {
+                    let location =
+                        format!("{overlay_file}#/tools/{}", crate::json::escape_token(key));
+                    patches.push((
+                        PatchSource::of_overlay(overlay, location),
+                        std::borrow::Cow::Borrowed(patch),
                     ));
                 }
             }
         }
+        if !self.overlays.is_empty() {
+            self.known.push(op.operation_id.clone().unwrap_or(label));
+        }
+        Ok(patches)
     }
-    Ok(patches)
-}
 
-/// Synthesizes operations on all available cores, results in operation order. Each
-/// thread builds its own `$ref` graph: a tool's result never depends on the graph's state,
-/// so the output is the same however the work is split.
-fn synthesize_all(
-    cx: &Context<'_>,
-    docs: &DocumentSet,
-    operations: &[&spec::Operation<'_>],
-) -> Vec<Result<Draft, String>> {
-    crate::parallel::on_all_cores(operations, |chunk| {
-        let mut graph = RefGraph::new(docs);
-        let mut full_defs = synthesize::FullDefs::default();
-        chunk
-            .iter()
-            .map(|op| synthesize::synthesize(cx, &mut graph, &mut full_defs, op))
-            .collect()
-    })
+    /// An error for the first overlay entry that named no operation (and no skipped one).
+    fn finish(&self) -> Result<(), PatchError> {
+        for ((overlay_file, overlay), matched) in self.overlays.iter().zip(&self.matched) {
+            for (entry, (key, _)) in overlay.tools.0.iter().enumerate() {
+                if matched.contains(&entry)
+                    || self.skipped.iter().any(|s| select::same_label(key, s))
+                {
+                    continue;
+                }
+                let location = format!("{overlay_file}#/tools/{}", crate::json::escape_token(key));
+                let known: Vec<&str> = self.known.iter().map(String::as_str).collect();
+                let hint = naming::closest(key, &known)
+                    .map(|c| format!("; did you mean \"{c}\"?"))
+                    .unwrap_or_default();
+                return Err(PatchError::new(
+                    location,
+                    format!("no operation has operationId or label \"{key}\"{hint}"),
+                ));
+            }
+        }
+        Ok(())
+    }
 }

@@ -13,9 +13,10 @@
 //! This file holds the [`Catalog`], the set of tools served at one time (replaced whole on
 //! reload). The rest, one concept a file:
 //!
-//! - `build`: [`build()`] and its [`ApiInput`]: select, synthesize (on all cores,
-//!   [`crate::parallel::on_all_cores`]), name and patch every API's operations, add the hand-written tools,
-//!   check names are unique ([`CatalogError`]).
+//! - `build`: [`build()`] and its [`ApiInput`]: read every API's operations a few path
+//!   items at a time ([`crate::spec::normalize_in_parts`]), select and synthesize them (on
+//!   all cores, [`crate::parallel::on_all_cores_with`]), then name and patch them all, add
+//!   the hand-written tools, check names are unique ([`CatalogError`]).
 //! - [`explain`]: one tool explained, each piece with where it came from (`restmcp explain`,
 //!   the console); [`surface`]: the resources, templates and prompts in words.
 //! - `tool`: one [`Tool`]: its MCP form, [`Annotations`], [`Origin`] and the [`Route`] the

@@ -1962,3 +1962,165 @@ fn auto_discovery_lists_what_fits_the_budget_and_searches_the_rest() {
         "search (configured)"
     );
 }
+
+// Path items read a part at a time
+// ---------------------------------------------------------------------------------------
+
+/// A JSON description with more path items than one part holds: refs between path items,
+/// path-level parameters, components, an `x-mcp` extension and an `x-` key under `paths`.
+fn many_paths() -> Value {
+    let mut paths = serde_json::Map::new();
+    paths.insert("x-note".into(), json!({"not": "a path item"}));
+    for i in 0..150 {
+        paths.insert(
+            format!("/things{i}/{{id}}"),
+            json!({
+                "parameters": [{"$ref": "#/components/parameters/Id"}],
+                "get": {
+                    "operationId": format!("getThing{i}"),
+                    "responses": {"200": {"description": "ok", "content": {"application/json": {
+                        "schema": {"$ref": "#/components/schemas/Thing"}}}}}
+                },
+                "put": {
+                    "requestBody": {"content": {"application/json": {
+                        "schema": {"$ref": "#/components/schemas/Thing"}}}},
+                    "responses": {"204": {"description": "done"}},
+                    "x-mcp": {"description": format!("Replace thing {i}")}
+                }
+            }),
+        );
+    }
+    paths.insert("/alias".into(), json!({"$ref": "#/paths/~1things7~1{id}"}));
+    paths.insert("/broken".into(), json!({"$ref": "#/paths/~1nowhere"}));
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "Many", "version": "1"},
+        "servers": [{"url": "https://api.example.test"}],
+        "paths": paths,
+        "components": {
+            "parameters": {"Id": {"name": "id", "in": "path", "required": true,
+                                  "schema": {"type": "integer"}}},
+            "schemas": {"Thing": {"type": "object", "properties": {
+                "name": {"type": "string"}, "parts": {"type": "array",
+                "items": {"$ref": "#/components/schemas/Thing"}}}}}
+        }
+    })
+}
+
+/// Every tool and operation report of `docs`, as text.
+fn built_text(docs: &DocumentSet) -> (String, String) {
+    let input = ApiInput::new("t", Some(docs));
+    let (catalog, report) = build(&[input], &ToolSettings::default()).expect("catalog builds");
+    (
+        format!("{:?}", catalog.tools()),
+        serde_json::to_string(&report).expect("report"),
+    )
+}
+
+async fn load_json(dir: &std::path::Path, name: &str, spec: &Value) -> DocumentSet {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(spec).expect("json")).expect("write");
+    DocumentSet::load(&spec::SpecSource::File(path))
+        .await
+        .expect("loads")
+}
+
+#[tokio::test]
+async fn path_items_read_a_part_at_a_time_make_the_tools_the_whole_parse_makes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = many_paths();
+    let deferred = load_json(dir.path(), "api.json", &spec).await;
+    assert!(
+        deferred.root().root["paths"]["/things0/{id}"].is_null(),
+        "the path items wait as text"
+    );
+    let whole = DocumentSet::single(
+        deferred.root().url.clone(),
+        deferred.root().name.clone(),
+        spec,
+    );
+    let (tools, report) = built_text(&deferred);
+    assert_eq!(
+        (&tools, &report),
+        (&built_text(&whole).0, &built_text(&whole).1)
+    );
+    assert!(tools.contains("Replace thing 149"), "x-mcp applies");
+    assert!(report.contains("getThing149"));
+    assert!(report.contains("#/paths/~1broken"), "{report}");
+    let api = spec::normalize(&deferred).expect("normalizes");
+    assert_eq!(api.operations.len(), 302);
+    assert_eq!(api.skipped.len(), 1);
+}
+
+#[tokio::test]
+async fn a_broken_ref_in_a_deferred_path_item_names_the_file_and_pointer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut spec = many_paths();
+    spec["paths"]["/things3/{id}"]["get"]["parameters"] =
+        json!([{"$ref": "#/components/parameters/Gone"}]);
+    let docs = load_json(dir.path(), "api.json", &spec).await;
+    let (_, report) = built_text(&docs);
+    let name = &docs.root().name;
+    let expected = format!(
+        "$ref \\\"#/components/parameters/Gone\\\" at {name}#/paths/~1things3~1{{id}}/get/parameters/0 → {name}#/components/parameters/Gone"
+    );
+    assert!(report.contains(&expected), "{report}");
+}
+
+#[tokio::test]
+async fn a_syntax_error_inside_a_path_item_names_the_file_line_and_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("api.json");
+    let text =
+        "{\"openapi\": \"3.0.3\", \"paths\": {\n  \"/a\": {\"get\": {\"responses\": {},}}\n}}";
+    std::fs::write(&path, text).expect("write");
+    let error = DocumentSet::load(&spec::SpecSource::File(path.clone()))
+        .await
+        .expect_err("a syntax error");
+    let message = error.to_string();
+    assert_eq!(
+        message,
+        format!("{}:2:34: invalid JSON: trailing comma", path.display())
+    );
+}
+
+#[tokio::test]
+async fn a_path_item_naming_another_document_is_read_from_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pets = json!({
+        "get": {"operationId": "listPets", "responses": {"200": {"description": "ok",
+            "content": {"application/json": {"schema": {"$ref": "#/Pets"}}}}}},
+        "post": {"operationId": "addPet", "requestBody": {"content": {"application/json": {
+            "schema": {"$ref": "schemas.json#/Pet"}}}}, "responses": {"201": {"description": "ok"}}}
+    });
+    std::fs::write(
+        dir.path().join("pets.json"),
+        serde_json::to_vec(&json!({"item": pets, "Pets": {"type": "array"}})).expect("json"),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("schemas.json"),
+        r#"{"Pet": {"type": "object", "properties": {"name": {"type": "string"}}}}"#,
+    )
+    .expect("write");
+    let mut spec = many_paths();
+    spec["paths"]["/pets"] = json!({"$ref": "pets.json#/item"});
+    spec["paths"]["/owners"] = json!({"get": {"operationId": "listOwners", "responses": {
+        "200": {"description": "ok", "content": {"application/json": {
+            "schema": {"$ref": "schemas.json#/Pet"}}}}}}});
+    let docs = load_json(dir.path(), "api.json", &spec).await;
+    assert_eq!(docs.len(), 3, "both other documents are loaded");
+    let input = ApiInput::new("t", Some(&docs));
+    let (catalog, _) = build(&[input], &ToolSettings::default()).expect("catalog builds");
+    let tool = |name: &str| {
+        catalog
+            .tools()
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no tool {name}"))
+    };
+    assert!(tool("listPets").output_schema.is_some());
+    let input = tool("addPet").input_schema.as_str();
+    assert!(input.contains("\"name\""), "{input}");
+    assert!(tool("listOwners").output_schema.is_some());
+}

@@ -1,9 +1,18 @@
-//! A JSON description read without building what synthesis may never ask for: the entries
-//! of `components` (but `securitySchemes`, which is read whole) and the root's extensions
-//! (`x-…` but `x-mcp…`) and `webhooks` are kept as their text, minified, and parsed when a
-//! `$ref` first reaches one ([`Deferred::get`]). GitHub's description holds 969 schemas,
-//! of which the `$ref`s of its paths reach 625 (most others serve its `x-webhooks`), and
-//! 535 examples: built whole, they took its start-up peak to 85 MB instead of 67 MB.
+//! A JSON description read without building what synthesis may never ask for, or needs
+//! only for a moment: the entries of `components` (but `securitySchemes`, which is read
+//! whole) and the root's extensions (`x-…` but `x-mcp…`) and `webhooks` are kept as their
+//! text, minified, and parsed when a `$ref` first reaches one ([`Deferred::get`]). GitHub's
+//! description holds 969 schemas, of which the `$ref`s of its paths reach 625 (most others
+//! serve its `x-webhooks`), and 535 examples: built whole, they took its start-up peak to
+//! 85 MB instead of 67 MB.
+//!
+//! Swagger 2.0's root `definitions`, `parameters` and `responses` are deferred entry by
+//! entry as `components` is.
+//!
+//! The path items of `paths` are kept as text too, each with a `null` in its place in the
+//! skeleton's `paths` (so their order stays): normalization parses a few at a time and
+//! drops them once their tools are made ([`Deferred::path_item`]), and a `$ref` into one
+//! parses it for good. Built whole, GitHub's 811 path items are about 23 MB.
 //!
 //! What is deferred is checked as it is read, as the whole parse checks it (syntax, strings,
 //! numbers, nesting), so a deferred entry always parses later, to the value the whole parse
@@ -13,6 +22,7 @@
 //! [`parse_document`] give up deferring: it parses the whole document as before, errors
 //! included.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -36,6 +46,9 @@ const SECTIONS: [&str; 9] = [
     "pathItems",
 ];
 
+/// The root's keys whose entries may be deferred (Swagger 2.0's `components`).
+const ROOT_SECTIONS: [&str; 3] = ["definitions", "parameters", "responses"];
+
 /// Nesting below a deferred entry up to which it is deferred; deeper, the whole document
 /// is parsed as before (serde_json stops at 128 levels, counted from the root).
 const MAX_NESTING: usize = 100;
@@ -47,6 +60,10 @@ pub struct Deferred {
     top: HashMap<String, Lazy>,
     /// `components` sections, by section and then by name.
     components: HashMap<String, HashMap<String, Lazy>>,
+    /// Entries of `paths`, by key; each has a `null` in the skeleton's `paths`.
+    paths: HashMap<String, Lazy>,
+    /// Entries of the root's [`ROOT_SECTIONS`], by section and then by name.
+    sections: HashMap<String, HashMap<String, Lazy>>,
 }
 
 /// One deferred value: its minified text until it is first asked for, then the value.
@@ -70,6 +87,22 @@ impl Lazy {
             .get_or_init(|| built(&self.text.lock().ok()?.take()?))
             .as_ref()
     }
+
+    /// The value, parsed anew from the text and owned by the caller, or borrowed if a
+    /// [`Lazy::get`] has parsed it already.
+    fn copy(&self) -> Option<Cow<'_, Value>> {
+        if let Some(value) = self.value.get() {
+            return value.as_ref().map(Cow::Borrowed);
+        }
+        let text = self.text.lock().ok()?;
+        match text.as_deref() {
+            Some(text) => built(text).map(Cow::Owned),
+            None => {
+                drop(text);
+                self.get().map(Cow::Borrowed)
+            }
+        }
+    }
 }
 
 /// `text` built as the whole parse builds a value.
@@ -84,20 +117,32 @@ fn built(text: &str) -> Option<Value> {
 impl Deferred {
     /// Whether nothing was deferred.
     pub fn is_empty(&self) -> bool {
-        self.top.is_empty() && self.components.is_empty()
+        self.top.is_empty()
+            && self.components.is_empty()
+            && self.paths.is_empty()
+            && self.sections.is_empty()
     }
 
     /// The deferred value `name` under the (decoded) pointer segments `parents`, if one is
-    /// deferred there: a root key (no parents) or an entry of `components/SECTION`.
+    /// deferred there: a root key (no parents), an entry of `components/SECTION`, of
+    /// `paths` or of a root section (`definitions`). A path item is kept parsed from then on.
     pub fn get(&self, parents: &[String], name: &str) -> Option<&Value> {
         let lazy = match parents {
             [] => self.top.get(name),
+            [paths] if paths == "paths" => self.paths.get(name),
+            [section] => self.sections.get(section)?.get(name),
             [components, section] if components == "components" => {
                 self.components.get(section)?.get(name)
             }
             _ => None,
         }?;
         lazy.get()
+    }
+
+    /// The path item deferred under `key` of `paths`, if it is: parsed for the caller,
+    /// who drops it when done (or borrowed, when a `$ref` has parsed it for good).
+    pub fn path_item(&self, key: &str) -> Option<Cow<'_, Value>> {
+        self.paths.get(key)?.copy()
     }
 }
 
@@ -126,7 +171,7 @@ fn parse(bytes: &[u8]) -> Option<(Value, Deferred)> {
     let root = Level {
         pending: &mut pending,
         deferred: &mut deferred,
-        section: None,
+        at: At::Root,
     }
     .deserialize(&mut deserializer)
     .ok()?;
@@ -134,11 +179,22 @@ fn parse(bytes: &[u8]) -> Option<(Value, Deferred)> {
     Some((root, deferred))
 }
 
-/// The root object (`section` `None`), `components` (`Some("")`) or one of its sections.
+/// An object read by [`Level`]: the root, `paths`, `components` or one of its sections,
+/// or one of the root's [`ROOT_SECTIONS`].
+#[derive(Clone, Copy)]
+enum At<'p> {
+    Root,
+    Paths,
+    Components,
+    Section(&'p str),
+    RootSection(&'p str),
+}
+
+/// One object whose entries may be deferred, read at `at`.
 struct Level<'p> {
     pending: &'p mut Pending,
     deferred: &'p mut Deferred,
-    section: Option<&'p str>,
+    at: At<'p>,
 }
 
 impl<'de> DeserializeSeed<'de> for Level<'_> {
@@ -153,36 +209,51 @@ impl<'de> DeserializeSeed<'de> for Level<'_> {
 enum Read {
     /// Built now, as the whole parse builds it.
     Build,
+    /// `paths`: its path items read as a level of their own.
+    Paths,
     /// `components`: its sections read as levels of their own.
     Components,
     /// A section of `components`.
     Section,
+    /// One of the root's [`ROOT_SECTIONS`].
+    RootSection,
     /// Kept as text.
     Defer,
 }
 
 impl Level<'_> {
     fn read(&self, key: &str) -> Read {
-        match self.section {
-            None if key == "components" => Read::Components,
-            None if key == "webhooks" || (key.starts_with("x-") && !key.starts_with("x-mcp")) => {
+        match self.at {
+            At::Root if key == "components" => Read::Components,
+            At::Root if key == "paths" => Read::Paths,
+            At::Root if ROOT_SECTIONS.contains(&key) => Read::RootSection,
+            At::Root
+                if key == "webhooks" || (key.starts_with("x-") && !key.starts_with("x-mcp")) =>
+            {
                 Read::Defer
             }
-            None => Read::Build,
-            Some("") if SECTIONS.contains(&key) => Read::Section,
-            Some("") => Read::Build,
-            Some(_) => Read::Defer,
+            At::Root => Read::Build,
+            At::Components if SECTIONS.contains(&key) => Read::Section,
+            At::Components => Read::Build,
+            At::Paths | At::Section(_) | At::RootSection(_) => Read::Defer,
         }
     }
 
     /// The entries deferred at this level (none for `components` itself).
     fn slots(&mut self) -> Option<&mut HashMap<String, Lazy>> {
-        match self.section {
-            None => Some(&mut self.deferred.top),
-            Some("") => None,
-            Some(section) => Some(
+        match self.at {
+            At::Root => Some(&mut self.deferred.top),
+            At::Paths => Some(&mut self.deferred.paths),
+            At::Components => None,
+            At::Section(section) => Some(
                 self.deferred
                     .components
+                    .entry(section.to_string())
+                    .or_default(),
+            ),
+            At::RootSection(section) => Some(
+                self.deferred
+                    .sections
                     .entry(section.to_string())
                     .or_default(),
             ),
@@ -202,22 +273,31 @@ impl<'de> Visitor<'de> for Level<'_> {
         while let Some(key) = map.next_key::<String>()? {
             let value = match self.read(&key) {
                 Read::Build => map.next_value_seed(CompactSeed(&mut *self.pending))?,
-                read @ (Read::Components | Read::Section) => {
-                    // A repeated `components` or section replaces the earlier one whole.
-                    let section = match read {
+                read @ (Read::Paths | Read::Components | Read::Section | Read::RootSection) => {
+                    // A repeated `paths`, `components` or section replaces the earlier one
+                    // whole.
+                    let at = match read {
+                        Read::RootSection => {
+                            self.deferred.sections.remove(&key);
+                            At::RootSection(key.as_str())
+                        }
+                        Read::Paths => {
+                            self.deferred.paths.clear();
+                            At::Paths
+                        }
                         Read::Components => {
                             self.deferred.components.clear();
-                            ""
+                            At::Components
                         }
                         _ => {
                             self.deferred.components.remove(&key);
-                            key.as_str()
+                            At::Section(key.as_str())
                         }
                     };
                     map.next_value_seed(Level {
                         pending: &mut *self.pending,
                         deferred: &mut *self.deferred,
-                        section: Some(section),
+                        at,
                     })?
                 }
                 Read::Defer => {
@@ -225,7 +305,15 @@ impl<'de> Visitor<'de> for Level<'_> {
                     let text = checked_text(raw.get())
                         .ok_or_else(|| serde::de::Error::custom("not deferred"))?;
                     if !names_another_document(&text) {
-                        object.shift_remove(&key);
+                        // A path item keeps its place (and a repeated key its first one).
+                        match self.at {
+                            At::Paths => {
+                                object.insert(key.clone(), Value::Null);
+                            }
+                            _ => {
+                                object.shift_remove(&key);
+                            }
+                        }
                         if let Some(slots) = self.slots() {
                             slots.insert(key, Lazy::new(text));
                         }
@@ -433,11 +521,74 @@ mod tests {
     }
 
     #[test]
+    fn path_items_keep_their_place_and_parse_to_what_the_whole_parse_builds() {
+        let text = r##"{"paths": {
+            "/b": {"get": {"summary": "first"}},
+            "/a": {"get": {"responses": {"200": {"$ref": "#/components/responses/ok"}}}},
+            "/far": {"$ref": "other.json#/item"},
+            "x-note": [1],
+            "/b": {"get": {"summary": "second"}}
+        }}"##;
+        let (root, deferred) = parse(text.as_bytes()).expect("deferred");
+        let expected = whole(text);
+        let keys: Vec<&String> = root["paths"].as_object().expect("paths").keys().collect();
+        assert_eq!(keys, ["/b", "/a", "/far", "x-note"]);
+        assert!(root["paths"]["/a"].is_null() && root["paths"]["/b"].is_null());
+        assert_eq!(root["paths"]["/far"], expected["paths"]["/far"]);
+        assert!(deferred.path_item("/far").is_none());
+        for key in ["/a", "/b", "x-note"] {
+            let item = deferred.path_item(key).expect("deferred");
+            assert!(matches!(item, Cow::Owned(_)), "parsed for the caller");
+            assert_eq!(*item, expected["paths"][key], "{key}");
+        }
+        let paths = ["paths".to_string()];
+        assert_eq!(deferred.get(&paths, "/a"), Some(&expected["paths"]["/a"]));
+        let kept = deferred.path_item("/a").expect("kept");
+        assert!(
+            matches!(kept, Cow::Borrowed(_)),
+            "a $ref parsed it for good"
+        );
+        assert_eq!(*kept, expected["paths"]["/a"]);
+    }
+
+    #[test]
+    fn swagger_definitions_parameters_and_responses_are_deferred_by_entry() {
+        let text = r##"{"swagger": "2.0",
+            "definitions": {"Pet": {"type": "object"}, "Far": {"$ref": "other.json#/Pet"}},
+            "parameters": {"limit": {"name": "limit", "in": "query", "type": "integer"}},
+            "responses": {"gone": {"description": "gone"}},
+            "securityDefinitions": {"key": {"type": "apiKey", "in": "header", "name": "k"}}
+        }"##;
+        let (root, deferred) = parse(text.as_bytes()).expect("deferred");
+        let expected = whole(text);
+        assert_eq!(root["securityDefinitions"], expected["securityDefinitions"]);
+        assert_eq!(
+            root["definitions"],
+            serde_json::json!({"Far": {"$ref": "other.json#/Pet"}})
+        );
+        assert_eq!(root["parameters"], serde_json::json!({}));
+        for (section, name) in [
+            ("definitions", "Pet"),
+            ("parameters", "limit"),
+            ("responses", "gone"),
+        ] {
+            assert_eq!(
+                deferred.get(&[section.to_string()], name),
+                Some(&expected[section][name]),
+                "{section}/{name}"
+            );
+        }
+        assert_eq!(deferred.get(&["definitions".to_string()], "Far"), None);
+    }
+
+    #[test]
     fn the_unusual_is_left_to_the_whole_parse() {
         for text in [
             "[1]",
             r##"{"components": []}"##,
             r##"{"components": {"schemas": 1}}"##,
+            r##"{"paths": []}"##,
+            r##"{"paths": {"/a": {"get": {"responses": {},}}}}"##,
             r##"{"components": {"schemas": {"A": [1,]}}}"##,
             r##"{"components": {"schemas": {"A": {"n": 1e999}}}}"##,
             r##"{"components": {"schemas": {"A": "\ud800"}}}"##,

@@ -9,6 +9,7 @@
 //! [`place`](super::place) module's to say: a refused reference is remembered the same way,
 //! and what it names is never read.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -35,6 +36,29 @@ pub struct Document {
     /// [`DocumentSet::resolve`], which parses it then.
     pub root: Value,
     deferred: Deferred,
+}
+
+impl Document {
+    /// The path item under `key` of `paths`, whose entry in [`Document::root`] is `value`:
+    /// `value` itself, or, where `value` holds the place of a [`Deferred`] item, that item
+    /// parsed for the caller, who drops it when done.
+    pub fn path_item<'a>(&'a self, key: &str, value: &'a Value) -> Cow<'a, Value> {
+        match value {
+            Value::Null => self.deferred.path_item(key),
+            _ => None,
+        }
+        .unwrap_or(Cow::Borrowed(value))
+    }
+
+    /// Like [`Document::path_item`], a deferred item parsed for as long as the document
+    /// lives (as a `$ref` to it parses it).
+    pub fn path_item_kept<'a>(&'a self, key: &str, value: &'a Value) -> &'a Value {
+        match value {
+            Value::Null => self.deferred.get(&["paths".to_string()], key),
+            _ => None,
+        }
+        .unwrap_or(value)
+    }
 }
 
 /// A resolved reference: which document, where in it, and the value found there.
@@ -117,7 +141,8 @@ impl DocumentSet {
     }
 
     /// Like [`DocumentSet::load`] under `policy`. A JSON root document's components and
-    /// extensions are parsed when a `$ref` first reaches them ([`Deferred`]).
+    /// extensions are parsed when a `$ref` first reaches them, its path items when they are
+    /// read ([`Deferred`]).
     pub async fn load_deferred(
         source: &SpecSource,
         policy: &LoadPolicy,
@@ -487,15 +512,18 @@ fn lookup<'a>(doc: &'a Document, fragment: &str) -> Result<&'a Value, String> {
     let mut parents: Vec<String> = Vec::new();
     for raw in rest.split('/') {
         let segment = crate::json::unescape_token(raw).into_owned();
-        current = match current {
+        let found = match current {
             Value::Object(map) => map.get(&segment),
             Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
             _ => None,
+        };
+        // A deferred path item has a `null` in its place.
+        current = match found {
+            None | Some(Value::Null) if !doc.deferred.is_empty() && parents.len() <= 2 => {
+                doc.deferred.get(&parents, &segment).or(found)
+            }
+            _ => found,
         }
-        .or_else(|| match doc.deferred.is_empty() || parents.len() > 2 {
-            true => None,
-            false => doc.deferred.get(&parents, &segment),
-        })
         .ok_or_else(|| format!("no \"{segment}\" at this location"))?;
         if parents.len() < 3 {
             parents.push(segment);
@@ -532,6 +560,33 @@ mod tests {
         assert_eq!(r.value, &json!(1));
         let r = docs.resolve(0, "#/a~0b/c%20d").expect("resolves");
         assert_eq!(r.value, &json!(2));
+    }
+
+    #[test]
+    fn a_pointer_reaches_into_a_deferred_path_item() {
+        let text =
+            br##"{"paths": {"/pets/{id}": {"get": {"operationId": "getPet"}}, "/none": null}}"##;
+        let mut allowance = Allowance {
+            alias_values: u64::MAX,
+            alias_bytes: u64::MAX,
+            quote: true,
+        };
+        let (root, deferred) =
+            deferred::parse_document("api.json", text, &mut allowance).expect("parses");
+        let mut docs = DocumentSet::empty();
+        let url = Url::parse("file:///specs/api.json").expect("url");
+        docs.insert(url, "api.json".into(), root, deferred);
+        let r = docs
+            .resolve(0, "#/paths/~1pets~1%7Bid%7D/get/operationId")
+            .expect("resolves");
+        assert_eq!(r.value, &json!("getPet"));
+        assert!(docs.root().root["paths"]["/pets/{id}"].is_null());
+        assert_eq!(
+            docs.resolve(0, "#/paths/~1none").expect("null").value,
+            &json!(null)
+        );
+        let err = docs.resolve(0, "#/paths/~1gone").unwrap_err();
+        assert_eq!(err.problem, "no \"/gone\" at this location");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! This stage owns everything about reading API descriptions: JSON/YAML parsing
 //! ([`parse`]; a JSON root's components and extensions are kept as text until a `$ref`
-//! reaches them, [`deferred`]), documents and `$ref` resolution across files and URLs
+//! reaches them, its path items until normalization reads them, a few at a time,
+//! [`deferred`]), documents and `$ref` resolution across files and URLs
 //! ([`document`]), which
 //! files and URLs a spec may reach and how much of them is read ([`place`]),
 //! media-type preferences ([`media`]), and the translation of OpenAPI 3.x ([`openapi3`])
@@ -75,8 +76,55 @@ pub async fn load(source: &SpecSource) -> Result<DocumentSet, SpecError> {
     DocumentSet::load(source).await
 }
 
-/// Detects the dialect and normalizes the root document's operations.
+/// Detects the dialect and normalizes the root document's operations. A path item the
+/// document [deferred] stays parsed as long as `docs`; [`normalize_in_parts`] drops each.
 pub fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
+    let (head, dialect) = reading(docs)?;
+    let mut walk = paths::Walk::new(docs)?;
+    let root = docs.root();
+    let items: Vec<(&str, &Value)> = walk
+        .items()
+        .map(|(path, item)| (path, root.path_item_kept(path, item)))
+        .collect();
+    let (operations, skipped) = walk.part(docs, &items, &*dialect);
+    Ok(Api {
+        operations,
+        skipped,
+        ..head
+    })
+}
+
+/// Like [`normalize`], `items` path items at a time: `each` gets the API but its
+/// operations, and the operations of the next path items (and those skipped, numbered
+/// across the parts), which are dropped when it returns; the API but its operations comes
+/// back at the end.
+/// The outer error is the description's, the inner one the first of `each`, which stops
+/// the walk.
+pub fn normalize_in_parts<E>(
+    docs: &DocumentSet,
+    items: usize,
+    mut each: impl for<'p> FnMut(&Api<'static>, Vec<Operation<'p>>, Vec<Skipped>) -> Result<(), E>,
+) -> Result<Result<Api<'static>, E>, SpecError> {
+    let (head, dialect) = reading(docs)?;
+    let mut walk = paths::Walk::new(docs)?;
+    let root = docs.root();
+    let all: Vec<(&str, &Value)> = walk.items().collect();
+    for part in all.chunks(items.max(1)) {
+        let read: Vec<(&str, std::borrow::Cow<'_, Value>)> = part
+            .iter()
+            .map(|&(path, item)| (path, root.path_item(path, item)))
+            .collect();
+        let items: Vec<(&str, &Value)> = read.iter().map(|(path, item)| (*path, &**item)).collect();
+        let (operations, skipped) = walk.part(docs, &items, &*dialect);
+        if let Err(error) = each(&head, operations, skipped) {
+            return Ok(Err(error));
+        }
+    }
+    Ok(Ok(head))
+}
+
+/// The API but its operations, and its dialect's translation of operations.
+fn reading(docs: &DocumentSet) -> Result<(Api<'static>, Box<dyn paths::Translate>), SpecError> {
     let root = &docs.root().root;
     let invalid = |pointer: &str, problem: String| SpecError::Invalid {
         file: docs.root().name.clone(),
@@ -90,10 +138,10 @@ pub fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
         ));
     }
     let version = detect_version(root).map_err(|(pointer, problem)| invalid(pointer, problem))?;
-    match version {
-        SpecVersion::Swagger2 => swagger2::normalize(docs),
-        SpecVersion::OpenApi30 | SpecVersion::OpenApi31 => openapi3::normalize(docs, version),
-    }
+    Ok(match version {
+        SpecVersion::Swagger2 => swagger2::reading(docs),
+        SpecVersion::OpenApi30 | SpecVersion::OpenApi31 => openapi3::reading(docs, version),
+    })
 }
 
 fn detect_version(root: &Value) -> Result<SpecVersion, (&'static str, String)> {

@@ -13,25 +13,46 @@ use super::media::{self, MediaKind};
 use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
 };
-use super::paths::{self, OperationParts, RawOperation, RawParameter, ref_problem};
-use super::{SpecError, flag, security, text, values};
+use super::paths::{self, OperationParts, RawOperation, RawParameter, Translate, ref_problem};
+use super::{flag, security, text, values};
 use crate::json::escape_token as escape_segment;
 
-pub(super) fn normalize(docs: &DocumentSet, version: SpecVersion) -> Result<Api<'_>, SpecError> {
+/// The API but its operations (still empty), and how its operations are translated.
+pub(super) fn reading(
+    docs: &DocumentSet,
+    version: SpecVersion,
+) -> (Api<'static>, Box<dyn Translate>) {
     let root = &docs.root().root;
-    let document_servers = servers(docs, 0, root.get("servers"));
-    let (operations, skipped) = paths::walk(docs, |raw| translate(docs, raw, &document_servers))?;
-    Ok(Api {
+    let head = Api {
         version,
         title: root
             .pointer("/info/title")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string(),
-        operations,
-        skipped,
+        operations: Vec::new(),
+        skipped: Vec::new(),
         security_schemes: security::schemes_v3(docs),
-    })
+    };
+    let dialect = Dialect {
+        servers: servers(docs, 0, root.get("servers")),
+    };
+    (head, Box::new(dialect))
+}
+
+/// OpenAPI 3.x operations, with the document's `servers`.
+struct Dialect {
+    servers: Vec<String>,
+}
+
+impl Translate for Dialect {
+    fn translate<'p>(
+        &self,
+        docs: &'p DocumentSet,
+        raw: &RawOperation<'p>,
+    ) -> Result<OperationParts<'p>, String> {
+        translate(docs, raw, &self.servers)
+    }
 }
 
 fn translate<'a>(

@@ -1,11 +1,12 @@
-//! Walking `paths`: the part of normalization both dialects share. Path items and
-//! parameters are dereferenced, path-level parameters merged with operation-level ones (the
-//! operation's win on the same name and location), and each operation handed to the
-//! dialect for its parameters, body and responses.
+//! Walking `paths`: the part of normalization both dialects share, a part of the path items
+//! at a time ([`Walk`]; a path item the document deferred is parsed for its part and
+//! dropped after it). Path items and parameters are dereferenced, path-level parameters
+//! merged with operation-level ones (the operation's win on the same name and location),
+//! and each operation handed to the dialect for its parameters, body and responses.
 
 use std::borrow::Cow;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::document::{DocId, DocumentSet, RefError};
 use super::model::{
@@ -45,46 +46,102 @@ pub(super) struct OperationParts<'a> {
     pub notes: Vec<String>,
 }
 
-/// Runs `translate` on every operation under `paths`.
-pub(super) fn walk<'a>(
-    docs: &'a DocumentSet,
-    mut translate: impl FnMut(&RawOperation<'a>) -> Result<OperationParts<'a>, String>,
-) -> Result<(Vec<Operation<'a>>, Vec<Skipped>), SpecError> {
-    let root = &docs.root().root;
-    let paths = match root.get("paths") {
-        None | Some(Value::Null) => return Ok((Vec::new(), Vec::new())),
-        Some(Value::Object(paths)) => paths,
-        Some(_) => {
-            return Err(SpecError::Invalid {
-                file: docs.root().name.clone(),
-                pointer: "/paths".into(),
-                problem: "\"paths\" must be an object".into(),
-            });
-        }
-    };
-    let mut document_notes = Vec::new();
-    let document_security =
-        security::requirements(root.get("security"), &mut document_notes).unwrap_or_default();
-    let document_security = (document_security.as_slice(), document_notes.as_slice());
-    let mut operations = Vec::new();
-    let mut skipped = Vec::new();
-    for (path, item) in paths {
-        if path.starts_with("x-") {
-            continue;
-        }
-        let item_pointer = format!("/paths/{}", escape_segment(path));
-        let (item_doc, item) = match docs.deref(0, item) {
-            Ok(found) => found,
-            Err(e) => {
-                skipped.push(Skipped {
-                    index: operations.len() + skipped.len(),
-                    operation: path.clone(),
-                    pointer: item_pointer.clone(),
-                    reason: ref_problem(docs, 0, &item_pointer, item, &e),
+/// What a dialect makes of one operation ([`Walk::part`] asks it for each).
+pub(super) trait Translate {
+    fn translate<'p>(
+        &self,
+        docs: &'p DocumentSet,
+        raw: &RawOperation<'p>,
+    ) -> Result<OperationParts<'p>, String>;
+}
+
+/// Walking the root document's `paths`, a part at a time: the operations are numbered
+/// across the parts, in document order.
+pub(super) struct Walk<'a> {
+    paths: Option<&'a Map<String, Value>>,
+    security: Vec<SecurityRequirement>,
+    security_notes: Vec<String>,
+    /// The index of the next operation.
+    next: usize,
+}
+
+impl<'a> Walk<'a> {
+    /// A walk of `docs`' root `paths`; an error if `paths` is not an object.
+    pub fn new(docs: &'a DocumentSet) -> Result<Walk<'a>, SpecError> {
+        let root = &docs.root().root;
+        let paths = match root.get("paths") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(paths)) => Some(paths),
+            Some(_) => {
+                return Err(SpecError::Invalid {
+                    file: docs.root().name.clone(),
+                    pointer: "/paths".into(),
+                    problem: "\"paths\" must be an object".into(),
                 });
-                continue;
             }
         };
+        let mut security_notes = Vec::new();
+        let security =
+            security::requirements(root.get("security"), &mut security_notes).unwrap_or_default();
+        Ok(Walk {
+            paths,
+            security,
+            security_notes,
+            next: 0,
+        })
+    }
+
+    /// The entries of `paths` that are path items (not `x-…`), as the root document holds
+    /// them: a deferred one is read with [`Document::path_item`](super::document::Document::path_item).
+    pub fn items(&self) -> impl Iterator<Item = (&'a str, &'a Value)> + use<'a> {
+        self.paths
+            .into_iter()
+            .flatten()
+            .filter(|(path, _)| !path.starts_with("x-"))
+            .map(|(path, item)| (path.as_str(), item))
+    }
+
+    /// The operations of the path `items` (the next ones of [`Walk::items`], read), each
+    /// translated by `dialect`, and those skipped.
+    pub fn part<'p>(
+        &mut self,
+        docs: &'p DocumentSet,
+        items: &[(&'p str, &'p Value)],
+        dialect: &dyn Translate,
+    ) -> (Vec<Operation<'p>>, Vec<Skipped>) {
+        let mut operations = Vec::new();
+        let mut skipped = Vec::new();
+        for &(path, item) in items {
+            let item_pointer = format!("/paths/{}", escape_segment(path));
+            match docs.deref(0, item) {
+                Ok((item_doc, item)) => {
+                    let found = (item_doc, path, item_pointer.as_str(), item);
+                    self.operations(docs, found, dialect, &mut operations, &mut skipped);
+                }
+                Err(e) => {
+                    skipped.push(Skipped {
+                        index: self.next,
+                        operation: path.to_string(),
+                        pointer: item_pointer.clone(),
+                        reason: ref_problem(docs, 0, &item_pointer, item, &e),
+                    });
+                    self.next += 1;
+                }
+            }
+        }
+        (operations, skipped)
+    }
+
+    /// The operations of one dereferenced path item.
+    fn operations<'p>(
+        &mut self,
+        docs: &'p DocumentSet,
+        (item_doc, path, item_pointer, item): (DocId, &'p str, &str, &'p Value),
+        dialect: &dyn Translate,
+        operations: &mut Vec<Operation<'p>>,
+        skipped: &mut Vec<Skipped>,
+    ) {
+        let document_security = (self.security.as_slice(), self.security_notes.as_slice());
         let path_parameters = item.get("parameters");
         for method in Method::ALL {
             let Some(value) = item.get(method.key()) else {
@@ -96,7 +153,7 @@ pub(super) fn walk<'a>(
                 merge_parameters(
                     docs,
                     item_doc,
-                    &item_pointer,
+                    item_pointer,
                     path_parameters,
                     &pointer,
                     value,
@@ -111,12 +168,15 @@ pub(super) fn walk<'a>(
                         path_item: item,
                         parameters,
                     };
-                    translate(&raw).map(|parts| assemble(&raw, parts, document_security))
+                    dialect
+                        .translate(docs, &raw)
+                        .map(|parts| assemble(&raw, parts, document_security))
                 })
             } else {
                 Err("the operation is not an object".to_string())
             };
-            let index = operations.len() + skipped.len();
+            let index = self.next;
+            self.next += 1;
             match result {
                 Ok(mut operation) => {
                     operation.index = index;
@@ -131,7 +191,6 @@ pub(super) fn walk<'a>(
             }
         }
     }
-    Ok((operations, skipped))
 }
 
 /// The document's `security` list and the notes reading it produced.

@@ -15,28 +15,46 @@ use super::media::{self, MediaKind};
 use super::model::{
     Api, Encoding, ParamLocation, Parameter, RequestBody, Response, SchemaRef, SpecVersion, Style,
 };
-use super::paths::{self, OperationParts, RawOperation, RawParameter};
-use super::{SpecError, flag, security, text, values};
+use super::paths::{self, OperationParts, RawOperation, RawParameter, Translate};
+use super::{flag, security, text, values};
 
-pub(super) fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
+/// The API but its operations (still empty), and how its operations are translated.
+pub(super) fn reading(docs: &DocumentSet) -> (Api<'static>, Box<dyn Translate>) {
     let root = &docs.root().root;
-    let base_url = base_url(docs, root);
-    let global_consumes = strings(root.get("consumes"));
-    let global_produces = strings(root.get("produces"));
-    let (operations, skipped) = paths::walk(docs, |raw| {
-        translate(docs, raw, &base_url, &global_consumes, &global_produces)
-    })?;
-    Ok(Api {
+    let head = Api {
         version: SpecVersion::Swagger2,
         title: root
             .pointer("/info/title")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string(),
-        operations,
-        skipped,
+        operations: Vec::new(),
+        skipped: Vec::new(),
         security_schemes: security::schemes_v2(docs),
-    })
+    };
+    let dialect = Dialect {
+        base_url: base_url(docs, root),
+        consumes: strings(root.get("consumes")),
+        produces: strings(root.get("produces")),
+    };
+    (head, Box::new(dialect))
+}
+
+/// Swagger 2.0 operations, with the document's base URL, `consumes` and `produces`.
+struct Dialect {
+    base_url: Option<String>,
+    consumes: Vec<String>,
+    produces: Vec<String>,
+}
+
+impl Translate for Dialect {
+    fn translate<'p>(
+        &self,
+        docs: &'p DocumentSet,
+        raw: &RawOperation<'p>,
+    ) -> Result<OperationParts<'p>, String> {
+        translate(docs, raw, &self.base_url, &self.consumes, &self.produces)
+    }
 }
 
 /// Swagger 2.0 §"Swagger Object": scheme from `schemes` (https preferred), else the one the

@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{assert_spec_maps_completely, build, fixture, load_docs, shared_spec};
+use crate::support::{
+    assert_spec_maps_completely, build, fixture, load_docs, root_with_paths, shared_spec,
+};
 
 #[test]
 fn petstore_swagger_2_json() {
@@ -273,7 +275,7 @@ fn every_pattern_of_the_shared_specs_compiles_after_restmcps_treatment() {
     for file in &files {
         let docs = load_docs(file);
         let mut patterns = Vec::new();
-        collect_patterns(&docs.root().root, &mut patterns);
+        collect_patterns(&root_with_paths(&docs), &mut patterns);
         for pattern in patterns {
             written += 1;
             if let Ok(published) = restmcp::schema::ecma::publishable(&pattern) {

@@ -57,8 +57,7 @@ pub fn count_operations(docs: &DocumentSet) -> usize {
     const METHODS: [&str; 8] = [
         "get", "put", "post", "delete", "options", "head", "patch", "trace",
     ];
-    docs.root()
-        .root
+    root_with_paths(docs)
         .get("paths")
         .and_then(Value::as_object)
         .map(|paths| {
@@ -69,6 +68,21 @@ pub fn count_operations(docs: &DocumentSet) -> usize {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+/// The root document with every path item in its place: a JSON description's path items
+/// wait as text (a `null` holds each one's place in `root`), parsed here one by one.
+pub fn root_with_paths(docs: &DocumentSet) -> Value {
+    let root = docs.root();
+    let mut whole = root.root.clone();
+    if let (Some(Value::Object(paths)), Some(Value::Object(items))) =
+        (root.root.get("paths"), whole.get_mut("paths"))
+    {
+        for (path, item) in paths {
+            items.insert(path.clone(), root.path_item(path, item).into_owned());
+        }
+    }
+    whole
 }
 
 /// Everything a client relies on: valid unique names, text that says something, and
