@@ -3,7 +3,7 @@
 //! An API may span several files or URLs. The root is loaded first; every document it
 //! references is then loaded exactly once (breadth-first, by absolute URL), so resolution
 //! afterwards is synchronous and cannot fail for I/O reasons mid-synthesis (what the root
-//! document [deferred](super::deferred) is parsed there, from text already checked). A document that
+//! document [deferred] is parsed there, from text already checked). A document that
 //! could not be loaded is remembered with its error, which surfaces only if a `$ref` that
 //! is actually used points into it. What may be loaded at all, and how much, is the
 //! [`place`](super::place) module's to say: a refused reference is remembered the same way,
