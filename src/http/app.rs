@@ -36,7 +36,7 @@ struct McpRoute {
     front: SdkFront,
 }
 
-/// What [`App::call`] answers with.
+/// What [`App::answer`] answers with.
 pub type AppFuture = Either<
     axum::routing::future::RouteFuture<Infallible>,
     Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>,
@@ -49,8 +49,8 @@ impl App {
     }
 
     /// `router`, with `/mcp` answered by `front` behind `guard` without routing. The router
-    /// must serve `/mcp` the same way (behind `guard::one_host` and `guard::mcp`), as the
-    /// tests of [`super::app()`] check.
+    /// must serve `/mcp` the same way (behind `guard::one_host` and `guard::mcp`): the
+    /// integration tests run the host checks both ways (with CORS, the routed way).
     pub(super) fn with_mcp(router: Router, guard: Arc<Guard>, front: SdkFront) -> App {
         App {
             router,

@@ -5,7 +5,8 @@
 //! with `[server.oauth]`, the Protected Resource Metadata of the OAuth resource server
 //! ([`oauth`]); and [`serve`], which runs it with graceful shutdown.
 //! [`listener`] accepts connections within their caps and timeouts (plain or through
-//! [`tls`]).
+//! [`tls`]) and hands each request to the [`App`]: `/mcp` straight to the guard and the
+//! MCP front when no CORS is configured, everything else through the router.
 //!
 //! Shutdown happens in three steps: stop accepting connections and report not ready; wait
 //! until no MCP request is in flight (at most `shutdown_grace_seconds`); then end every

@@ -221,7 +221,7 @@ impl Snapshot {
     /// The view a call of `client` resolves its tool's name and arguments through: its
     /// [`Snapshot::view`], except that a client no rule matches, when nothing is adapted,
     /// does not wait for its listing to be made (for 11,000 tools and protocol 2026-07-28
-    /// that took 0.4 s): such a view calls tools by their catalog names and passes
+    /// that took 0.3 s): such a view calls tools by their catalog names and passes
     /// arguments as they are, whatever it lists.
     pub(super) fn calling_view(
         &self,
