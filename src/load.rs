@@ -475,17 +475,14 @@ pub fn report_dialects(loaded: &mut Loaded, config: &Config) {
             let checked = configured || tools.len() <= UNCONFIGURED_DIALECT_TOOLS;
             let dropped = match checked {
                 false => Vec::new(),
-                true => crate::parallel::on_all_cores(&tools, |chunk| {
-                    chunk
-                        .iter()
-                        .filter_map(|tool| {
-                            let schema = tool.input_schema.to_value();
-                            let adapted = crate::schema::dialect::adapt_input(dialect, &schema);
-                            (!adapted.dropped.is_empty())
-                                .then(|| (tool.name.clone(), adapted.dropped))
-                        })
-                        .collect()
-                }),
+                true => crate::parallel::on_all_cores(&tools, |tool| {
+                    let schema = tool.input_schema.to_value();
+                    let adapted = crate::schema::dialect::adapt_input(dialect, &schema);
+                    (!adapted.dropped.is_empty()).then(|| (tool.name.clone(), adapted.dropped))
+                })
+                .into_iter()
+                .flatten()
+                .collect(),
             };
             api_report
                 .dialects

@@ -1,7 +1,10 @@
-//! A parallel map over a slice: one chunk per available core, each on its own scoped
-//! thread (and, if the caller wants, with a state of its own that outlives the call,
-//! [`on_all_cores_with`]); results in item order. The catalog synthesizes operations with
-//! it, and loading checks client dialects with it.
+//! A parallel map over a slice: one scoped thread per available core, each taking the
+//! next item as it finishes one (and, if the caller wants, with a state of its own that
+//! outlives the call, [`on_all_cores_with`]); results in item order. The catalog
+//! synthesizes operations and indexes tools for search with it, and loading checks client
+//! dialects with it.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The threads [`on_all_cores`] runs on: one per available core, at most 8.
 pub fn threads() -> usize {
@@ -11,43 +14,63 @@ pub fn threads() -> usize {
         .min(8)
 }
 
-/// `run` over `items` split in one chunk per available core (at most 8; one chunk for
-/// fewer than 64 items), each on its own thread; the results in item order.
-pub fn on_all_cores<T: Sync, R: Send>(items: &[T], run: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
+/// `run` over `items` on one thread per available core (at most 8; on the caller's thread
+/// for fewer than 64 items), each item to the first thread free; the results in item
+/// order.
+pub fn on_all_cores<T: Sync, R: Send>(items: &[T], run: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let mut states = vec![(); threads()];
-    on_all_cores_with(&mut states, items, |_, chunk| run(chunk))
+    on_all_cores_with(&mut states, items, |_, item| run(item))
 }
 
-/// Like [`on_all_cores`], each chunk run with a state of its own from `states` (one per
-/// thread, [`threads`] of them; fewer threads if there are fewer states, none without
-/// one), which outlives the call: a caller mapping several slices in turn keeps what each
-/// thread has worked out.
+/// Like [`on_all_cores`], each item run with the state of the thread that took it, from
+/// `states` (one per thread, [`threads`] of them; fewer threads if there are fewer states,
+/// none without one), which outlives the call: a caller mapping several slices in turn
+/// keeps what each thread has worked out.
 pub fn on_all_cores_with<S: Send, T: Sync, R: Send>(
     states: &mut [S],
     items: &[T],
-    run: impl Fn(&mut S, &[T]) -> Vec<R> + Sync,
+    run: impl Fn(&mut S, &T) -> R + Sync,
 ) -> Vec<R> {
     let threads = threads().min(states.len());
     match states {
         [] => return Vec::new(),
-        [first, ..] if threads <= 1 || items.len() < 64 => return run(first, items),
+        [first, ..] if threads <= 1 || items.len() < 64 => {
+            return items.iter().map(|item| run(first, item)).collect();
+        }
         _ => {}
     }
-    let run = &run;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(items.len().div_ceil(threads))
-            .zip(states.iter_mut())
-            .map(|(chunk, state)| scope.spawn(move || run(state, chunk)))
+    // Items are handed out one at a time, whichever thread is free takes the next: the
+    // cost of an item varies (one operation's schemas may take a hundred times another's),
+    // and fixed halves left one core idle while the other finished its half (Microsoft
+    // Graph beta's `check`: 3.6-3.8 s, 3.3-3.5 s with this).
+    let (run, next) = (&run, &AtomicUsize::new(0));
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = states
+            .iter_mut()
+            .take(threads)
+            .map(|state| {
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let at = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(at) else {
+                            return done;
+                        };
+                        done.push((at, run(state, item)));
+                    }
+                })
+            })
             .collect();
         handles
             .into_iter()
             .flat_map(|handle| match handle.join() {
-                Ok(results) => results,
+                Ok(done) => done,
                 Err(panic) => std::panic::resume_unwind(panic),
             })
             .collect()
-    })
+    });
+    done.sort_unstable_by_key(|(at, _)| *at);
+    done.into_iter().map(|(_, result)| result).collect()
 }
 
 #[cfg(test)]
@@ -55,12 +78,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_chunk_runs_with_a_state_and_results_keep_item_order() {
+    fn each_item_runs_with_a_state_and_results_keep_item_order() {
         let items: Vec<usize> = (0..1000).collect();
         let mut states = vec![0usize; threads()];
-        let results = on_all_cores_with(&mut states, &items, |runs, chunk| {
-            *runs += chunk.len();
-            chunk.iter().map(|item| item * 2).collect()
+        let results = on_all_cores_with(&mut states, &items, |runs, item| {
+            *runs += 1;
+            item * 2
         });
         assert_eq!(results, items.iter().map(|i| i * 2).collect::<Vec<_>>());
         assert_eq!(
@@ -68,9 +91,9 @@ mod tests {
             1000,
             "the states outlive the call"
         );
-        let few = on_all_cores_with(&mut states, &items[..3], |_, chunk| chunk.to_vec());
+        let few = on_all_cores_with(&mut states, &items[..3], |_, item| *item);
         assert_eq!(few, [0, 1, 2]);
-        let none = on_all_cores_with(&mut [] as &mut [()], &items, |_, chunk| chunk.to_vec());
+        let none = on_all_cores_with(&mut [] as &mut [()], &items, |_, item| *item);
         assert!(none.is_empty());
     }
 }

@@ -515,12 +515,7 @@ impl<'d, 'p> Described<'_, 'd, 'p> {
         let results = crate::parallel::on_all_cores_with(
             &mut self.workers,
             &chosen,
-            |(graph, full_defs), chunk| {
-                chunk
-                    .iter()
-                    .map(|op| synthesize::synthesize(cx, graph, full_defs, op))
-                    .collect()
-            },
+            |(graph, full_defs), op| synthesize::synthesize(cx, graph, full_defs, op),
         );
         for ((op, patches), result) in kept.into_iter().zip(results) {
             match result {
