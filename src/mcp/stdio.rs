@@ -303,7 +303,9 @@ impl Filter {
             version: handshake.version,
             cancelled,
         };
-        tokio::spawn(call.run());
+        // Boxed: the task then holds a pointer, not the whole pipeline's state, which
+        // spawning and finishing the task would otherwise copy.
+        tokio::spawn(Box::pin(call.run()));
         true
     }
 
