@@ -1,5 +1,5 @@
-//! A parallel map over a slice: one scoped thread per available core, each taking the
-//! next item as it finishes one (and, if the caller wants, with a state of its own that
+//! A parallel map over a slice: the calling thread and a scoped thread per further core,
+//! each taking the next item as it finishes one (and, if the caller wants, with a state of its own that
 //! outlives the call, [`on_all_cores_with`]); results in item order. The catalog
 //! synthesizes operations and indexes tools for search with it, and loading checks client
 //! dialects with it.
@@ -14,8 +14,8 @@ pub fn threads() -> usize {
         .min(8)
 }
 
-/// `run` over `items` on one thread per available core (at most 8; on the caller's thread
-/// for fewer than 64 items), each item to the first thread free; the results in item
+/// `run` over `items` on one thread per available core, the caller's among them (at most
+/// 8; only the caller's for fewer than 64 items), each item to the first thread free; the results in item
 /// order.
 pub fn on_all_cores<T: Sync, R: Send>(items: &[T], run: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let mut states = vec![(); threads()];

@@ -230,7 +230,7 @@ mod tests {
 
     /// 100 operations (more than one thread's share, so the index is built on every core),
     /// one of which alone has an argument named `shipmentCarrier`: a search for the words
-    /// of that name finds it first, and the rank of every tool is as it was built.
+    /// of that name finds it alone, and every tool keeps its position in the catalog.
     #[test]
     fn argument_names_are_found_and_positions_kept() {
         let mut paths = serde_json::Map::new();
