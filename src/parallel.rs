@@ -1,8 +1,8 @@
 //! A parallel map over a slice: the calling thread and a scoped thread per further core,
-//! each taking the next item as it finishes one (and, if the caller wants, with a state of its own that
-//! outlives the call, [`on_all_cores_with`]); results in item order. The catalog
-//! synthesizes operations and indexes tools for search with it, and loading checks client
-//! dialects with it.
+//! each taking the next item as it finishes one (and, if the caller wants, with a state of
+//! its own that outlives the call, [`on_all_cores_with`]); results in item order. The
+//! catalog synthesizes operations and indexes tools for search with it, and loading checks
+//! client dialects with it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -15,8 +15,8 @@ pub fn threads() -> usize {
 }
 
 /// `run` over `items` on one thread per available core, the caller's among them (at most
-/// 8; only the caller's for fewer than 64 items), each item to the first thread free; the results in item
-/// order.
+/// 8; only the caller's for fewer than 64 items), each item to the first thread free; the
+/// results in item order.
 pub fn on_all_cores<T: Sync, R: Send>(items: &[T], run: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let mut states = vec![(); threads()];
     on_all_cores_with(&mut states, items, |_, item| run(item))
@@ -32,19 +32,18 @@ pub fn on_all_cores_with<S: Send, T: Sync, R: Send>(
     run: impl Fn(&mut S, &T) -> R + Sync,
 ) -> Vec<R> {
     let threads = threads().min(states.len());
-    match states {
-        [] => return Vec::new(),
-        [first, ..] if threads <= 1 || items.len() < 64 => {
-            return items.iter().map(|item| run(first, item)).collect();
-        }
-        _ => {}
+    let Some((first, others)) = states[..threads].split_first_mut() else {
+        return Vec::new();
+    };
+    if others.is_empty() || items.len() < 64 {
+        return items.iter().map(|item| run(first, item)).collect();
     }
     // Items are handed out one at a time, whichever thread is free takes the next: the
     // cost of an item varies (one operation's schemas may take a hundred times another's),
     // and fixed halves left one core idle while the other finished its half (Microsoft
-    // Graph beta's `check`: 3.6-3.8 s, 3.3-3.5 s with this).
-    // The calling thread is one of the workers: one thread fewer to start, and its
-    // allocator's pages stay warm from one call to the next.
+    // Graph beta's `check`: 3.6-3.8 s, 3.3-3.5 s with this). The calling thread is one of
+    // the workers: one thread fewer to start, and its allocator's pages stay warm from one
+    // call to the next.
     let next = &AtomicUsize::new(0);
     let work = |state: &mut S| {
         let mut done = Vec::new();
@@ -55,10 +54,6 @@ pub fn on_all_cores_with<S: Send, T: Sync, R: Send>(
             };
             done.push((at, run(state, item)));
         }
-    };
-    let (first, others) = match states[..threads].split_first_mut() {
-        Some(split) => split,
-        None => return Vec::new(),
     };
     let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
         let work = &work;
