@@ -1,5 +1,7 @@
-//! The process-wide HTTP client: one pooled reqwest client on rustls with the `ring`
-//! provider (aws-lc-rs takes minutes to compile on two cores and buys nothing here).
+//! HTTP client pieces every floor uses: the rustls `ring` provider (aws-lc-rs takes minutes
+//! to compile on two cores and buys nothing here), the pooled reqwest client that watches
+//! spec URLs, and how a transport error is worded. Upstream calls have their own client
+//! (`upstream::client`).
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -83,16 +85,14 @@ pub fn describe_error(error: &reqwest::Error) -> String {
     } else {
         "request failed"
     };
-    let mut cause = String::new();
-    let mut source = std::error::Error::source(error);
-    while let Some(inner) = source {
-        cause = inner.to_string();
-        source = inner.source();
-    }
-    if cause.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind}: {cause}")
+    with_cause(kind, std::error::Error::source(error))
+}
+
+/// `what` failed, and the innermost error under `source` says why (`what: cause`).
+pub fn with_cause(what: &str, source: Option<&(dyn std::error::Error + 'static)>) -> String {
+    match std::iter::successors(source, |&inner| inner.source()).last() {
+        Some(cause) => format!("{what}: {cause}"),
+        None => what.to_string(),
     }
 }
 

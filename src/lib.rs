@@ -31,7 +31,8 @@
 //! * [`json`] (value kinds, number-aware equality, pointer escaping, compact length), [`secret`] (values that
 //!   never print), [`digest`] (hex, SHA-256 of parts, random tokens), [`rate`] (token
 //!   buckets, and a bounded table of them per key), [`parallel`] (a map over a slice on all
-//!   cores) and [`http_client`] (the one pooled rustls client) are small and cross-cutting.
+//!   cores) and [`http_client`] (the rustls provider, the pooled client that watches spec
+//!   URLs, how a transport error is worded) are small and cross-cutting.
 //! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context,
 //!   and feeds the console the calls as they happen ([`telemetry::feed`]).
 //! * [`identity`] is who a request acts for: the [`identity::Caller`] an OAuth access token

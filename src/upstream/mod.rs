@@ -19,7 +19,9 @@
 //! * [`request`]: a tool's argument map → the [`request::HttpRequest`] (pure, no I/O).
 //! * [`exchange`]: the [`Exchange`] trait the dispatcher calls and what it gives back.
 //! * `wire.rs`: the HTTP exchange — forwarded headers, trace context, credentials,
-//!   retries, redirects, the size cap.
+//!   retries, the size cap.
+//! * `client.rs`: the HTTP client under it — the connection pool, TLS, proxies from the
+//!   environment, and the redirects followed within the origins the operator allows.
 //! * [`auth`]: credentials and their placement, OAuth tokens, header forwarding, and the
 //!   redaction of secrets from results.
 //! * [`decode`]: compressed bodies decoded within their limits.
@@ -35,6 +37,7 @@
 pub mod auth;
 mod caching;
 mod called;
+mod client;
 mod context;
 pub mod decode;
 mod dispatch;

@@ -4,31 +4,33 @@
 //! the origins the operator allows; the answer is read up to the size cap (decoding a
 //! compressed body, see [`super::decode`]), all within the tool's time limit.
 //!
-//! The exchange future can be dropped at any point (a cancelled MCP request): reqwest then
-//! drops the connection, and nothing else is left running.
+//! The exchange future can be dropped at any point (a cancelled MCP request): the client
+//! then drops the connection, and nothing else is left running.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+
 use super::auth::Authenticator;
 use super::caching::CacheValidators;
+use super::client::{Answer, Client, Outbound, Redirects};
 use super::context::{CallContext, Severity};
 use super::decode::{self, Coding, Decoder};
 use super::exchange::{BoxFuture, Exchange, Exchanged, Failure, Outgoing, Received, Undecodable};
 use super::request::HttpRequest;
 use super::settings::UpstreamSettings;
 use crate::catalog::{Catalog, Tool};
-use crate::http_client;
 
 /// Longest wait honoured from a `Retry-After` header.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 
 /// Calls real upstreams over HTTP.
 pub struct HttpExchange {
-    client: reqwest::Client,
+    client: Client,
     /// For workflow steps, which see every answer, redirects included: made on first use.
-    unredirected: std::sync::OnceLock<Result<reqwest::Client, String>>,
+    unredirected: std::sync::OnceLock<Result<Client, String>>,
     auth: Arc<Authenticator>,
 }
 
@@ -57,7 +59,7 @@ impl HttpExchange {
             }
         }
         Ok(HttpExchange {
-            client: upstream_client(redirects)?,
+            client: Client::new(Redirects::Within(redirects))?,
             unredirected: std::sync::OnceLock::new(),
             auth: Arc::new(Authenticator::default()),
         })
@@ -174,9 +176,9 @@ impl HttpExchange {
                 Ok(response)
                     if retryable
                         && !context.workflow_step
-                        && matches!(response.status().as_u16(), 429 | 503) =>
+                        && matches!(response.status.as_u16(), 429 | 503) =>
                 {
-                    match retry_after(response) {
+                    match retry_after(&response.headers) {
                         Some(asked) if asked > MAX_RETRY_WAIT => None,
                         asked => Some(asked.unwrap_or(backoff(attempt))),
                     }
@@ -184,7 +186,7 @@ impl HttpExchange {
                 Err(error) if retryable && error.is_connect() => Some(backoff(attempt)),
                 // A pooled connection the upstream closed just as it was reused: at once,
                 // on a new connection.
-                Err(error) if retryable && closed_before_answer(error) => Some(Duration::ZERO),
+                Err(error) if retryable && error.closed_before_answer() => Some(Duration::ZERO),
                 _ => None,
             };
             let remaining = timeout.saturating_sub(started.elapsed());
@@ -193,7 +195,7 @@ impl HttpExchange {
                     attempt += 1;
                     context.say(Severity::Notice, || {
                         let why = match &outcome {
-                            Ok(response) => format!("answered {}", response.status().as_u16()),
+                            Ok(response) => format!("answered {}", response.status.as_u16()),
                             Err(_) => "could not be reached".to_string(),
                         };
                         format!(
@@ -205,11 +207,11 @@ impl HttpExchange {
                     tokio::time::sleep(wait).await;
                 }
                 _ => {
-                    let response = outcome.map_err(|e| http_client::describe_error(&e))?;
+                    let response = outcome.map_err(|e| e.to_string())?;
                     if let Some(sent) = &context.sent
                         && sent.wants_answers()
                     {
-                        sent.answer_headers(response.headers());
+                        sent.answer_headers(&response.headers);
                     }
                     let cap = tool
                         .route
@@ -232,42 +234,61 @@ impl HttpExchange {
         request: &HttpRequest,
         compression: bool,
         workflow_step: bool,
-    ) -> Result<reqwest::Response, reqwest::Error> {
-        let method = reqwest::Method::from_bytes(request.method.as_str().as_bytes())
-            .unwrap_or(reqwest::Method::GET);
+    ) -> Result<Answer, super::client::Error> {
         let client = match workflow_step {
             true => self
                 .unredirected
-                .get_or_init(unredirected_client)
+                .get_or_init(|| Client::new(Redirects::Never))
                 .as_ref()
                 .unwrap_or(&self.client),
             false => &self.client,
         };
-        // The URL `build` parsed, not parsed a second time (reqwest parses a `&str`).
-        let mut builder = match request.parsed_url() {
-            Some(parsed) => client.request(method, parsed.clone()),
-            None => client.request(method, &request.url),
-        };
-        let (mut accept, mut accept_encoding) = (false, false);
-        for (name, value) in &request.headers {
-            accept |= name.eq_ignore_ascii_case("accept");
-            accept_encoding |= name.eq_ignore_ascii_case("accept-encoding");
-            builder = builder.header(name, value);
-        }
-        if !accept {
-            builder = builder.header(reqwest::header::ACCEPT, tool.route.accept.as_str());
-        }
-        if compression && !accept_encoding {
-            builder = builder.header(
-                reqwest::header::ACCEPT_ENCODING,
-                reqwest::header::HeaderValue::from_static(decode::ACCEPT_ENCODING),
-            );
-        }
-        if let Some(body) = &request.body {
-            builder = builder.body(body.clone());
-        }
-        builder.send().await
+        client.send(outbound(tool, request, compression)?).await
     }
+}
+
+/// `request` as the client sends it: the URL `build` parsed (not parsed a second time),
+/// its headers, the tool's `Accept` and, when `compression` is on, `Accept-Encoding`.
+fn outbound(
+    tool: &Tool,
+    request: &HttpRequest,
+    compression: bool,
+) -> Result<Outbound, super::client::Error> {
+    let method =
+        hyper::Method::from_bytes(request.method.as_str().as_bytes()).unwrap_or(hyper::Method::GET);
+    let url = match request.parsed_url() {
+        Some(parsed) => parsed.clone(),
+        None => url::Url::parse(&request.url)
+            .map_err(|e| super::client::Error::unsendable(format!("the URL is not valid: {e}")))?,
+    };
+    let mut headers = HeaderMap::with_capacity(request.headers.len() + 3);
+    for (name, value) in &request.headers {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            super::client::Error::unsendable(format!("\"{name}\" is not a valid header name"))
+        })?;
+        // The value may be a credential: never quoted.
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            super::client::Error::unsendable(format!("the value of header \"{name}\" is not valid"))
+        })?;
+        headers.append(name, value);
+    }
+    if !headers.contains_key(header::ACCEPT)
+        && let Ok(accept) = HeaderValue::from_str(&tool.route.accept)
+    {
+        headers.insert(header::ACCEPT, accept);
+    }
+    if compression && !headers.contains_key(header::ACCEPT_ENCODING) {
+        headers.insert(
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_static(decode::ACCEPT_ENCODING),
+        );
+    }
+    Ok(Outbound {
+        method,
+        url,
+        headers,
+        body: request.body.clone().map(Into::into),
+    })
 }
 
 impl Exchange for HttpExchange {
@@ -286,7 +307,7 @@ struct Wire {
 /// Reads at most `cap` bytes (decoded bytes, for a compressed body). Past the cap the rest
 /// is drained only to count it, and only up to 16 times the cap: beyond that the count is
 /// a lower bound and reading stops.
-async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, String> {
+async fn read(mut response: Answer, cap: u64) -> Result<Received, String> {
     let (mut received, coding) = head(&response);
     let declared = response.content_length();
     let coding = match coding {
@@ -304,11 +325,7 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
     }
     let mut body = Vec::new();
     let mut omitted: u64 = 0;
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| http_client::describe_error(&e))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
         let room = cap.saturating_sub(body.len() as u64) as usize;
         let kept = room.min(chunk.len());
         body.extend_from_slice(&chunk[..kept]);
@@ -331,34 +348,34 @@ async fn read(mut response: reqwest::Response, cap: u64) -> Result<Received, Str
 
 /// What an answer's status line and headers say, before its body is read: a [`Received`]
 /// without a body, and the body's content coding (`Err`: one restmcp cannot decode).
-fn head(response: &reqwest::Response) -> (Received, Result<Option<Coding>, String>) {
-    let status = response.status();
-    let header = |name: reqwest::header::HeaderName| {
+fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
+    let status = response.status;
+    let header = |name: HeaderName| {
         response
-            .headers()
+            .headers
             .get(name)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     };
-    let content_type = header(reqwest::header::CONTENT_TYPE);
-    let coding = header(reqwest::header::CONTENT_ENCODING).map_or(Ok(None), |e| Coding::parse(&e));
+    let content_type = header(header::CONTENT_TYPE);
+    let coding = header(header::CONTENT_ENCODING).map_or(Ok(None), |e| Coding::parse(&e));
     let location = status
         .is_redirection()
-        .then(|| header(reqwest::header::LOCATION))
+        .then(|| header(header::LOCATION))
         .flatten()
-        .and_then(|l| response.url().join(&l).ok());
+        .and_then(|l| response.url.join(&l).ok());
     // Only a redirect's note compares origins: not serialized for any other answer.
     let origin = location
         .as_ref()
-        .map(|_| response.url().origin().ascii_serialization())
+        .map(|_| response.url.origin().ascii_serialization())
         .unwrap_or_default();
     // A long-running operation's status monitor: the headers Azure and others use on any
     // success, and a 202's Location; a success's Location, where its result may be read.
     let url_of = |name: &str| {
         response
-            .headers()
+            .headers
             .get(name)
             .and_then(|value| value.to_str().ok())
-            .and_then(|value| response.url().join(value.trim()).ok())
+            .and_then(|value| response.url.join(value.trim()).ok())
     };
     let success = status.is_success();
     let result_location = success.then(|| url_of("location")).flatten();
@@ -371,11 +388,11 @@ fn head(response: &reqwest::Response) -> (Received, Result<Option<Coding>, Strin
                 .flatten()
         });
     let link = success
-        .then(|| header(reqwest::header::LINK))
+        .then(|| header(header::LINK))
         .flatten()
         .map(|v| v.chars().take(8192).collect());
     let retry_after = (matches!(status.as_u16(), 429 | 503 | 202) || operation.is_some())
-        .then(|| header(reqwest::header::RETRY_AFTER))
+        .then(|| header(header::RETRY_AFTER))
         .flatten()
         .map(|v| v.chars().take(64).collect());
     let received = Received {
@@ -393,9 +410,9 @@ fn head(response: &reqwest::Response) -> (Received, Result<Option<Coding>, Strin
         result_location,
         link,
         validators: CacheValidators::of(
-            header(reqwest::header::ETAG).as_deref(),
-            header(reqwest::header::LAST_MODIFIED).as_deref(),
-            header(reqwest::header::CACHE_CONTROL).as_deref(),
+            header(header::ETAG).as_deref(),
+            header(header::LAST_MODIFIED).as_deref(),
+            header(header::CACHE_CONTROL).as_deref(),
         ),
     };
     (received, coding)
@@ -405,7 +422,7 @@ fn head(response: &reqwest::Response) -> (Received, Result<Option<Coding>, Strin
 /// applying to the decoded bytes (`Content-Length` gives only the encoded size), and the
 /// decoder's ratio limit stopping a bomb at once.
 async fn read_encoded(
-    mut response: reqwest::Response,
+    mut response: Answer,
     mut received: Received,
     coding: Coding,
     cap: u64,
@@ -414,11 +431,7 @@ async fn read_encoded(
     let mut decoder = Decoder::new(coding, cap);
     let mut wire: u64 = 0;
     let mut complete = true;
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| http_client::describe_error(&e))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
         wire += chunk.len() as u64;
         match decoder.feed(&chunk) {
             Ok(true) => {}
@@ -450,10 +463,9 @@ async fn read_encoded(
 }
 
 /// `Retry-After` in seconds (RFC 9110 §10.2.3; the HTTP-date form falls back to backoff).
-fn retry_after(response: &reqwest::Response) -> Option<Duration> {
-    let seconds: u64 = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)?
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let seconds: u64 = headers
+        .get(header::RETRY_AFTER)?
         .to_str()
         .ok()?
         .trim()
@@ -462,82 +474,6 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
     Some(Duration::from_secs(seconds))
 }
 
-/// The request failed, before any answer came, because the connection closed or was
-/// reset under it. That is what a keep-alive connection meets when the upstream closes it
-/// just as it is reused (Node.js servers close idle connections after 5 s, gunicorn after
-/// 2 s, while the pool keeps them for 90 s); seen against Prism. Nothing was answered, so
-/// an idempotent request may go again on a new connection (RFC 9110 §9.2.2).
-fn closed_before_answer(error: &reqwest::Error) -> bool {
-    if !error.is_request() || error.is_timeout() || error.is_body() || error.is_decode() {
-        return false;
-    }
-    let mut source = std::error::Error::source(error);
-    while let Some(inner) = source {
-        if inner
-            .downcast_ref::<hyper::Error>()
-            .is_some_and(hyper::Error::is_incomplete_message)
-        {
-            return true;
-        }
-        if let Some(io) = inner.downcast_ref::<std::io::Error>()
-            && matches!(
-                io.kind(),
-                std::io::ErrorKind::ConnectionReset
-                    | std::io::ErrorKind::ConnectionAborted
-                    | std::io::ErrorKind::BrokenPipe
-                    | std::io::ErrorKind::UnexpectedEof
-            )
-        {
-            return true;
-        }
-        source = inner.source();
-    }
-    false
-}
-
 fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(100 * 2u64.pow(attempt.min(6)))
-}
-
-/// The client of workflow steps: as [`upstream_client`], but no redirect is followed (a
-/// step's criteria and outputs read the 3xx and its `Location`).
-fn unredirected_client() -> Result<reqwest::Client, String> {
-    http_client::install_crypto_provider();
-    reqwest::Client::builder()
-        .user_agent(http_client::USER_AGENT)
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(10))
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build()
-        .map_err(|e| format!("cannot start the upstream HTTP client: {e}"))
-}
-
-/// The upstream client: pooled, keep-alive, no automatic decompression (restmcp decodes
-/// itself, within its limits: [`super::decode`]), and redirects followed only within the same
-/// origin or to the origins an API lists (`allowed`, keyed by the API's own origin), so an
-/// upstream cannot send a call (and its credentials) to another host.
-fn upstream_client(allowed: HashMap<String, Vec<String>>) -> Result<reqwest::Client, String> {
-    http_client::install_crypto_provider();
-    let policy = reqwest::redirect::Policy::custom(move |attempt| {
-        let start = attempt
-            .previous()
-            .first()
-            .map(|first| first.origin().ascii_serialization());
-        let next = attempt.url().origin().ascii_serialization();
-        let permitted = start.as_ref().is_some_and(|start| {
-            *start == next || allowed.get(start).is_some_and(|list| list.contains(&next))
-        });
-        if permitted && attempt.previous().len() < 5 {
-            attempt.follow()
-        } else {
-            attempt.stop()
-        }
-    });
-    reqwest::Client::builder()
-        .user_agent(http_client::USER_AGENT)
-        .redirect(policy)
-        .connect_timeout(Duration::from_secs(10))
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build()
-        .map_err(|e| format!("cannot start the upstream HTTP client: {e}"))
 }

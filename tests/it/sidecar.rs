@@ -555,6 +555,192 @@ async fn trace_context_in_meta_works_over_stdio() {
     assert!(sent.ends_with("-00"));
 }
 
+/// A sidecar behind an egress proxy: `HTTP_PROXY` in restmcp's environment carries the
+/// upstream calls. The API's host cannot be resolved (`.invalid`), so the call can only
+/// succeed through the proxy, which here is the echo upstream itself: it answers the
+/// absolute-form request and shows the `Host` the call was meant for.
+#[tokio::test]
+async fn the_environments_proxy_carries_upstream_calls() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let proxy = upstream::start().await;
+    let dir = project(&echo_config("http://echo.invalid:8080", ""), &[]);
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+        .arg("stdio")
+        .current_dir(dir.path())
+        .env_remove("RESTMCP_CONFIG")
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .env("HTTP_PROXY", proxy.url())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("restmcp stdio");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        tool_call(2, "getItem", json!({"id": "7"})),
+    ];
+    for message in &messages {
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .expect("write");
+    }
+    let answer = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let value: Value = serde_json::from_str(&line).expect("JSON");
+            if value["id"] == 2 {
+                return value;
+            }
+        }
+        panic!("stdout closed");
+    })
+    .await
+    .expect("answer within 10 s");
+    let seen = &answer["result"]["structuredContent"];
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+    assert_eq!(seen["path"], "/echo/items/7", "{answer}");
+    assert_eq!(seen["headers"]["host"], "echo.invalid:8080", "{answer}");
+}
+
+/// An HTTPS upstream on 127.0.0.1 with the test certificate (`tests/fixtures/tls`), speaking
+/// only the protocol `alpn` names: it answers every request with the echo's shape and the
+/// HTTP version it was asked in (header `x-version`).
+async fn tls_upstream(alpn: &'static [u8]) -> std::net::SocketAddr {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let tls = crate::support::fixture("tls");
+    let certs = CertificateDer::pem_file_iter(tls.join("cert.pem"))
+        .expect("cert.pem")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("certificates");
+    let key = PrivateKeyDer::from_pem_file(tls.join("key.pem")).expect("key.pem");
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server config");
+    config.alpn_protocols = vec![alpn.to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let service = hyper::service::service_fn(|request: hyper::Request<_>| async move {
+                    let body = json!({
+                        "method": request.method().as_str(), "path": request.uri().path(),
+                        "query": null, "body": "", "body_base64": "",
+                        "headers": {"x-version": format!("{:?}", request.version())},
+                    });
+                    let mut answer = hyper::Response::new(http_body_util::Full::new(
+                        hyper::body::Bytes::from(body.to_string()),
+                    ));
+                    answer.headers_mut().insert(
+                        "content-type",
+                        hyper::header::HeaderValue::from_static("application/json"),
+                    );
+                    Ok::<_, std::convert::Infallible>(answer)
+                });
+                let _ = match alpn {
+                    b"h2" => {
+                        hyper::server::conn::http2::Builder::new(
+                            hyper_util::rt::TokioExecutor::new(),
+                        )
+                        .serve_connection(io, service)
+                        .await
+                    }
+                    _ => {
+                        hyper::server::conn::http1::Builder::new()
+                            .serve_connection(io, service)
+                            .await
+                    }
+                };
+            });
+        }
+    });
+    addr
+}
+
+/// An HTTPS upstream: its certificate checked against the platform's roots (here the test
+/// CA, through `SSL_CERT_FILE`, which the platform's root store on Linux reads), and HTTP/2
+/// when the upstream offers it by ALPN, HTTP/1.1 when that is all it speaks.
+#[tokio::test]
+async fn an_https_upstream_is_called_over_tls_in_the_protocol_it_offers() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    for (alpn, version) in [(&b"h2"[..], "HTTP/2.0"), (&b"http/1.1"[..], "HTTP/1.1")] {
+        let addr = tls_upstream(alpn).await;
+        let base = format!("https://localhost:{}", addr.port());
+        let dir = project(&echo_config(&base, ""), &[]);
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+            .arg("stdio")
+            .current_dir(dir.path())
+            .env_remove("RESTMCP_CONFIG")
+            .env_remove("SSL_CERT_DIR")
+            .env(
+                "SSL_CERT_FILE",
+                crate::support::fixture("tls").join("ca.pem"),
+            )
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("restmcp stdio");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let messages = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            tool_call(2, "getItem", json!({"id": "3"})),
+            tool_call(3, "getItem", json!({"id": "4"})),
+        ];
+        for message in &messages {
+            stdin
+                .write_all(format!("{message}\n").as_bytes())
+                .await
+                .expect("write");
+        }
+        let mut answers = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let value: Value = serde_json::from_str(&line).expect("JSON");
+                if value["id"] == 2 || value["id"] == 3 {
+                    answers.push(value);
+                }
+                if answers.len() == 2 {
+                    return;
+                }
+            }
+            panic!("stdout closed");
+        })
+        .await
+        .expect("answers within 10 s");
+        for answer in &answers {
+            let seen = &answer["result"]["structuredContent"];
+            assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+            assert_eq!(seen["headers"]["x-version"], version, "{answer}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn graceful_shutdown_lets_a_call_in_flight_finish() {
     let upstream = upstream::start().await;

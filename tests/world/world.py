@@ -10,7 +10,7 @@ Client: the official MCP Python SDK (`mcp`), over stdio (`restmcp stdio`, which 
 2026-07-28), Streamable HTTP (`restmcp serve`: 2026-07-28 by discovery, and 2025-11-25 by the
 initialize handshake) and the legacy HTTP+SSE transport (2025-11-25 over /sse).
 
-One named check per defect third-party software found in restmcp, d1 to d10 (d8 and d10 are
+One named check per defect third-party software found in restmcp, d1 to d11 (d8 and d10 are
 spec-level: they read `restmcp tools --json`). Each prints one line, `PASS name -- what was seen` or `FAIL name -- every problem`,
 then `world: N passed, M failed`; the exit status is 0 only when nothing failed.
 
@@ -972,6 +972,47 @@ async def d10_html_text(w: World) -> Check:
     return c
 
 
+async def d11_redirects(w: World) -> Check:
+    c = Check("d11_redirects_followed_as_browsers_do")
+    client = w.client(c, "http")
+    if client is None:
+        return c
+    assert w.httpbin
+    port = w.httpbin.base.rsplit(":", 1)[1]
+
+    async def methods() -> None:
+        # 307 sends the same request again; 302 and 303 turn a POST into a GET without its body.
+        for status, method, body in (("307", "POST", {"a": 1}), ("302", "GET", None), ("303", "GET", None)):
+            r = await client.call_tool("redirectTo", {"url": "/anything", "status_code": int(status), "body": {"a": 1}})
+            got = r.structured_content if isinstance(r.structured_content, dict) else {}
+            c.expect(r.is_error is False and got.get("method") == method and got.get("json") == body,
+                     f"{status} after a POST: httpbin's /anything saw {got.get('method')!r} with {short(got.get('json'))} "
+                     f"(want {method} with {body}); isError={r.is_error} {short(texts(r), 160)}")
+            c.note(f"{status}: {got.get('method')} {short(got.get('json'))}")
+
+    await c.part("redirectTo 307/302/303", methods)
+
+    async def hops() -> None:
+        five = await client.call_tool("redirectTimes", {"n": 5})
+        got = five.structured_content if isinstance(five.structured_content, dict) else {}
+        c.expect(five.is_error is False and str(got.get("url", "")).endswith("/get"),
+                 f"/redirect/5: five redirects are followed to /get; isError={five.is_error} {short(texts(five), 160)}")
+        six = await client.call_tool("redirectTimes", {"n": 6})
+        c.expect(six.is_error is True and "at most 5 redirects" in texts(six),
+                 f"/redirect/6: the sixth redirect is the answer, with a note; isError={six.is_error} {short(texts(six), 200)}")
+
+    await c.part("redirectTimes 5 and 6", hops)
+
+    async def elsewhere() -> None:
+        # localhost is another origin than 127.0.0.1: not in follow_redirects, so not followed.
+        r = await client.call_tool("redirectTo", {"url": f"http://localhost:{port}/get", "status_code": 302})
+        c.expect(r.is_error is True and f"http://localhost:{port}" in texts(r) and "follow_redirects" in texts(r),
+                 f"a redirect to another origin: isError={r.is_error} {short(texts(r), 200)}")
+
+    await c.part("another origin", elsewhere)
+    return c
+
+
 CHECKS: list[tuple[str, Callable[[World], Awaitable[Check]]]] = [
     ("d1", d1_accept),
     ("d2", d2_scalars),
@@ -983,6 +1024,7 @@ CHECKS: list[tuple[str, Callable[[World], Awaitable[Check]]]] = [
     ("d8", d8_example_refs),
     ("d9", d9_xml_body),
     ("d10", d10_html_text),
+    ("d11", d11_redirects),
 ]
 
 

@@ -262,8 +262,8 @@ fn site(host: &str) -> Option<&str> {
     psl::domain_str(host)
 }
 
-/// reqwest drops `Authorization` and `Cookie` on a redirect to another host, but not an
-/// API key header: a `follow_redirects` origin would receive it. That takes the operator's
+/// A redirect to another host drops `Authorization` and `Cookie` (`upstream::client`), but
+/// not an API key header: a `follow_redirects` origin would receive it. That takes the operator's
 /// word in `credential_origins`.
 fn check_redirects_keep_key(
     key: &str,

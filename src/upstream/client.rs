@@ -1,0 +1,794 @@
+//! The upstream HTTP client: the connections to upstreams and the redirects between them.
+//! It owns the keep-alive pool (hyper's client, `hyper_util::client::legacy`), TLS (rustls
+//! with the platform's roots, HTTP/2 by ALPN), the environment's proxies and the redirect
+//! policy. One [`Client::send`] is one logical request: redirects are followed inside it,
+//! retries are the caller's ([`super::wire`]).
+//!
+//! A request goes through hyper's client directly. It used to go through reqwest, whose own
+//! layers (its request builder, its redirect layer parsing the URL on every request and the
+//! answer's URL parsed again) cost about 24,000 instructions per call against 13,000 for
+//! hyper's client itself (`bench/README.md`). reqwest stays for what it does that hyper's
+//! client does not: a request to an upstream the environment's proxy settings
+//! (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`) send through a proxy goes through
+//! reqwest with its redirects off, so the redirect policy below holds either way.
+//!
+//! Redirects (RFC 9110 §15.4), as reqwest followed them: 301 and 302 turn a POST into a GET,
+//! 303 anything but HEAD, both without the body and its headers; 307 and 308 send the same
+//! request again. A redirect to another host, port or scheme drops `Authorization`,
+//! `Cookie`, `Proxy-Authorization` and `WWW-Authenticate`. No `Referer` is sent: the URL
+//! redirected from may carry a query credential.
+
+use std::collections::HashMap;
+use std::error::Error as StdError;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, StatusCode, Uri};
+use hyper_util::client::legacy::Client as Pool;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use url::Url;
+
+use crate::http_client;
+
+/// Redirects followed at most within one request.
+pub const MAX_REDIRECTS: usize = 5;
+
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// Sends requests to upstreams: pooled, keep-alive, no automatic decompression (restmcp
+/// decodes bodies itself, within its limits: [`super::decode`]).
+pub struct Client {
+    direct: Pool<Connector, Full<Bytes>>,
+    /// When the environment names a proxy: which requests it takes, and the client that
+    /// sends them through it.
+    proxied: Option<(Matcher, reqwest::Client)>,
+    redirects: Redirects,
+}
+
+/// Which redirects a [`Client`] follows.
+pub enum Redirects {
+    /// None: every 3xx is the answer (a workflow step reads it).
+    Never,
+    /// Within the origin the request started at, or from an API's origin to the origins
+    /// listed for it (keyed by the API's origin, `https://api.example.com`); at most
+    /// [`MAX_REDIRECTS`].
+    Within(HashMap<String, Vec<String>>),
+}
+
+/// One request on its way out.
+pub struct Outbound {
+    pub method: Method,
+    pub url: Url,
+    /// Every header to send but `Host` and `Content-Length`, which follow from the URL and
+    /// the body. `User-Agent` is restmcp's unless set here.
+    pub headers: HeaderMap,
+    pub body: Option<Bytes>,
+}
+
+/// An answer whose status line and headers have arrived; its body is read with
+/// [`Answer::chunk`].
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    /// The URL that answered: the request's, or the last one redirected to.
+    pub url: Url,
+    body: Body,
+}
+
+enum Body {
+    Direct(Incoming),
+    Proxied(reqwest::Response),
+}
+
+impl Answer {
+    /// The next piece of the body, `None` at its end.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
+        match &mut self.body {
+            Body::Direct(body) => loop {
+                match body.frame().await {
+                    None => return Ok(None),
+                    Some(Err(error)) => return Err(Error::reading(&error)),
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(data) if !data.is_empty() => return Ok(Some(data)),
+                        // Trailers, or an empty frame.
+                        _ => {}
+                    },
+                }
+            },
+            Body::Proxied(response) => response.chunk().await.map_err(|e| Error::proxied(&e)),
+        }
+    }
+
+    /// The body's length as `Content-Length` declares it.
+    pub fn content_length(&self) -> Option<u64> {
+        self.headers
+            .get(header::CONTENT_LENGTH)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+}
+
+/// Why a request got no answer, or its body could not be read.
+#[derive(Debug)]
+pub struct Error {
+    kind: Kind,
+    closed_before_answer: bool,
+    /// One line: what failed and its innermost cause, never the URL (whose query may hold
+    /// a key) nor a header's value.
+    text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Connect,
+    Request,
+    Body,
+}
+
+impl Error {
+    /// No connection could be made: nothing was sent, so any request may go again.
+    pub fn is_connect(&self) -> bool {
+        self.kind == Kind::Connect
+    }
+
+    /// The request failed, before any answer came, because the connection closed or was
+    /// reset under it. That is what a keep-alive connection meets when the upstream closes it
+    /// just as it is reused (Node.js servers close idle connections after 5 s, gunicorn after
+    /// 2 s, while the pool keeps them for 90 s); seen against Prism. Nothing was answered, so
+    /// an idempotent request may go again on a new connection (RFC 9110 §9.2.2).
+    pub fn closed_before_answer(&self) -> bool {
+        self.closed_before_answer
+    }
+
+    pub(super) fn unsendable(problem: String) -> Error {
+        Error {
+            kind: Kind::Request,
+            closed_before_answer: false,
+            text: format!("request failed: {problem}"),
+        }
+    }
+
+    fn sending(error: &hyper_util::client::legacy::Error) -> Error {
+        let kind = if error.is_connect() {
+            Kind::Connect
+        } else {
+            Kind::Request
+        };
+        Error::of(kind, error.source())
+    }
+
+    fn reading(error: &hyper::Error) -> Error {
+        Error::of(Kind::Body, Some(error))
+    }
+
+    fn of(kind: Kind, source: Option<&(dyn StdError + 'static)>) -> Error {
+        let timed_out = chain(source).any(|inner| {
+            inner
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        });
+        let closed = kind == Kind::Request && !timed_out && chain(source).any(closed_under_it);
+        let what = match kind {
+            _ if timed_out => "timed out",
+            Kind::Connect => "connection failed",
+            Kind::Request => "request failed",
+            Kind::Body => "reading the body failed",
+        };
+        Error {
+            kind,
+            closed_before_answer: closed,
+            text: http_client::with_cause(what, source),
+        }
+    }
+
+    /// An error of the client that sends through a proxy, worded the same way.
+    fn proxied(error: &reqwest::Error) -> Error {
+        let kind = if error.is_connect() {
+            Kind::Connect
+        } else if error.is_body() || error.is_decode() {
+            Kind::Body
+        } else {
+            Kind::Request
+        };
+        let closed = error.is_request()
+            && !error.is_timeout()
+            && kind == Kind::Request
+            && chain(error.source()).any(closed_under_it);
+        Error {
+            kind,
+            closed_before_answer: closed,
+            text: http_client::describe_error(error),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl StdError for Error {}
+
+/// `source` and every error under it.
+fn chain<'a>(
+    source: Option<&'a (dyn StdError + 'static)>,
+) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    std::iter::successors(source, |&inner| inner.source())
+}
+
+/// The connection closed or was reset before the message was complete.
+fn closed_under_it(error: &(dyn StdError + 'static)) -> bool {
+    if error
+        .downcast_ref::<hyper::Error>()
+        .is_some_and(hyper::Error::is_incomplete_message)
+    {
+        return true;
+    }
+    error.downcast_ref::<std::io::Error>().is_some_and(|io| {
+        matches!(
+            io.kind(),
+            std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+                | std::io::ErrorKind::BrokenPipe
+                | std::io::ErrorKind::UnexpectedEof
+        )
+    })
+}
+
+impl Client {
+    /// A client that follows `redirects`. Fails only when TLS cannot start (no usable
+    /// root certificates) or a proxy the environment names cannot be used.
+    pub fn new(redirects: Redirects) -> Result<Client, String> {
+        http_client::install_crypto_provider();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+            .map_err(|e| format!("cannot start the upstream HTTP client: {e}"))?;
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("cannot start the upstream HTTP client: {e}"))?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(Duration::from_secs(10)));
+        http.set_keepalive(Some(Duration::from_secs(15)));
+        http.set_keepalive_interval(Some(Duration::from_secs(15)));
+        http.set_keepalive_retries(Some(3));
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .wrap_connector(http);
+        let direct = Pool::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .pool_timer(TokioTimer::new())
+            .timer(TokioTimer::new())
+            .build(connector);
+        let proxied = match proxies_named() {
+            false => None,
+            true => Some((Matcher::from_env(), proxy_client(None)?)),
+        };
+        Ok(Client {
+            direct,
+            proxied,
+            redirects,
+        })
+    }
+
+    /// Sends `request`, following the redirects this client's policy allows, and returns
+    /// the answer once its headers arrive. A redirect not followed is the answer.
+    pub async fn send(&self, request: Outbound) -> Result<Answer, Error> {
+        let Outbound {
+            mut method,
+            mut url,
+            mut headers,
+            mut body,
+        } = request;
+        if !headers.contains_key(header::USER_AGENT) {
+            headers.insert(
+                header::USER_AGENT,
+                HeaderValue::from_static(http_client::USER_AGENT),
+            );
+        }
+        let mut start: Option<String> = None;
+        let mut followed = 0;
+        loop {
+            let answer = self
+                .send_once(method.clone(), url, headers.clone(), body.clone())
+                .await?;
+            let Some(next) = self.redirect(&answer, &mut start, followed) else {
+                return Ok(answer);
+            };
+            match answer.status {
+                StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND if method == Method::POST => {
+                    method = Method::GET;
+                    drop_payload(&mut headers, &mut body);
+                }
+                StatusCode::SEE_OTHER => {
+                    if method != Method::HEAD {
+                        method = Method::GET;
+                    }
+                    drop_payload(&mut headers, &mut body);
+                }
+                _ => {}
+            }
+            let previous = &answer.url;
+            if next.host_str() != previous.host_str()
+                || next.port_or_known_default() != previous.port_or_known_default()
+                || next.scheme() != previous.scheme()
+            {
+                for name in [
+                    header::AUTHORIZATION,
+                    header::COOKIE,
+                    header::PROXY_AUTHORIZATION,
+                    header::WWW_AUTHENTICATE,
+                ] {
+                    headers.remove(name);
+                }
+                headers.remove("cookie2");
+            }
+            url = next;
+            followed += 1;
+        }
+    }
+
+    /// Where `answer` redirects to, when this client follows it there.
+    fn redirect(
+        &self,
+        answer: &Answer,
+        start: &mut Option<String>,
+        followed: usize,
+    ) -> Option<Url> {
+        let Redirects::Within(allowed) = &self.redirects else {
+            return None;
+        };
+        if !matches!(answer.status.as_u16(), 301 | 302 | 303 | 307 | 308)
+            || followed >= MAX_REDIRECTS
+        {
+            return None;
+        }
+        let location = answer.headers.get(header::LOCATION)?.to_str().ok()?;
+        let next = answer.url.join(location.trim()).ok()?;
+        if !matches!(next.scheme(), "http" | "https") {
+            return None;
+        }
+        let start = start.get_or_insert_with(|| answer.url.origin().ascii_serialization());
+        let origin = next.origin().ascii_serialization();
+        let permitted = *start == origin
+            || allowed
+                .get(start)
+                .is_some_and(|list| list.contains(&origin));
+        permitted.then_some(next)
+    }
+
+    /// One exchange, no redirect followed.
+    async fn send_once(
+        &self,
+        method: Method,
+        url: Url,
+        headers: HeaderMap,
+        body: Option<Bytes>,
+    ) -> Result<Answer, Error> {
+        let uri: Uri = url
+            .as_str()
+            .parse()
+            .map_err(|e| Error::unsendable(format!("the URL is not one HTTP can send: {e}")))?;
+        if let Some((matcher, client)) = &self.proxied
+            && matcher.intercept(&uri).is_some()
+        {
+            return send_proxied(client, method, url, headers, body).await;
+        }
+        let mut request = hyper::Request::new(Full::new(body.unwrap_or_default()));
+        *request.method_mut() = method;
+        *request.uri_mut() = uri;
+        *request.headers_mut() = headers;
+        let response = self
+            .direct
+            .request(request)
+            .await
+            .map_err(|e| Error::sending(&e))?;
+        let (head, body) = response.into_parts();
+        Ok(Answer {
+            status: head.status,
+            headers: head.headers,
+            url,
+            body: Body::Direct(body),
+        })
+    }
+}
+
+async fn send_proxied(
+    client: &reqwest::Client,
+    method: Method,
+    url: Url,
+    headers: HeaderMap,
+    body: Option<Bytes>,
+) -> Result<Answer, Error> {
+    let mut request = client.request(method, url.clone()).headers(headers);
+    if let Some(body) = body {
+        request = request.body(body);
+    }
+    let response = request.send().await.map_err(|e| Error::proxied(&e))?;
+    Ok(Answer {
+        status: response.status(),
+        headers: response.headers().clone(),
+        url,
+        body: Body::Proxied(response),
+    })
+}
+
+/// A redirect that turns the request into a GET drops its body and the headers that
+/// describe it.
+fn drop_payload(headers: &mut HeaderMap, body: &mut Option<Bytes>) {
+    *body = None;
+    for name in [
+        header::CONTENT_TYPE,
+        header::CONTENT_LENGTH,
+        header::CONTENT_ENCODING,
+        header::TRANSFER_ENCODING,
+    ] {
+        headers.remove(name);
+    }
+}
+
+/// Whether the environment names a proxy for any request (the variables curl and reqwest
+/// read; `NO_PROXY` alone sends nothing through one).
+fn proxies_named() -> bool {
+    [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .iter()
+    .any(|name| std::env::var_os(name).is_some_and(|value| !value.is_empty()))
+}
+
+/// The client requests to a proxied upstream go through: reqwest reads the same variables
+/// (plain HTTP through the proxy, HTTPS tunnelled with `CONNECT`, credentials from the
+/// proxy's URL) and follows no redirect itself.
+fn proxy_client(proxy: Option<reqwest::Proxy>) -> Result<reqwest::Client, String> {
+    let builder = match proxy {
+        Some(proxy) => reqwest::Client::builder().proxy(proxy),
+        None => reqwest::Client::builder(),
+    };
+    builder
+        .user_agent(http_client::USER_AGENT)
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build()
+        .map_err(|e| format!("cannot start the upstream HTTP client for the proxy: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use axum::Router;
+    use axum::body::Bytes as AxumBytes;
+    use axum::extract::{Request, State};
+    use axum::http::StatusCode as AxumStatus;
+    use axum::response::{IntoResponse, Response};
+
+    use super::*;
+
+    /// What a test upstream saw: method, path, the headers asked about, body.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Seen {
+        method: String,
+        path: String,
+        authorization: Option<String>,
+        content_type: Option<String>,
+        body: String,
+    }
+
+    type Log = Arc<Mutex<Vec<Seen>>>;
+
+    /// An upstream on 127.0.0.1 that records every request and answers `/to/<status>/<n>`
+    /// with a redirect to `<elsewhere>/to/<status>/<n-1>` (`/done` at 0; a relative
+    /// reference without `elsewhere`), anything else with 200.
+    async fn upstream(log: Log, elsewhere: Option<String>) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let origin = format!("http://{}", listener.local_addr().expect("addr"));
+        let app = Router::new()
+            .fallback(move |State(log): State<Log>, request: Request| {
+                let next = elsewhere.clone().unwrap_or_default();
+                async move { answer(log, next, request).await }
+            })
+            .with_state(log);
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        origin
+    }
+
+    async fn answer(log: Log, next: String, request: Request) -> Response {
+        let (head, body) = request.into_parts();
+        let body = axum::body::to_bytes(body, 1 << 20)
+            .await
+            .unwrap_or_else(|_| AxumBytes::new());
+        let header = |name: &str| {
+            head.headers
+                .get(name)
+                .map(|v| v.to_str().unwrap_or("?").to_string())
+        };
+        let path = head.uri.path().to_string();
+        log.lock().expect("log").push(Seen {
+            method: head.method.to_string(),
+            path: path.clone(),
+            authorization: header("authorization"),
+            content_type: header("content-type"),
+            body: String::from_utf8_lossy(&body).into_owned(),
+        });
+        let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        if let ["to", status, left] = parts[..]
+            && let (Ok(status), Ok(left)) = (status.parse::<u16>(), left.parse::<u32>())
+        {
+            let location = match left {
+                0 => format!("{next}/done"),
+                left => format!("{next}/to/{status}/{}", left - 1),
+            };
+            let status = AxumStatus::from_u16(status).expect("status");
+            return (status, [("location", location)]).into_response();
+        }
+        (AxumStatus::OK, "done").into_response()
+    }
+
+    fn request(method: Method, url: &str) -> Outbound {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer s3cret"),
+        );
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        Outbound {
+            method,
+            url: Url::parse(url).expect("url"),
+            headers,
+            body: Some(Bytes::from_static(b"{\"a\":1}")),
+        }
+    }
+
+    fn within(allowed: &[(&str, &str)]) -> Client {
+        let mut map: HashMap<String, Vec<String>> = HashMap::new();
+        for (from, to) in allowed {
+            map.entry(from.to_string())
+                .or_default()
+                .push(to.to_string());
+        }
+        Client::new(Redirects::Within(map)).expect("client")
+    }
+
+    fn seen(log: &Log) -> Vec<(String, String)> {
+        let log = log.lock().expect("log");
+        log.iter()
+            .map(|s| (s.method.clone(), s.path.clone()))
+            .collect()
+    }
+
+    async fn body(mut answer: Answer) -> String {
+        let mut text = Vec::new();
+        while let Some(chunk) = answer.chunk().await.expect("chunk") {
+            text.extend_from_slice(&chunk);
+        }
+        String::from_utf8(text).expect("utf-8")
+    }
+
+    #[tokio::test]
+    async fn a_303_after_a_post_is_a_get_without_the_body() {
+        let log = Log::default();
+        let origin = upstream(log.clone(), None).await;
+        let client = within(&[]);
+        let answer = client
+            .send(request(Method::POST, &format!("{origin}/to/303/0")))
+            .await
+            .expect("answer");
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(answer.url.as_str(), format!("{origin}/done"));
+        assert_eq!(body(answer).await, "done");
+        let log = log.lock().expect("log").clone();
+        assert_eq!(log.len(), 2);
+        assert_eq!((log[1].method.as_str(), log[1].body.as_str()), ("GET", ""));
+        assert_eq!(log[1].content_type, None, "the body's headers go with it");
+        assert_eq!(
+            log[1].authorization.as_deref(),
+            Some("Bearer s3cret"),
+            "same origin: credentials stay"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_307_and_a_308_send_the_same_request_again() {
+        for status in [307, 308] {
+            let log = Log::default();
+            let origin = upstream(log.clone(), None).await;
+            let answer = within(&[])
+                .send(request(Method::PUT, &format!("{origin}/to/{status}/1")))
+                .await
+                .expect("answer");
+            assert_eq!(answer.status, StatusCode::OK);
+            let log = log.lock().expect("log").clone();
+            assert_eq!(log.len(), 3, "{status}");
+            for seen in &log {
+                assert_eq!(
+                    (seen.method.as_str(), seen.body.as_str()),
+                    ("PUT", "{\"a\":1}")
+                );
+                assert_eq!(seen.content_type.as_deref(), Some("application/json"));
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_301_turns_only_a_post_into_a_get() {
+        let log = Log::default();
+        let origin = upstream(log.clone(), None).await;
+        for method in [Method::POST, Method::DELETE] {
+            within(&[])
+                .send(request(method, &format!("{origin}/to/301/0")))
+                .await
+                .expect("answer");
+        }
+        let methods: Vec<String> = seen(&log).into_iter().map(|(m, _)| m).collect();
+        assert_eq!(methods, ["POST", "GET", "DELETE", "DELETE"]);
+    }
+
+    #[tokio::test]
+    async fn at_most_five_redirects_are_followed() {
+        let log = Log::default();
+        let origin = upstream(log.clone(), None).await;
+        let client = within(&[]);
+        let five = client
+            .send(request(Method::GET, &format!("{origin}/to/302/4")))
+            .await
+            .expect("answer");
+        assert_eq!(five.status, StatusCode::OK, "five redirects are followed");
+        log.lock().expect("log").clear();
+        let six = client
+            .send(request(Method::GET, &format!("{origin}/to/302/5")))
+            .await
+            .expect("answer");
+        assert_eq!(six.status, StatusCode::FOUND, "the sixth is the answer");
+        assert_eq!(six.url.as_str(), format!("{origin}/to/302/0"));
+        assert_eq!(log.lock().expect("log").len(), 6);
+    }
+
+    #[tokio::test]
+    async fn another_origin_is_followed_only_when_listed_and_gets_no_credentials() {
+        let (here, there) = (Log::default(), Log::default());
+        // `localhost` is another host than `127.0.0.1`, so another origin.
+        let target = upstream(there.clone(), None).await;
+        let target = target.replace("127.0.0.1", "localhost");
+        let origin = upstream(here.clone(), Some(target.clone())).await;
+        let refused = within(&[])
+            .send(request(Method::GET, &format!("{origin}/to/302/0")))
+            .await
+            .expect("answer");
+        assert_eq!(
+            refused.status,
+            StatusCode::FOUND,
+            "not listed: not followed"
+        );
+        assert!(there.lock().expect("log").is_empty(), "nothing went there");
+        let followed = within(&[(&origin, &target)])
+            .send(request(Method::GET, &format!("{origin}/to/302/0")))
+            .await
+            .expect("answer");
+        assert_eq!(followed.status, StatusCode::OK);
+        assert_eq!(followed.url.as_str(), format!("{target}/done"));
+        let there = there.lock().expect("log").clone();
+        assert_eq!(there.len(), 1);
+        assert_eq!(there[0].authorization, None, "credentials stay at home");
+    }
+
+    #[tokio::test]
+    async fn a_client_that_never_redirects_gives_the_3xx() {
+        let log = Log::default();
+        let origin = upstream(log.clone(), None).await;
+        let client = Client::new(Redirects::Never).expect("client");
+        let answer = client
+            .send(request(Method::GET, &format!("{origin}/to/303/0")))
+            .await
+            .expect("answer");
+        assert_eq!(answer.status, StatusCode::SEE_OTHER);
+        assert_eq!(
+            answer.headers.get("location").and_then(|v| v.to_str().ok()),
+            Some("/done")
+        );
+        assert_eq!(log.lock().expect("log").len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_request_the_proxy_settings_name_goes_through_the_proxy_and_redirects_the_same() {
+        // The proxy is the upstream itself: it answers absolute-form requests by their path.
+        let log = Log::default();
+        let proxy = upstream(log.clone(), None).await;
+        let mut client = within(&[]);
+        let matcher = Matcher::builder().http(proxy.clone()).build();
+        let via = reqwest::Proxy::http(&proxy).expect("proxy");
+        client.proxied = Some((matcher, proxy_client(Some(via)).expect("client")));
+        let answer = client
+            .send(request(Method::POST, "http://api.invalid/to/303/1"))
+            .await
+            .expect("answer");
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(answer.url.as_str(), "http://api.invalid/done");
+        assert_eq!(body(answer).await, "done");
+        assert_eq!(
+            seen(&log),
+            [
+                ("POST", "/to/303/1"),
+                ("GET", "/to/303/0"),
+                ("GET", "/done")
+            ]
+            .map(|(m, p)| (m.to_string(), p.to_string())),
+            "each hop through the proxy, redirects followed by restmcp"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_a_connect_error_without_the_url() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        drop(listener);
+        let error = within(&[])
+            .send(request(
+                Method::GET,
+                &format!("http://127.0.0.1:{port}/x?api_key=s3cret"),
+            ))
+            .await
+            .err()
+            .expect("no answer");
+        assert!(error.is_connect());
+        assert!(!error.closed_before_answer());
+        let text = error.to_string();
+        assert!(text.starts_with("connection failed: "), "{text}");
+        assert!(
+            !text.contains("s3cret") && !text.contains("api_key"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_connection_closed_before_the_answer_says_so() {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            // Reads the request, then closes without a word.
+            if let Ok((mut stream, _)) = listener.accept().await {
+                let mut buffer = [0u8; 1024];
+                let _ = stream.read(&mut buffer).await;
+            }
+        });
+        let error = within(&[])
+            .send(request(Method::GET, &format!("http://{addr}/x")))
+            .await
+            .err()
+            .expect("no answer");
+        assert!(!error.is_connect());
+        assert!(error.closed_before_answer(), "{error}");
+        assert!(error.to_string().starts_with("request failed: "), "{error}");
+    }
+}
