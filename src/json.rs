@@ -1,13 +1,34 @@
 //! Small helpers on `serde_json::Value` that every floor needs and that were once written
 //! three ways: a value's kind as messages name it, JSON equality with numbers compared by
 //! value, the escaping of one JSON-pointer segment (RFC 6901), and a value as compact JSON
-//! (its text, its length, a bound on its length). Cross-cutting: any
-//! module may use this one, and it uses none of them.
+//! (its text, its length, a bound on its length), and a member of a small object found
+//! without hashing its name. Cross-cutting: any module may use this one, and it uses none
+//! of them.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
+
+/// Objects up to this many members are searched by comparing names ([`field`]).
+const SCAN_UP_TO: usize = 8;
+
+/// The member `key` of `map`. serde_json's ordered map hashes every name looked up with
+/// SipHash, which costs more than comparing a few short names: a small object (a JSON-RPC
+/// message, its `params`, a `_meta`) is scanned instead, a larger one looked up.
+pub fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= SCAN_UP_TO {
+        map.iter()
+            .find_map(|(name, value)| (name == key).then_some(value))
+    } else {
+        map.get(key)
+    }
+}
+
+/// The member `key` of `value`, when it is an object ([`field`]).
+pub fn member<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    field(value.as_object()?, key)
+}
 
 /// `value` as compact JSON: what its `Display` writes, but written into a byte buffer
 /// rather than through `fmt::Write`, which costs more for every piece written.
@@ -150,6 +171,27 @@ pub fn unescape_token(token: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_member_is_found_in_small_and_large_objects_alike() {
+        let mut large = Map::new();
+        for i in 0..=SCAN_UP_TO {
+            large.insert(format!("k{i}"), json!(i));
+        }
+        let small = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call"});
+        for (value, key, expected) in [
+            (&small, "id", Some(json!(7))),
+            (&small, "method", Some(json!("tools/call"))),
+            (&small, "params", None),
+            (&small, "", None),
+            (&json!([1]), "id", None),
+            (&Value::Object(large.clone()), "k0", Some(json!(0))),
+            (&Value::Object(large.clone()), "k8", Some(json!(8))),
+            (&Value::Object(large), "k9", None),
+        ] {
+            assert_eq!(member(value, key).cloned(), expected, "{key} in {value}");
+        }
+    }
 
     #[test]
     fn numbers_are_equal_by_value_at_any_depth() {

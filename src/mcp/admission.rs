@@ -23,6 +23,30 @@ impl ClientId {
     /// The client at `address`: an IPv4 address, or the /64 network of an IPv6 one (one
     /// host usually holds a whole /64, and could otherwise be a new client per address).
     pub fn of_address(address: std::net::IpAddr) -> ClientId {
+        // The last address seen on this thread: a connection's requests come from one
+        // address, and formatting it costs more than comparing it.
+        thread_local! {
+            static LAST: std::cell::RefCell<Option<(std::net::IpAddr, String)>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let cached = LAST.try_with(|last| {
+            let mut last = last.try_borrow_mut().ok()?;
+            if let Some((seen, id)) = &*last
+                && *seen == address
+            {
+                return Some(ClientId(id.clone()));
+            }
+            let id = ClientId::format(address);
+            *last = Some((address, id.0.clone()));
+            Some(id)
+        });
+        cached
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| ClientId::format(address))
+    }
+
+    fn format(address: std::net::IpAddr) -> ClientId {
         match address {
             std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() && !v6.is_loopback() => {
                 let segments = v6.segments();

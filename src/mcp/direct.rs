@@ -185,10 +185,10 @@ impl DirectPath {
         parts: &Parts,
         message: &mut Value,
     ) -> Option<Response<Body>> {
-        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        if crate::json::member(message, "jsonrpc").and_then(Value::as_str) != Some("2.0") {
             return None;
         }
-        let method = match message.get("method").and_then(Value::as_str)? {
+        let method = match crate::json::member(message, "method").and_then(Value::as_str)? {
             "tools/call" => "tools/call",
             "tools/list" => "tools/list",
             _ => return None,

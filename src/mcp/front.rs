@@ -138,8 +138,7 @@ pub(super) fn client_of<B>(request: &Request<B>) -> ClientId {
 
 /// The method a message is counted under, and the protocol version it speaks.
 fn count_message(metrics: &Metrics, message: &Value, header_version: Option<&str>) {
-    let method = message
-        .get("method")
+    let method = crate::json::member(message, "method")
         .and_then(Value::as_str)
         .unwrap_or("(response)");
     let version = header_version
@@ -162,9 +161,8 @@ fn count_message(metrics: &Metrics, message: &Value, header_version: Option<&str
 /// an admission ticket), as opposed to a notification, a response, or a subscription
 /// stream that stays open for the session's life.
 fn takes_ticket(message: &Value) -> bool {
-    message.get("id").is_some()
-        && message
-            .get("method")
+    crate::json::member(message, "id").is_some()
+        && crate::json::member(message, "method")
             .and_then(Value::as_str)
             .is_some_and(|method| method != "subscriptions/listen")
 }
@@ -297,7 +295,7 @@ fn is_batch(bytes: &[u8]) -> bool {
 /// The message's method (empty for a response or an unread body).
 fn method_of(message: Option<&Value>) -> &str {
     message
-        .and_then(|m| m.get("method"))
+        .and_then(|m| crate::json::member(m, "method"))
         .and_then(Value::as_str)
         .unwrap_or_default()
 }
@@ -307,11 +305,11 @@ fn method_of(message: Option<&Value>) -> &str {
 fn answer_id(message: Option<&Value>) -> Option<Value> {
     message
         .filter(|m| {
-            m.get("method")
+            crate::json::member(m, "method")
                 .and_then(Value::as_str)
                 .is_some_and(|method| method != "subscriptions/listen")
         })
-        .and_then(|m| m.get("id"))
+        .and_then(|m| crate::json::member(m, "id"))
         .cloned()
 }
 
@@ -515,8 +513,8 @@ impl FrontState {
             .and_then(|m| jsonrpc::member(m, &["params", "_meta"]))
             .and_then(Value::as_object)
             .is_some_and(|meta| {
-                meta.contains_key("progressToken")
-                    || meta.contains_key(super::request::META_LOG_LEVEL)
+                crate::json::field(meta, "progressToken").is_some()
+                    || crate::json::field(meta, super::request::META_LOG_LEVEL).is_some()
             });
         let accepts_json = header_text(&parts.headers, header::ACCEPT.as_str())
             .is_some_and(|accept| accept.contains("application/json"));
@@ -538,8 +536,8 @@ impl FrontState {
         };
         // A request's id; a response or a notification has none to collide.
         let id = message
-            .filter(|m| m.get("method").is_some())
-            .and_then(|m| m.get("id"));
+            .filter(|m| crate::json::member(m, "method").is_some())
+            .and_then(|m| crate::json::member(m, "id"));
         table.request(session, id).map_err(|_duplicate| {
             let text = format!(
                 "request id {} is already in flight in this session; ids must be unique \
@@ -580,7 +578,7 @@ impl FrontState {
                     return refusal(
                         status,
                         retry,
-                        asked.message.and_then(|m| m.get("id")),
+                        asked.message.and_then(|m| crate::json::member(m, "id")),
                         &text,
                     );
                 }
@@ -673,7 +671,7 @@ impl FrontState {
             None => {
                 self.metrics.record_refusal("too_many_in_flight");
                 Err(Box::new(too_many(
-                    message.get("id"),
+                    crate::json::member(message, "id"),
                     self.admission.limit(),
                 )))
             }
@@ -693,7 +691,7 @@ impl FrontState {
             (Some(table), None) if method == "initialize" => match table.reserve(client).await {
                 Ok(room) => Ok(Some(room)),
                 Err(full) => Err(Box::new(too_many_sessions(
-                    message.and_then(|m| m.get("id")),
+                    message.and_then(|m| crate::json::member(m, "id")),
                     full,
                 ))),
             },
@@ -787,7 +785,7 @@ impl FrontState {
         };
         if messages
             .iter()
-            .any(|m| m.get("method") == Some(&json!("initialize")))
+            .any(|m| crate::json::member(m, "method") == Some(&json!("initialize")))
         {
             return invalid_request("initialize must not be part of a batch");
         }
@@ -1037,7 +1035,9 @@ async fn read_answer(response: Response<Body>, id: &Value) -> Response<Body> {
         while let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
             let event: Vec<u8> = buffer.drain(..end + 2).collect();
             let answer = messages_in(&event).into_iter().find(|m| {
-                m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some())
+                crate::json::member(m, "id") == Some(id)
+                    && (crate::json::member(m, "result").is_some()
+                        || crate::json::member(m, "error").is_some())
             });
             if let Some(answer) = answer {
                 parts.headers.insert(
@@ -1064,7 +1064,7 @@ fn messages_in(body: &[u8]) -> Vec<Value> {
         .lines()
         .filter_map(|line| line.strip_prefix("data:"))
         .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .filter(|message| message.get("id").is_some())
+        .filter(|message| crate::json::member(message, "id").is_some())
         .collect()
 }
 

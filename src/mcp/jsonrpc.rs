@@ -6,12 +6,15 @@
 
 use serde_json::{Value, json};
 
+use crate::json::field;
+
 /// The member at `path` (object keys, outermost first), as `Value::pointer` finds it for a
-/// fixed path, but without the two strings `pointer` allocates per token to unescape it:
-/// the transports look several such paths up in every message.
+/// fixed path, but without the two strings `pointer` allocates per token to unescape it,
+/// and without hashing names in a small object ([`crate::json::field`]): the transports
+/// look several such paths up in every message.
 pub(super) fn member<'a>(message: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path.iter()
-        .try_fold(message, |node, key| node.as_object()?.get(*key))
+        .try_fold(message, |node, key| crate::json::member(node, key))
 }
 
 /// A problem found: the JSON-RPC error code, the message, and the id to answer with.
@@ -26,7 +29,7 @@ pub(super) fn check_message(message: &Value) -> Result<(), Problem> {
     let Some(fields) = message.as_object() else {
         return invalid("a JSON-RPC message is a JSON object", None);
     };
-    let id = fields.get("id");
+    let id = field(fields, "id");
     let valid_id = id.filter(|id| id.is_string() || id.is_i64() || id.is_u64());
     if id.is_some() && valid_id.is_none() {
         return invalid(
@@ -37,20 +40,20 @@ pub(super) fn check_message(message: &Value) -> Result<(), Problem> {
             None,
         );
     }
-    if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if field(fields, "jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return invalid("\"jsonrpc\" must be \"2.0\"", valid_id);
     }
-    let method = match fields.get("method") {
+    let method = match field(fields, "method") {
         Some(Value::String(method)) => method.as_str(),
         Some(_) => return invalid("the method must be a string", valid_id),
         None if valid_id.is_some()
-            && (fields.contains_key("result") || fields.contains_key("error")) =>
+            && (field(fields, "result").is_some() || field(fields, "error").is_some()) =>
         {
             return Ok(());
         }
         None => return invalid("a request or notification needs a method", valid_id),
     };
-    let params = fields.get("params");
+    let params = field(fields, "params");
     let wrong = |problem: &str| {
         Err((
             -32602,
@@ -64,7 +67,7 @@ pub(super) fn check_message(message: &Value) -> Result<(), Problem> {
     }
     if method == "tools/list"
         && params
-            .and_then(|p| p.get("cursor"))
+            .and_then(|p| crate::json::member(p, "cursor"))
             .is_some_and(|cursor| !cursor.is_string() && !cursor.is_null())
     {
         return wrong("the cursor must be a string from a previous nextCursor");

@@ -14,6 +14,7 @@ use rmcp::model::{
 use serde_json::{Map, Value};
 
 use super::confirm::Asker;
+use crate::json::field;
 use crate::telemetry::trace::TraceContext;
 
 /// `_meta` key of a 2026-07-28 request's own protocol revision.
@@ -53,16 +54,15 @@ impl CallMeta {
         let Some(meta) = meta else {
             return CallMeta::default();
         };
-        let text = |key: &str| meta.get(key).and_then(Value::as_str);
+        let has = |key: &str| field(meta, key).is_some();
+        let text = |key: &str| field(meta, key).and_then(Value::as_str);
         CallMeta {
             trace: text("traceparent")
                 .and_then(|traceparent| TraceContext::parse(traceparent, text("tracestate"))),
-            wants_notifications: meta.contains_key("progressToken")
-                || meta.contains_key(META_LOG_LEVEL),
-            names_revision: meta.contains_key(META_VERSION),
-            declares_tasks: meta
-                .get(META_CAPABILITIES)
-                .and_then(|capabilities| capabilities.get("extensions"))
+            wants_notifications: has("progressToken") || has(META_LOG_LEVEL),
+            names_revision: has(META_VERSION),
+            declares_tasks: field(meta, META_CAPABILITIES)
+                .and_then(|capabilities| crate::json::member(capabilities, "extensions"))
                 .is_some_and(super::session::declares_tasks),
         }
     }
@@ -71,7 +71,7 @@ impl CallMeta {
 /// The id of a request, when it is one a direct path answers (a string, or an integer that
 /// fits in 64 bits).
 pub(super) fn request_id(message: &Value) -> Option<RequestId> {
-    match message.get("id")? {
+    match crate::json::member(message, "id")? {
         Value::String(id) => Some(RequestId::String(id.as_str().into())),
         Value::Number(n) => n.as_i64().map(RequestId::Number),
         _ => None,
@@ -103,29 +103,36 @@ impl ToolCall {
         id: RequestId,
         meta: CallMeta,
     ) -> Result<ToolCall, ErrorData> {
-        shape(message.get("params"))?;
-        let Some(Value::Object(mut params)) = message.get_mut("params").map(Value::take) else {
+        shape(crate::json::member(message, "params"))?;
+        let params = message.as_object_mut().and_then(|fields| {
+            fields
+                .iter_mut()
+                .find_map(|(key, value)| (key == "params").then(|| value.take()))
+        });
+        let Some(Value::Object(params)) = params else {
             return Err(ErrorData::invalid_params("missing params", None));
         };
-        let name = match params.remove("name") {
-            Some(Value::String(name)) => name,
-            _ => String::new(),
-        };
-        let arguments = match params.remove("arguments") {
-            Some(Value::Object(arguments)) => arguments,
-            _ => Map::new(),
-        };
-        let capabilities = match params.remove("_meta") {
-            Some(Value::Object(mut meta)) => meta.remove(META_CAPABILITIES),
-            _ => None,
-        };
+        // Taken apart in one pass: no name hashed (see `crate::json::field`).
+        let (mut name, mut arguments, mut capabilities) = (String::new(), Map::new(), None);
+        let mut rest = Map::new();
+        for (key, value) in params {
+            match (key.as_str(), value) {
+                ("name", Value::String(text)) => name = text,
+                ("arguments", Value::Object(map)) => arguments = map,
+                ("_meta", Value::Object(mut meta)) => capabilities = meta.remove(META_CAPABILITIES),
+                ("name" | "arguments" | "_meta", _) => {}
+                (_, value) => {
+                    rest.insert(key, value);
+                }
+            }
+        }
         Ok(ToolCall {
             id,
             name,
             arguments,
             meta,
             capabilities,
-            rest: params,
+            rest,
         })
     }
 
@@ -163,11 +170,11 @@ fn shape(params: Option<&Value>) -> Result<(), ErrorData> {
     let Some(Value::Object(params)) = params else {
         return Err(ErrorData::invalid_params("missing params", None));
     };
-    if !matches!(params.get("name"), Some(Value::String(_))) {
+    if !matches!(field(params, "name"), Some(Value::String(_))) {
         return Err(ErrorData::invalid_params("missing tool name", None));
     }
     if !matches!(
-        params.get("arguments"),
+        field(params, "arguments"),
         None | Some(Value::Null | Value::Object(_))
     ) {
         return Err(ErrorData::invalid_params(
@@ -175,11 +182,14 @@ fn shape(params: Option<&Value>) -> Result<(), ErrorData> {
             None,
         ));
     }
-    if !matches!(params.get("_meta"), None | Some(Value::Object(_))) {
+    if !matches!(field(params, "_meta"), None | Some(Value::Object(_))) {
         return Err(ErrorData::invalid_params("_meta must be an object", None));
     }
     Ok(())
 }
+
+/// The buffer an answer is first written into.
+const ANSWER_CAPACITY: usize = 1024;
 
 /// The answer to request `id`: its result in the client's revision, or its error, as the
 /// JSON text the SDK would send.
@@ -188,15 +198,24 @@ pub(super) fn answer_bytes(
     outcome: Result<CallToolResponse, ErrorData>,
     version: &ProtocolVersion,
 ) -> Vec<u8> {
-    let bytes = match outcome {
-        Ok(result) => serde_json::to_vec(&JsonRpcResponse {
+    let result = match outcome {
+        Ok(result) => result,
+        Err(error) => return error_bytes(id, error),
+    };
+    // Room for a small answer at once: `to_vec` starts at 128 bytes and grows by doubling.
+    let mut bytes = Vec::with_capacity(ANSWER_CAPACITY);
+    let written = serde_json::to_writer(
+        &mut bytes,
+        &JsonRpcResponse {
             jsonrpc: JsonRpcVersion2_0,
             id,
             result: super::revision::finish(ServerResult::from(result), version),
-        }),
-        Err(error) => return error_bytes(id, error),
-    };
-    bytes.unwrap_or_default()
+        },
+    );
+    match written {
+        Ok(()) => bytes,
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The error answer to request `id`.

@@ -159,9 +159,10 @@ impl Snapshot {
     /// ([`Snapshot::may_confirm`]) or for an argument it lacks ([`super::ask::may_ask`]).
     /// Such a call needs the SDK's peer (or a 2026-07-28 round), not a direct answer.
     pub(super) fn may_ask_user(&self, message: &serde_json::Value) -> bool {
-        let params = message.get("params");
+        let member = crate::json::member;
+        let params = member(message, "params");
         let Some(name) = params
-            .and_then(|p| p.get("name"))
+            .and_then(|p| member(p, "name"))
             .and_then(serde_json::Value::as_str)
         else {
             return false;
@@ -170,7 +171,7 @@ impl Snapshot {
             return true;
         }
         let empty = serde_json::Map::new();
-        let arguments = match params.and_then(|p| p.get("arguments")) {
+        let arguments = match params.and_then(|p| member(p, "arguments")) {
             None => &empty,
             Some(serde_json::Value::Object(arguments)) => arguments,
             // Not arguments at all: refused before anyone could be asked.

@@ -183,12 +183,12 @@ impl Filter {
             let _ = self.answers.send(error_line(code, &problem, id)).await;
             return Ok(());
         }
-        let method = message.get("method").and_then(Value::as_str);
+        let method = crate::json::member(&message, "method").and_then(Value::as_str);
         // Answered here, or passed on below.
         if method == Some("tools/call") && self.call(&mut message) {
             return Ok(());
         }
-        match message.get("method").and_then(Value::as_str) {
+        match crate::json::member(&message, "method").and_then(Value::as_str) {
             Some("initialize") => {
                 self.batches_allowed = jsonrpc::member(&message, &["params", "protocolVersion"])
                     == Some(&Value::from("2025-03-26"));
@@ -322,7 +322,7 @@ impl Filter {
             let settled = handshake.settled()?;
             (settled.client.clone(), settled.version.clone())
         };
-        let id = message.get("id")?;
+        let id = crate::json::member(message, "id")?;
         let cursor = match jsonrpc::member(message, &["params", "cursor"]) {
             None | Some(Value::Null) => None,
             Some(Value::String(cursor)) => Some(cursor.as_str()),
