@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
@@ -32,6 +32,9 @@ use hyper_util::client::legacy::Client as Pool;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
 use url::Url;
 
 use crate::http_client;
@@ -246,13 +249,16 @@ fn closed_under_it(error: &(dyn StdError + 'static)) -> bool {
 }
 
 impl Client {
-    /// A client that follows `redirects`. Fails only when TLS cannot start (no usable
-    /// root certificates) or a proxy the environment names cannot be used.
+    /// A client that follows `redirects`. Fails only when TLS cannot start or a proxy the
+    /// environment names cannot be used; the system's roots are read at the first HTTPS
+    /// call ([`LazyRoots`]).
     pub fn new(redirects: Redirects) -> Result<Client, String> {
         http_client::install_crypto_provider();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
-            .map_err(|e| format!("cannot start the upstream HTTP client: {e}"))?;
+        let verifier = LazyRoots {
+            provider: provider.clone(),
+            verifier: OnceLock::new(),
+        };
         let tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("cannot start the upstream HTTP client: {e}"))?
@@ -428,6 +434,71 @@ async fn send_proxied(
         url,
         body: Body::Proxied(response),
     })
+}
+
+/// The platform's certificate verifier (`rustls-platform-verifier`, the system's roots),
+/// made at the first TLS handshake rather than at start: reading the roots costs about
+/// 37 million instructions (10 ms or more) and a few hundred KB, and a machine without any
+/// (a minimal image calling only plain-HTTP upstreams) still starts. An HTTPS call there
+/// fails, saying that no CA certificates were loaded.
+#[derive(Debug)]
+struct LazyRoots {
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    verifier: OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+}
+
+impl ServerCertVerifier for LazyRoots {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let verifier = self
+            .verifier
+            .get_or_init(|| rustls_platform_verifier::Verifier::new(self.provider.clone()))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        verifier.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    // The handshake's signatures are checked as the platform's verifier checks them: with
+    // the provider's algorithms, which need no roots.
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
 }
 
 /// A redirect that turns the request into a GET drops its body and the headers that

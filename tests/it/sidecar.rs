@@ -555,54 +555,86 @@ async fn trace_context_in_meta_works_over_stdio() {
     assert!(sent.ends_with("-00"));
 }
 
-/// A sidecar behind an egress proxy: `HTTP_PROXY` in restmcp's environment carries the
-/// upstream calls. The API's host cannot be resolved (`.invalid`), so the call can only
-/// succeed through the proxy, which here is the echo upstream itself: it answers the
-/// absolute-form request and shows the `Host` the call was meant for.
-#[tokio::test]
-async fn the_environments_proxy_carries_upstream_calls() {
+/// `restmcp stdio` in `dir` with `env` set (`None`: removed), initialized; the answers to
+/// `calls` (each a `tools/call` of the echo API's `getItem` with its `id`), in order.
+async fn stdio_calls(
+    dir: &std::path::Path,
+    env: &[(&str, Option<&std::ffi::OsStr>)],
+    ids: &[&str],
+) -> Vec<Value> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let proxy = upstream::start().await;
-    let dir = project(&echo_config("http://echo.invalid:8080", ""), &[]);
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp"));
+    command
         .arg("stdio")
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env_remove("RESTMCP_CONFIG")
-        .env_remove("NO_PROXY")
-        .env_remove("no_proxy")
-        .env("HTTP_PROXY", proxy.url())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("restmcp stdio");
+        .kill_on_drop(true);
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let mut child = command.spawn().expect("restmcp stdio");
     let mut stdin = child.stdin.take().expect("stdin");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let messages = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    let mut messages = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "test", "version": "1"}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        tool_call(2, "getItem", json!({"id": "7"})),
     ];
+    for (n, id) in ids.iter().enumerate() {
+        messages.push(tool_call(n as u64 + 1, "getItem", json!({"id": id})));
+    }
     for message in &messages {
         stdin
             .write_all(format!("{message}\n").as_bytes())
             .await
             .expect("write");
     }
-    let answer = tokio::time::timeout(Duration::from_secs(10), async {
+    let mut answers = vec![Value::Null; ids.len()];
+    tokio::time::timeout(Duration::from_secs(10), async {
+        let mut left = ids.len();
         while let Ok(Some(line)) = lines.next_line().await {
             let value: Value = serde_json::from_str(&line).expect("JSON");
-            if value["id"] == 2 {
-                return value;
+            if let Some(n) = value["id"]
+                .as_u64()
+                .filter(|n| (1..=ids.len() as u64).contains(n))
+            {
+                answers[n as usize - 1] = value;
+                left -= 1;
+                if left == 0 {
+                    return;
+                }
             }
         }
         panic!("stdout closed");
     })
     .await
-    .expect("answer within 10 s");
+    .expect("the answers within 10 s");
+    answers
+}
+
+/// A sidecar behind an egress proxy: `HTTP_PROXY` in restmcp's environment carries the
+/// upstream calls. The API's host cannot be resolved (`.invalid`), so the call can only
+/// succeed through the proxy, which here is the echo upstream itself: it answers the
+/// absolute-form request and shows the `Host` the call was meant for.
+#[tokio::test]
+async fn the_environments_proxy_carries_upstream_calls() {
+    let proxy = upstream::start().await;
+    let dir = project(&echo_config("http://echo.invalid:8080", ""), &[]);
+    let url = proxy.url();
+    let env = [
+        ("NO_PROXY", None),
+        ("no_proxy", None),
+        ("HTTP_PROXY", Some(std::ffi::OsStr::new(&url))),
+    ];
+    let answers = stdio_calls(dir.path(), &env, &["7"]).await;
+    let answer = &answers[0];
     let seen = &answer["result"]["structuredContent"];
     assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
     assert_eq!(seen["path"], "/echo/items/7", "{answer}");
@@ -682,62 +714,41 @@ async fn tls_upstream(alpn: &'static [u8]) -> std::net::SocketAddr {
 /// when the upstream offers it by ALPN, HTTP/1.1 when that is all it speaks.
 #[tokio::test]
 async fn an_https_upstream_is_called_over_tls_in_the_protocol_it_offers() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let ca = crate::support::fixture("tls").join("ca.pem");
     for (alpn, version) in [(&b"h2"[..], "HTTP/2.0"), (&b"http/1.1"[..], "HTTP/1.1")] {
         let addr = tls_upstream(alpn).await;
         let base = format!("https://localhost:{}", addr.port());
         let dir = project(&echo_config(&base, ""), &[]);
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_restmcp"))
-            .arg("stdio")
-            .current_dir(dir.path())
-            .env_remove("RESTMCP_CONFIG")
-            .env_remove("SSL_CERT_DIR")
-            .env(
-                "SSL_CERT_FILE",
-                crate::support::fixture("tls").join("ca.pem"),
-            )
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("restmcp stdio");
-        let mut stdin = child.stdin.take().expect("stdin");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let messages = [
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "test", "version": "1"}}}),
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            tool_call(2, "getItem", json!({"id": "3"})),
-            tool_call(3, "getItem", json!({"id": "4"})),
+        let env = [
+            ("SSL_CERT_DIR", None),
+            ("SSL_CERT_FILE", Some(ca.as_os_str())),
         ];
-        for message in &messages {
-            stdin
-                .write_all(format!("{message}\n").as_bytes())
-                .await
-                .expect("write");
-        }
-        let mut answers = Vec::new();
-        tokio::time::timeout(Duration::from_secs(10), async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let value: Value = serde_json::from_str(&line).expect("JSON");
-                if value["id"] == 2 || value["id"] == 3 {
-                    answers.push(value);
-                }
-                if answers.len() == 2 {
-                    return;
-                }
-            }
-            panic!("stdout closed");
-        })
-        .await
-        .expect("answers within 10 s");
-        for answer in &answers {
+        for answer in stdio_calls(dir.path(), &env, &["3", "4"]).await {
             let seen = &answer["result"]["structuredContent"];
             assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
             assert_eq!(seen["headers"]["x-version"], version, "{answer}");
         }
+    }
+}
+
+/// A machine without CA certificates (a minimal image) still starts: the roots are read at
+/// the first HTTPS call, which fails saying why, and the process goes on serving.
+#[tokio::test]
+async fn without_ca_certificates_an_https_call_says_so() {
+    let addr = tls_upstream(b"http/1.1").await;
+    let base = format!("https://localhost:{}", addr.port());
+    let dir = project(&echo_config(&base, ""), &[]);
+    let missing = dir.path().join("no-such-ca.pem");
+    let env = [
+        ("SSL_CERT_DIR", Some(missing.as_os_str())),
+        ("SSL_CERT_FILE", Some(missing.as_os_str())),
+    ];
+    for answer in stdio_calls(dir.path(), &env, &["1", "2"]).await {
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("");
+        assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+        assert!(text.contains("No CA certificates were loaded"), "{text}");
     }
 }
 
