@@ -353,6 +353,10 @@ impl Compiled {
         let validator = validator
             .as_ref()
             .map_err(|e| format!("the outputSchema cannot be used: {e}"))?;
+        // The common case answered without gathering errors, which costs more.
+        if validator.is_valid(value) {
+            return Ok(());
+        }
         let problems: Vec<String> = validator
             .iter_errors(value)
             .take(10)

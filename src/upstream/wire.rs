@@ -23,6 +23,11 @@ use super::request::HttpRequest;
 use super::settings::UpstreamSettings;
 use crate::catalog::{Catalog, Tool};
 
+/// Where a long-running operation's status is read (Azure and others), looked up by name
+/// without parsing the name on every answer.
+const OPERATION_LOCATION: HeaderName = HeaderName::from_static("operation-location");
+const AZURE_ASYNC_OPERATION: HeaderName = HeaderName::from_static("azure-asyncoperation");
+
 /// Longest wait honoured from a `Retry-After` header.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 
@@ -370,7 +375,7 @@ fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
         .unwrap_or_default();
     // A long-running operation's status monitor: the headers Azure and others use on any
     // success, and a 202's Location; a success's Location, where its result may be read.
-    let url_of = |name: &str| {
+    let url_of = |name: HeaderName| {
         response
             .headers
             .get(name)
@@ -378,9 +383,9 @@ fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
             .and_then(|value| response.url.join(value.trim()).ok())
     };
     let success = status.is_success();
-    let result_location = success.then(|| url_of("location")).flatten();
+    let result_location = success.then(|| url_of(header::LOCATION)).flatten();
     let operation = success
-        .then(|| url_of("operation-location").or_else(|| url_of("azure-asyncoperation")))
+        .then(|| url_of(OPERATION_LOCATION).or_else(|| url_of(AZURE_ASYNC_OPERATION)))
         .flatten()
         .or_else(|| {
             (status.as_u16() == 202)
