@@ -59,6 +59,7 @@ use super::jsonrpc::{self, check_message, failure_message};
 use super::session::{Activity, Full, Reservation, SessionTable};
 use super::sizes::Framing;
 use super::streams::Streams;
+use crate::json::member;
 use crate::telemetry::metrics::Metrics;
 
 /// rmcp's Streamable HTTP service, which the front wraps.
@@ -138,7 +139,7 @@ pub(super) fn client_of<B>(request: &Request<B>) -> ClientId {
 
 /// The method a message is counted under, and the protocol version it speaks.
 fn count_message(metrics: &Metrics, message: &Value, header_version: Option<&str>) {
-    let method = crate::json::member(message, "method")
+    let method = member(message, "method")
         .and_then(Value::as_str)
         .unwrap_or("(response)");
     let version = header_version
@@ -161,8 +162,8 @@ fn count_message(metrics: &Metrics, message: &Value, header_version: Option<&str
 /// an admission ticket), as opposed to a notification, a response, or a subscription
 /// stream that stays open for the session's life.
 fn takes_ticket(message: &Value) -> bool {
-    crate::json::member(message, "id").is_some()
-        && crate::json::member(message, "method")
+    member(message, "id").is_some()
+        && member(message, "method")
             .and_then(Value::as_str)
             .is_some_and(|method| method != "subscriptions/listen")
 }
@@ -295,7 +296,7 @@ fn is_batch(bytes: &[u8]) -> bool {
 /// The message's method (empty for a response or an unread body).
 fn method_of(message: Option<&Value>) -> &str {
     message
-        .and_then(|m| crate::json::member(m, "method"))
+        .and_then(|m| member(m, "method"))
         .and_then(Value::as_str)
         .unwrap_or_default()
 }
@@ -305,11 +306,11 @@ fn method_of(message: Option<&Value>) -> &str {
 fn answer_id(message: Option<&Value>) -> Option<Value> {
     message
         .filter(|m| {
-            crate::json::member(m, "method")
+            member(m, "method")
                 .and_then(Value::as_str)
                 .is_some_and(|method| method != "subscriptions/listen")
         })
-        .and_then(|m| crate::json::member(m, "id"))
+        .and_then(|m| member(m, "id"))
         .cloned()
 }
 
@@ -536,8 +537,8 @@ impl FrontState {
         };
         // A request's id; a response or a notification has none to collide.
         let id = message
-            .filter(|m| crate::json::member(m, "method").is_some())
-            .and_then(|m| crate::json::member(m, "id"));
+            .filter(|m| member(m, "method").is_some())
+            .and_then(|m| member(m, "id"));
         table.request(session, id).map_err(|_duplicate| {
             let text = format!(
                 "request id {} is already in flight in this session; ids must be unique \
@@ -578,7 +579,7 @@ impl FrontState {
                     return refusal(
                         status,
                         retry,
-                        asked.message.and_then(|m| crate::json::member(m, "id")),
+                        asked.message.and_then(|m| member(m, "id")),
                         &text,
                     );
                 }
@@ -671,7 +672,7 @@ impl FrontState {
             None => {
                 self.metrics.record_refusal("too_many_in_flight");
                 Err(Box::new(too_many(
-                    crate::json::member(message, "id"),
+                    member(message, "id"),
                     self.admission.limit(),
                 )))
             }
@@ -691,7 +692,7 @@ impl FrontState {
             (Some(table), None) if method == "initialize" => match table.reserve(client).await {
                 Ok(room) => Ok(Some(room)),
                 Err(full) => Err(Box::new(too_many_sessions(
-                    message.and_then(|m| crate::json::member(m, "id")),
+                    message.and_then(|m| member(m, "id")),
                     full,
                 ))),
             },
@@ -785,7 +786,7 @@ impl FrontState {
         };
         if messages
             .iter()
-            .any(|m| crate::json::member(m, "method") == Some(&json!("initialize")))
+            .any(|m| member(m, "method") == Some(&json!("initialize")))
         {
             return invalid_request("initialize must not be part of a batch");
         }
@@ -1035,9 +1036,8 @@ async fn read_answer(response: Response<Body>, id: &Value) -> Response<Body> {
         while let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
             let event: Vec<u8> = buffer.drain(..end + 2).collect();
             let answer = messages_in(&event).into_iter().find(|m| {
-                crate::json::member(m, "id") == Some(id)
-                    && (crate::json::member(m, "result").is_some()
-                        || crate::json::member(m, "error").is_some())
+                member(m, "id") == Some(id)
+                    && (member(m, "result").is_some() || member(m, "error").is_some())
             });
             if let Some(answer) = answer {
                 parts.headers.insert(
@@ -1064,7 +1064,7 @@ fn messages_in(body: &[u8]) -> Vec<Value> {
         .lines()
         .filter_map(|line| line.strip_prefix("data:"))
         .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .filter(|message| crate::json::member(message, "id").is_some())
+        .filter(|message| member(message, "id").is_some())
         .collect()
 }
 

@@ -51,17 +51,9 @@ pub struct Client {
     /// When the environment names a proxy: which requests it takes, and the client that
     /// sends them through it.
     proxied: Option<(Matcher, reqwest::Client)>,
-    redirects: Redirects,
-}
-
-/// Which redirects a [`Client`] follows.
-pub enum Redirects {
-    /// None: every 3xx is the answer (a workflow step reads it).
-    Never,
-    /// Within the origin the request started at, or from an API's origin to the origins
-    /// listed for it (keyed by the API's origin, `https://api.example.com`); at most
-    /// [`MAX_REDIRECTS`].
-    Within(HashMap<String, Vec<String>>),
+    /// Where redirects may lead besides the origin a request started at: from an API's
+    /// origin (`https://api.example.com`) to the origins listed for it.
+    redirects: HashMap<String, Vec<String>>,
 }
 
 /// One request on its way out.
@@ -72,6 +64,9 @@ pub struct Outbound {
     /// the body. `User-Agent` is restmcp's unless set here.
     pub headers: HeaderMap,
     pub body: Option<Bytes>,
+    /// Follow the redirects the client allows (at most [`MAX_REDIRECTS`]); else every 3xx
+    /// is the answer (a workflow step reads it).
+    pub follow_redirects: bool,
 }
 
 /// An answer whose status line and headers have arrived; its body is read with
@@ -249,10 +244,11 @@ fn closed_under_it(error: &(dyn StdError + 'static)) -> bool {
 }
 
 impl Client {
-    /// A client that follows `redirects`. Fails only when TLS cannot start or a proxy the
-    /// environment names cannot be used; the system's roots are read at the first HTTPS
+    /// A client whose redirects may lead, besides a request's own origin, from an API's
+    /// origin to those `redirects` lists for it. Fails only when TLS cannot start or a proxy
+    /// the environment names cannot be used; the system's roots are read at the first HTTPS
     /// call ([`LazyRoots`]).
-    pub fn new(redirects: Redirects) -> Result<Client, String> {
+    pub fn new(redirects: HashMap<String, Vec<String>>) -> Result<Client, String> {
         http_client::install_crypto_provider();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let verifier = LazyRoots {
@@ -302,6 +298,7 @@ impl Client {
             mut url,
             mut headers,
             mut body,
+            follow_redirects,
         } = request;
         if !headers.contains_key(header::USER_AGENT) {
             headers.insert(
@@ -315,7 +312,10 @@ impl Client {
             let answer = self
                 .send_once(method.clone(), url, headers.clone(), body.clone())
                 .await?;
-            let Some(next) = self.redirect(&answer, &mut start, followed) else {
+            let next = follow_redirects
+                .then(|| self.redirect(&answer, &mut start, followed))
+                .flatten();
+            let Some(next) = next else {
                 return Ok(answer);
             };
             match answer.status {
@@ -358,9 +358,7 @@ impl Client {
         start: &mut Option<String>,
         followed: usize,
     ) -> Option<Url> {
-        let Redirects::Within(allowed) = &self.redirects else {
-            return None;
-        };
+        let allowed = &self.redirects;
         if !matches!(answer.status.as_u16(), 301 | 302 | 303 | 307 | 308)
             || followed >= MAX_REDIRECTS
         {
@@ -636,6 +634,7 @@ mod tests {
             url: Url::parse(url).expect("url"),
             headers,
             body: Some(Bytes::from_static(b"{\"a\":1}")),
+            follow_redirects: true,
         }
     }
 
@@ -646,7 +645,7 @@ mod tests {
                 .or_default()
                 .push(to.to_string());
         }
-        Client::new(Redirects::Within(map)).expect("client")
+        Client::new(map).expect("client")
     }
 
     fn seen(log: &Log) -> Vec<(String, String)> {
@@ -772,14 +771,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_client_that_never_redirects_gives_the_3xx() {
+    async fn a_request_that_follows_no_redirect_gets_the_3xx() {
         let log = Log::default();
         let origin = upstream(log.clone(), None).await;
-        let client = Client::new(Redirects::Never).expect("client");
-        let answer = client
-            .send(request(Method::GET, &format!("{origin}/to/303/0")))
-            .await
-            .expect("answer");
+        let mut asked = request(Method::GET, &format!("{origin}/to/303/0"));
+        asked.follow_redirects = false;
+        let answer = within(&[]).send(asked).await.expect("answer");
         assert_eq!(answer.status, StatusCode::SEE_OTHER);
         assert_eq!(
             answer.headers.get("location").and_then(|v| v.to_str().ok()),

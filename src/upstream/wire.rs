@@ -15,7 +15,7 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 
 use super::auth::Authenticator;
 use super::caching::CacheValidators;
-use super::client::{Answer, Client, Outbound, Redirects};
+use super::client::{Answer, Client, Outbound};
 use super::context::{CallContext, Severity};
 use super::decode::{self, Coding, Decoder};
 use super::exchange::{BoxFuture, Exchange, Exchanged, Failure, Outgoing, Received, Undecodable};
@@ -34,8 +34,6 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 /// Calls real upstreams over HTTP.
 pub struct HttpExchange {
     client: Client,
-    /// For workflow steps, which see every answer, redirects included: made on first use.
-    unredirected: std::sync::OnceLock<Result<Client, String>>,
     auth: Arc<Authenticator>,
 }
 
@@ -64,8 +62,7 @@ impl HttpExchange {
             }
         }
         Ok(HttpExchange {
-            client: Client::new(Redirects::Within(redirects))?,
-            unredirected: std::sync::OnceLock::new(),
+            client: Client::new(redirects)?,
             auth: Arc::new(Authenticator::default()),
         })
     }
@@ -240,15 +237,10 @@ impl HttpExchange {
         compression: bool,
         workflow_step: bool,
     ) -> Result<Answer, super::client::Error> {
-        let client = match workflow_step {
-            true => self
-                .unredirected
-                .get_or_init(|| Client::new(Redirects::Never))
-                .as_ref()
-                .unwrap_or(&self.client),
-            false => &self.client,
-        };
-        client.send(outbound(tool, request, compression)?).await
+        let mut outbound = outbound(tool, request, compression)?;
+        // A workflow step sees every answer, redirects included.
+        outbound.follow_redirects = !workflow_step;
+        self.client.send(outbound).await
     }
 }
 
@@ -293,6 +285,7 @@ fn outbound(
         url,
         headers,
         body: request.body.clone().map(Into::into),
+        follow_redirects: true,
     })
 }
 
