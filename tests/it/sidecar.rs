@@ -937,3 +937,37 @@ async fn a_missing_certificate_stops_the_start_naming_the_file() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("missing-cert.pem"), "{stderr}");
 }
+
+/// A tool's name is text the client chose: the log line that refuses an unknown one records
+/// it escaped, so a newline in it cannot write a second, forged line.
+#[tokio::test]
+async fn an_unknown_tool_name_cannot_forge_a_log_line() {
+    let upstream = upstream::start().await;
+    let config = echo_config(&upstream.url(), "");
+    let dir = project(&config, &[]);
+    let binary = Binary::start_with(dir.path(), &[]).await;
+    let client = client(&binary, None, &[]).await;
+    let forged = "nope\nFORGED restmcp::call: tool call outcome=\"ok\"";
+    let refused = client
+        .call_tool(rmcp::model::CallToolRequestParams::new(forged.to_string()))
+        .await;
+    assert!(refused.is_err(), "an unknown tool is a protocol error");
+    let _ = call(&client, "getItem", json!({"id": "1"})).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !binary.log().contains("outcome=\"unknown_tool\"") && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = binary.log();
+    assert!(
+        log.contains("outcome=\"unknown_tool\""),
+        "the refusal was logged:\n{log}"
+    );
+    assert!(
+        !log.lines().any(|line| line.starts_with("FORGED")),
+        "the newline was written raw:\n{log}"
+    );
+    assert!(
+        log.contains(r"nope\nFORGED"),
+        "the name is in the line, escaped:\n{log}"
+    );
+}
