@@ -19,7 +19,7 @@ use restmcp::upstream::{request, response};
 use serde_json::{Value, json};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: restmcp::alloc::MiMalloc = restmcp::alloc::MiMalloc;
 
 fn petstore() -> catalog::Catalog {
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -12,7 +12,7 @@ use restmcp::config::ToolSettings;
 use restmcp::spec::{self, SpecSource};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: restmcp::alloc::MiMalloc = restmcp::alloc::MiMalloc;
 
 fn specs() -> Vec<(&'static str, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

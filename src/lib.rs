@@ -9,7 +9,7 @@
 //!
 //! ```text
 //!  0  config   json   secret   http_client      settings, and helpers any floor may use
-//!     digest   rate   parallel
+//!     digest   rate   parallel   alloc
 //!  1  telemetry   identity   store              logs, metrics, trace context; who calls;
 //!                                                keys replicas share
 //!  2  spec                                       bytes → documents → one operation model
@@ -32,7 +32,8 @@
 //!   never print), [`digest`] (hex, SHA-256 of parts, random tokens), [`rate`] (token
 //!   buckets, and a bounded table of them per key), [`parallel`] (a map over a slice on all
 //!   cores) and [`http_client`] (the rustls provider, the pooled client that watches spec
-//!   URLs, how a transport error is worded) are small and cross-cutting.
+//!   URLs, how a transport error is worded) are small and cross-cutting; [`alloc`] is the
+//!   allocator (mimalloc) the binary and the benchmarks install.
 //! * [`telemetry`] writes logs to stderr, keeps the Prometheus metrics and W3C trace context,
 //!   and feeds the console the calls as they happen ([`telemetry::feed`]).
 //! * [`identity`] is who a request acts for: the [`identity::Caller`] an OAuth access token
@@ -81,6 +82,7 @@
 //! Start reading at [`load::load`], then [`catalog::build`], then [`upstream::Dispatcher`]
 //! and [`mcp`].
 
+pub mod alloc;
 pub mod catalog;
 pub mod cli;
 pub mod config;

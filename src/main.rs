@@ -6,29 +6,10 @@ use std::process::ExitCode;
 // mimalloc touched became resident whole, Petstore's start-up peak was 35 MB (21 MB
 // without) and GitHub's 127 MB (98 MB without).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: restmcp::alloc::MiMalloc = restmcp::alloc::MiMalloc;
 
-/// `mi_option_purge_delay` in mimalloc v3's `mi_option_t`, in milliseconds.
-const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-/// Its default in the mimalloc this is built with (v3: 1 s).
-const DEFAULT_PURGE_DELAY: std::ffi::c_long = 1000;
 
 fn main() -> ExitCode {
-    return_freed_memory_sooner();
+    restmcp::alloc::return_freed_memory_sooner();
     restmcp::cli::main()
-}
-
-/// Freed pages go back to the OS after 10 ms instead of a second: loading a large spec frees
-/// blocks (the file's bytes, synthesis scratch) while it keeps growing, and held for a
-/// second they stacked up (GitHub's start-up peak: 98 MB, 75 MB with this). Throughput
-/// under bench/run.sh was the same within its noise.
-fn return_freed_memory_sooner() {
-    // SAFETY: reading and setting an option is thread-safe in mimalloc. The option number
-    // is checked by its default first, so that a mimalloc with another numbering (or
-    // default) is left alone rather than mis-set.
-    unsafe {
-        if libmimalloc_sys::mi_option_get(PURGE_DELAY) == DEFAULT_PURGE_DELAY {
-            libmimalloc_sys::mi_option_set(PURGE_DELAY, 10);
-        }
-    }
 }
