@@ -61,7 +61,6 @@ unsafe impl std::alloc::GlobalAlloc for MiMalloc {
     }
 }
 
-
 /// `mi_option_purge_delay` in mimalloc v3's `mi_option_t`, in milliseconds.
 const PURGE_DELAY: mi::mi_option_t = 15;
 /// Its default in the mimalloc this is built with (v3: 1 s).

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: restmcp::alloc::MiMalloc = restmcp::alloc::MiMalloc;
 
-
 fn main() -> ExitCode {
     restmcp::alloc::return_freed_memory_sooner();
     restmcp::cli::main()

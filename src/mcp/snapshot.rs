@@ -167,19 +167,29 @@ impl Snapshot {
         else {
             return false;
         };
-        if self.may_confirm(name) {
-            return true;
-        }
         let empty = serde_json::Map::new();
         let arguments = match params.and_then(|p| member(p, "arguments")) {
             None => &empty,
             Some(serde_json::Value::Object(arguments)) => arguments,
-            // Not arguments at all: refused before anyone could be asked.
-            Some(_) => return false,
+            // Not arguments at all: refused before anyone could be asked, unless the
+            // tool asks for confirmation whatever its arguments.
+            Some(_) => return self.may_confirm(name),
         };
-        self.catalog()
-            .get(name)
-            .is_some_and(|tool| super::ask::may_ask(tool, arguments))
+        self.may_ask(name, arguments)
+    }
+
+    /// Whether a call of tool `name` (as the client knows it) with `arguments` may ask its
+    /// user something ([`Snapshot::may_ask_user`]).
+    pub(super) fn may_ask(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> bool {
+        self.may_confirm(name)
+            || self
+                .catalog()
+                .get(name)
+                .is_some_and(|tool| super::ask::may_ask(tool, arguments))
     }
 
     /// This snapshot with the configured dialects and client rules.

@@ -21,7 +21,9 @@
 //! Streamable HTTP's direct path ([`super::direct`]), instead of crossing the SDK's pipe,
 //! its parser, a spawned handler and its serializer and coming back through the pipe. The
 //! answer is built from the SDK's own types, and `notifications/cancelled` for it cancels
-//! it and drops its answer, as the SDK does.
+//! it and drops its answer, as the SDK does. A `tools/call` line of the plainest shape
+//! (no `_meta`, nothing but `name` and `arguments`) is read straight into the call
+//! ([`super::request::plain_call`]), without a JSON tree of the whole message.
 //!
 //! Lines going out are kept within `server.max_stdio_message_bytes` (the official
 //! TypeScript SDK closes the connection past 10 MiB): results are cut to fit
@@ -39,8 +41,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::{AnswerBudget, CallRequest};
 use super::jsonrpc::{self, check_message, failure_message, success_bytes};
-use super::request::{CallMeta, ToolCall, answer_bytes, request_id};
-use super::session::{Negotiation, Running};
+use super::request::{CallMeta, ToolCall, answer_bytes, plain_call, request_id};
+use super::session::{Handshake, Negotiation, Running};
 use super::sizes::{Budget, Guarded, Transport, guard_line};
 use super::{McpServer, ServerState};
 use crate::upstream::CallContext;
@@ -153,6 +155,13 @@ impl Filter {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
+            // A plain `tools/call` is read without a tree of the message; one not answered
+            // here is read again below, as any other line.
+            if let Some(call) = plain_call(&line)
+                && self.call_plain(call)
+            {
+                continue;
+            }
             let passed = match serde_json::from_slice::<Value>(&line) {
                 Ok(Value::Array(members)) => self.batch(members, &mut to_sdk).await,
                 Ok(message) => self.single(message, line, &mut to_sdk).await,
@@ -251,17 +260,7 @@ impl Filter {
     /// Starts a (checked) `tools/call` request in a task of its own when it is one to
     /// answer here (see the module documentation); false leaves it to the SDK.
     fn call(&self, message: &mut Value) -> bool {
-        if self.logging {
-            return false;
-        }
-        let Some(handshake) = self
-            .handshake
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .settled()
-            .filter(|settled| settled.initialized)
-            .cloned()
-        else {
+        let Some(handshake) = self.answering_calls() else {
             return false;
         };
         let Some(id) = request_id(message) else {
@@ -288,6 +287,43 @@ impl Filter {
         let Ok(call) = ToolCall::take(message, id, meta) else {
             return false;
         };
+        self.start(call, key, handshake);
+        true
+    }
+
+    /// [`Filter::call`] for a call [`plain_call`] read: no `_meta`, so nothing in it sends
+    /// the call to the SDK. False: the SDK answers it (the line is read again).
+    fn call_plain(&self, call: ToolCall) -> bool {
+        let Some(handshake) = self.answering_calls() else {
+            return false;
+        };
+        if self.shared.current().may_ask(&call.name, &call.arguments) {
+            return false;
+        }
+        let key = serde_json::to_string(&call.id).unwrap_or_default();
+        if self.running.is_running(&self.session, &key) {
+            return false;
+        }
+        self.start(call, key, handshake);
+        true
+    }
+
+    /// The settled handshake, while calls are answered here: after
+    /// `notifications/initialized`, and unless the client asked for log messages.
+    fn answering_calls(&self) -> Option<Handshake> {
+        if self.logging {
+            return None;
+        }
+        self.handshake
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .settled()
+            .filter(|settled| settled.initialized)
+            .cloned()
+    }
+
+    /// Runs `call` in a task of its own, noted as running under `key` (its id's JSON).
+    fn start(&self, call: ToolCall, key: String, handshake: Handshake) {
         let cancelled = CancellationToken::new();
         self.running
             .started(self.session.clone(), key.clone(), cancelled.clone());
@@ -306,7 +342,6 @@ impl Filter {
         // Boxed: the task then holds a pointer, not the whole pipeline's state, which
         // spawning and finishing the task would otherwise copy.
         tokio::spawn(Box::pin(call.run()));
-        true
     }
 
     /// A `notifications/cancelled` for a call running here cancels it.
