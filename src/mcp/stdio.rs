@@ -9,7 +9,7 @@
 //! accepted only from a client that negotiated 2025-03-26 (its members are then answered
 //! one line each). Either way the session goes on.
 //!
-//! Once the handshake has passed through (noted as a [`Handshake`](super::session::Handshake) of the one session
+//! Once the handshake has passed through (noted as a [`Handshake`] of the one session
 //! model, [`super::session`]), `tools/list` is answered here too, from the same
 //! serialized pages as Streamable HTTP, instead of by the SDK, which rebuilds and
 //! serializes every tool each time (GitHub's three pages reached a client in 25 ms instead
