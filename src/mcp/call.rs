@@ -16,6 +16,7 @@ use super::ServerState;
 use super::confirm::{Asker, Verdict};
 use super::sizes::{self, Budget};
 use crate::discovery::Action;
+use crate::telemetry::clock::millis;
 use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
 use crate::upstream::{
@@ -706,7 +707,7 @@ impl Drop for Unfinished<'_> {
             request_id = %self.call.request_id,
             tool = self.call.name,
             outcome = "cancelled",
-            duration_ms = duration.as_secs_f64() * 1e3,
+            duration_ms = millis(duration),
             trace_id = self.call.trace_id.as_deref(),
             "{why}"
         );
@@ -731,8 +732,8 @@ fn record_call(metrics: &Metrics, call: &Call<'_>, stats: &CallStats) {
         attempts: stats.attempts,
         arguments: call.arguments.as_deref(),
     });
-    let duration_ms = elapsed.as_secs_f64() * 1e3;
-    let upstream_ms = stats.upstream.map(|d| d.as_secs_f64() * 1e3);
+    let duration_ms = millis(elapsed);
+    let upstream_ms = stats.upstream.map(millis);
     macro_rules! line {
         ($level:ident) => {
             tracing::$level!(

@@ -1,11 +1,12 @@
 //! The timestamp at the start of every log line: the same RFC 3339 UTC time with
 //! microseconds that tracing-subscriber's `SystemTime` timer writes
 //! (`2026-11-26T02:42:00.123456Z`), with the date and time of day formatted once per second
-//! on each thread rather than for every line (the call log line is written once per call).
+//! on each thread rather than for every line (the call log line is written once per call),
+//! and durations as logs, the console and its feed show them ([`millis`]).
 
 use std::cell::Cell;
 use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::time::FormatTime;
@@ -19,6 +20,13 @@ type Prefix = [u8; 19];
 
 thread_local! {
     static LAST: Cell<(u64, Prefix)> = const { Cell::new((u64::MAX, [b'0'; 19])) };
+}
+
+/// `duration` in milliseconds, to the microsecond (`0.134`, `1520.5`): the unit and the
+/// precision of every `*_ms` a log line, the console or its feed shows. A value made this
+/// way is written without `Debug`'s float formatting ([`super::fields`]).
+pub fn millis(duration: Duration) -> f64 {
+    (duration.as_secs_f64() * 1e6).round() / 1e3
 }
 
 /// The log timer (see the module documentation).

@@ -175,7 +175,7 @@ fn event_json(call: &CallRecord<'_>, now: SystemTime) -> String {
         .duration_since(UNIX_EPOCH)
         .map(super::clock::rfc3339)
         .unwrap_or_default();
-    let millis = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+    let millis = super::clock::millis;
     serde_json::json!({
         "at": at,
         "tool": call.tool,

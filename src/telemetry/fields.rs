@@ -5,7 +5,9 @@
 //! fields; formatting them was most of what the line cost. The message, error values, raw
 //! identifiers (`r#name`) and strings that need escaping are written by `DefaultFields`'
 //! own visitor, so they stay exactly as it writes them (the message with its ANSI escapes
-//! sanitized).
+//! sanitized). A float with at most three decimals, as [`super::clock::millis`] makes a
+//! duration, is written from its integer thousandths, the same text `Debug` writes (the
+//! shortest that reads back as the same `f64`) without `Debug`'s general algorithm.
 //!
 //! With colours on (a terminal), `DefaultFields` is used as it is: it paints names.
 
@@ -79,6 +81,40 @@ impl PlainVisitor<'_> {
     }
 }
 
+/// The integer thousandths of `value` when it is a non-negative multiple of 0.001 below
+/// 10¹² (the `f64` nearest to one): `Debug` writes such a value as its shortest decimal,
+/// which is those thousandths with the trailing zeros of the fraction dropped (`0.0`,
+/// `0.5`, `12.034`). Below 10¹² an `f64`'s spacing is under 0.0002, so no other decimal of
+/// three places or fewer reads back as the same value.
+fn thousandths(value: f64) -> Option<u64> {
+    if !(value.is_sign_positive() && value < 1e12) {
+        return None;
+    }
+    let scaled = (value * 1e3).round();
+    // Exact: `scaled` is an integer below 10¹⁵ (< 2⁵³).
+    (scaled / 1e3 == value).then_some(scaled as u64)
+}
+
+/// Writes `thousandths` / 1000 as `Debug` writes that `f64` (see [`thousandths`]).
+fn write_thousandths(writer: &mut Writer<'_>, thousandths: u64) -> fmt::Result {
+    let mut digits = itoa::Buffer::new();
+    writer.write_str(digits.format(thousandths / 1000))?;
+    writer.write_char('.')?;
+    let fraction = thousandths % 1000;
+    let text = [
+        b'0' + (fraction / 100) as u8,
+        b'0' + (fraction / 10 % 10) as u8,
+        b'0' + (fraction % 10) as u8,
+    ];
+    let kept = match (fraction % 100, fraction % 10) {
+        (0, _) => 1,
+        (_, 0) => 2,
+        _ => 3,
+    };
+    // ASCII digits.
+    writer.write_str(std::str::from_utf8(&text[..kept]).unwrap_or("0"))
+}
+
 /// A string `Debug` writes as it is, between quotes: printable ASCII but `"` and `\`.
 fn needs_no_escape(value: &str) -> bool {
     value
@@ -112,6 +148,17 @@ impl Visit for PlainVisitor<'_> {
             self.plain(field, value);
         } else {
             self.record_debug(field, &value);
+        }
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        match thousandths(value) {
+            Some(thousandths) if self.writes(field) => {
+                self.result = self
+                    .name(field.name())
+                    .and_then(|()| write_thousandths(&mut self.writer, thousandths));
+            }
+            _ => self.record_debug(field, &value),
         }
     }
 
@@ -155,6 +202,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use tracing_subscriber::fmt::MakeWriter;
+    use tracing_subscriber::fmt::format::Writer;
 
     use super::PlainFields;
 
@@ -211,6 +259,10 @@ mod tests {
             status = 200u16,
             duration_ms = 0.5230001f64,
             upstream_ms = Some(1.0f64),
+            first_ms = 0.134f64,
+            zero_ms = 0.0f64,
+            long_ms = 123456789.05f64,
+            negative_ms = -0.5f64,
             attempts = 1u32,
             trace_id = None::<&str>,
             caller = Some("alice"),
@@ -236,6 +288,37 @@ mod tests {
         tracing::info!(first = "no message");
     }
 
+    /// The text `write_thousandths` writes for `value`, when it takes it.
+    fn fast(value: f64) -> Option<String> {
+        let thousandths = super::thousandths(value)?;
+        let mut text = String::new();
+        super::write_thousandths(&mut Writer::new(&mut text), thousandths).ok()?;
+        Some(text)
+    }
+
+    #[test]
+    fn durations_are_written_as_debug_writes_them() {
+        // Every microsecond up to 1 s, as `clock::millis` makes them, then larger ones.
+        for micros in (0..1_000_000u64).chain((0..200_000).map(|i| i * 499_999_993)) {
+            let value = crate::telemetry::clock::millis(std::time::Duration::from_micros(micros));
+            assert_eq!(fast(value).as_deref(), Some(format!("{value:?}").as_str()));
+        }
+        // Not thousandths: left to `Debug`.
+        for value in [
+            0.5230001,
+            1e-7,
+            -0.5,
+            -0.0,
+            1e12,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+            0.0005,
+        ] {
+            assert_eq!(fast(value), None, "{value:?}");
+        }
+    }
+
     #[test]
     fn lines_are_byte_for_byte_those_of_the_default_fields() {
         for compact in [false, true] {
@@ -245,7 +328,8 @@ mod tests {
             assert!(
                 ours.contains(
                     "tool call request_id=7 tool=getItem api=\"items\" outcome=\"ok\" status=200 \
-                 duration_ms=0.5230001 upstream_ms=1.0 attempts=1 caller=\"alice\""
+                 duration_ms=0.5230001 upstream_ms=1.0 first_ms=0.134 zero_ms=0.0 \
+                 long_ms=123456789.05 negative_ms=-0.5 attempts=1 caller=\"alice\""
                 ) || compact,
                 "{ours}"
             );

@@ -423,7 +423,7 @@ fn answer(tried: inspect::Tried, redact: &dyn Fn(&str) -> String) -> Value {
             "on_the_wire": sent.on_the_wire,
         })
     });
-    let millis = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+    let millis = crate::telemetry::clock::millis;
     let answered = tried.answered;
     json!({
         "ask": tried.ask.map(|(message, state)| json!({"message": message, "state": state})),
