@@ -1,8 +1,9 @@
 //! Small helpers on `serde_json::Value` that every floor needs and that were once written
 //! three ways: a value's kind as messages name it, JSON equality with numbers compared by
 //! value, the escaping of one JSON-pointer segment (RFC 6901), and a value as compact JSON
-//! (its text, its length, a bound on its length), and a member of a small object found
-//! without hashing its name. Cross-cutting: any module may use this one, and it uses none
+//! (its text, its length, a bound on its length, or the text it was read from when that is
+//! already the same: [`compact_as_read`]), and a member of a small object found without
+//! hashing its name. Cross-cutting: any module may use this one, and it uses none
 //! of them.
 
 use std::borrow::Cow;
@@ -35,6 +36,134 @@ pub fn member<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
 pub fn compact(value: &Value) -> String {
     // A `Value` always serializes (its keys are strings) and serde_json writes UTF-8.
     serde_json::to_string(value).unwrap_or_default()
+}
+
+/// `text` itself when it is exactly what [`compact`] would write for `parsed`, the value
+/// serde_json read from it; `None` when that cannot be told in one pass over the bytes.
+/// An API's answer is usually compact already: its text is then the result's text without
+/// writing the tree again. Told in one pass: no whitespace outside strings, no escape in a
+/// string (serde_json writes back only the escapes it must), only numbers that read and
+/// write back as they are ([`plain_number`]), and as many members in `parsed` as names in
+/// the text (a repeated name keeps one member).
+pub fn compact_as_read<'t>(text: &'t [u8], parsed: &Value) -> Option<&'t str> {
+    let names = plain_names(text)?;
+    (names == members(parsed))
+        .then(|| std::str::from_utf8(text).ok())
+        .flatten()
+}
+
+/// The number of object member names in `text` (valid JSON), or `None` when it has what
+/// serde_json would write differently ([`compact_as_read`]).
+fn plain_names(text: &[u8]) -> Option<usize> {
+    let mut names = 0;
+    let mut at = 0;
+    while let Some(&byte) = text.get(at) {
+        at += match byte {
+            b'"' => {
+                let inside = text.get(at + 1..)?;
+                let end = quote_or_backslash(inside)?;
+                if inside[end] == b'\\' {
+                    return None;
+                }
+                end + 2
+            }
+            b':' => {
+                names += 1;
+                1
+            }
+            b'{' | b'}' | b'[' | b']' | b',' => 1,
+            b't' | b'n' => 4,
+            b'f' => 5,
+            b'-' | b'0'..=b'9' => plain_number(&text[at..])?,
+            _ => return None,
+        };
+    }
+    Some(names)
+}
+
+/// The length of the number `text` starts with, when serde_json writes it back as it is:
+///
+/// - an integer of up to 18 digits, not `-0`: always read as an `i64` or `u64`;
+/// - a decimal fraction without exponent, of 1 to 15 significant digits, the last one not
+///   `0`, and under 10⁻⁴ no more than four zeros after the point (`0.00001`, not `0.000001`):
+///   read as the nearest `f64` (its digits and the power of ten are exact in an `f64`, so
+///   serde_json's one multiplication or division rounds correctly), which ryu writes back as
+///   the shortest decimal that reads as the same `f64`. Fifteen digits always read back, and
+///   no shorter decimal does; ryu writes a point and no exponent from 10⁻⁵ to 10¹⁶.
+fn plain_number(text: &[u8]) -> Option<usize> {
+    let sign = usize::from(text.first() == Some(&b'-'));
+    let digits_from = |at: usize| {
+        text.get(at..).map_or(0, |rest| {
+            rest.iter().take_while(|b| b.is_ascii_digit()).count()
+        })
+    };
+    let whole = digits_from(sign);
+    let point = sign + whole;
+    if whole == 0 || matches!(text.get(point), Some(b'e' | b'E')) {
+        return None;
+    }
+    if text.get(point) != Some(&b'.') {
+        let negative_zero = sign == 1 && text[sign] == b'0';
+        return (whole <= 18 && !negative_zero).then_some(point);
+    }
+    let fraction = digits_from(point + 1);
+    let end = point + 1 + fraction;
+    if fraction == 0 || text[end - 1] == b'0' || matches!(text.get(end), Some(b'e' | b'E')) {
+        return None;
+    }
+    let significant = if text[sign] == b'0' {
+        let zeros = text[point + 1..end]
+            .iter()
+            .take_while(|&&b| b == b'0')
+            .count();
+        if zeros > 4 {
+            return None;
+        }
+        fraction - zeros
+    } else {
+        whole + fraction
+    };
+    (significant <= 15).then_some(end)
+}
+
+/// Where the first `"` or `\\` of `bytes` is. Eight bytes at a time: most strings of an
+/// answer are short, and for them this costs less than setting up memchr's vector search.
+fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // The high bit of each byte of `word` that is zero; above a zero byte, a byte may be
+    // marked that is not, so only the lowest mark is sure.
+    let zero_bytes = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let marks = zero_bytes(word ^ (ONES * u64::from(b'"')))
+            | zero_bytes(word ^ (ONES * u64::from(b'\\')));
+        if marks != 0 {
+            return Some(at + marks.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    let rest = chunks.remainder();
+    rest.iter()
+        .position(|&b| b == b'"' || b == b'\\')
+        .map(|found| at + found)
+}
+
+/// The number of object members in `value`, nested ones included.
+fn members(value: &Value) -> usize {
+    let nested = |value: &Value| match value {
+        Value::Object(_) | Value::Array(_) => members(value),
+        _ => 0,
+    };
+    match value {
+        Value::Object(map) => map.len() + map.values().map(nested).sum::<usize>(),
+        Value::Array(items) => items.iter().map(nested).sum(),
+        _ => 0,
+    }
 }
 
 /// At least the length of `value` as compact JSON, found without serializing it: each
@@ -171,6 +300,189 @@ pub fn unescape_token(token: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// What `compact_as_read` says of `text`, checked against `compact`: when it takes the
+    /// text, the text is exactly what `compact` writes.
+    fn as_read(text: &str) -> Option<&str> {
+        let parsed: Value = serde_json::from_str(text).expect(text);
+        let taken = compact_as_read(text.as_bytes(), &parsed);
+        if let Some(taken) = taken {
+            assert_eq!(taken, compact(&parsed), "{text}");
+        }
+        taken
+    }
+
+    #[test]
+    fn an_answer_already_compact_is_its_own_text() {
+        for text in [
+            r#"{"id":7,"name":"Rex","tags":["a","b"],"owner":null,"ok":true,"n":-12}"#,
+            r#"[{"a":{"b":[1,2,{"c":false}]}},[],{}]"#,
+            r#""café""#,
+            "0",
+            "-1",
+            "123456789012345678",
+            "{\"\":\"\",\"emoji\":\"✓ \u{7f}\"}",
+            "[true,false,null]",
+            r#"{"price":9.99,"rate":-0.25,"tiny":0.00001234,"pi":3.14159265358979}"#,
+        ] {
+            assert_eq!(as_read(text), Some(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_answer_written_otherwise_is_written_again() {
+        for text in [
+            // Whitespace between tokens.
+            r#"{"a": 1}"#,
+            " {}",
+            "[1,\n2]",
+            // Escapes: serde_json writes `\/` and `\u00e9` differently, and keeps `\"`,
+            // which this pass does not tell apart.
+            r#"{"a":"x\/y"}"#,
+            r#"{"a":"caf\u00e9"}"#,
+            r#"{"a":"say \"hi\""}"#,
+            // Numbers serde_json reads as floats, or writes back as another number.
+            "1.0",
+            "1e3",
+            "-2E2",
+            "-0",
+            "[-0]",
+            "1234567890123456789",
+            "123456789012345678901234567890",
+            "9.90",
+            "0.000001",
+            "3.141592653589793",
+            "-0.0",
+            // A repeated name: the value keeps one member.
+            r#"{"a":1,"a":2}"#,
+            r#"{"x":{"a":1,"b":2,"a":3},"y":4}"#,
+        ] {
+            assert_eq!(as_read(text), None, "{text}");
+        }
+    }
+
+    /// A random JSON text: compact or not, with or without what `compact_as_read` refuses.
+    fn random_text(seed: &mut u64, depth: u32) -> String {
+        fn next(seed: &mut u64, n: u64) -> u64 {
+            *seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (*seed >> 33) % n
+        }
+        const SCALARS: [&str; 21] = [
+            "true",
+            "false",
+            "null",
+            "0",
+            "-0",
+            "7",
+            "-42",
+            "1.5",
+            "2e3",
+            "12345678901234567890",
+            r#""""#,
+            r#""a""#,
+            r#""é""#,
+            r#""a\"b""#,
+            r#""\u0041""#,
+            r#""x\/y""#,
+            r#""tab\tnew\n""#,
+            "9.99",
+            "-0.5",
+            "0.0001",
+            "1.10",
+        ];
+        let space = |seed: &mut u64| if next(seed, 6) == 0 { " " } else { "" };
+        match next(seed, if depth > 3 { 2 } else { 4 }) {
+            0 | 1 => SCALARS[next(seed, SCALARS.len() as u64) as usize].to_owned(),
+            2 => {
+                let items: Vec<String> = (0..next(seed, 4))
+                    .map(|_| random_text(seed, depth + 1))
+                    .collect();
+                let comma = format!(",{}", space(seed));
+                format!("[{}]", items.join(&comma))
+            }
+            _ => {
+                let members: Vec<String> = (0..next(seed, 4))
+                    .map(|_| {
+                        let name = ["a", "b", "c"][next(seed, 3) as usize];
+                        let colon = format!(":{}", space(seed));
+                        format!("\"{name}\"{colon}{}", random_text(seed, depth + 1))
+                    })
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_quote_or_backslash_is_found_at_any_place() {
+        for len in 0..40 {
+            for at in 0..=len {
+                for (mark, other) in [(b'"', b'\\'), (b'\\', b'"')] {
+                    // Every byte value but the two around the mark, `other` after it.
+                    let mut bytes: Vec<u8> = (0..len)
+                        .map(|i| match (i * 37 + 1) as u8 {
+                            b'"' | b'\\' => 0x80,
+                            b => b,
+                        })
+                        .collect();
+                    let expected = (at < len).then(|| {
+                        bytes[at] = mark;
+                        bytes[(at + 1..len).last().unwrap_or(at)] = other;
+                        at
+                    });
+                    assert_eq!(quote_or_backslash(&bytes), expected, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_number_taken_as_read_is_written_back_as_it_is() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let (mut taken, mut tried) = (0, 0);
+        for _ in 0..200_000 {
+            let digit = |d: u64| char::from(b'0' + d as u8);
+            let whole: String = match next(3) {
+                0 => "0".into(),
+                _ => std::iter::once(digit(1 + next(9)))
+                    .chain((0..next(19)).map(|_| digit(next(10))))
+                    .collect(),
+            };
+            let zeros = "0".repeat(next(8) as usize);
+            let fraction: String = (0..next(19)).map(|_| digit(next(10))).collect();
+            let sign = if next(2) == 0 { "-" } else { "" };
+            let text = match fraction.is_empty() && zeros.is_empty() {
+                true => format!("{sign}{whole}"),
+                false => format!("{sign}{whole}.{zeros}{fraction}"),
+            };
+            if serde_json::from_str::<Value>(&text).is_ok() {
+                tried += 1;
+                taken += usize::from(as_read(&text).is_some());
+            }
+        }
+        assert!(
+            taken > tried / 10,
+            "only {taken} of {tried} numbers taken as read"
+        );
+    }
+
+    #[test]
+    fn a_text_taken_as_read_is_always_what_compact_writes() {
+        let (mut seed, mut taken) = (1u64, 0);
+        for _ in 0..20_000 {
+            let text = random_text(&mut seed, 0);
+            taken += usize::from(as_read(&text).is_some());
+        }
+        assert!(taken > 2_000, "only {taken} texts taken as read");
+    }
 
     #[test]
     fn a_member_is_found_in_small_and_large_objects_alike() {

@@ -402,6 +402,13 @@ fn json_success(
             return ToolResult::error(text);
         }
     };
+    // The body's own text when it is already the compact text of what was read (most
+    // APIs answer compactly): the result's text without writing the tree again.
+    let as_read = shape
+        .fields
+        .is_empty()
+        .then(|| json::compact_as_read(r.body, &body))
+        .flatten();
     let mut body = if shape.fields.is_empty() {
         body
     } else {
@@ -410,7 +417,8 @@ fn json_success(
     let trimmed = shape
         .bound
         .and_then(|(max, paging)| super::paging::bound(&mut body, max, paging));
-    let mut result = json_result(r, body, shape, check_output);
+    let as_read = as_read.filter(|_| trimmed.is_none());
+    let mut result = json_result(r, (body, as_read), shape, check_output);
     if let Some(trimmed) = trimmed {
         result.content.push(text_content(trimmed.note.to_string()));
     }
@@ -418,16 +426,17 @@ fn json_success(
 }
 
 /// A JSON body as the tool's result: structured when the tool's outputSchema (or the
-/// client's revision) allows, checked against that schema.
+/// client's revision) allows, checked against that schema. `as_read` is the body's compact
+/// text, when the upstream's text was already exactly that.
 fn json_result(
     r: &Reading<'_>,
-    body: Value,
+    (body, as_read): (Value, Option<&str>),
     shape: &Shape<'_>,
     check_output: &dyn Fn(&Value) -> Result<(), String>,
 ) -> ToolResult {
     let output = shape.output;
     let Some(plan) = output else {
-        let text = crate::json::compact(&body);
+        let text = as_read.map_or_else(|| crate::json::compact(&body), str::to_owned);
         let structured = (body.is_object() || shape.bare).then_some(body);
         return ToolResult {
             content: vec![text_content(text)],
@@ -458,8 +467,13 @@ fn json_result(
                 }
                 other => other,
             };
+            let text = match as_read {
+                Some(body) if plan.wrapped && !shape.bare => format!("{{\"result\":{body}}}"),
+                Some(body) => body.to_owned(),
+                None => crate::json::compact(&structured),
+            };
             ToolResult {
-                content: vec![text_content(crate::json::compact(&structured))],
+                content: vec![text_content(text)],
                 structured: Some(structured),
                 is_error: false,
             }
@@ -572,10 +586,12 @@ fn hint(status: u16) -> Option<&'static str> {
 fn essence(content_type: &str) -> Option<String> {
     let essence = content_type.split(';').next()?.trim().to_ascii_lowercase();
     let (kind, subtype) = essence.split_once('/')?;
+    // RFC 9110's `tchar`: visible ASCII but the delimiters `"(),/:;<=>?@[\]{}`.
     let token = |s: &str| {
-        !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_graphic() && !b"/()<>@,;:\\\"[]?={}".contains(&b))
+        !s.is_empty() && s.bytes().all(|b| {
+            matches!(b, b'!' | b'#'..=b'\'' | b'*' | b'+' | b'-' | b'.' | b'^'..=b'`' | b'|' | b'~')
+                || b.is_ascii_alphanumeric()
+        })
     };
     (token(kind) && token(subtype)).then_some(essence)
 }

@@ -1141,3 +1141,70 @@ fn a_multipart_answer_is_one_block_per_part_by_its_type() {
         [Content::Resource { .. }]
     ));
 }
+
+/// The same answer, written compactly or not, with or without escapes and floats, maps to
+/// the same result: a compact body is its own text, any other is written again.
+#[test]
+fn a_body_as_the_api_wrote_it_or_compact_maps_to_the_same_result() {
+    let pairs: [(&[u8], &[u8]); 4] = [
+        (
+            br#"{"id":1,"name":"Rex","tags":["a"]}"#,
+            br#"{ "id": 1, "name": "Rex", "tags": [ "a" ] }"#,
+        ),
+        (
+            br#"[{"id":1},{"id":2}]"#,
+            b"[\n  {\"id\": 1},\n  {\"id\": 2}\n]",
+        ),
+        (
+            br#"{"price":1.5,"name":"caf\u00e9"}"#,
+            br#"{"price":1.50,"name":"caf\u00e9"}"#,
+        ),
+        (br#"{"a":1,"a":2}"#, br#"{"a":2}"#),
+    ];
+    for (first, second) in pairs {
+        for (output, bare) in [
+            (None, false),
+            (Some(plan(false)), false),
+            (Some(plan(true)), false),
+            (Some(plan(true)), true),
+        ] {
+            let results = [first, second].map(|body| {
+                let r = response(200, "OK", Some("application/json"), body);
+                let shape = Shape {
+                    output: output.as_ref(),
+                    fields: &[],
+                    bare,
+                    bound: None,
+                };
+                to_result("petstore", &r, &shape, &ok)
+            });
+            assert_eq!(results[0], results[1], "{}", String::from_utf8_lossy(first));
+            if let Some(structured) = &results[0].structured {
+                assert_eq!(only_text(&results[0]), crate::json::compact(structured));
+            }
+        }
+    }
+    // A wrapped array's text is the structured `{"result": …}`.
+    let r = response(200, "OK", Some("application/json"), br#"[1,2]"#);
+    assert_eq!(
+        only_text(&map(&r, Some(&plan(true)))),
+        r#"{"result":[1,2]}"#
+    );
+}
+
+/// A media type's type and subtype are RFC 9110 tokens: visible ASCII but its delimiters.
+#[test]
+fn a_media_type_is_made_of_tokens() {
+    for byte in 0u8..=127 {
+        let content_type = format!("text/a{}b", char::from(byte));
+        let token = byte.is_ascii_graphic() && !b"/()<>@,;:\\\"[]?={}".contains(&byte);
+        // `;` ends the essence before the byte: `text/a` is a media type.
+        let expected = token || byte == b';';
+        assert_eq!(essence(&content_type).is_some(), expected, "{byte:#04x}");
+    }
+    assert_eq!(
+        essence(" Application/JSON ; charset=utf-8").as_deref(),
+        Some("application/json")
+    );
+    assert_eq!(essence("application/"), None);
+}
