@@ -126,7 +126,7 @@ fn plain_number(text: &[u8]) -> Option<usize> {
     (significant <= 15).then_some(end)
 }
 
-/// Where the first `"` or `\\` of `bytes` is. Eight bytes at a time: most strings of an
+/// Where the first `"` or `\` of `bytes` is. Eight bytes at a time: most strings of an
 /// answer are short, and for them this costs less than setting up memchr's vector search.
 fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
