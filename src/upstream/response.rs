@@ -402,13 +402,6 @@ fn json_success(
             return ToolResult::error(text);
         }
     };
-    // The body's own text when it is already the compact text of what was read (most
-    // APIs answer compactly): the result's text without writing the tree again.
-    let as_read = shape
-        .fields
-        .is_empty()
-        .then(|| json::compact_as_read(r.body, &body))
-        .flatten();
     let mut body = if shape.fields.is_empty() {
         body
     } else {
@@ -417,8 +410,12 @@ fn json_success(
     let trimmed = shape
         .bound
         .and_then(|(max, paging)| super::paging::bound(&mut body, max, paging));
-    let as_read = as_read.filter(|_| trimmed.is_none());
-    let mut result = json_result(r, (body, as_read), shape, check_output);
+    // Neither projected nor trimmed, the body is what was read: its own text, when already
+    // compact (most APIs answer so), is the result's text without writing the tree again.
+    let as_read = (shape.fields.is_empty() && trimmed.is_none())
+        .then(|| json::compact_as_read(r.body, &body))
+        .flatten();
+    let mut result = json_result(r, body, as_read, shape, check_output);
     if let Some(trimmed) = trimmed {
         result.content.push(text_content(trimmed.note.to_string()));
     }
@@ -430,7 +427,8 @@ fn json_success(
 /// text, when the upstream's text was already exactly that.
 fn json_result(
     r: &Reading<'_>,
-    (body, as_read): (Value, Option<&str>),
+    body: Value,
+    as_read: Option<&str>,
     shape: &Shape<'_>,
     check_output: &dyn Fn(&Value) -> Result<(), String>,
 ) -> ToolResult {

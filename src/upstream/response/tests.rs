@@ -1208,3 +1208,40 @@ fn a_media_type_is_made_of_tokens() {
     );
     assert_eq!(essence("application/"), None);
 }
+
+/// A compact answer that is projected or trimmed is no longer what was read: its text is
+/// that of the result, never the upstream's (a list of numbers trimmed has as many members
+/// as before, so only the guard before `compact_as_read` tells).
+#[test]
+fn a_projected_or_trimmed_answer_is_written_from_what_is_kept() {
+    let paging = crate::upstream::paging::Paging::default();
+    let fields = ["items.id".to_string()];
+    let cases: [(&[u8], &[String], _); 2] = [
+        (
+            br#"{"items":[{"id":1,"name":"a"},{"id":2,"name":"b"}],"secret":"x"}"#,
+            &fields,
+            None,
+        ),
+        (
+            br#"{"items":[1000001,1000002,1000003,1000004,1000005,1000006]}"#,
+            &[],
+            Some((30, &paging)),
+        ),
+    ];
+    for (body, fields, bound) in cases {
+        let r = response(200, "OK", Some("application/json"), body);
+        let shape = Shape {
+            output: None,
+            fields,
+            bare: false,
+            bound,
+        };
+        let result = to_result("petstore", &r, &shape, &ok);
+        let structured = result.structured.as_ref().expect("an object");
+        let Content::Text { text } = &result.content[0] else {
+            panic!("a text first: {result:?}");
+        };
+        assert_eq!(text, &crate::json::compact(structured));
+        assert_ne!(text.as_bytes(), body);
+    }
+}
