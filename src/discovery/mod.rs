@@ -160,7 +160,7 @@ impl Discovery {
         } else if name == names.describe {
             text_argument(arguments, "name").and_then(|wanted| {
                 let tool = find(catalog, &wanted)?;
-                Ok(Action::Answer(structured(describe(tool))))
+                Ok(Action::Answer(ToolResult::json(describe(tool))))
             })
         } else {
             Err(format!("\"{name}\" is not a discovery tool"))
@@ -192,9 +192,10 @@ impl Discovery {
                 }],
                 structured: Some(json!({ "tools": [] })),
                 is_error: false,
+                text_is_structured: None,
             }));
         }
-        Ok(Action::Answer(structured(json!({ "tools": tools }))))
+        Ok(Action::Answer(ToolResult::json(json!({ "tools": tools }))))
     }
 
     fn list(&self, catalog: &Catalog, arguments: &Map<String, Value>) -> Result<Action, String> {
@@ -239,6 +240,7 @@ impl Discovery {
             content: vec![Content::Text { text }],
             structured: Some(structured),
             is_error: false,
+            text_is_structured: None,
         }))
     }
 }
@@ -341,16 +343,6 @@ fn summary(tool: &Tool) -> String {
         .clone()
         .unwrap_or_else(|| tool.description.lines().next().unwrap_or("").to_string());
     crate::catalog::truncate_text(&line, 120)
-}
-
-fn structured(value: Value) -> ToolResult {
-    ToolResult {
-        content: vec![Content::Text {
-            text: value.to_string(),
-        }],
-        structured: Some(value),
-        is_error: false,
-    }
 }
 
 fn text_argument(arguments: &Map<String, Value>, key: &str) -> Result<String, String> {

@@ -44,6 +44,27 @@ pub(crate) struct CallRequest<'a> {
     pub tasks: bool,
 }
 
+/// What [`ServerState::call`] answers: the result in the client's revision and the tool's
+/// catalog name.
+pub(crate) struct Answered {
+    pub response: CallToolResponse,
+    pub tool: String,
+    /// [`ToolResult::text_is_structured`] of the result, which
+    /// [`answer_bytes`](super::request::answer_bytes) uses; `None` once the result is cut
+    /// to fit a budget.
+    pub text_is_structured: Option<usize>,
+}
+
+impl Answered {
+    fn of(response: CallToolResponse, tool: String) -> Answered {
+        Answered {
+            response,
+            tool,
+            text_is_structured: None,
+        }
+    }
+}
+
 /// The budget of one answer, for [`ServerState::call`].
 pub(crate) struct AnswerBudget {
     pub budget: Budget,
@@ -72,18 +93,27 @@ impl ServerState {
         mut request: CallRequest<'_>,
         cancelled: &tokio_util::sync::CancellationToken,
         progress: Option<Progress>,
-    ) -> Result<(CallToolResponse, String), ErrorData> {
+    ) -> Result<Answered, ErrorData> {
         let Some(answer) = request.budget.take() else {
-            let (result, tool, _) = self.call_unbounded(request, cancelled, progress).await?;
-            return Ok((result, tool));
+            let (answered, _) = self.call_unbounded(request, cancelled, progress).await?;
+            return Ok(answered);
         };
         let (name, client, version) = (request.name, request.client, request.version);
-        let (result, tool, progressed) = self.call_unbounded(request, cancelled, progress).await?;
-        let CallToolResponse::Complete(result) = result else {
-            return Ok((result, tool));
+        let (answered, progressed) = self.call_unbounded(request, cancelled, progress).await?;
+        let Answered {
+            response: CallToolResponse::Complete(result),
+            tool,
+            text_is_structured,
+        } = answered
+        else {
+            return Ok(answered);
         };
         if answer.only_after_progress && !progressed {
-            return Ok((result.into(), tool));
+            return Ok(Answered {
+                response: result.into(),
+                tool,
+                text_is_structured,
+            });
         }
         let AnswerBudget { budget, id, .. } = answer;
         // Whether the client's listing promised structured content for this tool (looked up
@@ -95,7 +125,13 @@ impl ServerState {
                 .find(|listed| listed.name == name)
                 .is_some_and(|listed| listed.output_schema.is_some())
         };
-        let (result, cut_from) = sizes::fit(result, &budget, &id, shows_output_schema);
+        let (result, cut_from) = sizes::fit(
+            result,
+            &budget,
+            &id,
+            shows_output_schema,
+            text_is_structured,
+        );
         if let Some(bytes) = cut_from {
             tracing::info!(
                 tool,
@@ -105,7 +141,11 @@ impl ServerState {
                 budget.key
             );
         }
-        Ok((result.into(), tool))
+        Ok(Answered {
+            response: result.into(),
+            tool,
+            text_is_structured: text_is_structured.filter(|_| cut_from.is_none()),
+        })
     }
 
     /// [`ServerState::call`] without a budget; also says whether a progress notification went
@@ -116,7 +156,7 @@ impl ServerState {
         request: CallRequest<'_>,
         cancelled: &tokio_util::sync::CancellationToken,
         progress: Option<Progress>,
-    ) -> Result<(CallToolResponse, String, bool), ErrorData> {
+    ) -> Result<(Answered, bool), ErrorData> {
         let snapshot = self.current();
         let started = std::time::Instant::now();
         let _in_flight = self.metrics().call_started();
@@ -139,7 +179,14 @@ impl ServerState {
         {
             Resolved::Tool { name, arguments } => (name, arguments),
             Resolved::Answered(result, name) => {
-                return Ok((to_call_result(result, version).into(), name, false));
+                let text_is_structured = result.text_is_structured;
+                let response = to_call_result(result, version).into();
+                let answered = Answered {
+                    response,
+                    tool: name,
+                    text_is_structured,
+                };
+                return Ok((answered, false));
             }
         };
         let call = Call {
@@ -465,11 +512,11 @@ fn conclude(
     outcome: Result<Step, Refusal>,
     version: Option<&ProtocolVersion>,
     progressed: bool,
-) -> Result<(CallToolResponse, String, bool), ErrorData> {
+) -> Result<(Answered, bool), ErrorData> {
     let name = call.name.to_string();
     let (called, task) = match outcome {
         // Not a call yet: the client asks its user and calls again.
-        Ok(Step::Ask(question)) => return Ok((question.into(), name, false)),
+        Ok(Step::Ask(question)) => return Ok((Answered::of(question.into(), name), false)),
         Err(Refusal::State(error)) => return Err(error),
         // MCP: an unknown tool is a protocol error with code -32602.
         Err(Refusal::Unknown(unknown)) => {
@@ -488,16 +535,22 @@ fn conclude(
     };
     record_call(metrics, call, &called.stats);
     if let Some(task) = task {
-        return Ok((CallToolResponse::Task(*task), name, false));
+        return Ok((Answered::of(CallToolResponse::Task(*task), name), false));
     }
     let replayed = called.stats.outcome == CallOutcome::Replayed;
+    let text_is_structured = called.result.text_is_structured;
     let mut result = to_call_result(called.result, version);
     if replayed {
         let mut meta = serde_json::Map::new();
         meta.insert(REPLAY_META.into(), serde_json::Value::Bool(true));
         result.meta = Some(rmcp::model::MetaObject(meta));
     }
-    Ok((result.into(), name, progressed))
+    let answered = Answered {
+        response: result.into(),
+        tool: name,
+        text_is_structured,
+    };
+    Ok((answered, progressed))
 }
 
 /// Where a call went, past the checks that precede sending.

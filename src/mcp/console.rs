@@ -148,10 +148,11 @@ impl ServerState {
         };
         let started = Instant::now();
         let never = tokio_util::sync::CancellationToken::new();
-        let (response, _) = self
+        let response = self
             .call(request, &never, None)
             .await
-            .map_err(|error| error.message.to_string())?;
+            .map_err(|error| error.message.to_string())?
+            .response;
         let duration = started.elapsed();
         let ask = question(&response);
         let result = serde_json::to_value(super::revision::finish(

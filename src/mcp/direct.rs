@@ -287,7 +287,6 @@ impl DirectPath {
         }
         // A cancelled call is answered too: the POST still needs an answer, and "request
         // cancelled" says what happened.
-        let outcome = outcome.map(|(result, _)| result);
         json_response(answer_bytes(call.id, outcome, &client.version))
     }
 }

@@ -248,6 +248,7 @@ impl Operations {
              start the operation again.",
             pending.wait().as_secs().max(1)
         );
+        called.result.text_is_structured = None;
         if let Some(Content::Text { text: first }) = called.result.content.first_mut() {
             first.push(' ');
             first.push_str(&text);
@@ -293,6 +294,7 @@ impl Operations {
                         "retryAfterSeconds": wait,
                     })),
                     is_error: false,
+                    text_is_structured: None,
                 }
             }
             Look::Done(called) => called.result,

@@ -8,11 +8,12 @@
 //! by [`answer_bytes`], from the SDK's own types.
 
 use rmcp::model::{
-    CallToolResponse, ErrorData, JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion,
-    RequestId, ServerResult,
+    ErrorData, JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId,
+    ServerResult,
 };
 use serde_json::{Map, Value};
 
+use super::call::Answered;
 use super::confirm::Asker;
 use crate::json::field;
 use crate::telemetry::trace::TraceContext;
@@ -260,27 +261,93 @@ fn shape(params: Option<&Value>) -> Result<(), ErrorData> {
 const ANSWER_CAPACITY: usize = 1024;
 
 /// The answer to request `id`: its result in the client's revision, or its error, as the
-/// JSON text the SDK would send.
+/// JSON text the SDK would send. A result's `structuredContent` that its first text is
+/// exactly, compact ([`Answered::text_is_structured`], a JSON answer's usual shape), is
+/// written as that text rather than by serializing the tree again: byte for byte the same
+/// answer.
 pub(super) fn answer_bytes(
     id: RequestId,
-    outcome: Result<CallToolResponse, ErrorData>,
+    outcome: Result<Answered, ErrorData>,
     version: &ProtocolVersion,
 ) -> Vec<u8> {
-    let result = match outcome {
-        Ok(result) => result,
+    let answered = match outcome {
+        Ok(answered) => answered,
         Err(error) => return error_bytes(id, error),
     };
+    let mut response = JsonRpcResponse {
+        jsonrpc: JsonRpcVersion2_0,
+        id,
+        result: super::revision::finish(ServerResult::from(answered.response), version),
+    };
+    let Some(tree) = stand_in_for_text(&mut response.result, answered.text_is_structured) else {
+        return written(&response);
+    };
+    let mut bytes = written(&response);
+    if text_for_stand_in(&mut bytes, &response.result) {
+        return bytes;
+    }
+    // Not found where it was put (no answer has it elsewhere): written from the tree.
+    if let ServerResult::CallToolResult(call) = &mut response.result {
+        call.structured_content = Some(tree);
+    }
+    written(&response)
+}
+
+/// What an answer's structured content is written as until its text takes the place.
+const STAND_IN: &[u8] = br#""structuredContent":null"#;
+
+/// A result's structured content, replaced by `null`, when its first text is that content
+/// written compact: marked so by the response mapping, and still of the marked length.
+fn stand_in_for_text(result: &mut ServerResult, marked: Option<usize>) -> Option<Value> {
+    let ServerResult::CallToolResult(call) = result else {
+        return None;
+    };
+    let text = &call.content.first()?.as_text()?.text;
+    if marked != Some(text.len()) {
+        return None;
+    }
+    call.structured_content.as_mut().map(std::mem::take)
+}
+
+/// Puts the first text of `result` in place of the stand-in `null` written for its
+/// structured content, the last one in `bytes`: the result's own member, which comes after
+/// its content (a text's quotes are escaped, so no text holds [`STAND_IN`], and restmcp's
+/// `_meta` has no such member). `false` when there is none.
+fn text_for_stand_in(bytes: &mut Vec<u8>, result: &ServerResult) -> bool {
+    let ServerResult::CallToolResult(call) = result else {
+        return false;
+    };
+    let Some(text) = call.content.first().and_then(|block| block.as_text()) else {
+        return false;
+    };
+    let Some(at) = bytes
+        .windows(STAND_IN.len())
+        .rposition(|at| at[0] == b'"' && at == STAND_IN)
+    else {
+        return false;
+    };
+    let null = at + STAND_IN.len() - "null".len();
+    replace_range(bytes, null..null + "null".len(), text.text.as_bytes());
+    true
+}
+
+/// `bytes` with `range` replaced by `with`, moving what follows once.
+fn replace_range(bytes: &mut Vec<u8>, range: std::ops::Range<usize>, with: &[u8]) {
+    let tail = range.end..bytes.len();
+    let length = range.start + with.len() + tail.len();
+    if length > bytes.len() {
+        bytes.resize(length, 0);
+    }
+    bytes.copy_within(tail, range.start + with.len());
+    bytes[range.start..range.start + with.len()].copy_from_slice(with);
+    bytes.truncate(length);
+}
+
+/// `response` as JSON text.
+fn written(response: &JsonRpcResponse<ServerResult>) -> Vec<u8> {
     // Room for a small answer at once: `to_vec` starts at 128 bytes and grows by doubling.
     let mut bytes = Vec::with_capacity(ANSWER_CAPACITY);
-    let written = serde_json::to_writer(
-        &mut bytes,
-        &JsonRpcResponse {
-            jsonrpc: JsonRpcVersion2_0,
-            id,
-            result: super::revision::finish(ServerResult::from(result), version),
-        },
-    );
-    match written {
+    match serde_json::to_writer(&mut bytes, response) {
         Ok(()) => bytes,
         Err(_) => Vec::new(),
     }
@@ -298,6 +365,7 @@ pub(super) fn error_bytes(id: RequestId, error: ErrorData) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
     use serde_json::json;
 
     use super::*;
@@ -426,5 +494,100 @@ mod tests {
         let message: Value = serde_json::from_slice(&text).unwrap();
         assert_eq!(message["id"], 3);
         assert_eq!(message["error"]["code"], -32602);
+    }
+
+    /// The answer as serde_json writes the SDK's types, with no shortcut.
+    fn sdk_bytes(id: i64, result: CallToolResult, version: &ProtocolVersion) -> Vec<u8> {
+        serde_json::to_vec(&JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id: RequestId::Number(id),
+            result: crate::mcp::revision::finish(
+                ServerResult::from(CallToolResponse::from(result)),
+                version,
+            ),
+        })
+        .unwrap()
+    }
+
+    fn result(texts: &[&str], structured: Option<Value>, is_error: bool) -> CallToolResult {
+        let content = texts.iter().map(|text| ContentBlock::text(*text)).collect();
+        let mut result = if is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        };
+        result.structured_content = structured;
+        result
+    }
+
+    #[test]
+    fn structured_content_written_as_its_text_is_the_answer_the_sdk_writes() {
+        let pet = json!({"id": 10, "name": "doggie", "category": {"id": 1, "name": "Dogs"},
+            "photoUrls": ["a"], "tags": [], "price": 9.99, "big": 12345678901234567890u64,
+            "neg": -3, "ok": true, "none": null, "word": "café", "say": "\"hi\"\n\u{1}"});
+        let pet_text = pet.to_string();
+        let whole = Some(pet_text.len());
+        let mut replayed = result(&[&pet_text], Some(pet.clone()), false);
+        let mut meta = serde_json::Map::new();
+        meta.insert("io.restmcp/replayed".into(), Value::Bool(true));
+        replayed.meta = Some(rmcp::model::MetaObject(meta));
+        let noted = format!("{pet_text} Call the status tool to follow it.");
+        // (result, its mark, written from the text)
+        let cases = [
+            (result(&[&pet_text], Some(pet.clone()), false), whole, true),
+            (
+                result(&[&pet_text, "1 more page"], Some(pet.clone()), false),
+                whole,
+                true,
+            ),
+            (replayed, whole, true),
+            (result(&["1"], Some(json!(1)), false), Some(1), true),
+            (result(&["null"], Some(Value::Null), false), Some(4), true),
+            (result(&["[]"], Some(json!([])), false), Some(2), true),
+            (
+                result(
+                    &[r#"{"result":[1,2]}"#],
+                    Some(json!({"result": [1, 2]})),
+                    false,
+                ),
+                Some(16),
+                true,
+            ),
+            // Not marked, a text changed since (another length), nothing structured, no
+            // text: written from the tree.
+            (result(&[&pet_text], Some(pet.clone()), false), None, false),
+            (result(&[&noted], Some(pet.clone()), false), whole, false),
+            (result(&[&pet_text], None, true), whole, false),
+            (result(&[], Some(pet.clone()), false), whole, false),
+            (result(&["note", &pet_text], Some(pet), false), whole, false),
+        ];
+        for version in [ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2026_07_28] {
+            for (id, (call, mark, from_text)) in (0..).zip(&cases) {
+                let mut server = ServerResult::from(CallToolResponse::from(call.clone()));
+                let stood_in = stand_in_for_text(&mut server, *mark).is_some();
+                assert_eq!(stood_in, *from_text, "case {id}");
+                let answered = Answered {
+                    response: call.clone().into(),
+                    tool: "t".into(),
+                    text_is_structured: *mark,
+                };
+                let ours = answer_bytes(RequestId::Number(id), Ok(answered), &version);
+                let sdk = sdk_bytes(id, call.clone(), &version);
+                assert_eq!(
+                    String::from_utf8(ours).unwrap(),
+                    String::from_utf8(sdk).unwrap(),
+                    "case {id}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_range_is_replaced_by_longer_shorter_and_empty_bytes() {
+        for with in ["", "x", "null", "longer than four"] {
+            let mut bytes = b"[a,null,b]".to_vec();
+            replace_range(&mut bytes, 3..7, with.as_bytes());
+            assert_eq!(String::from_utf8(bytes).unwrap(), format!("[a,{with},b]"));
+        }
     }
 }

@@ -279,7 +279,11 @@ impl ServerHandler for McpServer {
         if let Some(forwarding) = forwarding {
             let _ = tokio::time::timeout(Duration::from_secs(2), forwarding).await;
         }
-        let (result, tool) = called?;
+        let super::call::Answered {
+            response: result,
+            tool,
+            ..
+        } = called?;
         if let CallToolResponse::Complete(result) = &result {
             let is_error = result.is_error == Some(true);
             self.log_call(&context.peer, &tool, is_error, started.elapsed())

@@ -270,7 +270,9 @@ fn cut_content(content: &[ContentBlock], room: usize) -> (Vec<ContentBlock>, usi
 /// Whether `result` surely serializes within `limit` bytes, judged without serializing it
 /// (most results are far below their budget): only for text blocks and structured
 /// content, whose lengths [`compact_len_bound`] bounds; anything else is counted.
-fn surely_within(result: &CallToolResult, limit: usize) -> bool {
+/// With `text_is_structured` ([`Answered`](super::call::Answered)), the structured content
+/// is as long as the first text, when that text still has the marked length.
+fn surely_within(result: &CallToolResult, limit: usize, text_is_structured: Option<usize>) -> bool {
     if result.meta.is_some() {
         return false;
     }
@@ -288,17 +290,21 @@ fn surely_within(result: &CallToolResult, limit: usize) -> bool {
             return false;
         }
     }
-    bound += result
-        .structured_content
-        .as_ref()
-        .map_or(0, compact_len_bound);
+    let first_text = result.content.first().and_then(|block| block.as_text());
+    bound += match &result.structured_content {
+        None => 0,
+        Some(_) if first_text.map(|text| text.text.len()) == text_is_structured => {
+            text_is_structured.unwrap_or(0)
+        }
+        Some(structured) => compact_len_bound(structured),
+    };
     bound <= limit
 }
 
 /// `result` as it fits in one message of `budget`, for a request whose id is `id`
 /// (`shows_output_schema`: whether the client's listing of the tool has an `outputSchema`,
-/// asked only when the result does not fit), and the
-/// size it had when it did not fit.
+/// asked only when the result does not fit; `text_is_structured`: the result's mark, see
+/// [`Answered`](super::call::Answered)), and the size it had when it did not fit.
 ///
 /// A result that fits is returned as it is. Otherwise its structured content is left out
 /// (the text carries the same data, and a structured value cannot be cut); if the text
@@ -312,11 +318,12 @@ pub fn fit(
     budget: &Budget,
     id: &RequestId,
     shows_output_schema: impl FnOnce() -> bool,
+    text_is_structured: Option<usize>,
 ) -> (CallToolResult, Option<usize>) {
     let limit = budget
         .bytes
         .saturating_sub(ANSWER_RESERVE + compact_len(id));
-    if surely_within(&result, limit) {
+    if surely_within(&result, limit, text_is_structured) {
         return (result, None);
     }
     let total = compact_len(&result);
@@ -472,7 +479,30 @@ mod tests {
         let mut result = CallToolResult::success(vec![ContentBlock::text("{\"a\":1}")]);
         result.structured_content = Some(serde_json::json!({"a": 1}));
         let id = RequestId::Number(1);
-        assert_eq!(fit(result.clone(), &BUDGET, &id, || true), (result, None));
+        assert_eq!(
+            fit(result.clone(), &BUDGET, &id, || true, None),
+            (result, None)
+        );
+    }
+
+    #[test]
+    fn a_text_that_is_the_structured_content_counts_it_exactly() {
+        // The text's bound and the structured content's bound (six bytes a character
+        // each) are over the limit together; the bound and the text's length are not.
+        let value = serde_json::json!({"x": "x".repeat(9_000)});
+        let text = value.to_string();
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text.clone())]);
+        result.structured_content = Some(value);
+        let limit = 70_000;
+        let exact = compact_len(&result);
+        assert!(exact <= limit);
+        assert!(!surely_within(&result, limit, None));
+        assert!(surely_within(&result, limit, Some(text.len())));
+        // A mark that is not the text's length is not trusted.
+        assert!(!surely_within(&result, limit, Some(text.len() - 1)));
+        for limit in [exact - 1, exact - 200] {
+            assert!(!surely_within(&result, limit, Some(text.len())), "{limit}");
+        }
     }
 
     #[test]
@@ -482,7 +512,7 @@ mod tests {
         let mut result = CallToolResult::success(vec![ContentBlock::text(data.clone())]);
         result.structured_content = Some(Value::String(data.clone()));
         let id = RequestId::Number(7);
-        let fitted = fit(result.clone(), &BUDGET, &id, || true).0;
+        let fitted = fit(result.clone(), &BUDGET, &id, || true, None).0;
         assert!(message_size(&fitted, &id) <= BUDGET.bytes);
         assert_eq!(fitted.structured_content, None);
         assert_eq!(fitted.is_error, Some(true));
@@ -494,7 +524,7 @@ mod tests {
         assert!(texts[0].contains("server.max_message_bytes"));
         assert_eq!(texts[1], data, "the data follows whole");
         // Without an outputSchema in the listing, leaving it out is no error.
-        let fitted = fit(result, &BUDGET, &id, || false).0;
+        let fitted = fit(result, &BUDGET, &id, || false, None).0;
         assert_eq!(fitted.is_error, Some(false));
         assert_eq!(self::texts(&fitted), [data.as_str()]);
     }
@@ -505,7 +535,7 @@ mod tests {
         for unit in ["é", "\"", "\u{1}", "𝄞", "ab\\"] {
             let data = unit.repeat(200_000);
             let result = CallToolResult::success(vec![ContentBlock::text(data.clone())]);
-            let fitted = fit(result, &BUDGET, &id, || false).0;
+            let fitted = fit(result, &BUDGET, &id, || false, None).0;
             let size = message_size(&fitted, &id);
             assert!(size <= BUDGET.bytes, "{unit:?}: {size}");
             // Not much room is wasted either.
@@ -526,7 +556,7 @@ mod tests {
         let mut result = CallToolResult::success(vec![ContentBlock::text(body.to_string())]);
         result.structured_content = Some(body.clone());
         let id = RequestId::Number(3);
-        let fitted = fit(result, &BUDGET, &id, || true).0;
+        let fitted = fit(result, &BUDGET, &id, || true, None).0;
         assert!(message_size(&fitted, &id) <= BUDGET.bytes);
         assert_eq!(fitted.is_error, Some(true));
         assert_eq!(fitted.structured_content, None);
@@ -552,7 +582,7 @@ mod tests {
             ContentBlock::text("z".repeat(2_000)),
         ]);
         let id = RequestId::Number(1);
-        let fitted = fit(result, &BUDGET, &id, || false).0;
+        let fitted = fit(result, &BUDGET, &id, || false, None).0;
         assert!(message_size(&fitted, &id) <= BUDGET.bytes);
         let texts = texts(&fitted);
         assert_eq!(texts.len(), 3, "{texts:?}");
@@ -570,7 +600,7 @@ mod tests {
         let image = ContentBlock::image("A".repeat(100_000), "image/png");
         let result = CallToolResult::success(vec![ContentBlock::text("first"), image]);
         let id = RequestId::Number(1);
-        let fitted = fit(result, &BUDGET, &id, || false).0;
+        let fitted = fit(result, &BUDGET, &id, || false, None).0;
         assert!(message_size(&fitted, &id) <= BUDGET.bytes);
         assert_eq!(fitted.content.len(), 2);
         let texts = texts(&fitted);

@@ -436,7 +436,6 @@ impl DirectCall {
         if !still_wanted || self.cancelled.is_cancelled() {
             return;
         }
-        let outcome = outcome.map(|(result, _)| result);
         let mut line = answer_bytes(id, outcome, &self.version);
         line.push(b'\n');
         let _ = self.answers.send(line).await;

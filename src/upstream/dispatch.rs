@@ -1056,6 +1056,7 @@ fn result_budget(tool: &crate::catalog::Tool, settings: &UpstreamSettings) -> u6
 
 /// Adds a sentence to the first text of an error result.
 fn append_note(result: &mut ToolResult, note: String) {
+    result.text_is_structured = None;
     if let Some(Content::Text { text }) = result.content.first_mut() {
         text.push('\n');
         text.push_str(&note);

@@ -100,6 +100,13 @@ pub struct ToolResult {
     /// The JSON body (wrapped as `{"result": …}` when the tool's outputSchema wraps it).
     pub structured: Option<Value>,
     pub is_error: bool,
+    /// `Some(length)` when the first content is a text that is exactly `structured` written
+    /// compact, as the response mapping made it, and `length` that text's length: the answer
+    /// then writes the text again for the structured content rather than serializing the
+    /// tree. Whatever changes the structured content afterwards must clear it (redaction
+    /// does); a note added to the text changes its length, and the mark is not trusted.
+    #[serde(skip)]
+    pub text_is_structured: Option<usize>,
 }
 
 impl ToolResult {
@@ -109,6 +116,7 @@ impl ToolResult {
             content: vec![Content::Text { text: text.into() }],
             structured: None,
             is_error: true,
+            text_is_structured: None,
         }
     }
 
@@ -117,6 +125,19 @@ impl ToolResult {
         ToolResult {
             content: vec![Content::Text { text: text.into() }],
             structured: None,
+            is_error: false,
+            text_is_structured: None,
+        }
+    }
+
+    /// A successful call whose result is `value`: structured, and written compact as its
+    /// one text.
+    pub fn json(value: Value) -> ToolResult {
+        let text = crate::json::compact(&value);
+        ToolResult {
+            text_is_structured: Some(text.len()),
+            content: vec![Content::Text { text }],
+            structured: Some(value),
             is_error: false,
         }
     }

@@ -138,6 +138,7 @@ pub fn to_result(
                 content,
                 structured: None,
                 is_error: false,
+                text_is_structured: None,
             },
             Some(_) => not_structured(&r, content),
         };
@@ -178,6 +179,7 @@ pub fn to_result(
             content,
             structured: None,
             is_error: false,
+            text_is_structured: None,
         },
         Some(_) => not_structured(&r, content),
     }
@@ -335,6 +337,7 @@ fn not_structured(r: &Reading<'_>, mut content: Vec<Content>) -> ToolResult {
         content,
         structured: None,
         is_error: true,
+        text_is_structured: None,
     }
 }
 
@@ -351,6 +354,7 @@ fn no_body(
             content,
             structured: None,
             is_error: false,
+            text_is_structured: None,
         };
     }
     let placeholder = Value::Object(Map::new());
@@ -359,6 +363,7 @@ fn no_body(
             content,
             structured: Some(placeholder),
             is_error: false,
+            text_is_structured: None,
         },
         Err(violations) => {
             let note = format!(
@@ -373,6 +378,7 @@ fn no_body(
                 content,
                 structured: None,
                 is_error: true,
+                text_is_structured: None,
             }
         }
     }
@@ -437,6 +443,7 @@ fn json_result(
         let text = as_read.map_or_else(|| crate::json::compact(&body), str::to_owned);
         let structured = (body.is_object() || shape.bare).then_some(body);
         return ToolResult {
+            text_is_structured: structured.is_some().then_some(text.len()),
             content: vec![text_content(text)],
             structured,
             is_error: false,
@@ -470,10 +477,13 @@ fn json_result(
                 Some(body) => body.to_owned(),
                 None => crate::json::compact(&structured),
             };
+            // Each way, the text is `structured` written compact.
+            let length = text.len();
             ToolResult {
                 content: vec![text_content(text)],
                 structured: Some(structured),
                 is_error: false,
+                text_is_structured: Some(length),
             }
         }
         Err(violations) => {
@@ -494,6 +504,7 @@ fn json_result(
                 content: vec![text_content(explanation), text_content(data)],
                 structured: None,
                 is_error: true,
+                text_is_structured: None,
             }
         }
     }

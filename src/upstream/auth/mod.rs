@@ -380,6 +380,8 @@ impl Authenticator {
         if let Some(structured) = &mut result.structured {
             self.redactor.redact_value(structured);
         }
+        // Redacted apart, the text and the structured content may no longer agree.
+        result.text_is_structured = None;
         result
     }
 }

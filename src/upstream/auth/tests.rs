@@ -202,8 +202,11 @@ fn redact_result_covers_text_structured_content_and_binary() {
             json!({"headers": {"authorization": "Bearer tok-abc", "tok-abc": [1, "x tok-abc"]}}),
         ),
         is_error: false,
+        // Marked as if the text were the structured content: redaction clears the mark.
+        text_is_structured: Some(36),
     };
     let redacted = auth.redact_result(result);
+    assert_eq!(redacted.text_is_structured, None);
     assert_eq!(
         redacted.content[0],
         Content::Text {

@@ -30,6 +30,32 @@ fn plan(wrapped: bool) -> OutputPlan {
     }
 }
 
+/// [`super::to_result`], checked as every answer must be: a result marked
+/// `text_is_structured` has a first text of that length that is its structured content,
+/// compact (answers write that text for the structured content).
+fn to_result(
+    api: &str,
+    response: &HttpResponse<'_>,
+    shape: &Shape<'_>,
+    check_output: &dyn Fn(&Value) -> Result<(), String>,
+) -> ToolResult {
+    let result = super::to_result(api, response, shape, check_output);
+    if let Some(length) = result.text_is_structured {
+        let Some(Content::Text { text }) = result.content.first() else {
+            panic!("marked without a first text: {result:?}");
+        };
+        let structured = result
+            .structured
+            .as_ref()
+            .expect("marked with structured content");
+        assert_eq!(
+            (text.len(), text.as_str()),
+            (length, json::compact(structured).as_str())
+        );
+    }
+    result
+}
+
 fn map(r: &HttpResponse<'_>, output: Option<&OutputPlan>) -> ToolResult {
     to_result(
         "petstore",
@@ -67,6 +93,7 @@ fn json_object_without_output_is_structured_and_text() {
             content: vec![text(r#"{"id":1,"name":"Rex"}"#)],
             structured: Some(json!({"id": 1, "name": "Rex"})),
             is_error: false,
+            text_is_structured: Some(r#"{"id":1,"name":"Rex"}"#.len()),
         }
     );
 }
@@ -83,6 +110,7 @@ fn json_array_without_output_has_no_structured_content() {
             content: vec![text("[1,2]")],
             structured: None,
             is_error: false,
+            text_is_structured: None,
         }
     );
 }
@@ -112,6 +140,7 @@ fn json_object_with_output_is_checked_and_returned() {
             content: vec![text(r#"{"id":7}"#)],
             structured: Some(json!({"id": 7})),
             is_error: false,
+            text_is_structured: Some(r#"{"id":7}"#.len()),
         }
     );
     assert_eq!(checked.into_inner(), vec![json!({"id": 7})]);
@@ -148,6 +177,7 @@ fn json_array_is_wrapped_when_the_plan_wraps() {
             content: vec![text(r#"{"result":[{"id":1},{"id":2}]}"#)],
             structured: Some(expected.clone()),
             is_error: false,
+            text_is_structured: Some(r#"{"result":[{"id":1},{"id":2}]}"#.len()),
         }
     );
     assert_eq!(checked.into_inner(), vec![expected]);
@@ -259,6 +289,7 @@ fn output_check_failure_is_an_error_without_structured_content() {
             ],
             structured: None,
             is_error: true,
+            text_is_structured: None,
         }
     );
 }
@@ -311,6 +342,7 @@ fn a_non_object_root_for_an_unwrapped_plan_never_becomes_structured() {
             ],
             structured: None,
             is_error: true,
+            text_is_structured: None,
         }
     );
 }
@@ -337,6 +369,7 @@ fn no_content_with_output_gives_an_empty_object() {
             )],
             structured: Some(json!({})),
             is_error: false,
+            text_is_structured: None,
         }
     );
 }
@@ -354,6 +387,7 @@ fn empty_json_body_is_no_body_not_invalid_json() {
                 content: vec![text("200 OK: the request succeeded and returned no body.")],
                 structured: Some(json!({})),
                 is_error: false,
+                text_is_structured: None,
             }
         );
     }
@@ -390,6 +424,7 @@ fn a_placeholder_the_schema_refuses_makes_an_error_that_keeps_the_data() {
             ],
             structured: None,
             is_error: true,
+            text_is_structured: None,
         }
     );
 }
@@ -429,6 +464,7 @@ fn text_with_output_is_an_error_that_keeps_the_data() {
             ],
             structured: None,
             is_error: true,
+            text_is_structured: None,
         }
     );
 }
@@ -497,6 +533,7 @@ fn png_is_an_image() {
             }],
             structured: None,
             is_error: false,
+            text_is_structured: None,
         }
     );
 }
@@ -523,6 +560,7 @@ fn image_with_output_is_an_error_followed_by_the_image() {
             ],
             structured: None,
             is_error: true,
+            text_is_structured: None,
         }
     );
 }
@@ -539,6 +577,7 @@ fn mpeg_is_audio() {
             }],
             structured: None,
             is_error: false,
+            text_is_structured: None,
         }
     );
 }
@@ -559,6 +598,7 @@ fn pdf_is_an_embedded_resource() {
             }],
             structured: None,
             is_error: false,
+            text_is_structured: None,
         }
     );
 }
@@ -630,6 +670,7 @@ fn missing_content_type_binary_is_an_octet_stream_resource() {
                 }],
                 structured: None,
                 is_error: false,
+                text_is_structured: None,
             }
         );
     }
@@ -682,6 +723,7 @@ fn truncated_json_with_output_is_an_error_with_a_hint_to_narrow() {
             ],
             structured: None,
             is_error: true,
+            text_is_structured: None,
         }
     );
 }
@@ -716,33 +758,18 @@ fn scalars_and_arrays_are_wrapped_before_2026_and_bare_on_it() {
         let wrapped = json!({"result": value.clone()});
         assert_eq!(
             map_bare(&r, Some(&plan(true)), false),
-            ToolResult {
-                content: vec![text(&wrapped.to_string())],
-                structured: Some(wrapped),
-                is_error: false,
-            }
+            ToolResult::json(wrapped)
         );
         assert_eq!(
             map_bare(&r, Some(&plan(true)), true),
-            ToolResult {
-                content: vec![text(&value.to_string())],
-                structured: Some(value.clone()),
-                is_error: false,
-            }
+            ToolResult::json(value.clone())
         );
         // Without one: text only, then structured too.
         assert_eq!(
             map_bare(&r, None, false),
             ToolResult::text(value.to_string())
         );
-        assert_eq!(
-            map_bare(&r, None, true),
-            ToolResult {
-                content: vec![text(&value.to_string())],
-                structured: Some(value),
-                is_error: false,
-            }
-        );
+        assert_eq!(map_bare(&r, None, true), ToolResult::json(value));
     }
 }
 

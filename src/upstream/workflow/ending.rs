@@ -142,13 +142,7 @@ fn requests_sent(sent: &[SentLine]) -> String {
 
 /// The result of a run that ended well: its outputs.
 pub(super) fn success(outputs: Value) -> ToolResult {
-    ToolResult {
-        content: vec![Content::Text {
-            text: outputs.to_string(),
-        }],
-        structured: Some(outputs),
-        is_error: false,
-    }
+    ToolResult::json(outputs)
 }
 
 /// The result of a run whose outputs do not match the outputSchema its tool lists.
@@ -173,5 +167,6 @@ pub(super) fn mismatch(
         ],
         structured: None,
         is_error: true,
+        text_is_structured: None,
     }
 }
