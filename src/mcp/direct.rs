@@ -46,7 +46,7 @@ const NEWEST: &str = "2026-07-28";
 
 /// The client a request is answered for: its session (none for a 2026-07-28 request
 /// without one), name, revision and Tasks declaration.
-struct Client {
+pub(super) struct Client {
     session: Option<Arc<str>>,
     /// Its `clientInfo.name`.
     name: Option<String>,
@@ -131,26 +131,10 @@ impl DirectPath {
     ) -> Option<Client> {
         let header_version = text(headers, "mcp-protocol-version");
         if let Some(session) = text(headers, "mcp-session-id") {
-            let table = self.table.as_ref()?;
-            let entry = table.handshake(session)?;
-            if !entry.initialized
-                || table.logs(session)
-                || header_version.is_some_and(|v| v != entry.version.as_str())
-                || meta.names_revision
-                || meta.wants_notifications
-            {
+            if meta.names_revision || meta.wants_notifications {
                 return None;
             }
-            let id = {
-                let open = self.sessions.sessions.read().await;
-                open.get_key_value(session)?.0.clone()
-            };
-            return Some(Client {
-                session: Some(id),
-                name: entry.client,
-                version: entry.version,
-                tasks: entry.tasks,
-            });
+            return self.session_client(headers, session).await;
         }
         let raw = jsonrpc::member(message, &["params", "_meta"])?.as_object()?;
         let agrees = header_version == Some(NEWEST)
@@ -175,6 +159,34 @@ impl DirectPath {
             name: Some(name.to_string()),
             version: ProtocolVersion::V_2026_07_28,
             tasks: false,
+        })
+    }
+
+    /// The client of a request in `session`, when its requests are answered here: the
+    /// session is open and initialized, does not hear log messages, and the request's
+    /// `MCP-Protocol-Version` (when given) is the one it negotiated.
+    pub(super) async fn session_client(
+        &self,
+        headers: &HeaderMap,
+        session: &str,
+    ) -> Option<Client> {
+        let table = self.table.as_ref()?;
+        let entry = table.handshake(session)?;
+        if !entry.initialized
+            || table.logs(session)
+            || text(headers, "mcp-protocol-version").is_some_and(|v| v != entry.version.as_str())
+        {
+            return None;
+        }
+        let id = {
+            let open = self.sessions.sessions.read().await;
+            open.get_key_value(session)?.0.clone()
+        };
+        Some(Client {
+            session: Some(id),
+            name: entry.client,
+            version: entry.version,
+            tasks: entry.tasks,
         })
     }
 
@@ -240,10 +252,19 @@ impl DirectPath {
         (id, meta): (RequestId, CallMeta),
         client: Client,
     ) -> Response<Body> {
-        let mut call = match ToolCall::take(message, id.clone(), meta) {
-            Ok(call) => call,
-            Err(e) => return json_response(error_bytes(id, e)),
-        };
+        match ToolCall::take(message, id.clone(), meta) {
+            Ok(call) => self.answer_call(parts, call, client).await,
+            Err(e) => json_response(error_bytes(id, e)),
+        }
+    }
+
+    /// The answer to `call`, read from its message, for `client`.
+    pub(super) async fn answer_call(
+        &self,
+        parts: &Parts,
+        mut call: ToolCall,
+        client: Client,
+    ) -> Response<Body> {
         let asker = match client.session {
             // A session's call that may ask its user (a confirmation, an argument) never
             // comes here: the front streams it through the SDK, whose peer can ask.

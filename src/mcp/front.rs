@@ -34,7 +34,9 @@
 //! `answer_members` answers one by one) or a single message to `single`, which runs
 //! `read_single` (parse and check), `admit` (the ticket), `reserve_session` (room for an
 //! `initialize`), `direct_path` (the handshake notes and the direct answers), [`framing`],
-//! the SDK, then `as_json` and `opened`.
+//! the SDK, then `as_json` and `opened`. A session's `tools/call` of the plainest shape that
+//! the direct path answers goes through `plain_call` instead: the same steps, read from a
+//! typed parse of the body rather than a tree of it (about 6,000 instructions less a call).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -432,6 +434,12 @@ impl FrontState {
         client: ClientId,
         session: Option<String>,
     ) -> Response<Body> {
+        if let Some(answer) = self
+            .plain_call(&parts, &bytes, &client, session.as_deref())
+            .await
+        {
+            return answer;
+        }
         let mut message = match self.read_single(&parts, &bytes) {
             Ok(message) => message,
             Err(refused) => return *refused,
@@ -517,12 +525,70 @@ impl FrontState {
                 crate::json::field(meta, "progressToken").is_some()
                     || crate::json::field(meta, super::request::META_LOG_LEVEL).is_some()
             });
-        let accepts_json = header_text(&parts.headers, header::ACCEPT.as_str())
-            .is_some_and(|accept| accept.contains("application/json"));
         let asks_user = has_session
             && method == "tools/call"
             && message.is_some_and(|m| self.shared.current().may_ask_user(m));
-        self.json_response && accepts_json && !streams_progress && !asks_user && !logs
+        self.takes_json(parts) && !streams_progress && !asks_user && !logs
+    }
+
+    /// Whether the client takes a plain JSON answer, and restmcp gives one.
+    fn takes_json(&self, parts: &Parts) -> bool {
+        self.json_response
+            && header_text(&parts.headers, header::ACCEPT.as_str())
+                .is_some_and(|accept| accept.contains("application/json"))
+    }
+
+    /// A session's `tools/call` of the plainest shape ([`super::request::plain_call`]),
+    /// answered on the direct path without reading the message into a tree: the tree's
+    /// steps for such a message, in its order (counted, admitted, marked in flight, the
+    /// scope check, answered). `None`, before any of them, leaves the message to the tree:
+    /// another shape, no session, or a call the direct path would not take (one that may
+    /// ask its user, a session that hears log messages, a client that wants a stream).
+    async fn plain_call(
+        &self,
+        parts: &Parts,
+        bytes: &[u8],
+        client: &ClientId,
+        session: Option<&str>,
+    ) -> Option<Response<Body>> {
+        let (Some(direct), Some(table), Some(session)) = (&self.direct, &self.sessions, session)
+        else {
+            return None;
+        };
+        let is_json = header_text(&parts.headers, header::CONTENT_TYPE.as_str())
+            .is_some_and(|v| v.trim_start().starts_with("application/json"));
+        if !is_json || !self.takes_json(parts) || table.logs(session) {
+            return None;
+        }
+        let call = super::request::plain_call(bytes)?;
+        if self.shared.current().may_ask(&call.name, &call.arguments) {
+            return None;
+        }
+        let answerer = direct.session_client(&parts.headers, session).await?;
+        self.metrics.record_request(
+            "tools/call",
+            header_text(&parts.headers, "mcp-protocol-version"),
+        );
+        let id = match &call.id {
+            rmcp::model::RequestId::Number(n) => Value::from(*n),
+            rmcp::model::RequestId::String(s) => Value::String(s.to_string()),
+        };
+        let ticket = match self.admission.admit(client.clone()) {
+            Some(ticket) => ticket,
+            None => {
+                self.metrics.record_refusal("too_many_in_flight");
+                return Some(too_many(Some(&id), self.admission.limit()));
+            }
+        };
+        let activity = match self.in_flight(Some(session), Some(&id)) {
+            Ok(activity) => activity,
+            Err(refused) => return Some(*refused),
+        };
+        if let Some(refused) = self.scope_refusal_of(parts, &call.name) {
+            return Some(refused);
+        }
+        let answer = direct.answer_call(parts, call, answerer).await;
+        Some(hold(answer, (Some(ticket), activity)))
     }
 
     /// Marks a request of `session` in flight (its id one of the session's in flight
@@ -532,13 +598,22 @@ impl FrontState {
         session: Option<&str>,
         message: Option<&Value>,
     ) -> Result<Option<Activity>, Refused> {
-        let (Some(table), Some(session)) = (&self.sessions, session) else {
-            return Ok(None);
-        };
         // A request's id; a response or a notification has none to collide.
         let id = message
             .filter(|m| member(m, "method").is_some())
             .and_then(|m| member(m, "id"));
+        self.in_flight(session, id)
+    }
+
+    /// [`FrontState::in_session`] for a request with this `id`.
+    fn in_flight(
+        &self,
+        session: Option<&str>,
+        id: Option<&Value>,
+    ) -> Result<Option<Activity>, Refused> {
+        let (Some(table), Some(session)) = (&self.sessions, session) else {
+            return Ok(None);
+        };
         table.request(session, id).map_err(|_duplicate| {
             let text = format!(
                 "request id {} is already in flight in this session; ids must be unique \
@@ -705,8 +780,13 @@ impl FrontState {
     /// cannot resolve (a client's shortened alias) is left to the call, which refuses it
     /// with an error result.
     fn scope_refusal(&self, parts: &Parts, message: Option<&Value>) -> Option<Response<Body>> {
-        let user = parts.extensions.get::<Arc<crate::identity::Caller>>()?;
         let name = jsonrpc::member(message?, &["params", "name"])?.as_str()?;
+        self.scope_refusal_of(parts, name)
+    }
+
+    /// [`FrontState::scope_refusal`] for a call of tool `name`.
+    fn scope_refusal_of(&self, parts: &Parts, name: &str) -> Option<Response<Body>> {
+        let user = parts.extensions.get::<Arc<crate::identity::Caller>>()?;
         let snapshot = self.shared.current();
         snapshot.catalog().get(name)?;
         let missing = snapshot.scopes().missing(name, &user.scopes)?;

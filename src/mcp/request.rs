@@ -3,9 +3,11 @@
 //! (trace context, a progress token, a revision of its own, the Tasks extension), and the
 //! answers of an earlier confirmation round (`inputResponses`, `requestState`). The direct
 //! paths (Streamable HTTP's [`super::direct`], [`super::stdio`]) read the message with
-//! [`ToolCall::take`]; the SDK's path ([`super::server`]) gets the parsed params from rmcp
-//! and reads only their `_meta` with [`CallMeta::read`]. Either way the answer is written
-//! by [`answer_bytes`], from the SDK's own types.
+//! [`ToolCall::take`], or a call of the plainest shape straight from its bytes with
+//! [`plain_call`] (stdio, and a session's call in [`super::front`]); the SDK's path
+//! ([`super::server`]) gets the parsed params from rmcp and reads only their `_meta` with
+//! [`CallMeta::read`]. Either way the answer is written by [`answer_bytes`], from the
+//! SDK's own types.
 
 use rmcp::model::{
     ErrorData, JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId,

@@ -162,6 +162,48 @@ fn refused(scrape: &str, reason: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The `tools/call` requests counted for protocol 2025-11-25 in a scrape.
+fn calls_counted(scrape: &str) -> u64 {
+    let series =
+        r#"restmcp_mcp_requests_total{method="tools/call",protocol_version="2025-11-25"} "#;
+    scrape
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A plain `tools/call` (no `_meta`, a JSON answer) in a session is answered without
+/// reading the message into a tree: it is counted, and its id is held in flight, as any
+/// other request's.
+#[tokio::test]
+async fn a_plain_call_is_counted_and_its_id_held_in_flight() {
+    let upstream = upstream::start().await;
+    let (binary, _dir) = start(&config(&upstream.url(), "", ""), &[]).await;
+    let url = binary.url.clone();
+    let id = session(&url, TOKEN_A).await.expect("a session");
+    let before = calls_counted(&scrape(&url).await);
+
+    let first = {
+        let (url, id) = (url.clone(), id.clone());
+        tokio::spawn(async move { post(&url, TOKEN_A, Some(&id), &slow_plain(7)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (status, message) = post(&url, TOKEN_A, Some(&id), &slow_plain(7)).await;
+    assert_eq!(status, 400, "{message}");
+    assert_eq!(message["error"]["code"], -32600, "{message}");
+    assert!(
+        message["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already in flight")),
+        "{message}"
+    );
+    let (status, answer) = first.await.expect("the first call");
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(calls_counted(&scrape(&url).await) - before, 2);
+}
+
 #[tokio::test]
 async fn a_repeated_request_id_is_refused_at_once_and_the_first_answer_still_ends() {
     let upstream = upstream::start().await;
