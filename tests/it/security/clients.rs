@@ -162,6 +162,18 @@ fn refused(scrape: &str, reason: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// A request refused because its id is already in flight in the session: 400, -32600.
+fn assert_refused_in_flight(status: u16, message: &Value) {
+    assert_eq!(status, 400, "{message}");
+    assert_eq!(message["error"]["code"], -32600, "{message}");
+    assert!(
+        message["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already in flight")),
+        "{message}"
+    );
+}
+
 /// The `tools/call` requests counted for protocol 2025-11-25 in a scrape.
 fn calls_counted(scrape: &str) -> u64 {
     let series =
@@ -189,14 +201,7 @@ async fn a_plain_call_is_counted_and_its_id_held_in_flight() {
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (status, message) = post(&url, TOKEN_A, Some(&id), &slow_plain(7)).await;
-    assert_eq!(status, 400, "{message}");
-    assert_eq!(message["error"]["code"], -32600, "{message}");
-    assert!(
-        message["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("already in flight")),
-        "{message}"
-    );
+    assert_refused_in_flight(status, &message);
     let (status, answer) = first.await.expect("the first call");
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["id"], 7, "{answer}");
@@ -218,14 +223,7 @@ async fn a_repeated_request_id_is_refused_at_once_and_the_first_answer_still_end
     let started = Instant::now();
     let again = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"});
     let (status, message) = post(&url, TOKEN_A, Some(&id), &again).await;
-    assert_eq!(status, 400, "{message}");
-    assert_eq!(message["error"]["code"], -32600, "{message}");
-    assert!(
-        message["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("already in flight")),
-        "{message}"
-    );
+    assert_refused_in_flight(status, &message);
     assert!(
         started.elapsed() < Duration::from_secs(1),
         "refused at once"
