@@ -291,12 +291,12 @@ fn surely_within(result: &CallToolResult, limit: usize, text_is_structured: Opti
         }
     }
     let first_text = result.content.first().and_then(|block| block.as_text());
-    bound += match &result.structured_content {
-        None => 0,
-        Some(_) if first_text.map(|text| text.text.len()) == text_is_structured => {
-            text_is_structured.unwrap_or(0)
-        }
-        Some(structured) => compact_len_bound(structured),
+    let marked = text_is_structured
+        .filter(|&length| first_text.is_some_and(|text| text.text.len() == length));
+    bound += match (&result.structured_content, marked) {
+        (None, _) => 0,
+        (Some(_), Some(length)) => length,
+        (Some(structured), None) => compact_len_bound(structured),
     };
     bound <= limit
 }
@@ -498,8 +498,12 @@ mod tests {
         assert!(exact <= limit);
         assert!(!surely_within(&result, limit, None));
         assert!(surely_within(&result, limit, Some(text.len())));
-        // A mark that is not the text's length is not trusted.
+        // A mark that is not the text's length is not trusted, nor a result without text.
         assert!(!surely_within(&result, limit, Some(text.len() - 1)));
+        let mut untexted = result.clone();
+        untexted.content.clear();
+        assert!(!surely_within(&untexted, 50_000, None));
+        assert!(!surely_within(&untexted, 50_000, Some(text.len())));
         for limit in [exact - 1, exact - 200] {
             assert!(!surely_within(&result, limit, Some(text.len())), "{limit}");
         }
