@@ -177,6 +177,9 @@ def main() -> int:
     figures = {}
     for item in specs:
         name, _, spec = item.partition("=")
+        # restmcp runs in `/` (so that nothing of this checkout is found by accident): a
+        # relative spec path is taken from where this script was started.
+        spec = os.path.abspath(spec)
         results = [once(binary, spec) for _ in range(runs)]
         figure = {
             "tools": results[0]["tools"],
