@@ -65,6 +65,15 @@ impl Answered {
     }
 }
 
+/// The length of `result`'s structured content written compact, when `mark`
+/// ([`Answered::text_is_structured`]) says its first text is that content and the text
+/// still has the marked length: the one rule by which a mark is trusted.
+pub(super) fn marked_length(result: &CallToolResult, mark: Option<usize>) -> Option<usize> {
+    result.structured_content.as_ref()?;
+    let text = &result.content.first()?.as_text()?.text;
+    mark.filter(|&length| length == text.len())
+}
+
 /// The budget of one answer, for [`ServerState::call`].
 pub(crate) struct AnswerBudget {
     pub budget: Budget,
@@ -125,13 +134,9 @@ impl ServerState {
                 .find(|listed| listed.name == name)
                 .is_some_and(|listed| listed.output_schema.is_some())
         };
-        let (result, cut_from) = sizes::fit(
-            result,
-            &budget,
-            &id,
-            shows_output_schema,
-            text_is_structured,
-        );
+        let structured_length = marked_length(&result, text_is_structured);
+        let (result, cut_from) =
+            sizes::fit(result, &budget, &id, shows_output_schema, structured_length);
         if let Some(bytes) = cut_from {
             tracing::info!(
                 tool,
@@ -850,5 +855,36 @@ pub(super) fn to_block(content: Content) -> ContentBlock {
             blob,
             meta: None,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{CallToolResult, ContentBlock};
+    use serde_json::json;
+
+    use super::marked_length;
+
+    #[test]
+    fn a_mark_is_trusted_only_for_a_structured_result_whose_first_text_has_its_length() {
+        let text = r#"{"id":1}"#;
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(json!({"id": 1}));
+        assert_eq!(marked_length(&result, Some(text.len())), Some(text.len()));
+        // Not marked, or a text of another length (a note added since).
+        assert_eq!(marked_length(&result, None), None);
+        assert_eq!(marked_length(&result, Some(text.len() + 1)), None);
+        // No first text, or it is not a text.
+        let mut untexted = result.clone();
+        untexted.content.clear();
+        assert_eq!(marked_length(&untexted, Some(text.len())), None);
+        assert_eq!(marked_length(&untexted, None), None);
+        let mut imaged = result.clone();
+        imaged.content = vec![ContentBlock::image("AAAA", "image/png")];
+        assert_eq!(marked_length(&imaged, Some(4)), None);
+        // Nothing structured.
+        let mut plain = result;
+        plain.structured_content = None;
+        assert_eq!(marked_length(&plain, Some(text.len())), None);
     }
 }

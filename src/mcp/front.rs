@@ -290,6 +290,12 @@ fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// Whether the request's Content-Type says its body is JSON.
+fn says_json(parts: &Parts) -> bool {
+    header_text(&parts.headers, header::CONTENT_TYPE.as_str())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+}
+
 /// True for a body that is a JSON array: a batch.
 fn is_batch(bytes: &[u8]) -> bool {
     bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
@@ -555,9 +561,7 @@ impl FrontState {
         else {
             return None;
         };
-        let is_json = header_text(&parts.headers, header::CONTENT_TYPE.as_str())
-            .is_some_and(|v| v.trim_start().starts_with("application/json"));
-        if !is_json || !self.takes_json(parts) || table.logs(session) {
+        if !says_json(parts) || !self.takes_json(parts) || table.logs(session) {
             return None;
         }
         let call = super::request::plain_call(bytes)?;
@@ -711,9 +715,7 @@ impl FrontState {
     /// failure is answered here); else read only to count it, since the SDK refuses it
     /// (415) without a JSON Content-Type.
     fn read_single(&self, parts: &Parts, bytes: &[u8]) -> Result<Option<Value>, Refused> {
-        let is_json = header_text(&parts.headers, header::CONTENT_TYPE.as_str())
-            .is_some_and(|v| v.trim_start().starts_with("application/json"));
-        if !is_json {
+        if !says_json(parts) {
             return Ok(serde_json::from_slice::<Value>(bytes).ok());
         }
         let parsed = match serde_json::from_slice::<Value>(bytes) {

@@ -304,10 +304,7 @@ fn stand_in_for_text(result: &mut ServerResult, marked: Option<usize>) -> Option
     let ServerResult::CallToolResult(call) = result else {
         return None;
     };
-    let text = &call.content.first()?.as_text()?.text;
-    if marked != Some(text.len()) {
-        return None;
-    }
+    super::call::marked_length(call, marked)?;
     call.structured_content.as_mut().map(std::mem::take)
 }
 

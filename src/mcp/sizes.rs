@@ -270,9 +270,8 @@ fn cut_content(content: &[ContentBlock], room: usize) -> (Vec<ContentBlock>, usi
 /// Whether `result` surely serializes within `limit` bytes, judged without serializing it
 /// (most results are far below their budget): only for text blocks and structured
 /// content, whose lengths [`compact_len_bound`] bounds; anything else is counted.
-/// With `text_is_structured` ([`Answered`](super::call::Answered)), the structured content
-/// is as long as the first text, when that text still has the marked length.
-fn surely_within(result: &CallToolResult, limit: usize, text_is_structured: Option<usize>) -> bool {
+/// `structured_length`, when known, is the structured content's exact compact length.
+fn surely_within(result: &CallToolResult, limit: usize, structured_length: Option<usize>) -> bool {
     if result.meta.is_some() {
         return false;
     }
@@ -290,10 +289,7 @@ fn surely_within(result: &CallToolResult, limit: usize, text_is_structured: Opti
             return false;
         }
     }
-    let first_text = result.content.first().and_then(|block| block.as_text());
-    let marked = text_is_structured
-        .filter(|&length| first_text.is_some_and(|text| text.text.len() == length));
-    bound += match (&result.structured_content, marked) {
+    bound += match (&result.structured_content, structured_length) {
         (None, _) => 0,
         (Some(_), Some(length)) => length,
         (Some(structured), None) => compact_len_bound(structured),
@@ -303,8 +299,8 @@ fn surely_within(result: &CallToolResult, limit: usize, text_is_structured: Opti
 
 /// `result` as it fits in one message of `budget`, for a request whose id is `id`
 /// (`shows_output_schema`: whether the client's listing of the tool has an `outputSchema`,
-/// asked only when the result does not fit; `text_is_structured`: the result's mark, see
-/// [`Answered`](super::call::Answered)), and the size it had when it did not fit.
+/// asked only when the result does not fit; `structured_length`: the structured content's
+/// compact length, when the caller knows it), and the size it had when it did not fit.
 ///
 /// A result that fits is returned as it is. Otherwise its structured content is left out
 /// (the text carries the same data, and a structured value cannot be cut); if the text
@@ -318,12 +314,12 @@ pub fn fit(
     budget: &Budget,
     id: &RequestId,
     shows_output_schema: impl FnOnce() -> bool,
-    text_is_structured: Option<usize>,
+    structured_length: Option<usize>,
 ) -> (CallToolResult, Option<usize>) {
     let limit = budget
         .bytes
         .saturating_sub(ANSWER_RESERVE + compact_len(id));
-    if surely_within(&result, limit, text_is_structured) {
+    if surely_within(&result, limit, structured_length) {
         return (result, None);
     }
     let total = compact_len(&result);
@@ -486,7 +482,7 @@ mod tests {
     }
 
     #[test]
-    fn a_text_that_is_the_structured_content_counts_it_exactly() {
+    fn a_known_structured_length_is_counted_exactly() {
         // The text's bound and the structured content's bound (six bytes a character
         // each) are over the limit together; the bound and the text's length are not.
         let value = serde_json::json!({"x": "x".repeat(9_000)});
@@ -498,12 +494,6 @@ mod tests {
         assert!(exact <= limit);
         assert!(!surely_within(&result, limit, None));
         assert!(surely_within(&result, limit, Some(text.len())));
-        // A mark that is not the text's length is not trusted, nor a result without text.
-        assert!(!surely_within(&result, limit, Some(text.len() - 1)));
-        let mut untexted = result.clone();
-        untexted.content.clear();
-        assert!(!surely_within(&untexted, 50_000, None));
-        assert!(!surely_within(&untexted, 50_000, Some(text.len())));
         for limit in [exact - 1, exact - 200] {
             assert!(!surely_within(&result, limit, Some(text.len())), "{limit}");
         }
