@@ -154,12 +154,19 @@ async fn scrape(url: &str) -> String {
         .expect("text")
 }
 
-fn refused(scrape: &str, reason: &str) -> u64 {
-    let series = format!("restmcp_http_refused_total{{reason=\"{reason}\"}} ");
+/// The value of the counter `series` (name and labels) in a scrape; 0 when absent.
+fn counter(scrape: &str, series: &str) -> u64 {
     scrape
         .lines()
-        .find_map(|line| line.strip_prefix(&series)?.parse().ok())
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
         .unwrap_or(0)
+}
+
+fn refused(scrape: &str, reason: &str) -> u64 {
+    counter(
+        scrape,
+        &format!("restmcp_http_refused_total{{reason=\"{reason}\"}}"),
+    )
 }
 
 /// A request refused because its id is already in flight in the session: 400, -32600.
@@ -176,12 +183,10 @@ fn assert_refused_in_flight(status: u16, message: &Value) {
 
 /// The `tools/call` requests counted for protocol 2025-11-25 in a scrape.
 fn calls_counted(scrape: &str) -> u64 {
-    let series =
-        r#"restmcp_mcp_requests_total{method="tools/call",protocol_version="2025-11-25"} "#;
-    scrape
-        .lines()
-        .find_map(|line| line.strip_prefix(series)?.parse().ok())
-        .unwrap_or(0)
+    counter(
+        scrape,
+        r#"restmcp_mcp_requests_total{method="tools/call",protocol_version="2025-11-25"}"#,
+    )
 }
 
 /// A plain `tools/call` (no `_meta`, a JSON answer) in a session is answered without
