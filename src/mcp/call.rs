@@ -16,6 +16,7 @@ use super::ServerState;
 use super::confirm::{Asker, Verdict};
 use super::sizes::{self, Budget};
 use crate::discovery::Action;
+use crate::telemetry::call_line::{self, CallLine};
 use crate::telemetry::clock::millis;
 use crate::telemetry::metrics::{CallRecord, Metrics};
 use crate::telemetry::trace::{self, TraceContext};
@@ -790,32 +791,22 @@ fn record_call(metrics: &Metrics, call: &Call<'_>, stats: &CallStats) {
         attempts: stats.attempts,
         arguments: call.arguments.as_deref(),
     });
-    let duration_ms = millis(elapsed);
-    let upstream_ms = stats.upstream.map(millis);
-    macro_rules! line {
-        ($level:ident) => {
-            tracing::$level!(
-                target: crate::telemetry::writer::CALL_TARGET,
-                request_id = %request_id,
-                // As `&str`, not `%`: recorded as text rather than formatted through
-                // `Debug` (about 1,200 instructions each per call).
-                tool,
-                api = stats.api.as_str(),
-                outcome = stats.outcome.as_str(),
-                status = stats.status,
-                duration_ms,
-                upstream_ms,
-                attempts = stats.attempts,
-                trace_id,
-                caller,
-                "tool call"
-            )
-        };
-    }
-    match stats.outcome {
-        CallOutcome::Upstream5xx | CallOutcome::Timeout | CallOutcome::Unreachable => line!(warn),
-        _ => line!(info),
-    }
+    call_line::log(&CallLine {
+        warn: matches!(
+            stats.outcome,
+            CallOutcome::Upstream5xx | CallOutcome::Timeout | CallOutcome::Unreachable
+        ),
+        request_id,
+        tool,
+        api: &stats.api,
+        outcome: stats.outcome.as_str(),
+        status: stats.status,
+        duration_ms: millis(elapsed),
+        upstream_ms: stats.upstream.map(millis),
+        attempts: stats.attempts,
+        trace_id,
+        caller,
+    });
 }
 
 /// restmcp's result in the client's protocol version: `structuredContent` exists from

@@ -35,13 +35,24 @@ pub struct Clock;
 
 impl FormatTime for Clock {
     fn format_time(&self, w: &mut Writer<'_>) -> fmt::Result {
-        let now = SystemTime::now();
-        match now.duration_since(UNIX_EPOCH) {
-            Ok(since) if since.as_secs() <= LAST_SECOND => {
-                w.write_str(&timestamp(since.as_secs(), since.subsec_micros()))
-            }
-            _ => tracing_subscriber::fmt::time::SystemTime.format_time(w),
+        let mut now = String::with_capacity(27);
+        if write_now(&mut now) {
+            w.write_str(&now)
+        } else {
+            tracing_subscriber::fmt::time::SystemTime.format_time(w)
         }
+    }
+}
+
+/// Appends the current time as [`Clock`] writes it; `false` (nothing written) outside the
+/// years it writes itself, where it falls back to tracing-subscriber's own timer.
+pub fn write_now(out: &mut String) -> bool {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(since) if since.as_secs() <= LAST_SECOND => {
+            write_timestamp(out, since.as_secs(), since.subsec_micros());
+            true
+        }
+        _ => false,
     }
 }
 
@@ -53,6 +64,13 @@ pub fn rfc3339(since: std::time::Duration) -> String {
 
 /// The timestamp of `seconds` and `micros` after the Unix epoch (at most [`LAST_SECOND`]).
 fn timestamp(seconds: u64, micros: u32) -> String {
+    let mut out = String::with_capacity(27);
+    write_timestamp(&mut out, seconds, micros);
+    out
+}
+
+/// Appends [`timestamp`]'s text.
+fn write_timestamp(out: &mut String, seconds: u64, micros: u32) {
     let prefix = LAST.with(|last| match last.get() {
         (cached, prefix) if cached == seconds => prefix,
         _ => {
@@ -61,18 +79,17 @@ fn timestamp(seconds: u64, micros: u32) -> String {
             prefix
         }
     });
-    let mut out = String::with_capacity(27);
-    out.extend(prefix.iter().map(|&b| char::from(b)));
-    out.push('.');
-    let mut digits = [b'0'; 6];
+    let mut text = [0u8; 27];
+    text[..19].copy_from_slice(&prefix);
+    text[19] = b'.';
     let mut rest = micros;
-    for digit in digits.iter_mut().rev() {
+    for digit in text[20..26].iter_mut().rev() {
         *digit = b'0' + (rest % 10) as u8;
         rest /= 10;
     }
-    out.extend(digits.iter().map(|&b| char::from(b)));
-    out.push('Z');
-    out
+    text[26] = b'Z';
+    // ASCII: the prefix's digits and separators, digits, `.` and `Z`.
+    out.push_str(std::str::from_utf8(&text).unwrap_or_default());
 }
 
 /// `YYYY-MM-DDTHH:MM:SS` (UTC) of `seconds` after the epoch: the civil-from-days algorithm

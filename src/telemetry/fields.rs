@@ -86,7 +86,7 @@ impl PlainVisitor<'_> {
 /// which is those thousandths with the trailing zeros of the fraction dropped (`0.0`,
 /// `0.5`, `12.034`). Below 10¹² an `f64`'s spacing is under 0.0002, so no other decimal of
 /// three places or fewer reads back as the same value.
-fn thousandths(value: f64) -> Option<u64> {
+pub(super) fn thousandths(value: f64) -> Option<u64> {
     if !(value.is_sign_positive() && value < 1e12) {
         return None;
     }
@@ -96,7 +96,7 @@ fn thousandths(value: f64) -> Option<u64> {
 }
 
 /// Writes `thousandths` / 1000 as `Debug` writes that `f64` (see [`thousandths`]).
-fn write_thousandths(writer: &mut Writer<'_>, thousandths: u64) -> fmt::Result {
+pub(super) fn write_thousandths(writer: &mut impl fmt::Write, thousandths: u64) -> fmt::Result {
     let mut digits = itoa::Buffer::new();
     writer.write_str(digits.format(thousandths / 1000))?;
     writer.write_char('.')?;
@@ -116,7 +116,7 @@ fn write_thousandths(writer: &mut Writer<'_>, thousandths: u64) -> fmt::Result {
 }
 
 /// A string `Debug` writes as it is, between quotes: printable ASCII but `"` and `\`.
-fn needs_no_escape(value: &str) -> bool {
+pub(super) fn needs_no_escape(value: &str) -> bool {
     value
         .bytes()
         .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
@@ -198,7 +198,7 @@ impl VisitFmt for PlainVisitor<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::sync::{Arc, Mutex};
 
     use tracing_subscriber::fmt::MakeWriter;
@@ -206,8 +206,9 @@ mod tests {
 
     use super::PlainFields;
 
+    /// A writer that keeps what the subscriber writes.
     #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    pub(in crate::telemetry) struct Buffer(pub(in crate::telemetry) Arc<Mutex<Vec<u8>>>);
 
     impl std::io::Write for Buffer {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {

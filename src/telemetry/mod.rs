@@ -5,10 +5,12 @@
 //! else `[log] level`; they never hold tool arguments or results (the MCP SDK's message
 //! dumps below info are dropped). [`metrics`] holds the Prometheus counters; [`trace`] the
 //! W3C trace context passed on to upstream APIs; [`writer`] the stderr writer that batches
-//! the call log line; [`fields`] how a line without colours writes its fields; [`clock`] the
+//! the call log line; [`call_line`] that line written without `tracing`'s dispatch in the
+//! default format; [`fields`] how a line without colours writes its fields; [`clock`] the
 //! timestamp each line starts with; [`feed`] the calls as they happen, for the console
 //! (nothing is kept until a page watches).
 
+pub mod call_line;
 pub mod clock;
 pub mod feed;
 pub mod fields;
@@ -35,12 +37,18 @@ pub fn init(settings: &LogSettings) {
     let quiet_sdk = tracing_subscriber::filter::filter_fn(no_message_dumps);
     let _ = match settings.format {
         LogFormat::Pretty if ansi => builder.with_ansi(true).finish().with(quiet_sdk).try_init(),
-        LogFormat::Pretty => builder
-            .with_ansi(false)
-            .fmt_fields(fields::PlainFields)
-            .finish()
-            .with(quiet_sdk)
-            .try_init(),
+        LogFormat::Pretty => {
+            let installed = builder
+                .with_ansi(false)
+                .fmt_fields(fields::PlainFields)
+                .finish()
+                .with(quiet_sdk)
+                .try_init();
+            if installed.is_ok() {
+                call_line::enable();
+            }
+            installed
+        }
         LogFormat::Compact if ansi => builder
             .compact()
             .with_ansi(true)

@@ -67,22 +67,34 @@ fn one_line(bytes: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(line)
 }
 
+/// Writes one whole line: at once (`through`, after what is pending) or appended to what
+/// is pending.
+fn put(bytes: &[u8], through: bool) -> std::io::Result<()> {
+    let line = one_line(bytes);
+    if through {
+        flush();
+        return std::io::stderr().lock().write_all(&line);
+    }
+    let mut pending = PENDING.lock().unwrap_or_else(|p| p.into_inner());
+    pending.extend_from_slice(&line);
+    if pending.len() > HIGH_WATER {
+        let full = std::mem::take(&mut *pending);
+        drop(pending);
+        let _ = std::io::stderr().lock().write_all(&full);
+    }
+    Ok(())
+}
+
+/// Writes a call's line formatted by [`super::call_line`], as the subscriber would have
+/// written it: pending once the flusher runs.
+pub(super) fn put_call_line(bytes: &[u8]) {
+    let _ = put(bytes, !FLUSHING.load(Ordering::Acquire));
+}
+
 impl Write for Line {
     /// Takes a whole formatted event (tracing-subscriber writes each at once).
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        let line = one_line(bytes);
-        if self.through {
-            flush();
-            std::io::stderr().lock().write_all(&line)?;
-            return Ok(bytes.len());
-        }
-        let mut pending = PENDING.lock().unwrap_or_else(|p| p.into_inner());
-        pending.extend_from_slice(&line);
-        if pending.len() > HIGH_WATER {
-            let full = std::mem::take(&mut *pending);
-            drop(pending);
-            let _ = std::io::stderr().lock().write_all(&full);
-        }
+        put(bytes, self.through)?;
         Ok(bytes.len())
     }
 

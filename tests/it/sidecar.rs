@@ -456,6 +456,72 @@ async fn each_client_has_an_in_flight_limit_and_tools_a_rate_limit() {
     );
 }
 
+/// The call's line in the default log (pretty, no colours: stderr is not a terminal), which
+/// restmcp writes without `tracing`'s dispatch: one line per call, in the subscriber's own
+/// form, WARN for an upstream 5xx.
+fn call_line<'a>(log: &'a str, level: &str, tool: &str) -> Option<&'a str> {
+    let head = format!("  {level} restmcp::call: tool call request_id=");
+    log.lines().find(|line| {
+        line.split_once(head.as_str()).is_some_and(|(time, rest)| {
+            time.len() == 27 && time.ends_with('Z') && rest.contains(&format!(" tool=\"{tool}\""))
+        })
+    })
+}
+
+#[tokio::test]
+async fn each_call_logs_one_pretty_line_and_the_filter_still_decides() {
+    let upstream = upstream::start().await;
+    let dir = project(&echo_config(&upstream.url(), ""), &[]);
+    let binary = Binary::start(dir.path()).await;
+    let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let first = client(&binary, None, &[("traceparent", incoming)]).await;
+    let _ = call(&first, "getItem", json!({"id": "42"})).await;
+    let _ = call(&first, "status", json!({"code": 503})).await;
+    assert!(
+        binary
+            .wait_for_log("outcome=\"upstream_5xx\"", Duration::from_secs(5))
+            .await,
+        "{}",
+        binary.log()
+    );
+    let log = binary.log();
+    let ok = call_line(&log, "INFO", "getItem").expect("an INFO line for getItem");
+    let (_, fields) = ok.split_once(" request_id=").expect("request_id");
+    let (request_id, fields) = fields.split_once(' ').expect("fields");
+    assert!(request_id.bytes().all(|b| b.is_ascii_hexdigit()), "{ok}");
+    assert!(
+        fields.starts_with("tool=\"getItem\" api=\"echo\" outcome=\"ok\" status=200 duration_ms="),
+        "{ok}"
+    );
+    assert!(
+        fields.ends_with(" attempts=1 trace_id=\"4bf92f3577b34da6a3ce929d0e0e4736\""),
+        "{ok}"
+    );
+    let failed = call_line(&log, "WARN", "status").expect("a WARN line for the 5xx");
+    assert!(
+        failed.contains(" outcome=\"upstream_5xx\" status=503 "),
+        "{failed}"
+    );
+    assert_eq!(
+        log.matches(" restmcp::call: tool call ").count(),
+        2,
+        "one line per call:\n{log}"
+    );
+
+    // `RUST_LOG` still decides which call lines are written.
+    let filtered = Binary::start_with(dir.path(), &[("RUST_LOG", "info,restmcp::call=warn")]).await;
+    let second = client(&filtered, None, &[]).await;
+    let _ = call(&second, "getItem", json!({"id": "42"})).await;
+    let _ = call(&second, "status", json!({"code": 503})).await;
+    assert!(
+        filtered
+            .wait_for_log("outcome=\"upstream_5xx\"", Duration::from_secs(5))
+            .await
+    );
+    let log = filtered.log();
+    assert!(call_line(&log, "INFO", "getItem").is_none(), "{log}");
+}
+
 #[tokio::test]
 async fn trace_context_reaches_the_upstream_and_each_call_logs_one_json_line() {
     let upstream = upstream::start().await;
