@@ -153,6 +153,43 @@ fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
         .map(|found| at + found)
 }
 
+/// Appends `text` as a JSON string, quotes included: the bytes serde_json writes for it.
+/// A text without control characters (a JSON answer's text, which is compact JSON, has
+/// none) has only `"` and `\` to escape, and is written a byte at a time without a branch:
+/// about half of what serde_json's escaping costs for a text with a quote every few bytes,
+/// as a JSON text has. Any other text is written by serde_json.
+pub fn write_string(out: &mut Vec<u8>, text: &str) {
+    let bytes = text.as_bytes();
+    // The least byte, without an early exit, so the scan is a few vector instructions.
+    if bytes.iter().fold(u8::MAX, |least, &b| least.min(b)) < 0x20 {
+        // Writing to a `Vec` cannot fail, and a `str` always serializes.
+        let _ = serde_json::to_writer(&mut *out, text);
+        return;
+    }
+    out.push(b'"');
+    let start = out.len();
+    out.resize(start + 2 * bytes.len(), 0);
+    let written = escape_quotes(&mut out[start..], bytes);
+    out.truncate(start + written);
+    out.push(b'"');
+}
+
+/// Writes `bytes` into `into` (at least twice as long) with `\` before each `"` and `\`;
+/// returns the length written. Each byte is written after a backslash that the next byte
+/// overwrites unless the byte needs it.
+fn escape_quotes(into: &mut [u8], bytes: &[u8]) -> usize {
+    let mut at = 0;
+    for &byte in bytes {
+        let escaped = usize::from(byte == b'"' || byte == b'\\');
+        if let Some(pair) = into.get_mut(at..at + 2) {
+            pair[0] = b'\\';
+            pair[escaped] = byte;
+        }
+        at += 1 + escaped;
+    }
+    at
+}
+
 /// The number of object members in `value`, nested ones included.
 fn members(value: &Value) -> usize {
     let nested = |value: &Value| match value {
@@ -300,6 +337,29 @@ pub fn unescape_token(token: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let ours = |text: &str| {
+            let mut out = b"x".to_vec();
+            write_string(&mut out, text);
+            String::from_utf8(out).unwrap()
+        };
+        let theirs = |text: &str| format!("x{}", serde_json::to_string(text).unwrap());
+        // Every character below 0x80 alone, and around others.
+        for c in (0u8..0x80)
+            .map(char::from)
+            .chain(['é', '✓', '𝄞', '\u{2028}'])
+        {
+            for text in [c.to_string(), format!("a{c}\"b\\{c}"), format!("{c}{c}")] {
+                assert_eq!(ours(&text), theirs(&text), "{text:?}");
+            }
+        }
+        let answer = r#"{"id":42,"name":"Widget","say":"\"hi\"\n","path":"C:\\x","tags":[]}"#;
+        for text in ["", "\"", "\\", "\\\"", answer, &answer.repeat(40)] {
+            assert_eq!(ours(text), theirs(text), "{text:?}");
+        }
+    }
 
     /// What `compact_as_read` says of `text`, checked against `compact`: when it takes the
     /// text, the text is exactly what `compact` writes.

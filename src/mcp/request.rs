@@ -10,8 +10,8 @@
 //! SDK's own types.
 
 use rmcp::model::{
-    ErrorData, JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId,
-    ServerResult,
+    ContentBlock, ErrorData, JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion,
+    RequestId, ServerResult,
 };
 use serde_json::{Map, Value};
 
@@ -281,7 +281,11 @@ pub(super) fn answer_bytes(
         id,
         result: super::revision::finish(ServerResult::from(answered.response), version),
     };
-    let Some(tree) = stand_in_for_text(&mut response.result, answered.text_is_structured) else {
+    let tree = stand_in_for_text(&mut response.result, answered.text_is_structured);
+    if let Some(bytes) = plain_answer(&response, tree.is_some()) {
+        return bytes;
+    }
+    let Some(tree) = tree else {
         return written(&response);
     };
     let mut bytes = written(&response);
@@ -293,6 +297,59 @@ pub(super) fn answer_bytes(
         call.structured_content = Some(tree);
     }
     written(&response)
+}
+
+/// The bytes of an answer whose result is a `tools/call` result of the plainest shape (one
+/// text content without annotations or `_meta`, no `_meta` of its own), written here: the
+/// SDK's derived serialization writes the same bytes (a test compares them), at about twice
+/// the cost, most of it in escaping the text, which [`crate::json::write_string`] does
+/// here. `text_is_structured`: the structured content stands in for the text (see
+/// [`stand_in_for_text`]). `None` for any other answer.
+fn plain_answer(
+    response: &JsonRpcResponse<ServerResult>,
+    text_is_structured: bool,
+) -> Option<Vec<u8>> {
+    let ServerResult::CallToolResult(call) = &response.result else {
+        return None;
+    };
+    let [ContentBlock::Text(text)] = call.content.as_slice() else {
+        return None;
+    };
+    if call.meta.is_some() || text.meta.is_some() || text.annotations.is_some() {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(ANSWER_CAPACITY.max(2 * text.text.len() + 128));
+    bytes.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut bytes, &response.id).ok()?;
+    bytes.extend_from_slice(br#","result":{"#);
+    if let Some(result_type) = &call.result_type {
+        bytes.extend_from_slice(br#""resultType":"#);
+        serde_json::to_writer(&mut bytes, result_type).ok()?;
+        bytes.push(b',');
+    }
+    bytes.extend_from_slice(br#""content":[{"type":"text","text":"#);
+    crate::json::write_string(&mut bytes, &text.text);
+    bytes.extend_from_slice(b"}]");
+    match &call.structured_content {
+        Some(_) if text_is_structured => {
+            bytes.extend_from_slice(br#","structuredContent":"#);
+            bytes.extend_from_slice(text.text.as_bytes());
+        }
+        Some(structured) => {
+            bytes.extend_from_slice(br#","structuredContent":"#);
+            serde_json::to_writer(&mut bytes, structured).ok()?;
+        }
+        None => {}
+    }
+    if let Some(is_error) = call.is_error {
+        bytes.extend_from_slice(if is_error {
+            br#","isError":true"#
+        } else {
+            br#","isError":false"#
+        });
+    }
+    bytes.extend_from_slice(b"}}");
+    Some(bytes)
 }
 
 /// What an answer's structured content is written as until its text takes the place.
@@ -559,6 +616,13 @@ mod tests {
             (result(&[&pet_text], None, true), whole, false),
             (result(&[], Some(pet.clone()), false), whole, false),
             (result(&["note", &pet_text], Some(pet), false), whole, false),
+            // Raw control characters, quotes, backslashes and non-ASCII in a text.
+            (
+                result(&["a\tb \"q\" \\ ✓\u{1}\u{7f}"], None, false),
+                None,
+                false,
+            ),
+            (result(&[""], None, false), None, false),
         ];
         for version in [ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2026_07_28] {
             for (id, (call, mark, from_text)) in (0..).zip(&cases) {
@@ -578,6 +642,36 @@ mod tests {
                     "case {id}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_plain_answer_to_a_request_with_a_string_id_is_the_sdks() {
+        let call = result(&["{\"a\":1}"], Some(json!({"a": 1})), false);
+        for (mark, version) in [
+            (Some(7), ProtocolVersion::V_2026_07_28),
+            (None, ProtocolVersion::V_2025_06_18),
+        ] {
+            let id = RequestId::String("req \"1\"".into());
+            let answered = Answered {
+                response: call.clone().into(),
+                tool: "t".into(),
+                text_is_structured: mark,
+            };
+            let ours = answer_bytes(id.clone(), Ok(answered), &version);
+            let sdk = serde_json::to_vec(&JsonRpcResponse {
+                jsonrpc: JsonRpcVersion2_0,
+                id,
+                result: crate::mcp::revision::finish(
+                    ServerResult::from(CallToolResponse::from(call.clone())),
+                    &version,
+                ),
+            })
+            .unwrap();
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                String::from_utf8(sdk).unwrap()
+            );
         }
     }
 
