@@ -348,17 +348,15 @@ async fn read(mut response: Answer, cap: u64) -> Result<Received, String> {
 /// without a body, and the body's content coding (`Err`: one restmcp cannot decode).
 fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
     let status = response.status;
-    let header = |name: HeaderName| {
-        response
-            .headers
-            .get(name)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    let heads = Heads::of(&response.headers);
+    let header = |value: Option<&HeaderValue>| {
+        value.map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     };
-    let content_type = header(header::CONTENT_TYPE);
-    let coding = header(header::CONTENT_ENCODING).map_or(Ok(None), |e| Coding::parse(&e));
+    let content_type = header(heads.content_type);
+    let coding = header(heads.content_encoding).map_or(Ok(None), |e| Coding::parse(&e));
     let location = status
         .is_redirection()
-        .then(|| header(header::LOCATION))
+        .then(|| header(heads.location))
         .flatten()
         .and_then(|l| response.url.join(&l).ok());
     // Only a redirect's note compares origins: not serialized for any other answer.
@@ -368,17 +366,15 @@ fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
         .unwrap_or_default();
     // A long-running operation's status monitor: the headers Azure and others use on any
     // success, and a 202's Location; a success's Location, where its result may be read.
-    let url_of = |name: HeaderName| {
-        response
-            .headers
-            .get(name)
+    let url_of = |value: Option<&HeaderValue>| {
+        value
             .and_then(|value| value.to_str().ok())
             .and_then(|value| response.url.join(value.trim()).ok())
     };
     let success = status.is_success();
-    let result_location = success.then(|| url_of(header::LOCATION)).flatten();
+    let result_location = success.then(|| url_of(heads.location)).flatten();
     let operation = success
-        .then(|| url_of(OPERATION_LOCATION).or_else(|| url_of(AZURE_ASYNC_OPERATION)))
+        .then(|| url_of(heads.operation_location).or_else(|| url_of(heads.azure_async_operation)))
         .flatten()
         .or_else(|| {
             (status.as_u16() == 202)
@@ -386,11 +382,11 @@ fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
                 .flatten()
         });
     let link = success
-        .then(|| header(header::LINK))
+        .then(|| header(heads.link))
         .flatten()
         .map(|v| v.chars().take(8192).collect());
     let retry_after = (matches!(status.as_u16(), 429 | 503 | 202) || operation.is_some())
-        .then(|| header(header::RETRY_AFTER))
+        .then(|| header(heads.retry_after))
         .flatten()
         .map(|v| v.chars().take(64).collect());
     let received = Received {
@@ -408,12 +404,53 @@ fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
         result_location,
         link,
         validators: CacheValidators::of(
-            header(header::ETAG).as_deref(),
-            header(header::LAST_MODIFIED).as_deref(),
-            header(header::CACHE_CONTROL).as_deref(),
+            header(heads.etag).as_deref(),
+            header(heads.last_modified).as_deref(),
+            header(heads.cache_control).as_deref(),
         ),
     };
     (received, coding)
+}
+
+/// The answer's headers [`head`] reads, each its first value, found in one pass over the
+/// map: a `HeaderMap::get` hashes the name and probes, and ten of them cost more than
+/// reading the few headers an answer has.
+#[derive(Default)]
+struct Heads<'a> {
+    content_type: Option<&'a HeaderValue>,
+    content_encoding: Option<&'a HeaderValue>,
+    location: Option<&'a HeaderValue>,
+    operation_location: Option<&'a HeaderValue>,
+    azure_async_operation: Option<&'a HeaderValue>,
+    link: Option<&'a HeaderValue>,
+    retry_after: Option<&'a HeaderValue>,
+    etag: Option<&'a HeaderValue>,
+    last_modified: Option<&'a HeaderValue>,
+    cache_control: Option<&'a HeaderValue>,
+}
+
+impl<'a> Heads<'a> {
+    fn of(headers: &'a HeaderMap) -> Heads<'a> {
+        let mut heads = Heads::default();
+        for (name, value) in headers {
+            let slot = match name {
+                name if name == header::CONTENT_TYPE => &mut heads.content_type,
+                name if name == header::CONTENT_ENCODING => &mut heads.content_encoding,
+                name if name == header::LOCATION => &mut heads.location,
+                name if name == OPERATION_LOCATION => &mut heads.operation_location,
+                name if name == AZURE_ASYNC_OPERATION => &mut heads.azure_async_operation,
+                name if name == header::LINK => &mut heads.link,
+                name if name == header::RETRY_AFTER => &mut heads.retry_after,
+                name if name == header::ETAG => &mut heads.etag,
+                name if name == header::LAST_MODIFIED => &mut heads.last_modified,
+                name if name == header::CACHE_CONTROL => &mut heads.cache_control,
+                _ => continue,
+            };
+            // A repeated header: the first value, as `HeaderMap::get` gives.
+            slot.get_or_insert(value);
+        }
+        heads
+    }
 }
 
 /// [`read`] for a compressed body: decoded as it arrives, the cap and the counting limit
@@ -474,4 +511,57 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 
 fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(100 * 2u64.pow(attempt.min(6)))
+}
+
+#[cfg(test)]
+mod tests {
+    use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+
+    use super::{AZURE_ASYNC_OPERATION, Heads, OPERATION_LOCATION};
+
+    #[test]
+    fn heads_are_each_headers_first_value_as_header_map_get_gives() {
+        let names = [
+            header::CONTENT_TYPE,
+            header::CONTENT_ENCODING,
+            header::LOCATION,
+            OPERATION_LOCATION,
+            AZURE_ASYNC_OPERATION,
+            header::LINK,
+            header::RETRY_AFTER,
+            header::ETAG,
+            header::LAST_MODIFIED,
+            header::CACHE_CONTROL,
+        ];
+        let mut headers = HeaderMap::new();
+        headers.append(header::SERVER, HeaderValue::from_static("nginx"));
+        for (i, name) in names.iter().enumerate() {
+            headers.append(name.clone(), HeaderValue::from(i));
+            headers.append(name.clone(), HeaderValue::from(i + 100));
+        }
+        headers.append(
+            HeaderName::from_static("x-other"),
+            HeaderValue::from_static("1"),
+        );
+        let heads = Heads::of(&headers);
+        let found = [
+            heads.content_type,
+            heads.content_encoding,
+            heads.location,
+            heads.operation_location,
+            heads.azure_async_operation,
+            heads.link,
+            heads.retry_after,
+            heads.etag,
+            heads.last_modified,
+            heads.cache_control,
+        ];
+        for (name, found) in names.iter().zip(found) {
+            assert_eq!(found, headers.get(name), "{name}");
+            assert!(found.is_some(), "{name}");
+        }
+        let empty = HeaderMap::new();
+        let none = Heads::of(&empty);
+        assert!(none.content_type.is_none() && none.cache_control.is_none());
+    }
 }
