@@ -5,10 +5,11 @@
 //! saves is the event's way through the subscriber: the layers, the field visitors' dynamic
 //! calls and the formatter's `fmt::Write` indirections, about 4,500 instructions per call.
 //!
-//! Any other format (JSON, compact, colours) and any process whose subscriber restmcp did
-//! not install (tests, a library user's) logs the call through `tracing` as before:
-//! [`log`] sends the event through `tracing`. Filters still apply: [`log`] asks
-//! `tracing::enabled!` for the call target at the line's level first.
+//! Any other format (JSON, compact, colours), and any process whose subscriber restmcp did
+//! not install (tests, a library user's), gets the call as a `tracing` event as before.
+//! Filters apply either way: [`log`] asks `tracing::enabled!` for the call target at the
+//! line's level first. A written line is batched as the subscriber's would be: an info
+//! line waits for the writer's flusher, a warning is written at once.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,7 +103,7 @@ fn write(line: &CallLine<'_>) -> bool {
     }
     text.push(' ');
     format(line, &mut text);
-    writer::put_call_line(text.as_bytes());
+    writer::put_call_line(text.as_bytes(), line.warn);
     true
 }
 

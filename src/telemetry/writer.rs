@@ -85,10 +85,10 @@ fn put(bytes: &[u8], through: bool) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes a call's line formatted by [`super::call_line`], as the subscriber would have
-/// written it: pending once the flusher runs.
-pub(super) fn put_call_line(bytes: &[u8]) {
-    let _ = put(bytes, !FLUSHING.load(Ordering::Acquire));
+/// Writes a call's line formatted by [`super::call_line`] as the subscriber would have
+/// written it: an info line pending once the flusher runs, a warning at once.
+pub(super) fn put_call_line(bytes: &[u8], warn: bool) {
+    let _ = put(bytes, warn || !FLUSHING.load(Ordering::Acquire));
 }
 
 impl Write for Line {
