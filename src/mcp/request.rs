@@ -318,7 +318,8 @@ fn plain_answer(
     if call.meta.is_some() || text.meta.is_some() || text.annotations.is_some() {
         return None;
     }
-    let mut bytes = Vec::with_capacity(ANSWER_CAPACITY.max(2 * text.text.len() + 128));
+    // The text escaped (at most twice its length) and, as structured content, once more.
+    let mut bytes = Vec::with_capacity(ANSWER_CAPACITY.max(3 * text.text.len() + 160));
     bytes.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     serde_json::to_writer(&mut bytes, &response.id).ok()?;
     bytes.extend_from_slice(br#","result":{"#);
