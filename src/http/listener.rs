@@ -40,6 +40,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use super::App;
+use super::unread::{self, Unread};
 use crate::config::ServerSettings;
 use crate::telemetry::metrics::Metrics;
 
@@ -419,6 +420,7 @@ impl Connection {
             peer: ConnectInfo(peer),
             conn: conn.clone(),
             connections: connections.clone(),
+            unread: Arc::default(),
         };
         let served = async {
             match tls {
@@ -549,13 +551,15 @@ impl AsyncWrite for Watched {
     }
 }
 
-/// The app as a hyper service that gives each request its peer's address and marks the
-/// connection busy from a request's headers until its response body has been sent.
+/// The app as a hyper service that gives each request its peer's address, marks the
+/// connection busy from a request's headers until its response body has been sent, and
+/// settles what the app left of a request body ([`unread`]).
 struct Tracked {
     app: App,
     peer: ConnectInfo<SocketAddr>,
     conn: Arc<Conn>,
     connections: Arc<Connections>,
+    unread: Arc<Unread>,
 }
 
 /// Held while a request is in service; the connection is idle again when the last drops.
@@ -591,11 +595,12 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Tracked 
             conn: self.conn.clone(),
             connections: self.connections.clone(),
         };
-        let mut request = request.map(Body::new);
+        let mut request = unread::body_of(request, &self.unread);
         request.extensions_mut().insert(self.peer);
         let response = self.app.answer(request);
+        let unread = self.unread.clone();
         Box::pin(async move {
-            let response = response.await?;
+            let response = unread::settle(&unread, response.await?);
             Ok(response.map(|body| BusyBody { inner: body, busy }))
         })
     }

@@ -6,7 +6,9 @@
 //! ([`oauth`]); and [`serve`], which runs it with graceful shutdown.
 //! [`listener`] accepts connections within their caps and timeouts (plain or through
 //! [`tls`]) and hands each request to the [`App`]: `/mcp` straight to the guard and the
-//! MCP front when no CORS is configured, everything else through the router.
+//! MCP front when no CORS is configured, everything else through the router; what the app
+//! left unread of a request body is settled by [`unread`], so that an early refusal does
+//! not close a connection its client believes open.
 //!
 //! Shutdown happens in three steps: stop accepting connections and report not ready; wait
 //! until no MCP request is in flight (at most `shutdown_grace_seconds`); then end every
@@ -19,6 +21,7 @@ pub mod health;
 pub mod listener;
 pub mod oauth;
 pub mod tls;
+mod unread;
 
 use std::sync::Arc;
 use std::time::Duration;

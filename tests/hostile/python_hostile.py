@@ -56,7 +56,9 @@ Item 3, every static token a caller of its own (S3):
     -32602 and nothing is sent; A's own accept sends the DELETE once;
   - legacy /sse: the SDK's sse_client opens a session with token A; a raw POST with token B
     to its /message?sessionId=... gets 404 (and its tools/call never reaches httpbin); the
-    SDK's session goes on (its next call is served).
+    SDK's session goes on (its next call is served); sent again (B, no token, B) with each
+    body 0.15 s after its head, so that restmcp refuses before the body is in, the three
+    refusals (404, 401, 404) come on one httpx2 connection: it was not closed under them.
 Item 4, a confirmation covers every argument (S3):
   - the SDK's elicitation callback (2025-11-25 elicitation/create, and 2026-07-28
     input_required driven by the SDK) gets a message showing "X-Mode: dry-run"; accepted,
@@ -679,6 +681,13 @@ async def foreign_confirmation_suite(w: World) -> None:
                 f"{short(done, 300)}; httpbin: {fmt(sent)}")
 
 
+async def after_a_pause(payload: bytes):
+    """A request body that comes 0.15 s after the head (sent chunked): time for the server
+    to answer from the head alone."""
+    await anyio.sleep(0.15)
+    yield payload
+
+
 async def legacy_sse_suite(w: World) -> None:
     base = w.s3.removesuffix("/mcp")
     sessions: list[str] = []
@@ -701,10 +710,23 @@ async def legacy_sse_suite(w: World) -> None:
                 headers["Authorization"] = f"Bearer {token}"
             statuses[who] = (await http.post(f"{base}/message?sessionId={sessions[0]}", content=json.dumps(body),
                                              headers=headers)).status_code
+        # The same refusals, each body sent after a pause: restmcp answers from the head,
+        # before the body is in, and the connection must still take the next request.
+        seen = []
+        for who, token in (("B", TOKENS["B"]), ("no token", None), ("B again", TOKENS["B"])):
+            headers = {"Content-Type": "application/json"}
+            if token:
+                headers["Authorization"] = f"Bearer {token}"
+            answer = await http.post(f"{base}/message?sessionId={sessions[0]}", headers=headers,
+                                     content=after_a_pause(json.dumps(body).encode()))
+            seen.append((who, answer.status_code, answer.extensions["network_stream"].get_extra_info("client_addr")))
         own = await sdk_outcome(client.call_tool("listPets", {"tag": "py-sse-2"}))
         sent = await w.log.since(mark)
         R.check("3 legacy SSE: a raw POST with token B to A's /message?sessionId=... gets 404 (without a token 401)",
                 statuses == {"B": 404, "no token": 401}, str(statuses))
+        R.check("3 legacy SSE: refused before their bodies came (404, 401, 404), the raw POSTs keep httpx2's "
+                "connection: one connection carries all three",
+                [s for _, s, _ in seen] == [404, 401, 404] and len({a for _, _, a in seen}) == 1, str(seen))
         R.check("3 legacy SSE: the SDK's session goes on (its next call is served); B's call never reached httpbin",
                 own[0] == "result" and own[1].is_error is not True
                 and [(r[0], r[1]) for r in sent] == [("GET", "/anything/pets?tag=py-sse-2")],

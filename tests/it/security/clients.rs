@@ -584,6 +584,92 @@ async fn a_legacy_sse_session_is_the_token_s_that_opened_it() {
     assert_eq!(refused(&scrape, "foreign_session"), 1, "{scrape}");
 }
 
+/// Sends `head` on `stream`, then (once the server had time to answer from the head alone)
+/// `body`, and reads one answer: its head, and its body by Content-Length.
+async fn late_body(stream: &mut tokio::net::TcpStream, head: &str, body: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(head.as_bytes()).await.expect("head");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    stream.write_all(body.as_bytes()).await.expect("body");
+    let mut seen = Vec::new();
+    let read = async {
+        loop {
+            let mut chunk = [0u8; 4096];
+            let n = stream.read(&mut chunk).await.expect("read");
+            if n == 0 {
+                return format!("{}<closed>", String::from_utf8_lossy(&seen));
+            }
+            seen.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&seen).into_owned();
+            let Some(end) = text.find("\r\n\r\n") else {
+                continue;
+            };
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|n| n.trim().to_string())
+                })
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or(0);
+            if seen.len() >= end + 4 + length {
+                return text;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), read)
+        .await
+        .expect("an answer within 5 s")
+}
+
+#[tokio::test]
+async fn a_request_refused_before_its_body_arrived_leaves_its_connection_usable() {
+    let upstream = upstream::start().await;
+    let (binary, _dir) = start(&config(&upstream.url(), "", ""), &[]).await;
+    let authority = binary
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let mut stream = tokio::net::TcpStream::connect(&authority)
+        .await
+        .expect("connect");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    let post = |target: &str, token: Option<&str>| {
+        let auth = token.map_or_else(String::new, |t| format!("Authorization: Bearer {t}\r\n"));
+        format!(
+            "POST {target} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\n\r\n",
+            body.len()
+        )
+    };
+    // Refused by the guard (no token), then by the legacy SSE endpoint (no such session),
+    // each from the head alone, and each on the connection the one before left open.
+    let unauthorized = late_body(&mut stream, &post("/mcp", None), &body).await;
+    assert!(unauthorized.starts_with("HTTP/1.1 401"), "{unauthorized}");
+    let unknown = late_body(
+        &mut stream,
+        &post("/message?sessionId=none", Some(TOKEN_B)),
+        &body,
+    )
+    .await;
+    assert!(
+        unknown.starts_with("HTTP/1.1 404"),
+        "the connection was kept: {unknown}"
+    );
+    let health = late_body(
+        &mut stream,
+        &format!("GET /healthz HTTP/1.1\r\nHost: {authority}\r\n\r\n"),
+        "",
+    )
+    .await;
+    assert!(
+        health.starts_with("HTTP/1.1 200"),
+        "the connection was kept: {health}"
+    );
+}
+
 /// An address of this machine other than loopback (the one it would reach the network
 /// from), when it has one: found with an unconnected UDP socket, nothing is sent.
 pub(super) fn outward_address() -> Option<std::net::IpAddr> {
