@@ -369,6 +369,24 @@ pub async fn serve(
     finish(&control, servers).await
 }
 
+/// A timer of this runtime that fires every second, until `stop` is cancelled. Setting a
+/// timer earlier than the time driver's next planned wake wakes the I/O driver, a write
+/// to its eventfd, even on a thread that is busy polling and so not waiting at all
+/// (tokio-rs/tokio#5207). Every call sets one, its upstream time limit (30 s by default):
+/// with nothing earlier pending, each call paid that system call and one more round of
+/// `epoll_wait`. With this timer pending, the next wake is never more than a second away,
+/// and a call's time limit is not earlier.
+async fn keep_the_next_wake_near(stop: CancellationToken) {
+    let mut every = tokio::time::interval(Duration::from_secs(1));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = every.tick() => {}
+        }
+    }
+}
+
 /// One accept loop: plain HTTP or TLS, until `stop` is cancelled.
 async fn accept(
     listener: tokio::net::TcpListener,
@@ -377,6 +395,7 @@ async fn accept(
     connections: Arc<listener::Connections>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
+    tokio::spawn(keep_the_next_wake_near(stop.clone()));
     let stop_accepting = async move { stop.cancelled().await };
     listener::serve(listener, app, tls, connections, stop_accepting).await
 }
