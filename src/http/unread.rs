@@ -267,7 +267,18 @@ mod tests {
             .is_ok()
     }
 
-    const NEXT: &[u8] = b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    /// Asserts that `stream` takes another request and answers it.
+    async fn answers_again(stream: &mut TcpStream) {
+        let next = b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        stream.write_all(next).await.expect("next request");
+        let answer = response(stream).await;
+        assert!(
+            answer
+                .as_deref()
+                .is_some_and(|n| n.starts_with("HTTP/1.1 200") && n.ends_with("ok")),
+            "the next request on the connection is answered: {answer:?}"
+        );
+    }
 
     /// Sends `head`, then (after the server had time to answer) `body`, and reads the answer.
     async fn late_body(addr: SocketAddr, head: &str, body: &[u8]) -> (TcpStream, String) {
@@ -293,13 +304,7 @@ mod tests {
             !answer.to_ascii_lowercase().contains("connection: close"),
             "{answer}"
         );
-        stream.write_all(NEXT).await.expect("next request");
-        let next = response(&mut stream).await;
-        assert!(
-            next.as_deref()
-                .is_some_and(|n| n.starts_with("HTTP/1.1 200") && n.ends_with("ok")),
-            "the next request on the connection is answered: {next:?}"
-        );
+        answers_again(&mut stream).await;
     }
 
     #[tokio::test]
@@ -312,9 +317,7 @@ mod tests {
         )
         .await;
         assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
-        stream.write_all(NEXT).await.expect("next request");
-        let next = response(&mut stream).await;
-        assert!(next.is_some_and(|n| n.starts_with("HTTP/1.1 200")));
+        answers_again(&mut stream).await;
     }
 
     #[tokio::test]
@@ -330,12 +333,7 @@ mod tests {
             answer.starts_with("HTTP/1.1 200") && answer.ends_with("hello world"),
             "{answer}"
         );
-        stream.write_all(NEXT).await.expect("next request");
-        assert!(
-            response(&mut stream)
-                .await
-                .is_some_and(|n| n.starts_with("HTTP/1.1 200"))
-        );
+        answers_again(&mut stream).await;
     }
 
     #[tokio::test]
