@@ -212,14 +212,14 @@ impl ServerState {
             true => LongRunning::Return,
             false => LongRunning::Wait,
         };
-        // Boxed: the futures of every layer above hold this one, and each is moved whole.
-        let running = self.run(
-            &snapshot,
-            &call,
-            (arguments, incoming, asker, long_running),
-            (cancelled, progress),
-        );
-        let (outcome, progressed) = Box::pin(running).await?;
+        let (outcome, progressed) = self
+            .run_boxed(
+                &snapshot,
+                &call,
+                (arguments, incoming, asker, long_running),
+                (cancelled, progress),
+            )
+            .await?;
         conclude(self.metrics(), &call, outcome, version, progressed)
     }
 
@@ -314,6 +314,21 @@ impl ServerState {
             .await
     }
 
+    /// [`ServerState::run`], boxed: the future of every layer above would hold it, and each
+    /// is moved whole. Boxed in a statement of its own, away from the `.await`: a future
+    /// kept in a local of the caller, or built in the statement that awaits it, takes room
+    /// in the caller's future even once moved into a box (its storage lives on across the
+    /// `.await`), and each layer above grows by it.
+    fn run_boxed<'a, 'b: 'a>(
+        &'a self,
+        snapshot: &'a super::Snapshot,
+        call: &'a Call<'b>,
+        sending: (Arguments, CallContext, Asker, LongRunning),
+        running: (&'a tokio_util::sync::CancellationToken, Option<Progress>),
+    ) -> futures_util::future::BoxFuture<'a, Ran> {
+        Box::pin(self.run(snapshot, call, sending, running))
+    }
+
     /// Runs a resolved call to its end: sends it ([`ServerState::prepare_confirm_send`]) while
     /// telling a client that asked how long it has waited, and stops when the client
     /// cancels. Says whether a progress notification went out. A call that does not end
@@ -330,7 +345,7 @@ impl ServerState {
             LongRunning,
         ),
         (cancelled, progress): (&tokio_util::sync::CancellationToken, Option<Progress>),
-    ) -> Result<(Result<Step, Refusal>, bool), ErrorData> {
+    ) -> Ran {
         // The status of an operation the call waits for, said in progress notifications.
         let (status_told, status) = tokio::sync::watch::channel(String::new());
         // The step a workflow runs, said in a notification as each one starts (instead of
@@ -435,8 +450,9 @@ impl ServerState {
             arguments: None,
         };
         let sending = (arguments, incoming, Asker::Unable, LongRunning::Wait);
-        let running = self.run(snapshot, &call, sending, (cancelled, None));
-        let (outcome, _) = Box::pin(running).await?;
+        let (outcome, _) = self
+            .run_boxed(snapshot, &call, sending, (cancelled, None))
+            .await?;
         match outcome {
             Ok(Step::Done(called)) => {
                 record_call(self.metrics(), &call, &called.stats);
@@ -593,8 +609,10 @@ impl ServerState {
         if let Some(tool) = snapshot.catalog().get(name)
             && let Some(plan) = &tool.workflow
         {
-            let running = self.call_workflow(snapshot, (tool, plan), arguments, incoming, asker);
-            return Box::pin(running).await;
+            // Boxed in a statement of its own (see `run_boxed`): most calls are not workflows.
+            let running: futures_util::future::BoxFuture<'_, _> =
+                Box::pin(self.call_workflow(snapshot, (tool, plan), arguments, incoming, asker));
+            return running.await;
         }
         let (arguments, asker, asked) = match self
             .ask_for_arguments(snapshot, name, arguments, asker, caller)
@@ -627,11 +645,10 @@ impl ServerState {
         if ready.tool().route.needs_confirmation() {
             let preview = ready.preview();
             let redact = |text: &str| dispatcher.redact(text);
-            match self
-                .confirmer
-                .confirm(&preview, asker, caller, &redact)
-                .await
-            {
+            // Boxed in a statement of its own (see `run_boxed`): most calls need no human.
+            let confirming: futures_util::future::BoxFuture<'_, _> =
+                Box::pin(self.confirmer.confirm(&preview, asker, caller, &redact));
+            match confirming.await {
                 Verdict::Proceed => {}
                 Verdict::Refused(text) => {
                     return Ok(Step::Done(Called::unconfirmed(preview.api, text)));
@@ -675,6 +692,10 @@ impl ServerState {
     }
 }
 
+/// What [`ServerState::run`] ends with: the step, and whether a progress notification
+/// went out.
+type Ran = Result<(Result<Step, Refusal>, bool), ErrorData>;
+
 /// What asking for arguments left for the confirmation: how to seal, the tool, the
 /// model's own arguments and the user's answers.
 type AskedFor<'s> = Option<(
@@ -710,7 +731,10 @@ impl ServerState {
             caller,
         };
         let model = arguments.clone();
-        match asking.ask(tool, arguments, asker).await {
+        // Boxed in a statement of its own (see `run_boxed`): most calls ask nothing.
+        let asked: futures_util::future::BoxFuture<'_, _> =
+            Box::pin(asking.ask(tool, arguments, asker));
+        match asked.await {
             super::ask::Asked::Ready {
                 arguments,
                 asker,
