@@ -6,6 +6,7 @@
 //! 2026-07-28 subscribers to tell of list changes. A server with no resources (or no
 //! prompts) does not declare them and answers their methods as unknown (-32601).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,6 +43,8 @@ pub struct McpServer {
     principal: Option<Principal>,
     /// The session's resource subscriptions; their polling stops when it is dropped.
     subscriptions: Arc<SessionSubscriptions>,
+    /// `ServerState::replaced` when this server last acknowledged a listen.
+    acknowledged_at: Arc<AtomicU64>,
 }
 
 impl McpServer {
@@ -52,6 +55,7 @@ impl McpServer {
             log_level: Arc::new(Mutex::new(None)),
             principal: None,
             subscriptions: Arc::default(),
+            acknowledged_at: Arc::default(),
         }
     }
 
@@ -363,6 +367,10 @@ impl ServerHandler for McpServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        self.acknowledged_at.store(
+            self.shared.replaced.load(Ordering::SeqCst),
+            Ordering::SeqCst,
+        );
         let snapshot = self.shared.current();
         let mut accepted = SubscriptionFilter::default();
         if requested.tools_list_changed == Some(true) {
@@ -398,6 +406,13 @@ impl ServerHandler for McpServer {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(context.sink().clone());
+        // rmcp sends the acknowledgement before calling this: a reload in between did
+        // not find this listen among the subscribers, so it hears of it now.
+        if self.shared.replaced.load(Ordering::SeqCst)
+            != self.acknowledged_at.load(Ordering::SeqCst)
+        {
+            tell_lists_changed(context.sink()).await;
+        }
         let polling = SessionSubscriptions::default();
         let request = context.request_context();
         let version = request.protocol_version();
@@ -549,4 +564,18 @@ fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
         .get("name")?
         .as_str()
         .map(str::to_string)
+}
+
+/// Tells `sink` that every list it listens for changed.
+async fn tell_lists_changed(sink: &rmcp::service::SubscriptionSink) {
+    let accepted = sink.accepted();
+    if accepted.tools_list_changed == Some(true) {
+        let _ = sink.notify_tool_list_changed().await;
+    }
+    if accepted.prompts_list_changed == Some(true) {
+        let _ = sink.notify_prompt_list_changed().await;
+    }
+    if accepted.resources_list_changed == Some(true) {
+        let _ = sink.notify_resource_list_changed().await;
+    }
 }
