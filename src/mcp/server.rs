@@ -43,7 +43,7 @@ pub struct McpServer {
     principal: Option<Principal>,
     /// The session's resource subscriptions; their polling stops when it is dropped.
     subscriptions: Arc<SessionSubscriptions>,
-    /// `ServerState::replaced` when this server last acknowledged a listen.
+    /// `ServerState::swaps` when this server last acknowledged a listen.
     acknowledged_at: Arc<AtomicU64>,
 }
 
@@ -367,10 +367,8 @@ impl ServerHandler for McpServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.acknowledged_at.store(
-            self.shared.replaced.load(Ordering::SeqCst),
-            Ordering::SeqCst,
-        );
+        self.acknowledged_at
+            .store(self.shared.swaps.load(Ordering::SeqCst), Ordering::SeqCst);
         let snapshot = self.shared.current();
         let mut accepted = SubscriptionFilter::default();
         if requested.tools_list_changed == Some(true) {
@@ -408,9 +406,7 @@ impl ServerHandler for McpServer {
             .push(context.sink().clone());
         // rmcp sends the acknowledgement before calling this: a reload in between did
         // not find this listen among the subscribers, so it hears of it now.
-        if self.shared.replaced.load(Ordering::SeqCst)
-            != self.acknowledged_at.load(Ordering::SeqCst)
-        {
+        if self.shared.swaps.load(Ordering::SeqCst) != self.acknowledged_at.load(Ordering::SeqCst) {
             tell_lists_changed(context.sink()).await;
         }
         let polling = SessionSubscriptions::default();

@@ -433,9 +433,10 @@ pub struct ServerState {
     pub(super) peers: Mutex<Vec<Peer<RoleServer>>>,
     /// 2026-07-28 clients listening with `subscriptions/listen` for tool-list changes.
     pub(super) subscribers: Mutex<Vec<SubscriptionSink>>,
-    /// How many times [`ServerState::replace`] changed the tools: a listen acknowledged
-    /// before a change but not yet among `subscribers` compares it (`McpServer::listen`).
-    pub(super) replaced: std::sync::atomic::AtomicU64,
+    /// How many snapshots [`ServerState::swap`] has put in place (a reload's changed tools,
+    /// resources or prompts among them): a listen acknowledged before a reload but not yet
+    /// among `subscribers` compares it (`McpServer::listen`).
+    pub(super) swaps: std::sync::atomic::AtomicU64,
     /// Page sizes and message budgets.
     pub(super) limits: Limits,
     /// Counters and histograms for `/metrics`.
@@ -505,7 +506,7 @@ impl ServerState {
             current: RwLock::new(Arc::new(snapshot)),
             peers: Mutex::new(Vec::new()),
             subscribers: Mutex::new(Vec::new()),
-            replaced: std::sync::atomic::AtomicU64::new(0),
+            swaps: std::sync::atomic::AtomicU64::new(0),
             limits: Limits::from_settings(settings),
             metrics,
             operations: super::operations::Operations::new(
@@ -580,13 +581,13 @@ impl ServerState {
             Err(poisoned) => poisoned.into_inner(),
         };
         *guard = Arc::new(snapshot);
+        drop(guard);
+        self.swaps.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Serves `snapshot` from now on and tells every connected client its tools changed.
     pub async fn replace(&self, snapshot: Snapshot) {
         self.swap(snapshot);
-        self.replaced
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let peers: Vec<Peer<RoleServer>> = {
             let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
             peers.retain(|peer| !peer.is_transport_closed());
