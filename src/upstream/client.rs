@@ -1,10 +1,9 @@
 //! The upstream HTTP client: the connections to upstreams and the redirects between them.
-//! It owns the keep-alive pool (hyper's client, `hyper_util::client::legacy`), TLS (rustls
-//! with the platform's roots, HTTP/2 by ALPN), the environment's proxies and the redirect
-//! policy. One [`Client::send`] is one logical request: redirects are followed inside it,
+//! It owns TLS (rustls with the platform's roots, HTTP/2 by ALPN), the environment's
+//! proxies and the redirect policy; the keep-alive pool under it is [`super::pool`]. One [`Client::send`] is one logical request: redirects are followed inside it,
 //! retries are the caller's ([`super::wire`]).
 //!
-//! A request goes through hyper's client directly. It used to go through reqwest, whose own
+//! A request goes through hyper's connections directly. It used to go through reqwest, whose own
 //! layers (its request builder, its redirect layer parsing the URL on every request and the
 //! answer's URL parsed again) cost about 24,000 instructions per call against 13,000 for
 //! hyper's client itself (`bench/README.md`). reqwest stays for what it does that hyper's
@@ -28,26 +27,23 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, StatusCode, Uri};
-use hyper_util::client::legacy::Client as Pool;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use url::Url;
 
+use super::pool::{Failed, Lease, Pool};
 use crate::http_client;
 
 /// Redirects followed at most within one request.
 pub const MAX_REDIRECTS: usize = 5;
 
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
-
 /// Sends requests to upstreams: pooled, keep-alive, no automatic decompression (restmcp
 /// decodes bodies itself, within its limits: [`super::decode`]).
 pub struct Client {
-    direct: Pool<Connector, Full<Bytes>>,
+    direct: Pool,
     /// When the environment names a proxy: which requests it takes, and the client that
     /// sends them through it.
     proxied: Option<(Matcher, reqwest::Client)>,
@@ -80,7 +76,8 @@ pub struct Answer {
 }
 
 enum Body {
-    Direct(Incoming),
+    /// With the connection to return once the body has ended (HTTP/1.1).
+    Direct(Incoming, Option<Lease>),
     Proxied(reqwest::Response),
 }
 
@@ -88,9 +85,14 @@ impl Answer {
     /// The next piece of the body, `None` at its end.
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
         match &mut self.body {
-            Body::Direct(body) => loop {
+            Body::Direct(body, lease) => loop {
                 match body.frame().await {
-                    None => return Ok(None),
+                    None => {
+                        if let Some(lease) = lease.take() {
+                            lease.release();
+                        }
+                        return Ok(None);
+                    }
                     Some(Err(error)) => return Err(Error::reading(&error)),
                     Some(Ok(frame)) => match frame.into_data() {
                         Ok(data) if !data.is_empty() => return Ok(Some(data)),
@@ -155,13 +157,11 @@ impl Error {
         }
     }
 
-    fn sending(error: &hyper_util::client::legacy::Error) -> Error {
-        let kind = if error.is_connect() {
-            Kind::Connect
-        } else {
-            Kind::Request
-        };
-        Error::of(kind, error.source())
+    fn sending(failed: &Failed) -> Error {
+        match failed {
+            Failed::Connect(error) => Error::of(Kind::Connect, Some(&**error)),
+            Failed::Send(error) => Error::of(Kind::Request, Some(error)),
+        }
     }
 
     fn reading(error: &hyper::Error) -> Error {
@@ -274,11 +274,7 @@ impl Client {
             .enable_http1()
             .enable_http2()
             .wrap_connector(http);
-        let direct = Pool::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .pool_timer(TokioTimer::new())
-            .timer(TokioTimer::new())
-            .build(connector);
+        let direct = Pool::new(connector);
         let proxied = match proxies_named() {
             false => None,
             true => Some((Matcher::from_env(), proxy_client(None)?)),
@@ -399,9 +395,9 @@ impl Client {
         *request.method_mut() = method;
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;
-        let response = self
+        let (response, lease) = self
             .direct
-            .request(request)
+            .send(&url, request)
             .await
             .map_err(|e| Error::sending(&e))?;
         let (head, body) = response.into_parts();
@@ -409,7 +405,7 @@ impl Client {
             status: head.status,
             headers: head.headers,
             url,
-            body: Body::Direct(body),
+            body: Body::Direct(body, lease),
         })
     }
 }
@@ -858,5 +854,140 @@ mod tests {
         assert!(!error.is_connect());
         assert!(error.closed_before_answer(), "{error}");
         assert!(error.to_string().starts_with("request failed: "), "{error}");
+    }
+
+    /// An upstream on 127.0.0.1 that answers `/big` with 4 MiB and anything else with its
+    /// caller's port, and counts the connections it accepted.
+    async fn counting_upstream() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let origin = format!("http://{}", listener.local_addr().expect("addr"));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, peer)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let service = hyper::service::service_fn(move |asked: hyper::Request<Incoming>| {
+                    let body = match asked.uri().path() {
+                        "/big" => Bytes::from(vec![b'x'; 4 << 20]),
+                        _ => Bytes::from(peer.port().to_string()),
+                    };
+                    async move {
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(body)))
+                    }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new().serve_connection(io, service),
+                );
+            }
+        });
+        (origin, accepted)
+    }
+
+    fn get(url: &str) -> Outbound {
+        let mut asked = request(Method::GET, url);
+        asked.body = None;
+        asked
+    }
+
+    #[tokio::test]
+    async fn a_connection_whose_answer_was_read_carries_the_next_request() {
+        let (origin, accepted) = counting_upstream().await;
+        let client = within(&[]);
+        let url = Url::parse(&origin).expect("url");
+        let mut ports = Vec::new();
+        for _ in 0..3 {
+            let answer = client
+                .send(get(&format!("{origin}/port")))
+                .await
+                .expect("answer");
+            ports.push(body(answer).await);
+            assert_eq!(client.direct.idle(&url), 1, "back in the pool");
+        }
+        assert!(ports.iter().all(|p| *p == ports[0]), "{ports:?}");
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn an_answer_dropped_before_its_end_closes_its_connection() {
+        let (origin, accepted) = counting_upstream().await;
+        let client = within(&[]);
+        let url = Url::parse(&origin).expect("url");
+        let mut big = client
+            .send(get(&format!("{origin}/big")))
+            .await
+            .expect("answer");
+        assert!(big.chunk().await.expect("chunk").is_some());
+        drop(big);
+        assert_eq!(client.direct.idle(&url), 0, "not returned half read");
+        let answer = client
+            .send(get(&format!("{origin}/port")))
+            .await
+            .expect("answer");
+        assert_eq!(answer.status, StatusCode::OK);
+        body(answer).await;
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(client.direct.idle(&url), 1);
+    }
+
+    #[tokio::test]
+    async fn requests_at_once_each_get_a_connection_and_all_come_back() {
+        let (origin, accepted) = counting_upstream().await;
+        let client = within(&[]);
+        let url = Url::parse(&origin).expect("url");
+        for round in 0..3 {
+            let calls = (0..8).map(|_| async {
+                let answer = client
+                    .send(get(&format!("{origin}/port")))
+                    .await
+                    .expect("answer");
+                body(answer).await
+            });
+            let ports = futures_util::future::join_all(calls).await;
+            assert_eq!(ports.len(), 8);
+            let made = accepted.load(std::sync::atomic::Ordering::SeqCst);
+            assert!((1..=8).contains(&made), "round {round}: {made} connections");
+            assert_eq!(
+                client.direct.idle(&url),
+                made,
+                "round {round}: all returned"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_upstream_closed_while_idle_is_not_used_again() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            // Answers one request per connection, keep-alive by default, then closes.
+            while let Ok((mut stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let mut buffer = [0u8; 4096];
+                let _ = stream.read(&mut buffer).await;
+                let _ = stream
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                    .await;
+            }
+        });
+        let client = within(&[]);
+        for _ in 0..2 {
+            let answer = client
+                .send(request(Method::POST, &format!("http://{addr}/x")))
+                .await
+                .expect("a POST is answered, not sent on the closed connection");
+            assert_eq!(body(answer).await, "ok");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
     }
 }

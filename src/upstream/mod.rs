@@ -20,8 +20,9 @@
 //! * [`exchange`]: the [`Exchange`] trait the dispatcher calls and what it gives back.
 //! * `wire.rs`: the HTTP exchange — forwarded headers, trace context, credentials,
 //!   retries, the size cap.
-//! * `client.rs`: the HTTP client under it — the connection pool, TLS, proxies from the
-//!   environment, and the redirects followed within the origins the operator allows.
+//! * `client.rs`: the HTTP client under it — TLS, proxies from the environment, and the
+//!   redirects followed within the origins the operator allows.
+//! * `pool.rs`: the keep-alive connections under the client, by origin.
 //! * [`auth`]: credentials and their placement, OAuth tokens, header forwarding, and the
 //!   redaction of secrets from results.
 //! * [`decode`]: compressed bodies decoded within their limits.
@@ -45,6 +46,7 @@ pub mod exchange;
 pub(crate) mod idempotency;
 pub mod operation;
 pub mod paging;
+mod pool;
 mod rate_limit;
 pub mod request;
 pub mod response;

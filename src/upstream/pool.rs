@@ -1,0 +1,320 @@
+//! The keep-alive pool under [`super::client::Client`]: connections to upstreams, made with
+//! hyper's `client::conn` over the TLS connector and kept by origin.
+//!
+//! - An HTTP/1.1 connection carries one request at a time. It goes back to its origin's idle
+//!   list when its answer's body has been read to the end ([`Lease::release`]); an answer
+//!   dropped before that closes its connection, as hyper does with a message half read.
+//!   Connections are taken again newest first, so the oldest are the ones that expire.
+//! - An HTTP/2 connection (when TLS's ALPN picks `h2`) is shared by every request to its
+//!   origin while it is open.
+//! - Idle connections are not used after [`IDLE_TIMEOUT`] and at most [`MAX_IDLE`] wait
+//!   per origin; at most [`MAX_ORIGINS`] origins are kept (the origins a client reaches are
+//!   its APIs' and the redirects the operator allows, so this is a backstop).
+//! - A request on a reused connection that closed before the request was written goes
+//!   again on another connection: nothing of it reached the upstream.
+//!
+//! It replaced `hyper_util`'s legacy client, whose pool hashes its key with SipHash byte by
+//! byte on each checkout and return, formats `Host` on every request and spawns a task per
+//! request to return the connection (bench/README.md, "Our own pool").
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::client::conn::{http1, http2};
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, Uri};
+use hyper_util::client::legacy::connect::{Connection, HttpConnector};
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use url::{Position, Url};
+
+/// How the pool reaches an upstream: TCP, then TLS for `https` (ALPN offers h2 and
+/// http/1.1).
+pub(super) type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// An idle connection older than this is closed rather than used: upstreams close theirs
+/// sooner or later, and a connection silently dropped by a middlebox would hang a call.
+pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Idle HTTP/1.1 connections kept per origin; more are closed.
+pub(super) const MAX_IDLE: usize = 256;
+
+/// Origins the pool keeps connections for; a request to one more is sent on a connection
+/// of its own.
+pub(super) const MAX_ORIGINS: usize = 1024;
+
+type Sender1 = http1::SendRequest<Full<Bytes>>;
+type Sender2 = http2::SendRequest<Full<Bytes>>;
+
+/// The pool of one client.
+pub(super) struct Pool {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    connector: Connector,
+    /// By origin, as `scheme://host[:port]` (the default port left out, as `url` writes it).
+    origins: Mutex<HashMap<Arc<str>, Origin, foldhash::fast::RandomState>>,
+}
+
+struct Origin {
+    key: Arc<str>,
+    idle: VecDeque<Idle>,
+    shared: Option<Sender2>,
+}
+
+struct Idle {
+    sender: Sender1,
+    since: Instant,
+}
+
+/// A connection taken for one request.
+enum Taken {
+    One(Sender1, Option<Arc<str>>),
+    Shared(Sender2),
+}
+
+/// An HTTP/1.1 connection whose answer is being read; [`Lease::release`] returns it once
+/// the body has ended. Dropped instead, it closes.
+pub(super) struct Lease {
+    shared: Arc<Shared>,
+    origin: Arc<str>,
+    sender: Sender1,
+}
+
+/// Why no answer came.
+#[derive(Debug)]
+pub(super) enum Failed {
+    /// No connection could be made (TCP, TLS or the HTTP handshake): nothing was sent.
+    Connect(Box<dyn std::error::Error + Send + Sync>),
+    /// The connection took the request and failed before its answer's head.
+    Send(hyper::Error),
+}
+
+impl Lease {
+    /// Returns the connection to its origin's idle list: its answer has been read whole.
+    pub(super) fn release(self) {
+        self.shared.put(self.origin, self.sender);
+    }
+}
+
+impl Pool {
+    pub(super) fn new(connector: Connector) -> Pool {
+        Pool {
+            shared: Arc::new(Shared {
+                connector,
+                origins: Mutex::new(HashMap::default()),
+            }),
+        }
+    }
+
+    /// Sends `request` (its URI absolute: `url` parsed) on a connection to `url`'s origin,
+    /// and returns the answer once its head arrives, with the connection to return when
+    /// its body has been read (HTTP/1.1 only).
+    pub(super) async fn send(
+        &self,
+        url: &Url,
+        mut request: Request<Full<Bytes>>,
+    ) -> Result<(Response<Incoming>, Option<Lease>), Failed> {
+        let origin = origin_of(url);
+        let absolute = request.uri().clone();
+        loop {
+            let (taken, reused) = match self.shared.take(&origin) {
+                Some(taken) => (taken, true),
+                // Boxed: connecting (TCP, TLS, a handshake) is the rare path, and its
+                // future inline would make every call's future several times larger.
+                None => (Box::pin(self.connect(&origin, &absolute)).await?, false),
+            };
+            let sent = match taken {
+                Taken::One(mut sender, key) => {
+                    if sender.ready().await.is_err() {
+                        // Closed while idle: the next one.
+                        continue;
+                    }
+                    let host = !request.headers().contains_key(header::HOST);
+                    if host && let Ok(value) = HeaderValue::from_str(host_of(url)) {
+                        request.headers_mut().insert(header::HOST, value);
+                    }
+                    *request.uri_mut() = origin_form(&absolute);
+                    match sender.try_send_request(request).await {
+                        Ok(response) => {
+                            let lease = key.map(|origin| Lease {
+                                shared: self.shared.clone(),
+                                origin,
+                                sender,
+                            });
+                            return Ok((response, lease));
+                        }
+                        Err(mut error) => match error.take_message() {
+                            Some(mut back) if reused => {
+                                if host {
+                                    back.headers_mut().remove(header::HOST);
+                                }
+                                *back.uri_mut() = absolute.clone();
+                                back
+                            }
+                            _ => return Err(Failed::Send(error.into_error())),
+                        },
+                    }
+                }
+                Taken::Shared(mut sender) => {
+                    if sender.ready().await.is_err() {
+                        continue;
+                    }
+                    match sender.try_send_request(request).await {
+                        Ok(response) => return Ok((response, None)),
+                        Err(mut error) => match error.take_message() {
+                            Some(back) if reused => back,
+                            _ => return Err(Failed::Send(error.into_error())),
+                        },
+                    }
+                }
+            };
+            request = sent;
+        }
+    }
+
+    /// A new connection to `origin`, HTTP/2 when TLS negotiated it (and then shared).
+    async fn connect(&self, origin: &str, uri: &Uri) -> Result<Taken, Failed> {
+        let io = tower::ServiceExt::oneshot(self.shared.connector.clone(), uri.clone())
+            .await
+            .map_err(Failed::Connect)?;
+        if io.connected().is_negotiated_h2() {
+            let (mut sender, connection) = http2::Builder::new(TokioExecutor::new())
+                .timer(TokioTimer::new())
+                .handshake(io)
+                .await
+                .map_err(|e| Failed::Connect(e.into()))?;
+            tokio::spawn(connection);
+            sender
+                .ready()
+                .await
+                .map_err(|e| Failed::Connect(e.into()))?;
+            self.shared.share(origin, sender.clone());
+            Ok(Taken::Shared(sender))
+        } else {
+            let (mut sender, connection) = http1::handshake(io)
+                .await
+                .map_err(|e| Failed::Connect(e.into()))?;
+            tokio::spawn(connection);
+            sender
+                .ready()
+                .await
+                .map_err(|e| Failed::Connect(e.into()))?;
+            Ok(Taken::One(sender, self.shared.key(origin)))
+        }
+    }
+
+    /// Idle HTTP/1.1 connections kept for `url`'s origin (tests).
+    #[cfg(test)]
+    pub(super) fn idle(&self, url: &Url) -> usize {
+        let origins = self.shared.lock();
+        origins.get(&*origin_of(url)).map_or(0, |o| o.idle.len())
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Origin, foldhash::fast::RandomState>> {
+        self.origins.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A connection to `origin` that can be used again: its shared HTTP/2 one, else its
+    /// newest idle HTTP/1.1 one.
+    fn take(&self, origin: &str) -> Option<Taken> {
+        let mut origins = self.lock();
+        let entry = origins.get_mut(origin)?;
+        if let Some(shared) = &entry.shared {
+            if !shared.is_closed() {
+                return Some(Taken::Shared(shared.clone()));
+            }
+            entry.shared = None;
+        }
+        let now = Instant::now();
+        while let Some(idle) = entry.idle.pop_back() {
+            if !idle.sender.is_closed() && now.duration_since(idle.since) < IDLE_TIMEOUT {
+                return Some(Taken::One(idle.sender, Some(entry.key.clone())));
+            }
+        }
+        None
+    }
+
+    /// The key `origin`'s connections return under, its entry made if need be; `None`
+    /// when the pool already keeps [`MAX_ORIGINS`] others.
+    fn key(&self, origin: &str) -> Option<Arc<str>> {
+        let mut origins = self.lock();
+        if let Some(entry) = origins.get(origin) {
+            return Some(entry.key.clone());
+        }
+        (origins.len() < MAX_ORIGINS).then(|| {
+            let key: Arc<str> = Arc::from(origin);
+            origins.insert(
+                key.clone(),
+                Origin {
+                    key: key.clone(),
+                    idle: VecDeque::new(),
+                    shared: None,
+                },
+            );
+            key
+        })
+    }
+
+    /// `sender` becomes the HTTP/2 connection `origin`'s requests share.
+    fn share(&self, origin: &str, sender: Sender2) {
+        if self.key(origin).is_some()
+            && let Some(entry) = self.lock().get_mut(origin)
+        {
+            entry.shared = Some(sender);
+        }
+    }
+
+    fn put(&self, origin: Arc<str>, sender: Sender1) {
+        if sender.is_closed() {
+            return;
+        }
+        let mut origins = self.lock();
+        let Some(entry) = origins.get_mut(&origin) else {
+            return;
+        };
+        let now = Instant::now();
+        while entry
+            .idle
+            .front()
+            .is_some_and(|idle| now.duration_since(idle.since) >= IDLE_TIMEOUT)
+        {
+            entry.idle.pop_front();
+        }
+        if entry.idle.len() < MAX_IDLE {
+            entry.idle.push_back(Idle { sender, since: now });
+        }
+    }
+}
+
+/// `scheme://host[:port]` of `url`, borrowed from it unless it holds a user or password.
+fn origin_of(url: &Url) -> Cow<'_, str> {
+    if url.username().is_empty() && url.password().is_none() {
+        Cow::Borrowed(&url[..Position::BeforePath])
+    } else {
+        Cow::Owned(format!("{}://{}", url.scheme(), host_of(url)))
+    }
+}
+
+/// `host[:port]` of `url`, the port only when it is not the scheme's: the `Host` header.
+fn host_of(url: &Url) -> &str {
+    &url[Position::BeforeHost..Position::BeforePath]
+}
+
+/// The request target HTTP/1.1 sends to an origin server: path and query.
+fn origin_form(uri: &Uri) -> Uri {
+    match uri.path_and_query() {
+        Some(path) if path.as_str() != "/" => {
+            let mut parts = hyper::http::uri::Parts::default();
+            parts.path_and_query = Some(path.clone());
+            Uri::from_parts(parts).unwrap_or_default()
+        }
+        _ => Uri::default(),
+    }
+}
