@@ -157,8 +157,13 @@ impl Error {
         }
     }
 
+    fn unsendable_url(problem: &dyn fmt::Display) -> Error {
+        Error::unsendable(format!("the URL is not one HTTP can send: {problem}"))
+    }
+
     fn sending(failed: &Failed) -> Error {
         match failed {
+            Failed::Url(problem) => Error::unsendable_url(problem),
             Failed::Connect(error) => Error::of(Kind::Connect, Some(&**error)),
             Failed::Send(error) => Error::of(Kind::Request, Some(error)),
         }
@@ -287,62 +292,60 @@ impl Client {
     }
 
     /// Sends `request`, following the redirects this client's policy allows, and returns
-    /// the answer once its headers arrive. A redirect not followed is the answer.
-    pub async fn send(&self, request: Outbound) -> Result<Answer, Error> {
-        let Outbound {
-            mut method,
-            mut url,
-            mut headers,
-            mut body,
-            follow_redirects,
-        } = request;
-        if !headers.contains_key(header::USER_AGENT) {
-            headers.insert(
-                header::USER_AGENT,
-                HeaderValue::from_static(http_client::USER_AGENT),
-            );
-        }
+    /// the answer once its headers arrive. A redirect not followed is the answer. `again`
+    /// makes the request afresh for each redirect followed: the first one's headers went
+    /// out with it, and keeping a copy of them on every call for a rare redirect costs more
+    /// (about 1,000 instructions).
+    pub async fn send(
+        &self,
+        request: Outbound,
+        again: &(dyn Fn() -> Result<Outbound, Error> + Sync),
+    ) -> Result<Answer, Error> {
+        let follow = request.follow_redirects;
+        let mut hop = request;
+        // What the redirects so far changed, applied to each fresh copy.
+        let mut method: Option<Method> = None;
+        let mut payload_dropped = false;
+        let mut credentials_dropped = false;
         let mut start: Option<String> = None;
         let mut followed = 0;
         loop {
-            let answer = self
-                .send_once(method.clone(), url, headers.clone(), body.clone())
-                .await?;
-            let next = follow_redirects
+            let sent = hop.method.clone();
+            let answer = self.send_once(hop).await?;
+            let next = follow
                 .then(|| self.redirect(&answer, &mut start, followed))
                 .flatten();
             let Some(next) = next else {
                 return Ok(answer);
             };
             match answer.status {
-                StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND if method == Method::POST => {
-                    method = Method::GET;
-                    drop_payload(&mut headers, &mut body);
+                StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND if sent == Method::POST => {
+                    method = Some(Method::GET);
+                    payload_dropped = true;
                 }
                 StatusCode::SEE_OTHER => {
-                    if method != Method::HEAD {
-                        method = Method::GET;
+                    if sent != Method::HEAD {
+                        method = Some(Method::GET);
                     }
-                    drop_payload(&mut headers, &mut body);
+                    payload_dropped = true;
                 }
                 _ => {}
             }
             let previous = &answer.url;
-            if next.host_str() != previous.host_str()
+            credentials_dropped |= next.host_str() != previous.host_str()
                 || next.port_or_known_default() != previous.port_or_known_default()
-                || next.scheme() != previous.scheme()
-            {
-                for name in [
-                    header::AUTHORIZATION,
-                    header::COOKIE,
-                    header::PROXY_AUTHORIZATION,
-                    header::WWW_AUTHENTICATE,
-                ] {
-                    headers.remove(name);
-                }
-                headers.remove("cookie2");
+                || next.scheme() != previous.scheme();
+            hop = again()?;
+            if let Some(method) = &method {
+                hop.method = method.clone();
             }
-            url = next;
+            if payload_dropped {
+                drop_payload(&mut hop.headers, &mut hop.body);
+            }
+            if credentials_dropped {
+                drop_credentials(&mut hop.headers);
+            }
+            hop.url = next;
             followed += 1;
         }
     }
@@ -375,25 +378,28 @@ impl Client {
     }
 
     /// One exchange, no redirect followed.
-    async fn send_once(
-        &self,
-        method: Method,
-        url: Url,
-        headers: HeaderMap,
-        body: Option<Bytes>,
-    ) -> Result<Answer, Error> {
-        let uri: Uri = url
-            .as_str()
-            .parse()
-            .map_err(|e| Error::unsendable(format!("the URL is not one HTTP can send: {e}")))?;
-        if let Some((matcher, client)) = &self.proxied
-            && matcher.intercept(&uri).is_some()
-        {
-            return send_proxied(client, method, url, headers, body).await;
+    async fn send_once(&self, request: Outbound) -> Result<Answer, Error> {
+        let Outbound {
+            method,
+            url,
+            mut headers,
+            body,
+            follow_redirects: _,
+        } = request;
+        if let header::Entry::Vacant(vacant) = headers.entry(header::USER_AGENT) {
+            vacant.insert(HeaderValue::from_static(http_client::USER_AGENT));
+        }
+        if let Some((matcher, client)) = &self.proxied {
+            let uri: Uri = url
+                .as_str()
+                .parse()
+                .map_err(|e| Error::unsendable_url(&e))?;
+            if matcher.intercept(&uri).is_some() {
+                return send_proxied(client, method, url, headers, body).await;
+            }
         }
         let mut request = hyper::Request::new(Full::new(body.unwrap_or_default()));
         *request.method_mut() = method;
-        *request.uri_mut() = uri;
         *request.headers_mut() = headers;
         let (response, lease) = self
             .direct
@@ -507,6 +513,19 @@ fn drop_payload(headers: &mut HeaderMap, body: &mut Option<Bytes>) {
     ] {
         headers.remove(name);
     }
+}
+
+/// A redirect to another host, port or scheme drops the credentials.
+fn drop_credentials(headers: &mut HeaderMap) {
+    for name in [
+        header::AUTHORIZATION,
+        header::COOKIE,
+        header::PROXY_AUTHORIZATION,
+        header::WWW_AUTHENTICATE,
+    ] {
+        headers.remove(name);
+    }
+    headers.remove("cookie2");
 }
 
 /// Whether the environment names a proxy for any request (the variables curl and reqwest
@@ -634,6 +653,13 @@ mod tests {
         }
     }
 
+    impl Client {
+        /// Sends what `make` makes, made again for each redirect.
+        async fn send_made(&self, make: impl Fn() -> Outbound + Sync) -> Result<Answer, Error> {
+            self.send(make(), &|| Ok(make())).await
+        }
+    }
+
     fn within(allowed: &[(&str, &str)]) -> Client {
         let mut map: HashMap<String, Vec<String>> = HashMap::new();
         for (from, to) in allowed {
@@ -665,7 +691,7 @@ mod tests {
         let origin = upstream(log.clone(), None).await;
         let client = within(&[]);
         let answer = client
-            .send(request(Method::POST, &format!("{origin}/to/303/0")))
+            .send_made(|| request(Method::POST, &format!("{origin}/to/303/0")))
             .await
             .expect("answer");
         assert_eq!(answer.status, StatusCode::OK);
@@ -688,7 +714,7 @@ mod tests {
             let log = Log::default();
             let origin = upstream(log.clone(), None).await;
             let answer = within(&[])
-                .send(request(Method::PUT, &format!("{origin}/to/{status}/1")))
+                .send_made(|| request(Method::PUT, &format!("{origin}/to/{status}/1")))
                 .await
                 .expect("answer");
             assert_eq!(answer.status, StatusCode::OK);
@@ -710,7 +736,7 @@ mod tests {
         let origin = upstream(log.clone(), None).await;
         for method in [Method::POST, Method::DELETE] {
             within(&[])
-                .send(request(method, &format!("{origin}/to/301/0")))
+                .send_made(|| request(method.clone(), &format!("{origin}/to/301/0")))
                 .await
                 .expect("answer");
         }
@@ -724,13 +750,13 @@ mod tests {
         let origin = upstream(log.clone(), None).await;
         let client = within(&[]);
         let five = client
-            .send(request(Method::GET, &format!("{origin}/to/302/4")))
+            .send_made(|| request(Method::GET, &format!("{origin}/to/302/4")))
             .await
             .expect("answer");
         assert_eq!(five.status, StatusCode::OK, "five redirects are followed");
         log.lock().expect("log").clear();
         let six = client
-            .send(request(Method::GET, &format!("{origin}/to/302/5")))
+            .send_made(|| request(Method::GET, &format!("{origin}/to/302/5")))
             .await
             .expect("answer");
         assert_eq!(six.status, StatusCode::FOUND, "the sixth is the answer");
@@ -746,7 +772,7 @@ mod tests {
         let target = target.replace("127.0.0.1", "localhost");
         let origin = upstream(here.clone(), Some(target.clone())).await;
         let refused = within(&[])
-            .send(request(Method::GET, &format!("{origin}/to/302/0")))
+            .send_made(|| request(Method::GET, &format!("{origin}/to/302/0")))
             .await
             .expect("answer");
         assert_eq!(
@@ -756,7 +782,7 @@ mod tests {
         );
         assert!(there.lock().expect("log").is_empty(), "nothing went there");
         let followed = within(&[(&origin, &target)])
-            .send(request(Method::GET, &format!("{origin}/to/302/0")))
+            .send_made(|| request(Method::GET, &format!("{origin}/to/302/0")))
             .await
             .expect("answer");
         assert_eq!(followed.status, StatusCode::OK);
@@ -767,12 +793,41 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn what_one_redirect_dropped_stays_dropped_for_the_next() {
+        let (here, there) = (Log::default(), Log::default());
+        let target = upstream(there.clone(), None).await;
+        let target = target.replace("127.0.0.1", "localhost");
+        let origin = upstream(here.clone(), Some(target.clone())).await;
+        // A POST answered 303 at home and 303 again there, then `/done` there: the second
+        // hop stays within the other origin and still carries no credentials.
+        let answer = within(&[(&origin, &target)])
+            .send_made(|| request(Method::POST, &format!("{origin}/to/303/1")))
+            .await
+            .expect("answer");
+        assert_eq!(answer.url.as_str(), format!("{target}/done"));
+        let there = there.lock().expect("log").clone();
+        assert_eq!(there.len(), 2);
+        for seen in &there {
+            assert_eq!(
+                (seen.method.as_str(), seen.body.as_str()),
+                ("GET", ""),
+                "{seen:?}"
+            );
+            assert_eq!(seen.content_type, None, "{seen:?}");
+            assert_eq!(seen.authorization, None, "{seen:?}");
+        }
+    }
+
+    #[tokio::test]
     async fn a_request_that_follows_no_redirect_gets_the_3xx() {
         let log = Log::default();
         let origin = upstream(log.clone(), None).await;
-        let mut asked = request(Method::GET, &format!("{origin}/to/303/0"));
-        asked.follow_redirects = false;
-        let answer = within(&[]).send(asked).await.expect("answer");
+        let asked = || {
+            let mut asked = request(Method::GET, &format!("{origin}/to/303/0"));
+            asked.follow_redirects = false;
+            asked
+        };
+        let answer = within(&[]).send_made(asked).await.expect("answer");
         assert_eq!(answer.status, StatusCode::SEE_OTHER);
         assert_eq!(
             answer.headers.get("location").and_then(|v| v.to_str().ok()),
@@ -791,7 +846,7 @@ mod tests {
         let via = reqwest::Proxy::http(&proxy).expect("proxy");
         client.proxied = Some((matcher, proxy_client(Some(via)).expect("client")));
         let answer = client
-            .send(request(Method::POST, "http://api.invalid/to/303/1"))
+            .send_made(|| request(Method::POST, "http://api.invalid/to/303/1"))
             .await
             .expect("answer");
         assert_eq!(answer.status, StatusCode::OK);
@@ -815,10 +870,12 @@ mod tests {
         let port = listener.local_addr().expect("addr").port();
         drop(listener);
         let error = within(&[])
-            .send(request(
-                Method::GET,
-                &format!("http://127.0.0.1:{port}/x?api_key=s3cret"),
-            ))
+            .send_made(|| {
+                request(
+                    Method::GET,
+                    &format!("http://127.0.0.1:{port}/x?api_key=s3cret"),
+                )
+            })
             .await
             .err()
             .expect("no answer");
@@ -847,7 +904,7 @@ mod tests {
             }
         });
         let error = within(&[])
-            .send(request(Method::GET, &format!("http://{addr}/x")))
+            .send_made(|| request(Method::GET, &format!("http://{addr}/x")))
             .await
             .err()
             .expect("no answer");
@@ -901,7 +958,7 @@ mod tests {
         let mut ports = Vec::new();
         for _ in 0..3 {
             let answer = client
-                .send(get(&format!("{origin}/port")))
+                .send_made(|| get(&format!("{origin}/port")))
                 .await
                 .expect("answer");
             ports.push(body(answer).await);
@@ -917,14 +974,14 @@ mod tests {
         let client = within(&[]);
         let url = Url::parse(&origin).expect("url");
         let mut big = client
-            .send(get(&format!("{origin}/big")))
+            .send_made(|| get(&format!("{origin}/big")))
             .await
             .expect("answer");
         assert!(big.chunk().await.expect("chunk").is_some());
         drop(big);
         assert_eq!(client.direct.idle(&url), 0, "not returned half read");
         let answer = client
-            .send(get(&format!("{origin}/port")))
+            .send_made(|| get(&format!("{origin}/port")))
             .await
             .expect("answer");
         assert_eq!(answer.status, StatusCode::OK);
@@ -941,7 +998,7 @@ mod tests {
         for round in 0..3 {
             let calls = (0..8).map(|_| async {
                 let answer = client
-                    .send(get(&format!("{origin}/port")))
+                    .send_made(|| get(&format!("{origin}/port")))
                     .await
                     .expect("answer");
                 body(answer).await
@@ -982,12 +1039,56 @@ mod tests {
         let client = within(&[]);
         for _ in 0..2 {
             let answer = client
-                .send(request(Method::POST, &format!("http://{addr}/x")))
+                .send_made(|| request(Method::POST, &format!("http://{addr}/x")))
                 .await
                 .expect("a POST is answered, not sent on the closed connection");
             assert_eq!(body(answer).await, "ok");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn an_http1_request_names_its_path_query_and_host_as_the_url_does() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let (heads, mut seen) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut buffer = vec![0u8; 4096];
+                let n = stream.read(&mut buffer).await.unwrap_or(0);
+                let _ = heads.send(String::from_utf8_lossy(&buffer[..n]).into_owned());
+                let _ = stream
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                    .await;
+            }
+        });
+        let client = within(&[]);
+        for (url, line, host) in [
+            (
+                format!("http://127.0.0.1:{port}/a/b%20c?x=1&y=%2F#frag"),
+                "GET /a/b%20c?x=1&y=%2F HTTP/1.1\r\n",
+                format!("host: 127.0.0.1:{port}\r\n"),
+            ),
+            (
+                format!("http://localhost:{port}"),
+                "GET / HTTP/1.1\r\n",
+                format!("host: localhost:{port}\r\n"),
+            ),
+        ] {
+            let answer = client.send_made(|| get(&url)).await.expect("answer");
+            assert_eq!(body(answer).await, "ok");
+            let head = seen.recv().await.expect("head");
+            assert!(head.starts_with(line), "{head}");
+            assert!(head.to_ascii_lowercase().contains(&host), "{head}");
+            assert_eq!(
+                head.to_ascii_lowercase().matches("\nhost:").count(),
+                1,
+                "{head}"
+            );
+        }
     }
 }

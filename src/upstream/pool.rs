@@ -61,7 +61,7 @@ struct Shared {
 }
 
 struct Origin {
-    key: Arc<str>,
+    home: Home,
     idle: VecDeque<Idle>,
     shared: Option<Sender2>,
 }
@@ -71,9 +71,17 @@ struct Idle {
     since: Instant,
 }
 
-/// A connection taken for one request.
+/// An origin's key in the pool and the `Host` header its HTTP/1.1 requests carry.
+#[derive(Clone)]
+struct Home {
+    key: Arc<str>,
+    host: HeaderValue,
+}
+
+/// A connection taken for one request; an HTTP/1.1 one with the origin it returns to
+/// (none when the pool keeps no more origins).
 enum Taken {
-    One(Sender1, Option<Arc<str>>),
+    One(Sender1, Option<Home>),
     Shared(Sender2),
 }
 
@@ -88,6 +96,8 @@ pub(super) struct Lease {
 /// Why no answer came.
 #[derive(Debug)]
 pub(super) enum Failed {
+    /// The URL is not one HTTP can send: nothing was sent.
+    Url(String),
     /// No connection could be made (TCP, TLS or the HTTP handshake): nothing was sent.
     Connect(Box<dyn std::error::Error + Send + Sync>),
     /// The connection took the request and failed before its answer's head.
@@ -111,49 +121,66 @@ impl Pool {
         }
     }
 
-    /// Sends `request` (its URI absolute: `url` parsed) on a connection to `url`'s origin,
-    /// and returns the answer once its head arrives, with the connection to return when
-    /// its body has been read (HTTP/1.1 only).
+    /// Sends `request` to `url` (the request's URI is set here) on a connection to its
+    /// origin, and returns the answer once its head arrives, with the connection to return
+    /// when its body has been read (HTTP/1.1 only).
     pub(super) async fn send(
         &self,
         url: &Url,
         mut request: Request<Full<Bytes>>,
     ) -> Result<(Response<Incoming>, Option<Lease>), Failed> {
         let origin = origin_of(url);
-        let absolute = request.uri().clone();
+        // HTTP/1.1 sends the path and query only: parsing the whole URL again for the
+        // rare connection or HTTP/2 request is left to them.
+        let path = || {
+            Uri::try_from(&url[Position::BeforePath..Position::AfterQuery])
+                .map_err(|e| Failed::Url(e.to_string()))
+        };
+        let mut target = Some(path()?);
+        let absolute =
+            || Uri::try_from(&url[..Position::AfterQuery]).map_err(|e| Failed::Url(e.to_string()));
         loop {
             let (taken, reused) = match self.shared.take(&origin) {
                 Some(taken) => (taken, true),
                 // Boxed: connecting (TCP, TLS, a handshake) is the rare path, and its
                 // future inline would make every call's future several times larger.
-                None => (Box::pin(self.connect(&origin, &absolute)).await?, false),
+                None => (Box::pin(self.connect(&origin, absolute()?)).await?, false),
             };
             let sent = match taken {
-                Taken::One(mut sender, key) => {
+                Taken::One(mut sender, home) => {
                     if sender.ready().await.is_err() {
                         // Closed while idle: the next one.
                         continue;
                     }
-                    let host = !request.headers().contains_key(header::HOST);
-                    if host && let Ok(value) = HeaderValue::from_str(host_of(url)) {
-                        request.headers_mut().insert(header::HOST, value);
+                    let host = match &home {
+                        Some(home) => Ok(home.host.clone()),
+                        None => HeaderValue::from_str(host_of(url)),
+                    };
+                    let mut added = false;
+                    if let (header::Entry::Vacant(vacant), Ok(host)) =
+                        (request.headers_mut().entry(header::HOST), host)
+                    {
+                        vacant.insert(host);
+                        added = true;
                     }
-                    *request.uri_mut() = origin_form(&absolute);
+                    *request.uri_mut() = match target.take() {
+                        Some(target) => target,
+                        None => path()?,
+                    };
                     match sender.try_send_request(request).await {
                         Ok(response) => {
-                            let lease = key.map(|origin| Lease {
+                            let lease = home.map(|home| Lease {
                                 shared: self.shared.clone(),
-                                origin,
+                                origin: home.key,
                                 sender,
                             });
                             return Ok((response, lease));
                         }
                         Err(mut error) => match error.take_message() {
                             Some(mut back) if reused => {
-                                if host {
+                                if added {
                                     back.headers_mut().remove(header::HOST);
                                 }
-                                *back.uri_mut() = absolute.clone();
                                 back
                             }
                             _ => return Err(Failed::Send(error.into_error())),
@@ -164,10 +191,17 @@ impl Pool {
                     if sender.ready().await.is_err() {
                         continue;
                     }
+                    *request.uri_mut() = absolute()?;
                     match sender.try_send_request(request).await {
                         Ok(response) => return Ok((response, None)),
                         Err(mut error) => match error.take_message() {
-                            Some(back) if reused => back,
+                            // A connection that refuses new streams (after a GOAWAY) may
+                            // not have closed yet: no longer shared, so the next try
+                            // makes a new one.
+                            Some(back) if reused => {
+                                self.shared.unshare(&origin);
+                                back
+                            }
                             _ => return Err(Failed::Send(error.into_error())),
                         },
                     }
@@ -178,8 +212,8 @@ impl Pool {
     }
 
     /// A new connection to `origin`, HTTP/2 when TLS negotiated it (and then shared).
-    async fn connect(&self, origin: &str, uri: &Uri) -> Result<Taken, Failed> {
-        let io = tower::ServiceExt::oneshot(self.shared.connector.clone(), uri.clone())
+    async fn connect(&self, origin: &str, uri: Uri) -> Result<Taken, Failed> {
+        let io = tower::ServiceExt::oneshot(self.shared.connector.clone(), uri)
             .await
             .map_err(Failed::Connect)?;
         if io.connected().is_negotiated_h2() {
@@ -204,7 +238,7 @@ impl Pool {
                 .ready()
                 .await
                 .map_err(|e| Failed::Connect(e.into()))?;
-            Ok(Taken::One(sender, self.shared.key(origin)))
+            Ok(Taken::One(sender, self.shared.home(origin)))
         }
     }
 
@@ -235,39 +269,50 @@ impl Shared {
         let now = Instant::now();
         while let Some(idle) = entry.idle.pop_back() {
             if !idle.sender.is_closed() && now.duration_since(idle.since) < IDLE_TIMEOUT {
-                return Some(Taken::One(idle.sender, Some(entry.key.clone())));
+                return Some(Taken::One(idle.sender, Some(entry.home.clone())));
             }
         }
         None
     }
 
-    /// The key `origin`'s connections return under, its entry made if need be; `None`
-    /// when the pool already keeps [`MAX_ORIGINS`] others.
-    fn key(&self, origin: &str) -> Option<Arc<str>> {
+    /// Where `origin`'s connections return, its entry made if need be; `None` when the
+    /// pool already keeps [`MAX_ORIGINS`] others.
+    fn home(&self, origin: &str) -> Option<Home> {
         let mut origins = self.lock();
         if let Some(entry) = origins.get(origin) {
-            return Some(entry.key.clone());
+            return Some(entry.home.clone());
         }
-        (origins.len() < MAX_ORIGINS).then(|| {
-            let key: Arc<str> = Arc::from(origin);
-            origins.insert(
-                key.clone(),
-                Origin {
-                    key: key.clone(),
-                    idle: VecDeque::new(),
-                    shared: None,
-                },
-            );
-            key
-        })
+        if origins.len() >= MAX_ORIGINS {
+            return None;
+        }
+        let host = origin.split_once("://").map_or(origin, |(_, host)| host);
+        let home = Home {
+            key: Arc::from(origin),
+            host: HeaderValue::from_str(host).ok()?,
+        };
+        origins.insert(
+            home.key.clone(),
+            Origin {
+                home: home.clone(),
+                idle: VecDeque::new(),
+                shared: None,
+            },
+        );
+        Some(home)
     }
 
     /// `sender` becomes the HTTP/2 connection `origin`'s requests share.
     fn share(&self, origin: &str, sender: Sender2) {
-        if self.key(origin).is_some()
+        if self.home(origin).is_some()
             && let Some(entry) = self.lock().get_mut(origin)
         {
             entry.shared = Some(sender);
+        }
+    }
+
+    fn unshare(&self, origin: &str) {
+        if let Some(entry) = self.lock().get_mut(origin) {
+            entry.shared = None;
         }
     }
 
@@ -305,16 +350,4 @@ fn origin_of(url: &Url) -> Cow<'_, str> {
 /// `host[:port]` of `url`, the port only when it is not the scheme's: the `Host` header.
 fn host_of(url: &Url) -> &str {
     &url[Position::BeforeHost..Position::BeforePath]
-}
-
-/// The request target HTTP/1.1 sends to an origin server: path and query.
-fn origin_form(uri: &Uri) -> Uri {
-    match uri.path_and_query() {
-        Some(path) if path.as_str() != "/" => {
-            let mut parts = hyper::http::uri::Parts::default();
-            parts.path_and_query = Some(path.clone());
-            Uri::from_parts(parts).unwrap_or_default()
-        }
-        _ => Uri::default(),
-    }
 }

@@ -34,7 +34,10 @@ pub(super) fn assemble_url(
     path: &str,
     query: &str,
 ) -> Result<url::Url, RequestError> {
-    let expected_path = format!("{}{path}", url.path().trim_end_matches('/'));
+    let base_path = url.path().trim_end_matches('/');
+    let mut expected_path = String::with_capacity(base_path.len() + path.len());
+    expected_path.push_str(base_path);
+    expected_path.push_str(path);
     let prefix_len = origin_prefix(&url).len();
     url.set_path(&expected_path);
     url.set_query((!query.is_empty()).then_some(query));
@@ -63,7 +66,7 @@ pub(super) fn build_path(
     route: &Route,
     arguments: &Map<String, Value>,
 ) -> Result<String, RequestError> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(route.path.len() + 32);
     let mut rest = route.path.as_str();
     if !rest.starts_with('/') {
         out.push('/');
@@ -87,24 +90,29 @@ pub(super) fn build_path(
             })?;
         let value = present(arguments, binding)
             .ok_or_else(|| argument_error(binding, "is required: it is part of the URL path"))?;
-        let expansion = expand_path(binding, value);
+        let start = out.len();
+        if !expand_simple_into(&mut out, binding, value) {
+            out.push_str(&expand_path(binding, value));
+        }
+        let expansion = &out[start..];
         if expansion.is_empty() {
             return Err(argument_error(
                 binding,
                 "must not be empty: it is a segment of the URL path",
             ));
         }
-        if is_dot_segment(&expansion) {
+        if is_dot_segment(expansion) {
             return Err(argument_error(
                 binding,
                 "cannot be \".\" or \"..\": it is a segment of the URL path",
             ));
         }
-        out.push_str(&expansion);
         rest = &after[close + 1..];
     }
     out.extend(utf8_percent_encode(rest, PATH_LITERAL));
-    if let Some(segment) = out.split('/').find(|s| is_dot_segment(s)) {
+    // A dot segment has a `.` (`%2e` has a `%`): a path without either has none.
+    let dotted = out.bytes().any(|b| b == b'.' || b == b'%');
+    if dotted && let Some(segment) = out.split('/').find(|s| is_dot_segment(s)) {
         return Err(RequestError::Url {
             url: out.clone(),
             problem: format!("has the dot segment \"{segment}\" in its path"),
@@ -118,6 +126,26 @@ pub(super) fn is_dot_segment(segment: &str) -> bool {
     [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."]
         .iter()
         .any(|dot| segment.eq_ignore_ascii_case(dot))
+}
+
+/// Writes a `simple`-style string or integer (an id, the commonest path parameter) to
+/// `out` exactly as [`expand_path`] spells it, without its intermediate strings; `false`
+/// for any other parameter, which `expand_path` spells.
+pub(super) fn expand_simple_into(out: &mut String, binding: &Binding, value: &Value) -> bool {
+    if binding.content_type.is_some() || matches!(binding.style, Style::Label | Style::Matrix) {
+        return false;
+    }
+    match value {
+        Value::String(text) => out.extend(utf8_percent_encode(text, PATH_VALUE)),
+        // Digits and `-` are never encoded in a path value.
+        Value::Number(number) => match (number.as_u64(), number.as_i64()) {
+            (Some(n), _) => out.push_str(itoa::Buffer::new().format(n)),
+            (None, Some(n)) => out.push_str(itoa::Buffer::new().format(n)),
+            _ => return false,
+        },
+        _ => return false,
+    }
+    true
 }
 
 /// One path parameter, per style (simple, label, matrix; any other style reads as simple).

@@ -1557,3 +1557,52 @@ fn url_crate_collapses_encoded_dot_segments() {
     let url = url::Url::parse("https://h.example/a/%2E%2E/b").expect("url");
     assert_eq!(url.path(), "/b");
 }
+
+#[test]
+fn a_simple_string_or_integer_is_written_as_expand_path_spells_it() {
+    let values = [
+        json!("plain"),
+        json!("a b/c?d#e%f"),
+        json!("."),
+        json!(".."),
+        json!(""),
+        json!("ünï-cødé_~"),
+        json!(0),
+        json!(-42),
+        json!(u64::MAX),
+        json!(i64::MIN),
+    ];
+    for style in [Style::Simple, Style::Form] {
+        let binding = param("id", Location::Path, style, false);
+        for value in &values {
+            let mut out = String::from("/x/");
+            assert!(
+                address::expand_simple_into(&mut out, &binding, value),
+                "{value}"
+            );
+            assert_eq!(
+                out,
+                format!("/x/{}", address::expand_path(&binding, value)),
+                "{value}"
+            );
+        }
+    }
+    // Left to expand_path: other styles, content, floats, booleans, lists, objects.
+    let label = param("id", Location::Path, Style::Label, false);
+    let mut out = String::new();
+    assert!(!address::expand_simple_into(&mut out, &label, &json!("a")));
+    let simple = param("id", Location::Path, Style::Simple, false);
+    for value in [
+        json!(1.5),
+        json!(true),
+        json!(["a"]),
+        json!({"a": 1}),
+        Value::Null,
+    ] {
+        assert!(
+            !address::expand_simple_into(&mut out, &simple, &value),
+            "{value}"
+        );
+    }
+    assert!(out.is_empty());
+}
