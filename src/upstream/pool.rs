@@ -15,7 +15,8 @@
 //!
 //! It replaced `hyper_util`'s legacy client, whose pool hashes its key with SipHash byte by
 //! byte on each checkout and return, formats `Host` on every request and spawns a task per
-//! request to return the connection (bench/README.md, "Our own pool").
+//! request to return the connection (bench/README.md, 2026-11-30: "restmcp's own connection
+//! pool").
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
@@ -102,6 +103,13 @@ pub(super) enum Failed {
     Connect(Box<dyn std::error::Error + Send + Sync>),
     /// The connection took the request and failed before its answer's head.
     Send(hyper::Error),
+}
+
+impl Failed {
+    /// The HTTP handshake failed: nothing was sent.
+    fn connecting(error: hyper::Error) -> Failed {
+        Failed::Connect(error.into())
+    }
 }
 
 impl Lease {
@@ -221,23 +229,16 @@ impl Pool {
                 .timer(TokioTimer::new())
                 .handshake(io)
                 .await
-                .map_err(|e| Failed::Connect(e.into()))?;
+                .map_err(Failed::connecting)?;
             tokio::spawn(connection);
-            sender
-                .ready()
-                .await
-                .map_err(|e| Failed::Connect(e.into()))?;
+            sender.ready().await.map_err(Failed::connecting)?;
             self.shared.share(origin, sender.clone());
             Ok(Taken::Shared(sender))
         } else {
-            let (mut sender, connection) = http1::handshake(io)
-                .await
-                .map_err(|e| Failed::Connect(e.into()))?;
+            let (mut sender, connection) =
+                http1::handshake(io).await.map_err(Failed::connecting)?;
             tokio::spawn(connection);
-            sender
-                .ready()
-                .await
-                .map_err(|e| Failed::Connect(e.into()))?;
+            sender.ready().await.map_err(Failed::connecting)?;
             Ok(Taken::One(sender, self.shared.home(origin)))
         }
     }
