@@ -1,15 +1,17 @@
 //! The upstream HTTP client: the connections to upstreams and the redirects between them.
 //! It owns TLS (rustls with the platform's roots, HTTP/2 by ALPN), the environment's
-//! proxies and the redirect policy; the keep-alive pool under it is [`super::pool`]. One [`Client::send`] is one logical request: redirects are followed inside it,
-//! retries are the caller's ([`super::wire`]).
+//! proxies and the redirect policy; the keep-alive pool under it is [`super::pool`]. One
+//! [`Client::send`] is one logical request: redirects are followed inside it, retries are
+//! the caller's ([`super::wire`]).
 //!
-//! A request goes through hyper's connections directly. It used to go through reqwest, whose own
-//! layers (its request builder, its redirect layer parsing the URL on every request and the
-//! answer's URL parsed again) cost about 24,000 instructions per call against 13,000 for
-//! hyper's client itself (`bench/README.md`). reqwest stays for what it does that hyper's
-//! client does not: a request to an upstream the environment's proxy settings
-//! (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`) send through a proxy goes through
-//! reqwest with its redirects off, so the redirect policy below holds either way.
+//! A request goes through hyper's connections directly. It used to go through reqwest,
+//! whose own layers (its request builder, its redirect layer parsing the URL on every
+//! request and the answer's URL parsed again) cost about 24,000 instructions per call
+//! against 13,000 for hyper's client itself (`bench/README.md`). reqwest stays for what
+//! it does that hyper's connections do not: a request to an upstream the environment's
+//! proxy settings (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`) send through a
+//! proxy goes through reqwest with its redirects off, so the redirect policy below holds
+//! either way.
 //!
 //! Redirects (RFC 9110 §15.4), as reqwest followed them: 301 and 302 turn a POST into a GET,
 //! 303 anything but HEAD, both without the body and its headers; 307 and 308 send the same
@@ -1015,8 +1017,14 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_connection_the_upstream_closed_while_idle_is_not_used_again() {
+    /// A raw upstream on 127.0.0.1 that answers the first request of each connection with
+    /// `ok` (keep-alive by default) and then closes it: its address, the connections it
+    /// accepted, and each request's head as it arrived.
+    async fn one_answer_per_connection() -> (
+        std::net::SocketAddr,
+        Arc<std::sync::atomic::AtomicUsize>,
+        tokio::sync::mpsc::UnboundedReceiver<String>,
+    ) {
         use std::sync::atomic::{AtomicUsize, Ordering};
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -1025,17 +1033,24 @@ mod tests {
         let addr = listener.local_addr().expect("addr");
         let accepted = Arc::new(AtomicUsize::new(0));
         let counter = accepted.clone();
+        let (heads, seen) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
-            // Answers one request per connection, keep-alive by default, then closes.
             while let Ok((mut stream, _)) = listener.accept().await {
                 counter.fetch_add(1, Ordering::SeqCst);
-                let mut buffer = [0u8; 4096];
-                let _ = stream.read(&mut buffer).await;
+                let mut buffer = vec![0u8; 4096];
+                let n = stream.read(&mut buffer).await.unwrap_or(0);
+                let _ = heads.send(String::from_utf8_lossy(&buffer[..n]).into_owned());
                 let _ = stream
                     .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
                     .await;
             }
         });
+        (addr, accepted, seen)
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_upstream_closed_while_idle_is_not_used_again() {
+        let (addr, accepted, _) = one_answer_per_connection().await;
         let client = within(&[]);
         for _ in 0..2 {
             let answer = client
@@ -1045,27 +1060,13 @@ mod tests {
             assert_eq!(body(answer).await, "ok");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[tokio::test]
     async fn an_http1_request_names_its_path_query_and_host_as_the_url_does() {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let (heads, mut seen) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let mut buffer = vec![0u8; 4096];
-                let n = stream.read(&mut buffer).await.unwrap_or(0);
-                let _ = heads.send(String::from_utf8_lossy(&buffer[..n]).into_owned());
-                let _ = stream
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
-                    .await;
-            }
-        });
+        let (addr, _, mut seen) = one_answer_per_connection().await;
+        let port = addr.port();
         let client = within(&[]);
         for (url, line, host) in [
             (

@@ -86,6 +86,15 @@ enum Taken {
     Shared(Sender2),
 }
 
+/// What one connection did with a request.
+enum Tried {
+    Answered(Response<Incoming>, Option<Lease>),
+    /// The connection had closed before the request was tried.
+    Closed(Request<Full<Bytes>>),
+    /// The connection gave the request back unsent.
+    Refused(Request<Full<Bytes>>, hyper::Error),
+}
+
 /// An HTTP/1.1 connection whose answer is being read; [`Lease::release`] returns it once
 /// the body has ended. Dropped instead, it closes.
 pub(super) struct Lease {
@@ -138,84 +147,89 @@ impl Pool {
         mut request: Request<Full<Bytes>>,
     ) -> Result<(Response<Incoming>, Option<Lease>), Failed> {
         let origin = origin_of(url);
-        // HTTP/1.1 sends the path and query only: parsing the whole URL again for the
-        // rare connection or HTTP/2 request is left to them.
-        let path = || {
-            Uri::try_from(&url[Position::BeforePath..Position::AfterQuery])
-                .map_err(|e| Failed::Url(e.to_string()))
-        };
-        let mut target = Some(path()?);
-        let absolute =
-            || Uri::try_from(&url[..Position::AfterQuery]).map_err(|e| Failed::Url(e.to_string()));
         loop {
             let (taken, reused) = match self.shared.take(&origin) {
                 Some(taken) => (taken, true),
                 // Boxed: connecting (TCP, TLS, a handshake) is the rare path, and its
                 // future inline would make every call's future several times larger.
-                None => (Box::pin(self.connect(&origin, absolute()?)).await?, false),
-            };
-            let sent = match taken {
-                Taken::One(mut sender, home) => {
-                    if sender.ready().await.is_err() {
-                        // Closed while idle: the next one.
-                        continue;
-                    }
-                    let host = match &home {
-                        Some(home) => Ok(home.host.clone()),
-                        None => HeaderValue::from_str(host_of(url)),
-                    };
-                    let mut added = false;
-                    if let (header::Entry::Vacant(vacant), Ok(host)) =
-                        (request.headers_mut().entry(header::HOST), host)
-                    {
-                        vacant.insert(host);
-                        added = true;
-                    }
-                    *request.uri_mut() = match target.take() {
-                        Some(target) => target,
-                        None => path()?,
-                    };
-                    match sender.try_send_request(request).await {
-                        Ok(response) => {
-                            let lease = home.map(|home| Lease {
-                                shared: self.shared.clone(),
-                                origin: home.key,
-                                sender,
-                            });
-                            return Ok((response, lease));
-                        }
-                        Err(mut error) => match error.take_message() {
-                            Some(mut back) if reused => {
-                                if added {
-                                    back.headers_mut().remove(header::HOST);
-                                }
-                                back
-                            }
-                            _ => return Err(Failed::Send(error.into_error())),
-                        },
-                    }
-                }
-                Taken::Shared(mut sender) => {
-                    if sender.ready().await.is_err() {
-                        continue;
-                    }
-                    *request.uri_mut() = absolute()?;
-                    match sender.try_send_request(request).await {
-                        Ok(response) => return Ok((response, None)),
-                        Err(mut error) => match error.take_message() {
-                            // A connection that refuses new streams (after a GOAWAY) may
-                            // not have closed yet: no longer shared, so the next try
-                            // makes a new one.
-                            Some(back) if reused => {
-                                self.shared.unshare(&origin);
-                                back
-                            }
-                            _ => return Err(Failed::Send(error.into_error())),
-                        },
-                    }
+                None => {
+                    let connecting = self.connect(&origin, absolute(url)?);
+                    (Box::pin(connecting).await?, false)
                 }
             };
-            request = sent;
+            let shared = matches!(taken, Taken::Shared(_));
+            let tried = match taken {
+                Taken::One(sender, home) => self.send_on_one(url, request, sender, home).await?,
+                Taken::Shared(sender) => send_on_shared(url, request, sender).await?,
+            };
+            request = match tried {
+                Tried::Answered(answer, lease) => return Ok((answer, lease)),
+                // A kept connection had closed: nothing went out, the next one is tried.
+                Tried::Closed(back) if reused => back,
+                // A new connection closed at once: trying again would loop.
+                Tried::Closed(_) => {
+                    return Err(Failed::Connect(
+                        "the connection closed before the request was sent".into(),
+                    ));
+                }
+                Tried::Refused(_, error) if !reused => return Err(Failed::Send(error)),
+                // A kept connection that gave the request back is tried no more. A shared
+                // one that refuses new streams (after a GOAWAY) may not have closed yet:
+                // no longer shared, so the next try makes a new one.
+                Tried::Refused(back, _) => {
+                    if shared {
+                        self.shared.unshare(&origin);
+                    }
+                    back
+                }
+            };
+        }
+    }
+
+    /// `request` on an HTTP/1.1 connection, in origin form with the origin's `Host`.
+    async fn send_on_one(
+        &self,
+        url: &Url,
+        mut request: Request<Full<Bytes>>,
+        mut sender: Sender1,
+        home: Option<Home>,
+    ) -> Result<Tried, Failed> {
+        if sender.ready().await.is_err() {
+            return Ok(Tried::Closed(request));
+        }
+        let host = match &home {
+            Some(home) => Ok(home.host.clone()),
+            None => HeaderValue::from_str(host_of(url)),
+        };
+        let mut added = false;
+        if let (header::Entry::Vacant(vacant), Ok(host)) =
+            (request.headers_mut().entry(header::HOST), host)
+        {
+            vacant.insert(host);
+            added = true;
+        }
+        // HTTP/1.1 sends the path and query only: the whole URL is parsed only to connect
+        // and for HTTP/2.
+        *request.uri_mut() = Uri::try_from(&url[Position::BeforePath..Position::AfterQuery])
+            .map_err(|e| Failed::Url(e.to_string()))?;
+        match sender.try_send_request(request).await {
+            Ok(answer) => {
+                let lease = home.map(|home| Lease {
+                    shared: self.shared.clone(),
+                    origin: home.key,
+                    sender,
+                });
+                Ok(Tried::Answered(answer, lease))
+            }
+            Err(mut error) => match error.take_message() {
+                Some(mut back) => {
+                    if added {
+                        back.headers_mut().remove(header::HOST);
+                    }
+                    Ok(Tried::Refused(back, error.into_error()))
+                }
+                None => Err(Failed::Send(error.into_error())),
+            },
         }
     }
 
@@ -337,6 +351,30 @@ impl Shared {
             entry.idle.push_back(Idle { sender, since: now });
         }
     }
+}
+
+/// `request` on the shared HTTP/2 connection, its URI absolute.
+async fn send_on_shared(
+    url: &Url,
+    mut request: Request<Full<Bytes>>,
+    mut sender: Sender2,
+) -> Result<Tried, Failed> {
+    if sender.ready().await.is_err() {
+        return Ok(Tried::Closed(request));
+    }
+    *request.uri_mut() = absolute(url)?;
+    match sender.try_send_request(request).await {
+        Ok(answer) => Ok(Tried::Answered(answer, None)),
+        Err(mut error) => match error.take_message() {
+            Some(back) => Ok(Tried::Refused(back, error.into_error())),
+            None => Err(Failed::Send(error.into_error())),
+        },
+    }
+}
+
+/// `url` as an absolute URI, without its fragment.
+fn absolute(url: &Url) -> Result<Uri, Failed> {
+    Uri::try_from(&url[..Position::AfterQuery]).map_err(|e| Failed::Url(e.to_string()))
 }
 
 /// `scheme://host[:port]` of `url`, borrowed from it unless it holds a user or password.
