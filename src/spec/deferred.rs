@@ -341,26 +341,45 @@ fn checked_text(text: &str) -> Option<String> {
     Some(minified(text))
 }
 
-/// `text` without the whitespace between its tokens.
+/// `text` without the whitespace between its tokens. Copied a run at a time, from one
+/// whitespace byte to the next outside strings; a string is skipped to its closing quote
+/// with `memchr`. Structural characters and whitespace are ASCII, which no byte of a
+/// multi-byte UTF-8 character is, so every cut falls on a character boundary. (A character
+/// at a time, this took a quarter of the 0.19 s it takes to read Microsoft Graph beta's
+/// 47 MB, which are already minified.)
 fn minified(text: &str) -> String {
+    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for c in text.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
+    let (mut at, mut run) = (0, 0);
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'"' => at = string_end(bytes, at + 1),
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                out.push_str(&text[run..at]);
+                at += 1;
+                run = at;
             }
-        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
-            in_string = c == '"';
-            out.push(c);
+            _ => at += 1,
         }
     }
+    out.push_str(&text[run..]);
     out
+}
+
+/// Where the string whose contents start at `at` ends: just past its closing quote (the
+/// end of `bytes` if it has none).
+fn string_end(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(found) = bytes
+        .get(at..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
+        at += found;
+        match bytes[at] {
+            b'\\' => at += 2,
+            _ => return at + 1,
+        }
+    }
+    bytes.len()
 }
 
 /// Whether minified `text` may hold a `$ref` to another document: a `$ref` whose value does
@@ -484,6 +503,24 @@ mod tests {
             Some(&expected["x-webhooks"])
         );
         assert_eq!(deferred.get(&[], "paths"), None);
+    }
+
+    #[test]
+    fn minified_text_drops_whitespace_between_tokens_only() {
+        let text =
+            "{ \"a b\" :\t[ 1 ,\r\n \"x \\\" \\\\ y\" ] ,\n \"é ü\": \"日本 語\", \"t\" : true }";
+        let out = minified(text);
+        assert_eq!(
+            out,
+            "{\"a b\":[1,\"x \\\" \\\\ y\"],\"é ü\":\"日本 語\",\"t\":true}"
+        );
+        assert_eq!(whole(&out), whole(text));
+        assert_eq!(minified(&out), out, "minified text is left as it is");
+        assert_eq!(
+            minified(" \"open \\"),
+            "\"open \\",
+            "an unclosed string ends the text"
+        );
     }
 
     #[test]
