@@ -589,6 +589,65 @@ mod tests {
         assert_eq!(err.problem, "no \"/gone\" at this location");
     }
 
+    /// A description whose 200 path items are each kept as text until read.
+    fn deferred_paths() -> DocumentSet {
+        let paths: Vec<String> = (0..200)
+            .map(|i| {
+                format!(r#""/p{i}": {{"get": {{"operationId": "op{i}", "responses": {{}}}}}}"#)
+            })
+            .collect();
+        let text = format!(
+            r#"{{"openapi": "3.1.0", "info": {{"title": "t", "version": "1"}}, "paths": {{{}}}}}"#,
+            paths.join(",")
+        );
+        let mut allowance = Allowance {
+            alias_values: u64::MAX,
+            alias_bytes: u64::MAX,
+            quote: true,
+        };
+        let (root, deferred) =
+            deferred::parse_document("api.json", text.as_bytes(), &mut allowance).expect("parses");
+        assert!(
+            root["paths"]["/p0"].is_null(),
+            "the path items are deferred"
+        );
+        let mut docs = DocumentSet::empty();
+        let url = Url::parse("file:///specs/api.json").expect("url");
+        docs.insert(url, "api.json".into(), root, deferred);
+        docs
+    }
+
+    #[test]
+    fn parts_read_ahead_come_in_order_and_stop_when_asked() {
+        let docs = deferred_paths();
+        let whole: Vec<String> = crate::spec::normalize(&docs)
+            .expect("normalizes")
+            .operations
+            .iter()
+            .map(|op| op.label())
+            .collect();
+        assert_eq!(whole.len(), 200);
+        let mut parts = Vec::new();
+        let walked = crate::spec::normalize_in_parts(&docs, 7, |_, ops, _| {
+            parts.push(ops.iter().map(|op| op.label()).collect::<Vec<_>>());
+            Ok::<(), ()>(())
+        });
+        assert!(matches!(walked, Ok(Ok(_))));
+        assert_eq!(parts.len(), 29, "200 path items, 7 at a time");
+        assert_eq!(
+            parts.concat(),
+            whole,
+            "every operation once, in document order"
+        );
+        let mut seen = 0;
+        let stopped = crate::spec::normalize_in_parts(&docs, 7, |_, _, _| {
+            seen += 1;
+            if seen == 3 { Err("enough") } else { Ok(()) }
+        });
+        assert!(matches!(stopped, Ok(Err("enough"))));
+        assert_eq!(seen, 3, "no part is handed on after the first error");
+    }
+
     #[test]
     fn missing_target_names_target_and_problem() {
         let docs = set(json!({"components": {"schemas": {}}}));

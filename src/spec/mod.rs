@@ -45,6 +45,7 @@ pub use model::{
 pub use place::LoadPolicy;
 
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// A document that cannot be used at all. Problems confined to one operation are not
 /// errors: that operation is reported as skipped and the rest of the API still loads.
@@ -100,6 +101,11 @@ pub fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
 /// back at the end.
 /// The outer error is the description's, the inner one the first of `each`, which stops
 /// the walk.
+///
+/// A description read a path item at a time ([`Document::path_item`] parses each from its
+/// text) has its next part parsed on a thread of its own while `each` works on this one:
+/// parsing took a seventh of Microsoft Graph beta's synthesis, with the other cores idle.
+/// At most two parts wait parsed.
 pub fn normalize_in_parts<E>(
     docs: &DocumentSet,
     items: usize,
@@ -109,18 +115,39 @@ pub fn normalize_in_parts<E>(
     let mut walk = paths::Walk::new(docs)?;
     let root = docs.root();
     let all: Vec<(&str, &Value)> = walk.items().collect();
-    for part in all.chunks(items.max(1)) {
-        let read: Vec<(&str, std::borrow::Cow<'_, Value>)> = part
-            .iter()
-            .map(|&(path, item)| (path, root.path_item(path, item)))
-            .collect();
+    let parts = all.chunks(items.max(1));
+    let read = |part| read_part(root, part);
+    let mut walked = |read: Vec<(&str, Cow<'_, Value>)>| {
         let items: Vec<(&str, &Value)> = read.iter().map(|(path, item)| (*path, &**item)).collect();
         let (operations, skipped) = walk.part(docs, &items, &*dialect);
-        if let Err(error) = each(&head, operations, skipped) {
-            return Ok(Err(error));
-        }
-    }
-    Ok(Ok(head))
+        each(&head, operations, skipped)
+    };
+    let outcome = match parts.len() > 1 && crate::parallel::threads() > 1 {
+        false => parts.map(read).try_for_each(&mut walked),
+        true => std::thread::scope(|scope| {
+            let (parsed, next) = std::sync::mpsc::sync_channel(1);
+            scope.spawn(move || {
+                for part in parts {
+                    // The receiver gone: `each` stopped the walk.
+                    if parsed.send(read(part)).is_err() {
+                        return;
+                    }
+                }
+            });
+            next.into_iter().try_for_each(&mut walked)
+        }),
+    };
+    Ok(outcome.map(|()| head))
+}
+
+/// The path items of `part`, each parsed if it was left as text.
+fn read_part<'a>(
+    root: &'a document::Document,
+    part: &[(&'a str, &'a Value)],
+) -> Vec<(&'a str, Cow<'a, Value>)> {
+    part.iter()
+        .map(|&(path, item)| (path, root.path_item(path, item)))
+        .collect()
 }
 
 /// The API but its operations, and its dialect's translation of operations.
