@@ -31,6 +31,25 @@ pub fn member<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     field(value.as_object()?, key)
 }
 
+/// [`field`] and [`member`] as methods, for code that looks up many members: a schema's
+/// keywords are read this way while tools are made.
+pub trait Lookup {
+    /// The member `key`, found as [`field`] finds it.
+    fn field(&self, key: &str) -> Option<&Value>;
+}
+
+impl Lookup for Value {
+    fn field(&self, key: &str) -> Option<&Value> {
+        member(self, key)
+    }
+}
+
+impl Lookup for Map<String, Value> {
+    fn field(&self, key: &str) -> Option<&Value> {
+        field(self, key)
+    }
+}
+
 /// `value` as compact JSON: what its `Display` writes, but written into a byte buffer
 /// rather than through `fmt::Write`, which costs more for every piece written.
 pub fn compact(value: &Value) -> String {

@@ -21,7 +21,7 @@ use super::{
     Annotations, FullInput, Hoisting, MockAnswer, MockSource, OutputPlan, Relaxation, Route,
     SchemaText, SharedSchemas,
 };
-use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Scope, Session, hoist};
+use crate::schema::{Direction, Limit, NodeId, Notes, RefGraph, Scope, Session, hoist_unmeasured};
 use crate::spec::{
     Operation, ParamLocation, Parameter, RequestBody, SpecVersion, Style, media, model::is_success,
     values,
@@ -80,11 +80,11 @@ fn tidied(mut schema: Value, max_description: usize) -> Value {
 /// read their keywords there); an outputSchema's fields may move (its readers, the
 /// `response.fields` projection and the validator, follow `$ref`s).
 fn hoisted_text(mut schema: Value, scope: Scope) -> (SchemaText, (usize, usize)) {
-    let sizes = hoist(&mut schema, scope);
-    (
-        SchemaText::new(&schema),
-        (sizes.bytes_before, sizes.bytes_after),
-    )
+    // Measured by its text: measuring it apart wrote every hoisted schema out twice.
+    let (bytes_before, _) = hoist_unmeasured(&mut schema, scope);
+    let text = SchemaText::new(&schema);
+    let bytes_after = text.as_str().len();
+    (text, (bytes_before, bytes_after))
 }
 
 /// The shared definitions of full input schemas one synthesizing thread has made (see

@@ -20,6 +20,7 @@
 //!
 //! The output depends only on the input: same schema, same text.
 
+use crate::json::Lookup as _;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Value};
 
@@ -91,6 +92,19 @@ const PINNED_KEYWORDS: [&str; 6] = [
 /// smaller (see the module doc). A schema that is not an object, whose `$defs` is not an
 /// object, or that has a `$ref` other than `#/$defs/NAME`, is left as it is.
 pub fn hoist(schema: &mut Value, scope: Scope) -> Hoisted {
+    let (bytes_before, changed) = hoist_unmeasured(schema, scope);
+    Hoisted {
+        bytes_before,
+        bytes_after: match changed {
+            true => crate::json::compact_len(schema),
+            false => bytes_before,
+        },
+    }
+}
+
+/// [`hoist`] without measuring the result, for a caller that writes it out anyway: the
+/// size before, and whether anything was hoisted.
+pub fn hoist_unmeasured(schema: &mut Value, scope: Scope) -> (usize, bool) {
     let (bytes_before, actions) = {
         let mut scan = Scan {
             text: Vec::new(),
@@ -99,7 +113,7 @@ pub fn hoist(schema: &mut Value, scope: Scope) -> Hoisted {
             keep_arguments: scope == Scope::InsideProperties,
         };
         scan.schema(schema, None, [None, None]);
-        let defs_object = schema.get("$defs").is_none_or(Value::is_object);
+        let defs_object = schema.field("$defs").is_none_or(Value::is_object);
         let hoistable = !scan.foreign_ref && schema.is_object() && defs_object;
         let actions = if hoistable {
             scan.choose(schema)
@@ -108,12 +122,8 @@ pub fn hoist(schema: &mut Value, scope: Scope) -> Hoisted {
         };
         (scan.text.len(), actions)
     };
-    let unchanged = Hoisted {
-        bytes_before,
-        bytes_after: bytes_before,
-    };
     if actions.is_empty() {
-        return unchanged;
+        return (bytes_before, false);
     }
     // Applied smallest first: a subtree nested in a bigger one is replaced in place before
     // the bigger one is moved into `$defs`, so that the moved copy holds the `$ref`.
@@ -140,11 +150,7 @@ pub fn hoist(schema: &mut Value, scope: Scope) -> Hoisted {
             }
         }
     }
-    let bytes_after = crate::json::compact_len(schema);
-    Hoisted {
-        bytes_before,
-        bytes_after,
-    }
+    (bytes_before, true)
 }
 
 fn reference(name: &str) -> Value {
@@ -178,7 +184,7 @@ impl Edge<'_> {
 
 fn at<'v>(value: &'v Value, path: &[Step]) -> Option<&'v Value> {
     path.iter().try_fold(value, |value, step| match step {
-        Step::Key(key) => value.get(key),
+        Step::Key(key) => value.field(key),
         Step::Index(index) => value.get(index),
     })
 }
@@ -351,7 +357,9 @@ impl<'v> Scan<'v> {
             .and_then(Value::as_object)
             .map(|defs| defs.keys().cloned().collect())
             .unwrap_or_default();
-        let mut has_defs = schema.get("$defs").is_some_and(|d| d.as_object().is_some());
+        let mut has_defs = schema
+            .field("$defs")
+            .is_some_and(|d| d.as_object().is_some());
         let mut removed = vec![false; self.nodes.len()];
         let mut shared = 0;
         let mut actions = Vec::new();
@@ -436,7 +444,7 @@ impl<'v> Scan<'v> {
     /// value of (`owner`), or whose items it is (`labels_item`).
     fn name_hint(&self, schema: &Value, node: usize) -> Option<String> {
         let value = at(schema, &self.path(node))?;
-        if let Some(title) = value.get("title").and_then(Value::as_str) {
+        if let Some(title) = value.field("title").and_then(Value::as_str) {
             let name = sanitize(title);
             if !name.is_empty() {
                 return Some(name);

@@ -51,8 +51,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Value, json};
 
 pub use graph::{NodeId, RefGraph};
-pub use hoist::{Hoisted, Scope, hoist};
+pub use hoist::{Hoisted, Scope, hoist, hoist_unmeasured};
 
+use crate::json::Lookup as _;
 use crate::spec::{DocId, SchemaRef, SpecVersion, values};
 
 /// Which side of the call a schema describes.
@@ -180,7 +181,7 @@ impl<'d, 'g> Session<'d, 'g> {
             let node = self.graph.node(id);
             (node.doc, node.value)
         };
-        if value.get("$ref").is_some() {
+        if value.field("$ref").is_some() {
             self.emit(doc, value, 1)
         } else {
             self.emit_content(doc, value, 1)
@@ -217,7 +218,7 @@ impl<'d, 'g> Session<'d, 'g> {
         };
         for member in members.iter_mut() {
             let target = member
-                .get("$ref")
+                .field("$ref")
                 .and_then(Value::as_str)
                 .and_then(|r| r.strip_prefix("#/$defs/"))
                 .and_then(|name| names.get(name).copied());
@@ -304,7 +305,7 @@ impl<'d, 'g> Session<'d, 'g> {
         let mut siblings: Vec<(DocId, &str, &Value)> = Vec::new();
         let mut nullable_ref = false;
         for _ in 0..32 {
-            let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
+            let Some(reference) = node.field("$ref").and_then(Value::as_str) else {
                 break;
             };
             let Ok(id) = self.graph.resolve(doc, reference) else {
@@ -322,7 +323,7 @@ impl<'d, 'g> Session<'d, 'g> {
             doc = target.doc;
             node = target.value;
         }
-        let mut out = if node.get("$ref").is_some() {
+        let mut out = if node.field("$ref").is_some() {
             self.emit(doc, node, 0)
         } else {
             self.emit_content(doc, node, 0)
@@ -346,7 +347,7 @@ impl<'d, 'g> Session<'d, 'g> {
                 (node.doc, node.value)
             };
             // An alias (a def that is itself a `$ref`) is followed, not emptied.
-            let body = if value.get("$ref").is_some() {
+            let body = if value.field("$ref").is_some() {
                 self.emit(doc, value, depth)
             } else {
                 self.emit_content(doc, value, depth)
@@ -395,7 +396,7 @@ impl<'d, 'g> Session<'d, 'g> {
                 return self.relaxed(doc, node);
             }
         } else if self.direction == Direction::Input
-            && node.get("$ref").is_some()
+            && node.field("$ref").is_some()
             && self.cut_off(depth + 1)
         {
             // The target would start below the limit: the reference itself is relaxed
@@ -404,7 +405,7 @@ impl<'d, 'g> Session<'d, 'g> {
         }
         match node {
             Value::Bool(b) => Value::Bool(*b),
-            Value::Object(map) => match map.get("$ref") {
+            Value::Object(map) => match map.field("$ref") {
                 Some(Value::String(reference))
                     if self.version == SpecVersion::OpenApi31 && has_schema_siblings(map) =>
                 {
@@ -432,12 +433,12 @@ impl<'d, 'g> Session<'d, 'g> {
         if self.direction != Direction::Input || self.spent.exceeded {
             return json!({});
         }
-        let mut described = node.get("description").and_then(Value::as_str);
-        let mut title = node.get("title").and_then(Value::as_str);
+        let mut described = node.field("description").and_then(Value::as_str);
+        let mut title = node.field("title").and_then(Value::as_str);
         let (mut at, mut target) = (doc, node);
         let mut name = None;
         for _ in 0..8 {
-            let Some(reference) = target.get("$ref").and_then(Value::as_str) else {
+            let Some(reference) = target.field("$ref").and_then(Value::as_str) else {
                 break;
             };
             let Ok(id) = self.graph.resolve(at, reference) else {
@@ -451,17 +452,17 @@ impl<'d, 'g> Session<'d, 'g> {
                 .map(|last| crate::json::unescape_token(last).into_owned());
             at = resolved.doc;
             target = resolved.value;
-            described = described.or_else(|| target.get("description").and_then(Value::as_str));
-            title = title.or_else(|| target.get("title").and_then(Value::as_str));
+            described = described.or_else(|| target.field("description").and_then(Value::as_str));
+            title = title.or_else(|| target.field("title").and_then(Value::as_str));
         }
         let mut out = Map::new();
         if let Value::Object(map) = target {
             let nullable =
                 self.is_nullable(map) || node.as_object().is_some_and(|m| self.is_nullable(m));
-            if let Some(t) = map.get("type").and_then(|t| translate_type(t, nullable)) {
+            if let Some(t) = map.field("type").and_then(|t| translate_type(t, nullable)) {
                 out.insert("type".into(), t);
             }
-            if let Some(Value::String(format)) = map.get("format") {
+            if let Some(Value::String(format)) = map.field("format") {
                 out.insert("format".into(), json!(format));
             }
         }
@@ -589,8 +590,8 @@ impl<'d, 'g> Session<'d, 'g> {
 
     fn is_nullable(&self, map: &Map<String, Value>) -> bool {
         let openapi_nullable = self.version != SpecVersion::OpenApi31
-            && map.get("nullable") == Some(&Value::Bool(true));
-        openapi_nullable || map.get("x-nullable") == Some(&Value::Bool(true))
+            && map.field("nullable") == Some(&Value::Bool(true));
+        openapi_nullable || map.field("x-nullable") == Some(&Value::Bool(true))
     }
 
     /// Annotations written next to a `$ref` apply to the referenced schema; the referring
@@ -834,7 +835,7 @@ impl<'d, 'g> Session<'d, 'g> {
                         "exclusiveMinimum"
                     };
                     // OpenAPI 3.0 / draft 4: a boolean exclusive flag modifies the bound.
-                    if value.is_number() && map.get(exclusive) != Some(&Value::Bool(true)) {
+                    if value.is_number() && map.field(exclusive) != Some(&Value::Bool(true)) {
                         out.insert(key.clone(), value.clone());
                     }
                 }
@@ -848,7 +849,7 @@ impl<'d, 'g> Session<'d, 'g> {
                         } else {
                             "minimum"
                         };
-                        if let Some(n) = map.get(bound).filter(|n| n.is_number()) {
+                        if let Some(n) = map.field(bound).filter(|n| n.is_number()) {
                             out.insert(key.clone(), n.clone());
                         }
                     }
@@ -920,7 +921,7 @@ impl<'d, 'g> Session<'d, 'g> {
             if map.contains_key("allOf") {
                 self.collect_excluded(doc, node, 0, &mut hidden);
             }
-            if let Some(Value::Array(required)) = map.get("required") {
+            if let Some(Value::Array(required)) = map.field("required") {
                 let mut names: Vec<Value> = Vec::new();
                 for name in required {
                     if let Some(s) = name.as_str()
@@ -951,7 +952,7 @@ impl<'d, 'g> Session<'d, 'g> {
         self.charge(&out);
         let mut out = Value::Object(out);
         // `nullable` with no `type` to extend (e.g. next to `allOf`): null is one more option.
-        if nullable && out.get("type").is_none() && !out.as_object().is_some_and(Map::is_empty) {
+        if nullable && out.field("type").is_none() && !out.as_object().is_some_and(Map::is_empty) {
             out = make_nullable(out);
         }
         out
@@ -1002,10 +1003,10 @@ impl<'d, 'g> Session<'d, 'g> {
         if hops > 16 {
             return false;
         }
-        if node.get(flag) == Some(&Value::Bool(true)) {
+        if node.field(flag) == Some(&Value::Bool(true)) {
             return true;
         }
-        if let Some(reference) = node.get("$ref").and_then(Value::as_str)
+        if let Some(reference) = node.field("$ref").and_then(Value::as_str)
             && let Ok(id) = self.graph.resolve(doc, reference)
         {
             let (target_doc, target) = {
@@ -1016,7 +1017,7 @@ impl<'d, 'g> Session<'d, 'g> {
                 return true;
             }
         }
-        if let Some(Value::Array(members)) = node.get("allOf") {
+        if let Some(Value::Array(members)) = node.field("allOf") {
             for member in members {
                 if self.has_flag(doc, member, flag, hops + 1) {
                     return true;
@@ -1031,7 +1032,7 @@ impl<'d, 'g> Session<'d, 'g> {
         if hops > 16 {
             return;
         }
-        let (doc, node) = match node.get("$ref").and_then(Value::as_str) {
+        let (doc, node) = match node.field("$ref").and_then(Value::as_str) {
             Some(reference) => match self.graph.resolve(doc, reference) {
                 Ok(id) => {
                     let target = self.graph.node(id);
@@ -1041,14 +1042,14 @@ impl<'d, 'g> Session<'d, 'g> {
             },
             None => (doc, node),
         };
-        if let Some(Value::Object(properties)) = node.get("properties") {
+        if let Some(Value::Object(properties)) = node.field("properties") {
             for (name, property) in properties {
                 if !names.contains(name) && self.excluded_property(doc, property) {
                     names.push(name.clone());
                 }
             }
         }
-        if let Some(Value::Array(members)) = node.get("allOf") {
+        if let Some(Value::Array(members)) = node.field("allOf") {
             for member in members {
                 self.collect_excluded(doc, member, hops + 1, names);
             }

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use crate::json::Lookup as _;
 use serde_json::Value;
 
 use super::document::{DocId, DocumentSet};
@@ -35,7 +36,7 @@ pub(super) fn reading(
         security_schemes: security::schemes_v3(docs),
     };
     let dialect = Dialect {
-        servers: servers(docs, 0, root.get("servers")),
+        servers: servers(docs, 0, root.field("servers")),
     };
     (head, Box::new(dialect))
 }
@@ -67,14 +68,14 @@ fn translate<'a>(
             parameters.push(param);
         }
     }
-    let request_body = match raw.value.get("requestBody") {
+    let request_body = match raw.value.field("requestBody") {
         Some(body) => request_body(docs, raw.doc, &format!("{}/requestBody", raw.pointer), body)?,
         None => None,
     };
     let responses = responses(docs, raw, &mut notes);
-    let mut servers = servers(docs, raw.doc, raw.value.get("servers"));
+    let mut servers = servers(docs, raw.doc, raw.value.field("servers"));
     if servers.is_empty() {
-        servers = self::servers(docs, raw.doc, raw.path_item.get("servers"));
+        servers = self::servers(docs, raw.doc, raw.path_item.field("servers"));
     }
     if servers.is_empty() {
         servers = document_servers.to_vec();
@@ -98,18 +99,18 @@ fn parameter<'a>(
     let value = raw.value;
     let pointer = &raw.pointer;
     let name = value
-        .get("name")
+        .field("name")
         .and_then(Value::as_str)
         .filter(|n| !n.is_empty())
         .ok_or_else(|| format!("{pointer}: parameter has no \"name\""))?;
     let location = value
-        .get("in")
+        .field("in")
         .and_then(Value::as_str)
         .and_then(ParamLocation::parse)
         .ok_or_else(|| {
             format!(
                 "{pointer}: parameter \"{name}\" has \"in\": {} (expected path, query, header or cookie)",
-                docs.shown(raw.doc, value.get("in").unwrap_or(&Value::Null))
+                docs.shown(raw.doc, value.field("in").unwrap_or(&Value::Null))
             )
         })?;
     if location == ParamLocation::Header && paths::is_reserved_header(name) {
@@ -118,14 +119,14 @@ fn parameter<'a>(
         ));
         return Ok(None);
     }
-    let style = match value.get("style").and_then(Value::as_str) {
+    let style = match value.field("style").and_then(Value::as_str) {
         Some(s) => Style::parse(s).ok_or_else(|| {
             let shown = docs.shown(raw.doc, &Value::String(s.to_string()));
             format!("{pointer}: unknown style {shown}")
         })?,
         None => Style::default_for(location),
     };
-    let (schema, content_type) = match (value.get("schema"), value.get("content")) {
+    let (schema, content_type) = match (value.field("schema"), value.field("content")) {
         (Some(schema), _) => (
             SchemaRef {
                 doc: raw.doc,
@@ -138,7 +139,7 @@ fn parameter<'a>(
             if let Some((media_type, media)) = content.iter().next() =>
         {
             let schema = media
-                .get("schema")
+                .field("schema")
                 .map(Cow::Borrowed)
                 .unwrap_or_else(|| Cow::Owned(Value::Object(Default::default())));
             (
@@ -189,13 +190,16 @@ fn example(
     notes: &mut Vec<String>,
 ) -> Option<Value> {
     let mut candidates: Vec<(DocId, &Value)> = Vec::new();
-    if let Some(example) = value.get("example") {
+    if let Some(example) = value.field("example") {
         candidates.push((doc, example));
-    } else if let Some(examples) = value.get("examples").and_then(Value::as_object) {
+    } else if let Some(examples) = value.field("examples").and_then(Value::as_object) {
         for entry in examples.values() {
             match docs.deref(doc, entry) {
                 Ok((example_doc, example)) => {
-                    if let Some(value) = example.get("value").or_else(|| example.get("dataValue")) {
+                    if let Some(value) = example
+                        .field("value")
+                        .or_else(|| example.field("dataValue"))
+                    {
                         candidates.push((example_doc, value));
                     }
                 }
@@ -224,7 +228,7 @@ fn request_body<'a>(
     let (body_doc, body) = docs
         .deref(doc, value)
         .map_err(|e| ref_problem(docs, doc, pointer, value, &e))?;
-    let Some(content) = body.get("content").and_then(Value::as_object) else {
+    let Some(content) = body.field("content").and_then(Value::as_object) else {
         return Ok(None);
     };
     let Some(chosen) = media::choose(content.keys().map(String::as_str)) else {
@@ -236,11 +240,11 @@ fn request_body<'a>(
     let kind = media::classify(media_type);
     let mut encoding = BTreeMap::new();
     if matches!(kind, MediaKind::FormUrlEncoded | MediaKind::Multipart)
-        && let Some(map) = media_object.get("encoding").and_then(Value::as_object)
+        && let Some(map) = media_object.field("encoding").and_then(Value::as_object)
     {
         for (property, enc) in map {
             let style = enc
-                .get("style")
+                .field("style")
                 .and_then(Value::as_str)
                 .and_then(Style::parse)
                 .unwrap_or(Style::Form);
@@ -259,7 +263,7 @@ fn request_body<'a>(
         required: flag(body, "required").unwrap_or(false),
         description: text(body, "description"),
         media_type: media_type.clone(),
-        schema: media_object.get("schema").map(|schema| SchemaRef {
+        schema: media_object.field("schema").map(|schema| SchemaRef {
             doc: body_doc,
             schema: Cow::Borrowed(schema),
             pointer: format!("{pointer}/content/{}/schema", escape_segment(media_type)),
@@ -280,15 +284,15 @@ fn responses<'a>(
     notes: &mut Vec<String>,
 ) -> Vec<Response<'a>> {
     paths::responses(docs, raw, notes, |status, pointer, doc, response| {
-        let content = response.get("content").and_then(Value::as_object);
+        let content = response.field("content").and_then(Value::as_object);
         let example = content
             .and_then(|c| c.iter().find(|(mt, _)| media::is_json(mt)))
             .and_then(|(_, media)| {
-                media.get("example").cloned().or_else(|| {
+                media.field("example").cloned().or_else(|| {
                     media
-                        .get("examples")
+                        .field("examples")
                         .and_then(Value::as_object)
-                        .and_then(|examples| examples.values().find_map(|e| e.get("value")))
+                        .and_then(|examples| examples.values().find_map(|e| e.field("value")))
                         .cloned()
                 })
             });
@@ -296,7 +300,7 @@ fn responses<'a>(
             c.iter()
                 .find(|(mt, _)| media::is_json(mt))
                 .map(|(mt, media)| {
-                    let schema = media.get("schema").map(|schema| SchemaRef {
+                    let schema = media.field("schema").map(|schema| SchemaRef {
                         doc,
                         schema: Cow::Borrowed(schema),
                         pointer: format!("{pointer}/content/{}/schema", escape_segment(mt)),
@@ -324,10 +328,10 @@ fn servers(docs: &DocumentSet, doc: DocId, value: Option<&Value>) -> Vec<String>
     let doc_url = &docs.doc(doc).url;
     list.iter()
         .filter_map(|server| {
-            let mut url = server.get("url")?.as_str()?.to_string();
-            if let Some(vars) = server.get("variables").and_then(Value::as_object) {
+            let mut url = server.field("url")?.as_str()?.to_string();
+            if let Some(vars) = server.field("variables").and_then(Value::as_object) {
                 for (name, var) in vars {
-                    if let Some(default) = var.get("default").and_then(Value::as_str) {
+                    if let Some(default) = var.field("default").and_then(Value::as_str) {
                         url = url.replace(&format!("{{{name}}}"), default);
                     }
                 }

@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use crate::json::Lookup as _;
 use serde_json::{Map, Value};
 
 use super::document::{DocId, DocumentSet, RefError};
@@ -69,7 +70,7 @@ impl<'a> Walk<'a> {
     /// A walk of `docs`' root `paths`; an error if `paths` is not an object.
     pub fn new(docs: &'a DocumentSet) -> Result<Walk<'a>, SpecError> {
         let root = &docs.root().root;
-        let paths = match root.get("paths") {
+        let paths = match root.field("paths") {
             None | Some(Value::Null) => None,
             Some(Value::Object(paths)) => Some(paths),
             Some(_) => {
@@ -82,7 +83,7 @@ impl<'a> Walk<'a> {
         };
         let mut security_notes = Vec::new();
         let security =
-            security::requirements(root.get("security"), &mut security_notes).unwrap_or_default();
+            security::requirements(root.field("security"), &mut security_notes).unwrap_or_default();
         Ok(Walk {
             paths,
             security,
@@ -142,9 +143,9 @@ impl<'a> Walk<'a> {
         skipped: &mut Vec<Skipped>,
     ) {
         let document_security = (self.security.as_slice(), self.security_notes.as_slice());
-        let path_parameters = item.get("parameters");
+        let path_parameters = item.field("parameters");
         for method in Method::ALL {
-            let Some(value) = item.get(method.key()) else {
+            let Some(value) = item.field(method.key()) else {
                 continue;
             };
             let pointer = format!("{item_pointer}/{}", method.key());
@@ -205,7 +206,7 @@ fn assemble<'a>(
     let value = raw.value;
     parts.notes.extend(document_notes.iter().cloned());
     // The operation's own list replaces the document's entirely (an empty one removes it).
-    let security = security::requirements(value.get("security"), &mut parts.notes)
+    let security = security::requirements(value.field("security"), &mut parts.notes)
         .unwrap_or_else(|| document_security.to_vec());
     Operation {
         index: 0,
@@ -218,7 +219,7 @@ fn assemble<'a>(
         description: text(value, "description").or_else(|| text(raw.path_item, "description")),
         deprecated: flag(value, "deprecated").unwrap_or(false),
         tags: value
-            .get("tags")
+            .field("tags")
             .and_then(Value::as_array)
             .map(|tags| {
                 tags.iter()
@@ -233,7 +234,7 @@ fn assemble<'a>(
         produces: parts.produces,
         servers: parts.servers,
         security,
-        x_mcp: value.get("x-mcp").cloned(),
+        x_mcp: value.field("x-mcp").cloned(),
         long_running: long_running(value, &mut parts.notes),
         notes: parts.notes,
     }
@@ -271,7 +272,7 @@ fn merge_parameters<'a>(
     let mut merged: Vec<RawParameter<'a>> = Vec::new();
     let levels = [
         (path_level, item_pointer),
-        (operation.get("parameters"), op_pointer),
+        (operation.field("parameters"), op_pointer),
     ];
     for (list, base) in levels {
         let Some(list) = list else { continue };
@@ -283,10 +284,10 @@ fn merge_parameters<'a>(
             let (param_doc, value) = docs
                 .deref(doc, entry)
                 .map_err(|e| ref_problem(docs, doc, &pointer, entry, &e))?;
-            let key = (value.get("name"), value.get("in"));
+            let key = (value.field("name"), value.field("in"));
             match merged
                 .iter_mut()
-                .find(|p| (p.value.get("name"), p.value.get("in")) == key)
+                .find(|p| (p.value.field("name"), p.value.field("in")) == key)
             {
                 Some(existing) => {
                     *existing = RawParameter {
@@ -314,7 +315,7 @@ pub(super) fn ref_problem(
     value: &Value,
     error: &RefError,
 ) -> String {
-    let reference = value.get("$ref").and_then(Value::as_str).unwrap_or("");
+    let reference = value.field("$ref").and_then(Value::as_str).unwrap_or("");
     format!(
         "$ref \"{reference}\" at {}#{pointer} → {}: {}",
         docs.doc(doc).name,
@@ -332,7 +333,7 @@ pub(super) fn responses<'a>(
     notes: &mut Vec<String>,
     mut build: impl FnMut(&str, &str, DocId, &'a Value) -> Response<'a>,
 ) -> Vec<Response<'a>> {
-    let Some(map) = raw.value.get("responses").and_then(Value::as_object) else {
+    let Some(map) = raw.value.field("responses").and_then(Value::as_object) else {
         return Vec::new();
     };
     let mut responses = Vec::new();
