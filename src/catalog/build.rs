@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::patch::{self, OverlayFile, PatchError, PatchLimits, PatchSource, ToolPatch};
-use super::report::{ApiReport, OperationOutcome, OperationReport, Report};
+use super::report::{ApiReport, Findings, OperationOutcome, OperationReport, Report};
 use super::select::{self, Candidate, Selection};
 use super::synthesize::{self, Context, Draft};
 use super::{
@@ -110,7 +110,6 @@ pub fn build(
 ) -> Result<(Catalog, Report), CatalogError> {
     let mut catalog = Catalog::default();
     let mut report = Report::default();
-    let mut owners: HashMap<String, String> = HashMap::new();
     let mut all_bytes = 0;
     for input in apis {
         let (mut tools, api_report, schemes) = build_api(input, settings)?;
@@ -146,18 +145,20 @@ pub fn build(
                 chosen,
                 pinned: input.pinned.iter().cloned().collect(),
                 title: api_report.title.clone(),
+                bytes,
             },
         );
+        catalog.tools.reserve(tools.len());
         for tool in tools {
-            let owner = format!("API \"{}\" {}", input.name, tool.origin.operation);
-            if let Some(first) = owners.get(&tool.name) {
+            if let Some(&first) = catalog.by_name.get(&tool.name) {
+                let owner =
+                    |tool: &Tool| format!("API \"{}\" {}", tool.origin.api, tool.origin.operation);
                 return Err(CatalogError::DuplicateName {
                     name: tool.name.clone(),
-                    first: first.clone(),
-                    second: owner,
+                    first: owner(&catalog.tools[first]),
+                    second: owner(&tool),
                 });
             }
-            owners.insert(tool.name.clone(), owner);
             catalog
                 .by_name
                 .insert(tool.name.clone(), catalog.tools.len());
@@ -173,9 +174,8 @@ pub fn build(
 /// The bytes `tools` add to `tools/list`: each one's compact JSON and a separator, as the
 /// report's discovery budget counts them.
 fn listed_bytes(tools: &[Tool]) -> usize {
-    tools
-        .iter()
-        .map(|tool| crate::json::compact_len(&tool.mcp()) + 1)
+    crate::parallel::on_all_cores(tools, |tool| crate::json::compact_len(&tool.mcp()) + 1)
+        .into_iter()
         .sum()
 }
 
@@ -414,14 +414,18 @@ fn described_tools(
         .matcher
         .finish()
         .map_err(|e| patch_error(input, e))?;
-    let (operations, drafts) = (described.operations, described.drafts);
-    let requests: Vec<_> = drafts.iter().map(|(d, _, _)| d.naming.clone()).collect();
+    let (operations, mut drafts) = (described.operations, described.drafts);
+    let requests: Vec<_> = drafts
+        .iter_mut()
+        .map(|(d, _, _)| std::mem::take(&mut d.naming))
+        .collect();
     let names = naming::assign(&requests, input.prefix, settings.max_name_length);
     let limits = PatchLimits {
         max_name_length: settings.max_name_length,
         config_accept: input.accept.is_some(),
     };
-    let mut tools = Vec::new();
+    let mut tools = Vec::with_capacity(drafts.len());
+    operations.reserve(drafts.len());
     for (drafted, named) in drafts.into_iter().zip(names) {
         let (tool, operation) = patched_tool(input, &api, file, drafted, named, &limits)?;
         operations.push(operation);
@@ -584,28 +588,44 @@ fn patched_tool(
     input: &ApiInput<'_>,
     api: &spec::Api<'_>,
     file: &str,
-    (mut draft, op, op_patches): (Draft, Made, Patches<'_>),
+    (draft, op, op_patches): (Draft, Made, Patches<'_>),
     named: naming::Named,
     limits: &PatchLimits,
 ) -> Result<(Tool, OperationReport), CatalogError> {
+    // Taken apart, not copied: the route (argument bindings, body plan) was copied for
+    // each tool, and the parts the report keeps with it.
+    let Draft {
+        naming: _,
+        title,
+        description,
+        input_schema,
+        output_schema,
+        annotations,
+        route,
+        mut notes,
+        schema_notes,
+        relaxed,
+        hoisted,
+        provenance,
+    } = draft;
     let undeclared = op
         .schemes
         .iter()
         .filter(|scheme| !api.security_schemes.contains_key(*scheme));
     for scheme in undeclared {
-        draft.notes.push(format!(
+        notes.push(format!(
             "security requirement names scheme \"{scheme}\", which the description does not declare"
         ));
     }
     let source = op.operation_id.clone().unwrap_or_else(|| op.label.clone());
     let mut tool = Tool {
         name: named.name.clone(),
-        title: draft.title.take(),
-        description: std::mem::take(&mut draft.description),
-        input_schema: draft.input_schema.clone(),
-        output_schema: draft.output_schema.clone(),
-        annotations: draft.annotations,
-        route: draft.route.clone(),
+        title,
+        description,
+        input_schema,
+        output_schema,
+        annotations,
+        route,
         origin: Origin {
             api: input.name.to_string(),
             operation_id: op.operation_id,
@@ -613,7 +633,7 @@ fn patched_tool(
             location: format!("{file}#{}", op.pointer),
             tags: op.tags,
         },
-        provenance: std::mem::take(&mut draft.provenance),
+        provenance,
         resource: None,
         workflow: None,
     };
@@ -638,7 +658,12 @@ fn patched_tool(
         tool.name.clone(),
         source,
         changes,
-        &draft,
+        Findings {
+            notes,
+            schema_notes,
+            relaxed,
+            hoisted,
+        },
     );
     Ok((tool, operation))
 }

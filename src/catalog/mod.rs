@@ -355,6 +355,8 @@ pub struct Listing {
     pub pinned: std::collections::BTreeSet<String>,
     /// The API's title (from its description), for the meta tools' descriptions.
     pub title: String,
+    /// What all of its tools add to `tools/list`: each one's compact JSON and a separator.
+    pub bytes: usize,
 }
 
 /// How `discovery = "auto"` settled an API's mode: its tools cost `tokens` in

@@ -27,7 +27,7 @@ pub enum NameChange {
 }
 
 /// One tool wanting a name.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct NameRequest {
     /// operationId when present.
     pub operation_id: Option<String>,
@@ -46,10 +46,7 @@ pub struct Named {
 
 /// Names every request; the result is in request order.
 pub fn assign(requests: &[NameRequest], prefix: &str, max_len: usize) -> Vec<Named> {
-    let mut named: Vec<Named> = requests
-        .iter()
-        .map(|r| candidate(r, prefix, max_len))
-        .collect();
+    let mut named = crate::parallel::on_all_cores(requests, |r| candidate(r, prefix, max_len));
     let mut hash_len = 6;
     loop {
         let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();

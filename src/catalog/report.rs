@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use super::naming::NameChange;
 use super::savings::{BYTES_PER_TOKEN, Hoisting, Relaxation, thousands};
-use super::synthesize::Draft;
 use crate::spec::SpecVersion;
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -278,6 +277,14 @@ pub struct OperationReport {
     pub hoisted: Option<Hoisting>,
 }
 
+/// What synthesis found about a mapped operation that its report shows.
+pub(super) struct Findings {
+    pub notes: Vec<String>,
+    pub schema_notes: crate::schema::Notes,
+    pub relaxed: Option<Relaxation>,
+    pub hoisted: Option<Hoisting>,
+}
+
 impl OperationReport {
     pub(super) fn skipped(
         index: usize,
@@ -337,10 +344,15 @@ impl OperationReport {
         tool: String,
         source: String,
         renamed: Vec<NameChange>,
-        draft: &Draft,
+        findings: Findings,
     ) -> Self {
-        let mut notes = draft.notes.clone();
-        notes.extend(draft.schema_notes.invalid.iter().cloned());
+        let Findings {
+            mut notes,
+            schema_notes,
+            relaxed,
+            hoisted,
+        } = findings;
+        notes.extend(schema_notes.invalid);
         OperationReport {
             index,
             operation,
@@ -350,15 +362,10 @@ impl OperationReport {
                 renamed,
                 source,
             },
-            dropped_keywords: draft
-                .schema_notes
-                .dropped
-                .iter()
-                .map(|(k, n)| (k.clone(), *n))
-                .collect(),
+            dropped_keywords: schema_notes.dropped.into_iter().collect(),
             notes,
-            relaxed_input: draft.relaxed.clone(),
-            hoisted: draft.hoisted,
+            relaxed_input: relaxed,
+            hoisted,
         }
     }
 

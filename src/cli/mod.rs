@@ -187,7 +187,11 @@ fn check(path: &Path, overrides: &Overrides, json: bool) -> anyhow::Result<ExitC
             .workflows
             .iter()
             .any(|w| w.tool.is_none() && !w.excluded);
-        Ok(if loaded.report.skipped() > 0 || unpublished {
+        let failed = loaded.report.skipped() > 0 || unpublished;
+        // The process ends now, and its memory with it: freeing each of Microsoft Graph
+        // beta's 22,361 tools first took 0.04 s of a 1.9 s `check`.
+        std::mem::forget(loaded);
+        Ok(if failed {
             ExitCode::FAILURE
         } else {
             ExitCode::SUCCESS
