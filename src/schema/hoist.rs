@@ -53,6 +53,12 @@ pub enum Scope {
 /// Subtrees shorter than this never pay for a `$ref` (which is at least 20 bytes).
 const MIN_BYTES: usize = 24;
 
+/// How many bytes at each end of a subtree's text [`Scan::choose`] first groups it by.
+const HASHED_ENDS: usize = 32;
+
+/// A subtree's text's length and its first and last [`HASHED_ENDS`] bytes.
+type Ends<'t> = (usize, &'t [u8], &'t [u8]);
+
 /// Keywords whose value is one schema. (These three lists are the subschema keywords of a
 /// translated schema; `graph.rs`'s `subschemas` walks a spec's and says how they differ.)
 const SCHEMA_KEYWORDS: [&str; 12] = [
@@ -337,19 +343,40 @@ impl<'v> Scan<'v> {
 
     /// The subtrees worth hoisting, largest first.
     fn choose(&self, schema: &Value) -> Vec<Action> {
-        let mut groups: FxHashMap<&[u8], Vec<usize>> = FxHashMap::default();
+        // Grouped first by length and ends, then, where those are shared, by the whole
+        // text: each subtree's text holds every subtree below it, so hashing every text
+        // whole hashed each byte once per level above it (for Microsoft Graph beta's
+        // `check`, hoisting took 3.02 G instructions that way, 2.75 G this way).
+        let mut alike: FxHashMap<Ends<'_>, Vec<usize>> = FxHashMap::default();
         for (index, node) in self.nodes.iter().enumerate().skip(1) {
             let text = &self.text[node.start..node.end];
             if node.pinned || node.argument || text.len() < MIN_BYTES || !text.starts_with(b"{") {
                 continue;
             }
-            groups.entry(text).or_default().push(index);
+            let ends = HASHED_ENDS.min(text.len());
+            let key = (text.len(), &text[..ends], &text[text.len() - ends..]);
+            alike.entry(key).or_default().push(index);
         }
-        let mut groups: Vec<(usize, Vec<usize>)> = groups
-            .into_iter()
-            .filter(|(_, nodes)| nodes.len() > 1)
-            .map(|(text, nodes)| (text.len(), nodes))
-            .collect();
+        let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+        for ((len, _, _), nodes) in alike {
+            if nodes.len() < 2 {
+                continue;
+            }
+            let mut equal: FxHashMap<&[u8], Vec<usize>> = FxHashMap::default();
+            for index in nodes {
+                let node = &self.nodes[index];
+                equal
+                    .entry(&self.text[node.start..node.end])
+                    .or_default()
+                    .push(index);
+            }
+            groups.extend(
+                equal
+                    .into_values()
+                    .filter(|nodes| nodes.len() > 1)
+                    .map(|nodes| (len, nodes)),
+            );
+        }
         groups.sort_by_key(|(len, nodes)| (std::cmp::Reverse(*len), nodes[0]));
 
         let mut taken: FxHashSet<String> = schema

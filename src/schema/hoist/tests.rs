@@ -277,3 +277,29 @@ fn the_client_dialects_read_a_hoisted_schema_as_the_inline_one() {
             .is_valid(&json!({"body": {"owner": {"login": "a"}, "members": [member]}}))
     );
 }
+
+#[test]
+fn subtrees_alike_at_both_ends_are_told_apart_by_their_middle() {
+    // Same length, the same 32 bytes at each end, one character apart in the middle: two
+    // copies of each are hoisted into two definitions, not one.
+    let long = |middle: &str| {
+        json!({"type": "object", "description": format!("aaaaaaaaaaaaaaaaaaaa{middle}aaaaaaaaaaaaaaaaaaaaaaaa"),
+               "additionalProperties": false})
+    };
+    let (first, second) = (long("x"), long("y"));
+    let schema = json!({
+        "type": "object",
+        "properties": {"wrap": {"type": "object", "properties": {
+            "a": first, "b": first, "c": second, "d": second
+        }}}
+    });
+    let (after, sizes) = hoisted(schema);
+    let wrapped = &after["properties"]["wrap"]["properties"];
+    let (a, c) = (&wrapped["a"]["$ref"], &wrapped["c"]["$ref"]);
+    assert!(a.is_string() && c.is_string(), "{after}");
+    assert_ne!(a, c, "{after}");
+    assert_eq!(wrapped["b"]["$ref"], *a);
+    assert_eq!(wrapped["d"]["$ref"], *c);
+    assert_eq!(after["$defs"].as_object().map(|d| d.len()), Some(2));
+    assert_eq!(sizes.bytes_after, len(&after));
+}
