@@ -588,44 +588,30 @@ fn patched_tool(
     input: &ApiInput<'_>,
     api: &spec::Api<'_>,
     file: &str,
-    (draft, op, op_patches): (Draft, Made, Patches<'_>),
+    (mut draft, op, op_patches): (Draft, Made, Patches<'_>),
     named: naming::Named,
     limits: &PatchLimits,
 ) -> Result<(Tool, OperationReport), CatalogError> {
-    // Taken apart, not copied: the route (argument bindings, body plan) was copied for
-    // each tool, and the parts the report keeps with it.
-    let Draft {
-        naming: _,
-        title,
-        description,
-        input_schema,
-        output_schema,
-        annotations,
-        route,
-        mut notes,
-        schema_notes,
-        relaxed,
-        hoisted,
-        provenance,
-    } = draft;
     let undeclared = op
         .schemes
         .iter()
         .filter(|scheme| !api.security_schemes.contains_key(*scheme));
     for scheme in undeclared {
-        notes.push(format!(
+        draft.notes.push(format!(
             "security requirement names scheme \"{scheme}\", which the description does not declare"
         ));
     }
     let source = op.operation_id.clone().unwrap_or_else(|| op.label.clone());
     let mut tool = Tool {
         name: named.name.clone(),
-        title,
-        description,
-        input_schema,
-        output_schema,
-        annotations,
-        route,
+        title: draft.title,
+        description: draft.description,
+        input_schema: draft.input_schema,
+        output_schema: draft.output_schema,
+        annotations: draft.annotations,
+        // Moved, not copied: its argument bindings and body plan were copied for each
+        // tool, and the draft kept only for the parts the report takes from it.
+        route: draft.route,
         origin: Origin {
             api: input.name.to_string(),
             operation_id: op.operation_id,
@@ -633,7 +619,7 @@ fn patched_tool(
             location: format!("{file}#{}", op.pointer),
             tags: op.tags,
         },
-        provenance,
+        provenance: draft.provenance,
         resource: None,
         workflow: None,
     };
@@ -659,10 +645,10 @@ fn patched_tool(
         source,
         changes,
         Findings {
-            notes,
-            schema_notes,
-            relaxed,
-            hoisted,
+            notes: draft.notes,
+            schema_notes: draft.schema_notes,
+            relaxed: draft.relaxed,
+            hoisted: draft.hoisted,
         },
     );
     Ok((tool, operation))
