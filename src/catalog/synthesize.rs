@@ -73,9 +73,10 @@ fn tidied(mut schema: Value, max_description: usize) -> Value {
 }
 
 /// A tidied schema as published: its repeated subtrees hoisted into `$defs` where that
-/// makes it smaller ([`hoist`]; the default dialect's form, which the client dialects
-/// convert from), kept as text. Done here, on the synthesizing thread, so that the trees
-/// of all the tools never exist at once. Returns the sizes before and after hoisting.
+/// makes it smaller ([`hoist_unmeasured`]; the default dialect's form, which the client
+/// dialects convert from), kept as text. Done here, on the synthesizing thread, so that
+/// the trees of all the tools never exist at once. Returns the sizes before and after
+/// hoisting.
 /// An inputSchema's arguments stay in place (overlays, the mock upstream and `explain`
 /// read their keywords there); an outputSchema's fields may move (its readers, the
 /// `response.fields` projection and the validator, follow `$ref`s).

@@ -102,10 +102,10 @@ pub fn normalize(docs: &DocumentSet) -> Result<Api<'_>, SpecError> {
 /// The outer error is the description's, the inner one the first of `each`, which stops
 /// the walk.
 ///
-/// A description read a path item at a time ([`Document::path_item`] parses each from its
-/// text) has its next part parsed on a thread of its own while `each` works on this one:
-/// parsing took a seventh of Microsoft Graph beta's synthesis, with the other cores idle.
-/// At most two parts wait parsed.
+/// A description read a path item at a time ([`document::Document::path_item`] parses
+/// each from its text) has its next part parsed on a thread of its own while `each` works
+/// on this one: parsing took a seventh of Microsoft Graph beta's synthesis, with the other
+/// cores idle. At most two parts wait parsed.
 pub fn normalize_in_parts<E>(
     docs: &DocumentSet,
     items: usize,
