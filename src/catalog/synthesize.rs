@@ -301,12 +301,12 @@ fn input<'d>(
     let relaxed = Relaxation {
         below_depth: depth,
         budget: cx.max_input_schema_bytes,
-        full_bytes: crate::json::compact_len(&full_schema)
+        full_bytes: crate::json::compact_value_len(&full_schema)
             + defs
                 .iter()
                 .map(|(name, text)| name.len() + 4 + text.as_str().len())
                 .sum::<usize>(),
-        published_bytes: crate::json::compact_len(schema),
+        published_bytes: crate::json::compact_value_len(schema),
         arguments: full_arguments
             .iter()
             .map(|(index, _)| arguments.bindings[*index].argument.clone())
@@ -410,7 +410,7 @@ fn attempt<'d>(
     let (schema, arguments, body, schema_notes) = input;
     // Measured before hoisting, which only makes it smaller.
     let schema = tidied(schema, cx.max_parameter_description_length);
-    let fits = crate::json::compact_len(&schema) <= limit.budget;
+    let fits = crate::json::compact_value_len(&schema) <= limit.budget;
     let made = (schema, arguments, body, schema_notes);
     Ok((fits, Some((made, attempt_notes, attempt_provenance))))
 }

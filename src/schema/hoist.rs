@@ -102,7 +102,7 @@ pub fn hoist(schema: &mut Value, scope: Scope) -> Hoisted {
     Hoisted {
         bytes_before,
         bytes_after: match changed {
-            true => crate::json::compact_len(schema),
+            true => crate::json::compact_value_len(schema),
             false => bytes_before,
         },
     }
@@ -319,13 +319,12 @@ impl<'v> Scan<'v> {
 
     /// A value that is not a schema, as `serde_json` writes it.
     fn value(&mut self, value: &Value) {
-        // Writing a `Value` to memory cannot fail.
-        let _ = serde_json::to_writer(&mut self.text, value);
+        crate::json::write_compact(&mut self.text, value);
     }
 
     /// An object member's name and its colon.
     fn key(&mut self, key: &str) {
-        let _ = serde_json::to_writer(&mut self.text, key);
+        crate::json::write_plain_string(&mut self.text, key);
         self.text.push(b':');
     }
 

@@ -134,7 +134,7 @@ pub struct Trimmed {
 /// says how to get the rest; `None` when it fits or holds no list to trim.
 pub fn bound(body: &mut Value, max_bytes: u64, paging: &Paging) -> Option<Trimmed> {
     let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-    let whole = crate::json::compact_len(&*body);
+    let whole = crate::json::compact_value_len(body);
     if whole <= max {
         return None;
     }
@@ -151,7 +151,7 @@ pub fn bound(body: &mut Value, max_bytes: u64, paging: &Paging) -> Option<Trimme
     let mut kept = 0;
     let mut size = outside + 2;
     for item in list.iter() {
-        let grown = size + crate::json::compact_len(item) + usize::from(kept > 0);
+        let grown = size + crate::json::compact_value_len(item) + usize::from(kept > 0);
         if kept > 0 && grown > max {
             break;
         }

@@ -285,3 +285,41 @@ proptest! {
         assert_tools_are_valid(&catalog);
     }
 }
+
+/// Any JSON value: strings of any characters (control characters, quotes, backslashes,
+/// astral planes), integers and floats across their whole range, nested arrays and
+/// objects.
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        any::<String>().prop_map(Value::String),
+        "[\"\\\\a-z\\u{0}-\\u{1f}\\u{7f}é]{0,24}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 64, 8, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+            proptest::collection::vec((any::<String>(), inner), 0..8)
+                .prop_map(|members| Value::Object(members.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    /// restmcp's compact writer and its length count agree with serde_json byte for byte:
+    /// schema texts, results and every size budget rely on it.
+    #[test]
+    fn compact_json_is_what_serde_json_writes(value in any_json()) {
+        let theirs = serde_json::to_vec(&value).expect("a Value serializes");
+        let mut ours = Vec::new();
+        restmcp::json::write_compact(&mut ours, &value);
+        prop_assert_eq!(&ours, &theirs);
+        prop_assert_eq!(restmcp::json::compact_value_len(&value), theirs.len());
+        prop_assert_eq!(restmcp::json::compact(&value).into_bytes(), theirs);
+    }
+}
