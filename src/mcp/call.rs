@@ -97,11 +97,12 @@ impl ServerState {
     /// unwrapped, then the dispatcher calls the upstream. Records the call's metrics and log
     /// line. Returns the result in the client's protocol version and the tool's catalog
     /// name; an unknown tool is a protocol error (-32602). With a budget, the result is cut
-    /// to fit it ([`sizes::fit`]).
+    /// to fit it ([`sizes::fit`]). `cancelled`: the client's way to cancel the call, `None`
+    /// when it has none (a stateless request).
     pub(crate) async fn call(
         &self,
         mut request: CallRequest<'_>,
-        cancelled: &tokio_util::sync::CancellationToken,
+        cancelled: Option<&tokio_util::sync::CancellationToken>,
         progress: Option<Progress>,
     ) -> Result<Answered, ErrorData> {
         let Some(answer) = request.budget.take() else {
@@ -160,7 +161,7 @@ impl ServerState {
     async fn call_unbounded(
         &self,
         request: CallRequest<'_>,
-        cancelled: &tokio_util::sync::CancellationToken,
+        cancelled: Option<&tokio_util::sync::CancellationToken>,
         progress: Option<Progress>,
     ) -> Result<(Answered, bool), ErrorData> {
         let snapshot = self.current();
@@ -324,55 +325,30 @@ impl ServerState {
         snapshot: &'a super::Snapshot,
         call: &'a Call<'b>,
         sending: (Arguments, CallContext, Asker, LongRunning),
-        running: (&'a tokio_util::sync::CancellationToken, Option<Progress>),
+        running: (
+            Option<&'a tokio_util::sync::CancellationToken>,
+            Option<Progress>,
+        ),
     ) -> futures_util::future::BoxFuture<'a, Ran> {
         Box::pin(self.run(snapshot, call, sending, running))
     }
 
     /// Runs a resolved call to its end: sends it ([`ServerState::prepare_confirm_send`]) while
-    /// telling a client that asked how long it has waited, and stops when the client
-    /// cancels. Says whether a progress notification went out. A call that does not end
-    /// (cancelled, or dropped when its client goes away) is counted and logged as
-    /// cancelled.
+    /// telling a client that asked how long it has waited ([`ServerState::run_telling`]),
+    /// and stops when the client cancels. Says whether a progress notification went out. A
+    /// call that does not end (cancelled, or dropped when its client goes away) is counted
+    /// and logged as cancelled.
     async fn run(
         &self,
         snapshot: &super::Snapshot,
         call: &Call<'_>,
-        (arguments, mut incoming, asker, long_running): (
-            Arguments,
-            CallContext,
-            Asker,
-            LongRunning,
+        (arguments, incoming, asker, long_running): (Arguments, CallContext, Asker, LongRunning),
+        (cancelled, progress): (
+            Option<&tokio_util::sync::CancellationToken>,
+            Option<Progress>,
         ),
-        (cancelled, progress): (&tokio_util::sync::CancellationToken, Option<Progress>),
     ) -> Ran {
-        // The status of an operation the call waits for, said in progress notifications.
-        let (status_told, status) = tokio::sync::watch::channel(String::new());
-        // The step a workflow runs, said in a notification as each one starts (instead of
-        // the seconds waited).
-        let (steps_told, mut steps) = tokio::sync::watch::channel((0, String::new()));
         let tool = snapshot.catalog().get(call.name);
-        let workflow = tool.is_some_and(|tool| tool.workflow.is_some());
-        if progress.is_some() {
-            incoming.operation_status = Some(std::sync::Arc::new(status_told));
-            if workflow {
-                incoming.steps_told = Some(std::sync::Arc::new(steps_told));
-            }
-        }
-        let sending = self.prepare_confirm_send(
-            snapshot,
-            call.name,
-            arguments,
-            &incoming,
-            (asker, long_running),
-        );
-        tokio::pin!(sending);
-        let mut ticks = tokio::time::interval_at(
-            tokio::time::Instant::now() + PROGRESS_INTERVAL,
-            PROGRESS_INTERVAL,
-        );
-        let mut waited: f64 = 0.0;
-        let mut steps_open = true;
         // Recorded as cancelled unless the call ends: by the client's notification, or by
         // this future being dropped when the client closes its connection.
         let mut unfinished = Unfinished {
@@ -381,36 +357,111 @@ impl ServerState {
             call,
             why: Some("tool call abandoned: the client went away"),
         };
+        let ran = match progress {
+            // Nothing to tell: no channels for a status, no timer; and nothing to wait for
+            // but the answer when the call cannot be cancelled.
+            None => {
+                let sending = self.prepare_confirm_send(
+                    snapshot,
+                    call.name,
+                    arguments,
+                    &incoming,
+                    (asker, long_running),
+                );
+                // Not pinned in this future and polled through `&mut`: measured, that
+                // made this future (boxed by `run_boxed`) many times larger.
+                match cancelled {
+                    None => Some((sending.await, false)),
+                    Some(cancelled) => tokio::select! {
+                        biased;
+                        outcome = sending => Some((outcome, false)),
+                        () = cancelled.cancelled() => None,
+                    },
+                }
+            }
+            Some(progress) => {
+                let workflow = tool.is_some_and(|tool| tool.workflow.is_some());
+                let sending = (arguments, incoming, asker, long_running);
+                // Boxed in a statement of its own (see `run_boxed`): a call without progress,
+                // nearly every one, does not carry this future's size.
+                let telling: futures_util::future::BoxFuture<'_, _> = Box::pin(self.run_telling(
+                    snapshot,
+                    call.name,
+                    sending,
+                    (cancelled, progress),
+                    workflow,
+                ));
+                telling.await
+            }
+        };
+        match ran {
+            Some(ran) => {
+                unfinished.why = None;
+                Ok(ran)
+            }
+            None => {
+                unfinished.why = Some("tool call cancelled by the client");
+                Err(ErrorData::internal_error("request cancelled", None))
+            }
+        }
+    }
+
+    /// Sends a call for a client that asked for progress: tells it every
+    /// [`PROGRESS_INTERVAL`] how long it has waited and what the operation it waits for
+    /// says, or, for a workflow, each step as it starts. `None` when the client cancels.
+    async fn run_telling(
+        &self,
+        snapshot: &super::Snapshot,
+        name: &str,
+        (arguments, mut incoming, asker, long_running): (
+            Arguments,
+            CallContext,
+            Asker,
+            LongRunning,
+        ),
+        (cancelled, progress): (Option<&tokio_util::sync::CancellationToken>, Progress),
+        workflow: bool,
+    ) -> Option<(Result<Step, Refusal>, bool)> {
+        // The status of an operation the call waits for, said in progress notifications.
+        let (status_told, status) = tokio::sync::watch::channel(String::new());
+        incoming.operation_status = Some(std::sync::Arc::new(status_told));
+        // The step a workflow runs, said in a notification as each one starts (instead of
+        // the seconds waited).
+        let (steps_told, mut steps) = tokio::sync::watch::channel((0, String::new()));
+        if workflow {
+            incoming.steps_told = Some(std::sync::Arc::new(steps_told));
+        }
+        let sending =
+            self.prepare_confirm_send(snapshot, name, arguments, &incoming, (asker, long_running));
+        tokio::pin!(sending);
+        let mut ticks = tokio::time::interval_at(
+            tokio::time::Instant::now() + PROGRESS_INTERVAL,
+            PROGRESS_INTERVAL,
+        );
+        let mut waited: f64 = 0.0;
+        let mut steps_open = true;
         let outcome = loop {
             tokio::select! {
                 outcome = &mut sending => break outcome,
                 // Dropping `sending` here drops the upstream request with it.
-                _ = cancelled.cancelled() => {
-                    unfinished.why = Some("tool call cancelled by the client");
-                    return Err(ErrorData::internal_error("request cancelled", None));
-                }
-                changed = steps.changed(), if progress.is_some() && workflow && steps_open => {
+                () = cancelled_or_never(cancelled) => return None,
+                changed = steps.changed(), if workflow && steps_open => {
                     if changed.is_err() {
                         steps_open = false;
                         continue;
                     }
                     let (number, text) = steps.borrow_and_update().clone();
-                    if let Some(progress) = &progress {
-                        progress.tell_step(number, &text).await;
-                        waited = waited.max(f64::MIN_POSITIVE);
-                    }
+                    progress.tell_step(number, &text).await;
+                    waited = waited.max(f64::MIN_POSITIVE);
                 }
-                _ = ticks.tick(), if progress.is_some() && !workflow => {
+                _ = ticks.tick(), if !workflow => {
                     waited += PROGRESS_INTERVAL.as_secs_f64();
-                    if let Some(progress) = &progress {
-                        let status = status.borrow().clone();
-                        progress.tell(&status, waited).await;
-                    }
+                    let status = status.borrow().clone();
+                    progress.tell(&status, waited).await;
                 }
             }
         };
-        unfinished.why = None;
-        Ok((outcome, progress.is_some() && waited > 0.0))
+        Some((outcome, waited > 0.0))
     }
 }
 
@@ -451,7 +502,7 @@ impl ServerState {
         };
         let sending = (arguments, incoming, Asker::Unable, LongRunning::Wait);
         let (outcome, _) = self
-            .run_boxed(snapshot, &call, sending, (cancelled, None))
+            .run_boxed(snapshot, &call, sending, (Some(cancelled), None))
             .await?;
         match outcome {
             Ok(Step::Done(called)) => {
@@ -694,6 +745,14 @@ impl ServerState {
 
 /// What [`ServerState::run`] ends with: the step, and whether a progress notification
 /// went out.
+/// Ends when `cancelled` is cancelled; never without a token.
+async fn cancelled_or_never(cancelled: Option<&tokio_util::sync::CancellationToken>) {
+    match cancelled {
+        Some(cancelled) => cancelled.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
 type Ran = Result<(Result<Step, Refusal>, bool), ErrorData>;
 
 /// What asking for arguments left for the confirmation: how to seal, the tool, the

@@ -147,9 +147,8 @@ impl ServerState {
             tasks: false,
         };
         let started = Instant::now();
-        let never = tokio_util::sync::CancellationToken::new();
         let response = self
-            .call(request, &never, None)
+            .call(request, None, None)
             .await
             .map_err(|error| error.message.to_string())?
             .response;

@@ -280,7 +280,6 @@ impl DirectPath {
         if let Some(trace) = call.meta.trace.take() {
             incoming.trace = Some(trace);
         }
-        let cancelled = CancellationToken::new();
         let key = client.session.as_ref().map(|session| {
             (
                 session.clone(),
@@ -288,7 +287,9 @@ impl DirectPath {
             )
         });
         let running = self.table.as_ref().map(|table| table.running());
-        if let (Some(running), Some((session, id))) = (running, &key) {
+        // Only a session's call can be cancelled (by its session and id).
+        let cancelled = running.and(key.as_ref()).map(|_| CancellationToken::new());
+        if let (Some(running), Some((session, id)), Some(cancelled)) = (running, &key, &cancelled) {
             running.started(session.clone(), id.clone(), cancelled.clone());
         }
         let request = CallRequest {
@@ -302,7 +303,7 @@ impl DirectPath {
             asker,
             tasks: client.tasks || call.meta.declares_tasks,
         };
-        let outcome = self.shared.call(request, &cancelled, None).await;
+        let outcome = self.shared.call(request, cancelled.as_ref(), None).await;
         if let (Some(running), Some((session, id))) = (running, key) {
             running.finished(session, id);
         }

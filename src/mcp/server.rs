@@ -278,7 +278,7 @@ impl ServerHandler for McpServer {
             budget,
             asker,
         };
-        let called = self.shared.call(call, &context.ct, progress).await;
+        let called = self.shared.call(call, Some(&context.ct), progress).await;
         // Every message the call told goes out before its answer.
         if let Some(forwarding) = forwarding {
             let _ = tokio::time::timeout(Duration::from_secs(2), forwarding).await;

@@ -431,7 +431,7 @@ impl DirectCall {
             asker: super::confirm::Asker::Unable,
             tasks: self.tasks,
         };
-        let outcome = self.shared.call(request, &self.cancelled, None).await;
+        let outcome = self.shared.call(request, Some(&self.cancelled), None).await;
         let still_wanted = self.running.finished(self.session, self.key);
         if !still_wanted || self.cancelled.is_cancelled() {
             return;

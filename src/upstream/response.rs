@@ -390,7 +390,13 @@ fn json_success(
     shape: &Shape<'_>,
     check_output: &dyn Fn(&Value) -> Result<(), String>,
 ) -> ToolResult {
-    let body: Value = match serde_json::from_slice(r.body) {
+    // Read from a `str` once the whole body is known to be UTF-8, serde_json checks no
+    // string on its own (for `bench/callgrind.sh`'s answer, 2,000 instructions less).
+    let parsed = match std::str::from_utf8(r.body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(r.body),
+    };
+    let body: Value = match parsed {
         Ok(body) => body,
         Err(e) => {
             let decoded = decode(r.body, false);
