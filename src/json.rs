@@ -61,7 +61,8 @@ pub fn compact(value: &Value) -> String {
 }
 
 /// Appends `value` as compact JSON: the bytes `serde_json::to_writer` writes for it (a
-/// test compares them over every schema of the shipped descriptions). serde_json looks
+/// proptest over any value, and a test over every description shipped in `tests/`,
+/// compare them). serde_json looks
 /// every byte of every string up in its escape table and goes through serde's generic
 /// serializer for each member; here a string with nothing to escape, nearly every name and
 /// text of a schema, is copied whole. Synthesizing Microsoft Graph beta wrote 3.1 G of its

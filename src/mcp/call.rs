@@ -743,8 +743,6 @@ impl ServerState {
     }
 }
 
-/// What [`ServerState::run`] ends with: the step, and whether a progress notification
-/// went out.
 /// Ends when `cancelled` is cancelled; never without a token.
 async fn cancelled_or_never(cancelled: Option<&tokio_util::sync::CancellationToken>) {
     match cancelled {
@@ -753,6 +751,8 @@ async fn cancelled_or_never(cancelled: Option<&tokio_util::sync::CancellationTok
     }
 }
 
+/// What [`ServerState::run`] ends with: the step, and whether a progress notification
+/// went out.
 type Ran = Result<(Result<Step, Refusal>, bool), ErrorData>;
 
 /// What asking for arguments left for the confirmation: how to seal, the tool, the
