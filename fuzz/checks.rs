@@ -16,6 +16,7 @@ use restmcp::config::{ServerSettings, ToolSettings};
 use restmcp::spec::DocumentSet;
 use restmcp::spec::parse::parse_document;
 use restmcp::upstream::response::{self, HttpResponse, Shape};
+use restmcp::upstream::tape::Tape;
 use restmcp::upstream::validate::Validators;
 use restmcp::upstream::{CallContext, Content, Dispatcher, ToolResult, request};
 use serde_json::{Map, Value};
@@ -280,11 +281,23 @@ pub fn response_mapping(data: &[u8]) {
         // The 2026-07-28 revision, where structured content may be any JSON value.
         bare: *cut & 4 != 0,
         bound: None,
+        from_text: false,
     };
-    let result = response::to_result("fuzz", &answer, &shape, &|value| {
-        compiled.check_output(value)
-    });
+    let check = |tape: &Tape<'_>| compiled.check_answer(tape);
+    let result = response::to_result("fuzz", &answer, &shape, &check);
     well_formed(&result);
+    // For a caller that writes structured content from the text: the same result, its
+    // structured content perhaps left in the text.
+    let shape = Shape {
+        from_text: true,
+        ..shape
+    };
+    let mut left = response::to_result("fuzz", &answer, &shape, &check);
+    left.materialize();
+    assert_eq!(
+        (&left.content, &left.structured, left.is_error),
+        (&result.content, &result.structured, result.is_error)
+    );
     if !(200..=299).contains(&status) {
         assert!(result.is_error, "status {status} is an error");
     }

@@ -242,7 +242,7 @@ fn plain_names(text: &[u8]) -> Option<usize> {
 ///   serde_json's one multiplication or division rounds correctly), which ryu writes back as
 ///   the shortest decimal that reads as the same `f64`. Fifteen digits always read back, and
 ///   no shorter decimal does; ryu writes a point and no exponent from 10⁻⁵ to 10¹⁶.
-fn plain_number(text: &[u8]) -> Option<usize> {
+pub(crate) fn plain_number(text: &[u8]) -> Option<usize> {
     let sign = usize::from(text.first() == Some(&b'-'));
     let digits_from = |at: usize| {
         text.get(at..).map_or(0, |rest| {
@@ -276,6 +276,29 @@ fn plain_number(text: &[u8]) -> Option<usize> {
         whole + fraction
     };
     (significant <= 15).then_some(end)
+}
+
+/// The length of a JSON string's contents, `bytes` starting after its opening quote, when
+/// serde_json writes it back as it is: up to the closing quote, no escape and no control
+/// character. `None` for any other string (or no closing quote).
+pub(crate) fn plain_string_len(bytes: &[u8]) -> Option<usize> {
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let marks = escape_marks(chunk);
+        if marks != 0 {
+            // The lowest mark is sure (see `quote_or_backslash_marks`).
+            let found = at + marks.trailing_zeros() as usize / 8;
+            return (bytes[found] == b'"').then_some(found);
+        }
+        at += 8;
+    }
+    let rest = chunks.remainder();
+    let found = at
+        + rest
+            .iter()
+            .position(|&b| b < 0x20 || b == b'"' || b == b'\\')?;
+    (bytes[found] == b'"').then_some(found)
 }
 
 /// Where the first `"` or `\` of `bytes` is. Eight bytes at a time: most strings of an

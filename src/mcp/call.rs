@@ -180,6 +180,7 @@ impl ServerState {
         // 2026-07-28 allows any JSON value as structured content: the body as the API
         // returned it, and a text that is exactly that value.
         incoming.bare_structured = version == Some(&ProtocolVersion::V_2026_07_28);
+        let from_text = incoming.structured_from_text;
         let (name, arguments) = match self
             .resolve(&snapshot, (name, arguments), (client, version), &incoming)
             .await
@@ -187,7 +188,7 @@ impl ServerState {
             Resolved::Tool { name, arguments } => (name, arguments),
             Resolved::Answered(result, name) => {
                 let text_is_structured = result.text_is_structured;
-                let response = to_call_result(result, version).into();
+                let response = to_call_result(result, version, from_text).into();
                 let answered = Answered {
                     response,
                     tool: name,
@@ -221,7 +222,13 @@ impl ServerState {
                 (cancelled, progress),
             )
             .await?;
-        conclude(self.metrics(), &call, outcome, version, progressed)
+        conclude(
+            self.metrics(),
+            &call,
+            outcome,
+            (version, from_text),
+            progressed,
+        )
     }
 
     /// The catalog tool a client's call names, with its arguments in the catalog's names:
@@ -500,6 +507,9 @@ impl ServerState {
             caller: incoming.pseudonym().to_string(),
             arguments: None,
         };
+        // The caller reads the result's structured content: it comes as a tree.
+        let mut incoming = incoming;
+        incoming.structured_from_text = false;
         let sending = (arguments, incoming, Asker::Unable, LongRunning::Wait);
         let (outcome, _) = self
             .run_boxed(snapshot, &call, sending, (Some(cancelled), None))
@@ -578,12 +588,12 @@ impl Progress {
 
 /// The end of a call that ran: a protocol error, a question for the user, a task, or the
 /// result in the client's revision (marked when it was replayed from the store). Records
-/// the call's metrics and log line.
+/// the call's metrics and log line. `from_text`: see [`to_call_result`].
 fn conclude(
     metrics: &Metrics,
     call: &Call<'_>,
     outcome: Result<Step, Refusal>,
-    version: Option<&ProtocolVersion>,
+    (version, from_text): (Option<&ProtocolVersion>, bool),
     progressed: bool,
 ) -> Result<(Answered, bool), ErrorData> {
     let name = call.name.to_string();
@@ -612,7 +622,7 @@ fn conclude(
     }
     let replayed = called.stats.outcome == CallOutcome::Replayed;
     let text_is_structured = called.result.text_is_structured;
-    let mut result = to_call_result(called.result, version);
+    let mut result = to_call_result(called.result, version, from_text);
     if replayed {
         let mut meta = serde_json::Map::new();
         meta.insert(REPLAY_META.into(), serde_json::Value::Bool(true));
@@ -893,11 +903,19 @@ fn record_call(metrics: &Metrics, call: &Call<'_>, stats: &CallStats) {
 }
 
 /// restmcp's result in the client's protocol version: `structuredContent` exists from
-/// 2025-06-18 on.
+/// 2025-06-18 on. `from_text`: the answer is written by
+/// [`answer_bytes`](super::request::answer_bytes), which writes a structured content left in
+/// the result's text ([`ToolResult::structured_in_text`]) from that text: it stands in as
+/// `null`. For any other writer it is read into a tree here.
 pub(super) fn to_call_result(
-    result: ToolResult,
+    mut result: ToolResult,
     version: Option<&ProtocolVersion>,
+    from_text: bool,
 ) -> CallToolResult {
+    if !from_text {
+        result.materialize();
+    }
+    let in_text = result.structured_in_text();
     let content: Vec<ContentBlock> = result.content.into_iter().map(to_block).collect();
     let mut call = if result.is_error {
         CallToolResult::error(content)
@@ -909,7 +927,10 @@ pub(super) fn to_call_result(
         Some(v) if *v == ProtocolVersion::V_2024_11_05 || *v == ProtocolVersion::V_2025_03_26
     );
     if structured_supported {
-        call.structured_content = result.structured;
+        call.structured_content = match result.structured {
+            None if in_text => Some(serde_json::Value::Null),
+            structured => structured,
+        };
     }
     call
 }

@@ -280,6 +280,8 @@ impl DirectPath {
         if let Some(trace) = call.meta.trace.take() {
             incoming.trace = Some(trace);
         }
+        // `answer_bytes` writes a structured content left in the text from the text.
+        incoming.structured_from_text = true;
         let key = client.session.as_ref().map(|session| {
             (
                 session.clone(),

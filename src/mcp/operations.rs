@@ -248,7 +248,7 @@ impl Operations {
              start the operation again.",
             pending.wait().as_secs().max(1)
         );
-        called.result.text_is_structured = None;
+        called.result.unmark();
         if let Some(Content::Text { text: first }) = called.result.content.first_mut() {
             first.push(' ');
             first.push_str(&text);

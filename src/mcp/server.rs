@@ -308,7 +308,7 @@ impl ServerHandler for McpServer {
         let incoming = self.incoming(&context);
         let version = context.protocol_version();
         let finish = |result| {
-            let result = super::call::to_call_result(result, version.as_ref());
+            let result = super::call::to_call_result(result, version.as_ref(), false);
             serde_json::to_value(result).unwrap_or_default()
         };
         self.shared

@@ -297,6 +297,20 @@ fn surely_within(result: &CallToolResult, limit: usize, structured_length: Optio
     bound <= limit
 }
 
+/// The length of `result` written compact. A structured content of known compact length
+/// (`structured_length`, marked: its tree may be a stand-in, see
+/// [`crate::upstream::ToolResult::structured_in_text`]) is counted by that length.
+fn compact_total(result: &mut CallToolResult, structured_length: Option<usize>) -> usize {
+    let Some(length) = structured_length.filter(|_| result.structured_content.is_some()) else {
+        return compact_len(&*result);
+    };
+    let structured = result.structured_content.take();
+    // `,"structuredContent":` and the content.
+    let total = compact_len(&*result) + r#","structuredContent":"#.len() + length;
+    result.structured_content = structured;
+    total
+}
+
 /// `result` as it fits in one message of `budget`, for a request whose id is `id`
 /// (`shows_output_schema`: whether the client's listing of the tool has an `outputSchema`,
 /// asked only when the result does not fit; `structured_length`: the structured content's
@@ -322,11 +336,11 @@ pub fn fit(
     if surely_within(&result, limit, structured_length) {
         return (result, None);
     }
-    let total = compact_len(&result);
+    let mut result = result;
+    let total = compact_total(&mut result, structured_length);
     if total <= limit {
         return (result, None);
     }
-    let mut result = result;
     let content = std::mem::take(&mut result.content);
     let had_structured = result.structured_content.take().is_some();
     let to_error = had_structured && result.is_error != Some(true) && shows_output_schema();

@@ -424,6 +424,8 @@ impl DirectCall {
             version: Some(&self.version),
             incoming: CallContext {
                 trace: meta.trace,
+                // `answer_bytes` writes a structured content left in the text from the text.
+                structured_from_text: true,
                 ..CallContext::default()
             },
             budget,

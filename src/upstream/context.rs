@@ -46,6 +46,11 @@ pub struct CallContext {
     /// Told each step a workflow runs (its number and what it is), for the MCP layer's
     /// progress notifications.
     pub steps_told: Option<Arc<tokio::sync::watch::Sender<(u32, String)>>>,
+    /// The caller writes a result's structured content from its first text when marked so
+    /// (MCP answers written by restmcp itself): a compact JSON answer is then checked
+    /// against the outputSchema on a tape and never read into a tree
+    /// ([`super::ToolResult::structured_in_text`]).
+    pub structured_from_text: bool,
 }
 
 /// Headers whose values the console shows as sent, beside those the arguments set: they
@@ -352,6 +357,7 @@ impl CallContext {
             sent: None,
             workflow_step: false,
             steps_told: None,
+            structured_from_text: false,
         }
     }
 }

@@ -648,7 +648,7 @@ fn tell_outcome(
         }),
     }
     context.say(Severity::Debug, || {
-        let structured = if result.structured.is_some() {
+        let structured = if result.has_structured() {
             " and structured content"
         } else {
             ""
@@ -778,9 +778,10 @@ fn answered(finish: &Finish<'_>, received: &Received, stats: &mut CallStats) -> 
         fields: &tool.route.response_fields,
         bare: finish.context.bare_structured,
         bound: paging.as_ref().map(|paging| (max_bytes, paging)),
+        from_text: finish.context.structured_from_text,
     };
     let compiled = finish.compiled;
-    let mut result = response::to_result(api, &http, &shape, &|value| compiled.check_output(value));
+    let mut result = response::to_result(api, &http, &shape, &|tape| compiled.check_answer(tape));
     if let Some(note) = received.note(api) {
         append_note(&mut result, note);
     }
@@ -1056,7 +1057,7 @@ fn result_budget(tool: &crate::catalog::Tool, settings: &UpstreamSettings) -> u6
 
 /// Adds a sentence to the first text of an error result.
 fn append_note(result: &mut ToolResult, note: String) {
-    result.text_is_structured = None;
+    result.unmark();
     if let Some(Content::Text { text }) = result.content.first_mut() {
         text.push('\n');
         text.push_str(&note);

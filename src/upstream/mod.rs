@@ -16,6 +16,8 @@
 //!   store instead of sent again (protocol-free; the MCP layer calls it before sending).
 //! * [`validate`]: arguments against the inputSchema, results against the outputSchema,
 //!   compiled once per tool.
+//! * [`tape`]: a JSON value read onto a flat tape, the representation results are checked
+//!   in (an answer's text need not become a tree).
 //! * [`request`]: a tool's argument map → the [`request::HttpRequest`] (pure, no I/O).
 //! * [`exchange`]: the [`Exchange`] trait the dispatcher calls and what it gives back.
 //! * `wire.rs`: the HTTP exchange — forwarded headers, trace context, credentials,
@@ -51,6 +53,7 @@ mod rate_limit;
 pub mod request;
 pub mod response;
 mod settings;
+pub mod tape;
 pub mod validate;
 mod wire;
 mod workflow;
@@ -96,19 +99,45 @@ pub enum Content {
 
 /// The outcome of a tool call, success or failure. A failure is a result with
 /// `is_error: true` and a message the model can act on, never a protocol error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ToolResult {
     pub content: Vec<Content>,
     /// The JSON body (wrapped as `{"result": …}` when the tool's outputSchema wraps it).
+    /// `None` with `text_is_structured` set: the structured content is the first text, not
+    /// read into a tree ([`ToolResult::structured_in_text`]).
     pub structured: Option<Value>,
     pub is_error: bool,
-    /// `Some(length)` when the first content is a text that is exactly `structured` written
-    /// compact, as the response mapping made it, and `length` that text's length: the answer
-    /// then writes the text again for the structured content rather than serializing the
-    /// tree. Whatever changes the structured content afterwards must clear it (redaction
-    /// does); a note added to the text changes its length, and the mark is not trusted.
+    /// `Some(length)` when the first content is a text that is exactly the structured
+    /// content written compact, as the response mapping made it, and `length` that text's
+    /// length: the answer then writes the text again for the structured content rather than
+    /// serializing the tree. Whatever changes the text or the structured content afterwards
+    /// must first [`ToolResult::unmark`] it (redaction does); a note added to the text changes
+    /// its length, and the mark is not trusted.
     #[serde(skip)]
     pub text_is_structured: Option<usize>,
+}
+
+/// A result is stored (idempotency's records, operations' results) with its structured
+/// content as a tree, also when it was left in the text.
+impl Serialize for ToolResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Stored<'a> {
+            content: &'a [Content],
+            structured: Option<std::borrow::Cow<'a, Value>>,
+            is_error: bool,
+        }
+        let structured = match &self.structured {
+            Some(value) => Some(std::borrow::Cow::Borrowed(value)),
+            None => self.text_structured().map(std::borrow::Cow::Owned),
+        };
+        Stored {
+            content: &self.content,
+            structured,
+            is_error: self.is_error,
+        }
+        .serialize(serializer)
+    }
 }
 
 impl ToolResult {
@@ -142,6 +171,46 @@ impl ToolResult {
             structured: Some(value),
             is_error: false,
         }
+    }
+
+    /// Whether the structured content is the first text, not read into a tree: made so
+    /// for a caller that writes it from the text ([`CallContext::structured_from_text`]).
+    pub fn structured_in_text(&self) -> bool {
+        self.structured.is_none() && self.text_is_structured.is_some()
+    }
+
+    /// Whether the result has structured content, as a tree or in its text.
+    pub fn has_structured(&self) -> bool {
+        self.structured.is_some() || self.text_is_structured.is_some()
+    }
+
+    /// The structured content left in the first text, read into a tree.
+    fn text_structured(&self) -> Option<Value> {
+        let length = self
+            .text_is_structured
+            .filter(|_| self.structured.is_none())?;
+        let Some(Content::Text { text }) = self.content.first() else {
+            return None;
+        };
+        // Marked by the mapping, which read it as JSON: it reads again.
+        (text.len() == length)
+            .then(|| serde_json::from_str(text).ok())
+            .flatten()
+    }
+
+    /// Reads structured content left in the first text into a tree.
+    pub fn materialize(&mut self) {
+        if self.structured_in_text() {
+            self.structured = self.text_structured();
+        }
+    }
+
+    /// The result no longer marked as having its structured content in its first text
+    /// ([`ToolResult::text_is_structured`]), which then holds it as a tree: before the text
+    /// or the structured content changes.
+    pub fn unmark(&mut self) {
+        self.materialize();
+        self.text_is_structured = None;
     }
 
     /// All text content joined, for logs and tests.

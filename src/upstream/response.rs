@@ -66,6 +66,7 @@ use base64::engine::general_purpose::STANDARD;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value};
 
+use super::tape::Tape;
 use super::{Content, ToolResult};
 use crate::catalog::OutputPlan;
 use crate::json;
@@ -109,13 +110,21 @@ pub struct Shape<'a> {
     /// only for a body that arrived longer than the budget: one within it is within it as
     /// compact JSON too (give or take a re-spelled number), so most calls pay nothing.
     pub bound: Option<(u64, &'a super::paging::Paging)>,
+    /// The caller writes the structured content from the text
+    /// ([`super::CallContext::structured_from_text`]): a compact answer, neither projected
+    /// nor trimmed, is checked on a [`Tape`] and left in the text
+    /// ([`ToolResult::structured_in_text`]).
+    pub from_text: bool,
 }
+
+/// Checks a structured result against the tool's outputSchema; every violation as text.
+pub type CheckOutput<'c> = dyn Fn(&Tape<'_>) -> Result<(), String> + 'c;
 
 pub fn to_result(
     api: &str,
     response: &HttpResponse<'_>,
     shape: &Shape<'_>,
-    check_output: &dyn Fn(&Value) -> Result<(), String>,
+    check_output: &CheckOutput<'_>,
 ) -> ToolResult {
     let output = shape.output;
     let r = Reading::new(api, response);
@@ -347,7 +356,7 @@ fn no_body(
     r: &Reading<'_>,
     mut content: Vec<Content>,
     output: Option<&OutputPlan>,
-    check_output: &dyn Fn(&Value) -> Result<(), String>,
+    check_output: &CheckOutput<'_>,
 ) -> ToolResult {
     if output.is_none() {
         return ToolResult {
@@ -358,7 +367,7 @@ fn no_body(
         };
     }
     let placeholder = Value::Object(Map::new());
-    match check_output(&placeholder) {
+    match check_output(&Tape::of(&placeholder)) {
         Ok(()) => ToolResult {
             content,
             structured: Some(placeholder),
@@ -385,14 +394,17 @@ fn no_body(
 }
 
 /// A complete 2xx JSON body.
-fn json_success(
-    r: &Reading<'_>,
-    shape: &Shape<'_>,
-    check_output: &dyn Fn(&Value) -> Result<(), String>,
-) -> ToolResult {
+fn json_success(r: &Reading<'_>, shape: &Shape<'_>, check_output: &CheckOutput<'_>) -> ToolResult {
     // Read from a `str` once the whole body is known to be UTF-8, serde_json checks no
     // string on its own (for `bench/callgrind.sh`'s answer, about 800 instructions less).
-    let parsed = match std::str::from_utf8(r.body) {
+    let text = std::str::from_utf8(r.body);
+    if shape.from_text
+        && let Ok(text) = text
+        && let Some(result) = left_in_text(text, shape, check_output)
+    {
+        return result;
+    }
+    let parsed = match text {
         Ok(text) => serde_json::from_str(text),
         Err(_) => serde_json::from_slice(r.body),
     };
@@ -434,6 +446,51 @@ fn json_success(
     result
 }
 
+/// A compact JSON answer (`text`), neither projected nor trimmed, that is the result's
+/// structured content (as the tool's outputSchema or the client's revision says), checked
+/// on a [`Tape`] and left in the text: [`json_result`]'s result without a tree. `None` for
+/// any other answer, and for one that fails the check (whose result explains it from the
+/// tree).
+fn left_in_text(
+    text: &str,
+    shape: &Shape<'_>,
+    check_output: &CheckOutput<'_>,
+) -> Option<ToolResult> {
+    if !shape.fields.is_empty() || shape.bound.is_some() {
+        return None;
+    }
+    let wrapped = shape.output.is_some_and(|plan| plan.wrapped);
+    let checked = if wrapped {
+        std::borrow::Cow::Owned(format!("{{\"result\":{text}}}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    // Compact as serde_json writes it, every name once: the text is the structured content.
+    let tape = Tape::read_compact(&checked)?;
+    if tape.repeats_a_name() {
+        return None;
+    }
+    match shape.output {
+        // Neither structured nor wrapped: the text alone.
+        None if !tape.is_object() && !shape.bare => return Some(ToolResult::text(text)),
+        None => {}
+        // Checked, or left to the tree, whose result says what fails.
+        Some(_) if !tape.is_object() || check_output(&tape).is_err() => return None,
+        Some(_) => {}
+    }
+    let text = if wrapped && !shape.bare {
+        checked.into_owned()
+    } else {
+        text.to_owned()
+    };
+    Some(ToolResult {
+        text_is_structured: Some(text.len()),
+        content: vec![text_content(text)],
+        structured: None,
+        is_error: false,
+    })
+}
+
 /// A JSON body as the tool's result: structured when the tool's outputSchema (or the
 /// client's revision) allows, checked against that schema. `as_read` is the body's compact
 /// text, when the upstream's text was already exactly that.
@@ -442,7 +499,7 @@ fn json_result(
     body: Value,
     as_read: Option<&str>,
     shape: &Shape<'_>,
-    check_output: &dyn Fn(&Value) -> Result<(), String>,
+    check_output: &CheckOutput<'_>,
 ) -> ToolResult {
     let output = shape.output;
     let Some(plan) = output else {
@@ -463,7 +520,7 @@ fn json_result(
         body
     };
     let verdict = if structured.is_object() {
-        check_output(&structured)
+        check_output(&Tape::of(&structured))
     } else {
         Err(format!(
             "the response root is {}, not an object",

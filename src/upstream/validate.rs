@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
+use super::tape::{Tape, TapeJson};
 use crate::catalog::naming::closest;
 use crate::catalog::{Catalog, Tool};
 
@@ -23,7 +24,9 @@ pub struct Compiled {
     /// Arguments whose published schema was relaxed to fit its budget, checked against
     /// their full schema as well: (argument name, validator).
     full: Vec<(String, Result<jsonschema::Validator, String>)>,
-    output: Option<Result<jsonschema::Validator, String>>,
+    /// Results are checked on a [`Tape`]: an answer read from its text need not become a
+    /// tree.
+    output: Option<Result<jsonschema::Validator<TapeJson>, String>>,
 }
 
 /// Lazily compiled validators, one slot per tool of a catalog, the compiled ones held
@@ -244,7 +247,10 @@ impl Compiled {
             input: jsonschema::draft202012::new(&input).map_err(|e| e.to_string()),
             full: full_validators(tool),
             output: tool.output_schema.as_ref().map(|schema| {
-                jsonschema::draft202012::new(&schema.to_value()).map_err(|e| e.to_string())
+                jsonschema::options_for::<TapeJson>()
+                    .with_draft(jsonschema::Draft::Draft202012)
+                    .build(&schema.to_value())
+                    .map_err(|e| e.to_string())
             }),
         }
     }
@@ -347,6 +353,11 @@ impl Compiled {
 
     /// Checks a structured result against the published outputSchema.
     pub fn check_output(&self, value: &Value) -> Result<(), String> {
+        self.check_answer(&Tape::of(value))
+    }
+
+    /// [`Compiled::check_output`] of a value on a tape.
+    pub fn check_answer(&self, tape: &Tape<'_>) -> Result<(), String> {
         let Some(validator) = &self.output else {
             return Ok(());
         };
@@ -354,11 +365,11 @@ impl Compiled {
             .as_ref()
             .map_err(|e| format!("the outputSchema cannot be used: {e}"))?;
         // The common case answered without gathering errors, which costs more.
-        if validator.is_valid(value) {
+        if validator.is_valid(tape.root()) {
             return Ok(());
         }
         let problems: Vec<String> = validator
-            .iter_errors(value)
+            .iter_errors(tape.root())
             .take(10)
             .map(|e| {
                 let path = e.instance_path().to_string();

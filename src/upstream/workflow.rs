@@ -537,6 +537,8 @@ impl Run<'_> {
         context.sent = Some(recorder.clone());
         context.workflow_step = true;
         context.steps_told = None;
+        // The workflow reads its steps' results.
+        context.structured_from_text = false;
         let ready = match self.dispatcher.prepare(call.tool, arguments) {
             Ok(Prepared::Ready(mut ready)) => {
                 for (name, value) in headers {

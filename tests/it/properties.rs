@@ -4,7 +4,11 @@
 //!   same places;
 //! - a path argument stays inside its segment, whatever it holds;
 //! - synthesized tool names are valid MCP names and unique, whatever the spec calls its
-//!   operations.
+//!   operations;
+//! - restmcp's compact JSON writer writes what serde_json writes;
+//! - an outputSchema checks a value on a tape (read from its text, or put on it from a
+//!   tree) as it checks the tree, with the same violations;
+//! - a text read onto a tape is JSON, the value serde_json reads, whatever byte is changed.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -321,5 +325,158 @@ proptest! {
         prop_assert_eq!(&ours, &theirs);
         prop_assert_eq!(restmcp::json::compact_value_len(&value), theirs.len());
         prop_assert_eq!(restmcp::json::compact(&value).into_bytes(), theirs);
+    }
+}
+
+/// Schemas that use most of JSON Schema's keywords, for the tape's check.
+fn output_schemas() -> Vec<Value> {
+    vec![
+        json!({"type": "object", "required": ["id", "name"], "properties": {
+            "id": {"type": "integer", "minimum": 0},
+            "name": {"type": "string", "minLength": 1, "maxLength": 8},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+            "stock": {"type": "object", "additionalProperties": {"type": "integer"}}}}),
+        json!({"type": "object", "additionalProperties": false,
+            "properties": {"a": {"enum": [1, "x", null, [1, 2]]}, "b": {"const": {"k": [true]}}},
+            "minProperties": 1, "maxProperties": 2}),
+        json!({"type": "object", "propertyNames": {"pattern": "^[a-c]+$"},
+            "patternProperties": {"^a": {"type": ["integer", "null"]}},
+            "dependentRequired": {"a": ["b"]}}),
+        json!({"type": "object", "properties": {"result": {"type": "array",
+            "prefixItems": [{"type": "integer"}], "items": {"type": "string"},
+            "contains": {"const": "x"}, "minContains": 1, "maxItems": 4}}}),
+        json!({"$defs": {"node": {"type": "object", "properties": {
+                "id": {"type": "number", "multipleOf": 0.5},
+                "tags": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+            "$ref": "#/$defs/node", "unevaluatedProperties": {"type": "string"}}),
+        json!({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+            "not": {"required": ["name"], "properties": {"name": {"format": "email"}}},
+            "if": {"properties": {"a": {"type": "integer"}}},
+            "then": {"properties": {"b": {"exclusiveMaximum": 10}}},
+            "else": {"properties": {"b": {"type": "string", "pattern": "^[a-z]*$"}}}}),
+    ]
+}
+
+/// JSON values shaped like answers to `output_schemas`: few names, small numbers, short
+/// strings, escapes among them.
+fn answer_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-3i64..12).prop_map(Value::from),
+        (-3.0f64..12.0).prop_map(|f| Value::from((f * 2.0).round() / 4.0)),
+        "[a-cx\"\\\\\n@.é]{0,9}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        let name = prop_oneof![
+            Just("id"),
+            Just("name"),
+            Just("tags"),
+            Just("stock"),
+            Just("a"),
+            Just("b"),
+            Just("result"),
+            Just("ab"),
+            Just("z")
+        ];
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            proptest::collection::vec((name, inner), 0..6).prop_map(|members| {
+                Value::Object(
+                    members
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect(),
+                )
+            }),
+        ]
+    })
+}
+
+/// Every violation of `instance` as the checks report them: the path and the message.
+fn violations<'a, F: jsonschema::json::Json>(
+    validator: &'a jsonschema::Validator<F>,
+    instance: F::Node<'a>,
+) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+proptest! {
+    /// A value checked on a tape, read from its text or put on it from its tree, is valid
+    /// exactly when the tree is, with the same violations, and reads back as the tree.
+    #[test]
+    fn an_answer_is_checked_on_a_tape_as_on_its_tree(value in answer_json()) {
+        use restmcp::upstream::tape::{Tape, TapeJson};
+        static COMPILED: OnceLock<Vec<(jsonschema::Validator, jsonschema::Validator<TapeJson>)>> =
+            OnceLock::new();
+        let compiled = COMPILED.get_or_init(|| {
+            output_schemas()
+                .iter()
+                .map(|schema| {
+                    let tree = jsonschema::draft202012::new(schema).expect("compiles");
+                    let tape = jsonschema::options_for::<TapeJson>()
+                        .with_draft(jsonschema::Draft::Draft202012)
+                        .build(schema)
+                        .expect("compiles");
+                    (tree, tape)
+                })
+                .collect()
+        });
+        let text = value.to_string();
+        let put = Tape::of(&value);
+        prop_assert_eq!(&put.to_value(), &value);
+        // Read from the text exactly when the text is the value as serde_json writes it
+        // (what restmcp otherwise tells from the tree).
+        let read = Tape::read_compact(&text);
+        let as_read = restmcp::json::compact_as_read(text.as_bytes(), &value).is_some();
+        prop_assert_eq!(read.is_some(), as_read);
+        let Some(read) = read else {
+            return Ok(());
+        };
+        prop_assert_eq!(&read.to_value(), &value);
+        for (tree, tape) in compiled {
+            let expected = violations(tree, &value);
+            prop_assert_eq!(tree.is_valid(&value), expected.is_empty());
+            prop_assert_eq!(tape.is_valid(read.root()), expected.is_empty());
+            prop_assert_eq!(tape.is_valid(put.root()), expected.is_empty());
+            prop_assert_eq!(&violations(tape, read.root()), &expected);
+            prop_assert_eq!(&violations(tape, put.root()), &expected);
+        }
+    }
+}
+
+proptest! {
+    /// A JSON text with one byte changed, inserted or removed is read onto a tape only when
+    /// serde_json reads it too, as the same value.
+    #[test]
+    fn a_text_read_onto_a_tape_is_json_whatever_byte_is_changed(
+        value in answer_json(),
+        at in any::<prop::sample::Index>(),
+        byte in prop::sample::select(b"{}[]\":,.-+0159eEtfnrul \\\t\x01\x7f".to_vec()),
+        edit in 0..3u8,
+    ) {
+        let mut text = value.to_string().into_bytes();
+        let at = at.index(text.len() + 1);
+        match edit {
+            0 if at < text.len() => text[at] = byte,
+            1 => text.insert(at, byte),
+            _ if at < text.len() => {
+                text.remove(at);
+            }
+            _ => text.push(byte),
+        }
+        // The bytes changed are ASCII, so a character boundary may only be cut by removing
+        // a byte of a longer character: not text.
+        let Ok(text) = String::from_utf8(text) else {
+            return Ok(());
+        };
+        if let Some(tape) = restmcp::upstream::tape::Tape::read_compact(&text) {
+            let read: Value = serde_json::from_str(&text)
+                .map_err(|e| TestCaseError::fail(format!("{text:?} is not JSON: {e}")))?;
+            prop_assert_eq!(tape.to_value(), read, "{:?}", text);
+        }
     }
 }

@@ -365,6 +365,8 @@ impl Authenticator {
         if self.redactor.is_empty() {
             return result;
         }
+        // The text and the structured content are redacted each (and may then disagree).
+        result.unmark();
         for content in &mut result.content {
             match content {
                 Content::Text { text } => *text = self.redactor.redact(text),
@@ -380,8 +382,6 @@ impl Authenticator {
         if let Some(structured) = &mut result.structured {
             self.redactor.redact_value(structured);
         }
-        // Redacted apart, the text and the structured content may no longer agree.
-        result.text_is_structured = None;
         result
     }
 }

@@ -634,6 +634,7 @@ fn context(headers: &[(&str, &str)]) -> CallContext {
         sent: None,
         workflow_step: false,
         steps_told: None,
+        structured_from_text: false,
         trace: None,
         bare_structured: false,
         headers: headers

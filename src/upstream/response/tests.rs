@@ -19,7 +19,7 @@ fn response<'a>(
     }
 }
 
-fn ok(_: &Value) -> Result<(), String> {
+fn ok(_: &Tape<'_>) -> Result<(), String> {
     Ok(())
 }
 
@@ -32,12 +32,14 @@ fn plan(wrapped: bool) -> OutputPlan {
 
 /// [`super::to_result`], checked as every answer must be: a result marked
 /// `text_is_structured` has a first text of that length that is its structured content,
-/// compact (answers write that text for the structured content).
+/// compact (answers write that text for the structured content). The same answer mapped
+/// for a caller that writes the structured content from the text (`from_text`) is the same
+/// result, its structured content perhaps left in the text.
 fn to_result(
     api: &str,
     response: &HttpResponse<'_>,
     shape: &Shape<'_>,
-    check_output: &dyn Fn(&Value) -> Result<(), String>,
+    check_output: &CheckOutput<'_>,
 ) -> ToolResult {
     let result = super::to_result(api, response, shape, check_output);
     if let Some(length) = result.text_is_structured {
@@ -53,6 +55,23 @@ fn to_result(
             (length, json::compact(structured).as_str())
         );
     }
+    if !shape.from_text {
+        let from_text = Shape {
+            from_text: true,
+            ..*shape
+        };
+        let mut left = super::to_result(api, response, &from_text, check_output);
+        left.materialize();
+        assert_eq!(
+            (&left.content, &left.structured, left.is_error),
+            (&result.content, &result.structured, result.is_error),
+            "mapped for a caller that writes structured content from the text"
+        );
+        assert_eq!(
+            left.text_is_structured.is_some(),
+            result.text_is_structured.is_some()
+        );
+    }
     result
 }
 
@@ -65,6 +84,7 @@ fn map(r: &HttpResponse<'_>, output: Option<&OutputPlan>) -> ToolResult {
             fields: &[],
             bare: false,
             bound: None,
+            from_text: false,
         },
         &ok,
     )
@@ -118,8 +138,8 @@ fn json_array_without_output_has_no_structured_content() {
 #[test]
 fn json_object_with_output_is_checked_and_returned() {
     let checked = std::cell::RefCell::new(Vec::new());
-    let check = |v: &Value| {
-        checked.borrow_mut().push(v.clone());
+    let check = |v: &Tape<'_>| {
+        checked.borrow_mut().push(v.to_value());
         Ok(())
     };
     let r = response(201, "Created", Some("application/json"), br#"{"id": 7}"#);
@@ -131,6 +151,7 @@ fn json_object_with_output_is_checked_and_returned() {
             fields: &[],
             bare: false,
             bound: None,
+            from_text: false,
         },
         &check,
     );
@@ -143,14 +164,15 @@ fn json_object_with_output_is_checked_and_returned() {
             text_is_structured: Some(r#"{"id":7}"#.len()),
         }
     );
-    assert_eq!(checked.into_inner(), vec![json!({"id": 7})]);
+    // Checked once as a tree and once on the text (`to_result` maps it both ways).
+    assert_eq!(checked.into_inner(), vec![json!({"id": 7}); 2]);
 }
 
 #[test]
 fn json_array_is_wrapped_when_the_plan_wraps() {
     let checked = std::cell::RefCell::new(Vec::new());
-    let check = |v: &Value| {
-        checked.borrow_mut().push(v.clone());
+    let check = |v: &Tape<'_>| {
+        checked.borrow_mut().push(v.to_value());
         Ok(())
     };
     let r = response(
@@ -167,6 +189,7 @@ fn json_array_is_wrapped_when_the_plan_wraps() {
             fields: &[],
             bare: false,
             bound: None,
+            from_text: false,
         },
         &check,
     );
@@ -180,7 +203,7 @@ fn json_array_is_wrapped_when_the_plan_wraps() {
             text_is_structured: Some(r#"{"result":[{"id":1},{"id":2}]}"#.len()),
         }
     );
-    assert_eq!(checked.into_inner(), vec![expected]);
+    assert_eq!(checked.into_inner(), vec![expected; 2]);
 }
 
 #[test]
@@ -263,7 +286,7 @@ fn invalid_json_excerpt_is_capped() {
 
 #[test]
 fn output_check_failure_is_an_error_without_structured_content() {
-    let check = |_: &Value| Err("/name: 5 is not of type \"string\"".to_owned());
+    let check = |_: &Tape<'_>| Err("/name: 5 is not of type \"string\"".to_owned());
     let r = response(200, "OK", Some("application/json"), br#"{"name": 5}"#);
     let result = to_result(
         "petstore",
@@ -273,6 +296,7 @@ fn output_check_failure_is_an_error_without_structured_content() {
             fields: &[],
             bare: false,
             bound: None,
+            from_text: false,
         },
         &check,
     );
@@ -296,8 +320,8 @@ fn output_check_failure_is_an_error_without_structured_content() {
 
 #[test]
 fn output_check_failure_of_a_wrapped_value_shows_the_body_itself() {
-    let check = |v: &Value| {
-        assert_eq!(v, &json!({"result": [1]}));
+    let check = |v: &Tape<'_>| {
+        assert_eq!(v.to_value(), json!({"result": [1]}));
         Err("/result/0: 1 is not of type \"string\"".to_owned())
     };
     let r = response(200, "OK", Some("application/json"), b"[1]");
@@ -309,6 +333,7 @@ fn output_check_failure_of_a_wrapped_value_shows_the_body_itself() {
             fields: &[],
             bare: false,
             bound: None,
+            from_text: false,
         },
         &check,
     );
@@ -395,8 +420,8 @@ fn empty_json_body_is_no_body_not_invalid_json() {
 
 #[test]
 fn a_placeholder_the_schema_refuses_makes_an_error_that_keeps_the_data() {
-    let check = |v: &Value| {
-        assert_eq!(v, &json!({}));
+    let check = |v: &Tape<'_>| {
+        assert_eq!(v.to_value(), json!({}));
         Err("\"id\" is a required property".to_owned())
     };
     let r = response(204, "No Content", None, b"");
@@ -408,6 +433,7 @@ fn a_placeholder_the_schema_refuses_makes_an_error_that_keeps_the_data() {
             fields: &[],
             bare: false,
             bound: None,
+            from_text: false,
         },
         &check,
     );
@@ -739,6 +765,7 @@ fn map_bare(r: &HttpResponse<'_>, output: Option<&OutputPlan>, bare: bool) -> To
             fields: &[],
             bare,
             bound: None,
+            from_text: false,
         },
         &ok,
     )
@@ -1059,7 +1086,7 @@ fn never_panics() {
         Some("é/ü"),
         Some("*/*"),
     ];
-    let check_err = |_: &Value| Err(String::new());
+    let check_err = |_: &Tape<'_>| Err(String::new());
     for status in [
         0,
         1,
@@ -1095,6 +1122,7 @@ fn never_panics() {
                                 fields: &[],
                                 bare: false,
                                 bound: None,
+                                from_text: false,
                             },
                             &ok,
                         );
@@ -1106,6 +1134,7 @@ fn never_panics() {
                                 fields: &[],
                                 bare: false,
                                 bound: None,
+                                from_text: false,
                             },
                             &check_err,
                         );
@@ -1117,6 +1146,7 @@ fn never_panics() {
                                 fields: &[],
                                 bare: true,
                                 bound: None,
+                                from_text: false,
                             },
                             &ok,
                         );
@@ -1202,6 +1232,7 @@ fn a_body_as_the_api_wrote_it_or_compact_maps_to_the_same_result() {
                     fields: &[],
                     bare,
                     bound: None,
+                    from_text: false,
                 };
                 to_result("petstore", &r, &shape, &ok)
             });
@@ -1262,6 +1293,7 @@ fn a_projected_or_trimmed_answer_is_written_from_what_is_kept() {
             fields,
             bare: false,
             bound,
+            from_text: false,
         };
         let result = to_result("petstore", &r, &shape, &ok);
         let structured = result.structured.as_ref().expect("an object");
