@@ -6,6 +6,9 @@
 #   RESTMCP_BIN=path/to/restmcp bash bench/run.sh   # skip the release build
 #   CARGO_TARGET_DIR=DIR bash bench/run.sh          # build into DIR, and run that binary
 #   ONLY=load bash bench/run.sh       # steps 1 and 2 only, one line per measurement
+#   ROUNDS=3 bash bench/run.sh        # step 2 three times over, alternated: each round's
+#                                     # figures, and the medians (the shares of proxy_pass
+#                                     # vary less than its calls/s from run to run)
 #   BESIDE=path/to/spec bash bench/run.sh           # a second API loaded beside items
 #                                     # (discovery "all", never called): bench/growth.sh
 #
@@ -33,6 +36,8 @@ cd "$root"
 duration="${DURATION:-10}"
 python="${PYTHON:-python3}"
 only="${ONLY:-}"
+rounds="${ROUNDS:-1}"
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS=$rounds is not a positive number" >&2; exit 1; }
 beside="${BESIDE:-}"
 [[ -z $beside || -f $beside ]] || { echo "BESIDE=$beside is not a file" >&2; exit 1; }
 [[ -z $beside || $beside == /* ]] || beside="$PWD/$beside"
@@ -181,34 +186,45 @@ grep -q '"structuredContent"' <<<"$answer" && ! grep -q '"isError":true' <<<"$an
 
 say "measuring ${duration}s each: upstream direct, nginx as a proxy, restmcp session (2025-11-25), restmcp stateless (2026-07-28)"
 results=()
-for connections in 1 32; do
-    cp "$work/direct.lua" "$work/script.lua"
-    results+=("$(run_wrk "direct-c$connections" "$connections" "http://127.0.0.1:$upstream_port/items/42")")
-    cp "$work/call.lua" "$work/script.lua"
-    results+=("$(run_wrk "proxy-c$connections" "$connections" "http://127.0.0.1:$proxy_port/mcp" MCP_SESSION=)")
-    for mode in session stateless; do
-        before_ok="$(ok_calls)"; before_failed="$(failed_calls)"
-        if [[ $mode == session ]]; then
-            line="$(run_wrk "$mode-c$connections" "$connections" "$mcp" MCP_SESSION="$session")"
-        else
-            line="$(run_wrk "$mode-c$connections" "$connections" "$mcp" MCP_SESSION=)"
-        fi
-        results+=("$line")
-        ok=$(( $(ok_calls) - before_ok )); failed=$(( $(failed_calls) - before_failed ))
-        requests="$(awk '{ print $5 }' <<<"$line")"
-        (( failed == 0 )) || die "$mode-c$connections: $failed calls did not succeed (see /metrics)"
-        (( ok >= requests )) || die "$mode-c$connections: wrk counted $requests answers, restmcp $ok ok calls"
+for round in $(seq "$rounds"); do
+    for connections in 1 32; do
+        (( rounds == 1 )) || say "round $round of $rounds, $connections in flight"
+        cp "$work/direct.lua" "$work/script.lua"
+        results+=("$(run_wrk "direct-c$connections" "$connections" "http://127.0.0.1:$upstream_port/items/42")")
+        cp "$work/call.lua" "$work/script.lua"
+        results+=("$(run_wrk "proxy-c$connections" "$connections" "http://127.0.0.1:$proxy_port/mcp" MCP_SESSION=)")
+        for mode in session stateless; do
+            before_ok="$(ok_calls)"; before_failed="$(failed_calls)"
+            if [[ $mode == session ]]; then
+                line="$(run_wrk "$mode-c$connections" "$connections" "$mcp" MCP_SESSION="$session")"
+            else
+                line="$(run_wrk "$mode-c$connections" "$connections" "$mcp" MCP_SESSION=)"
+            fi
+            results+=("$line")
+            ok=$(( $(ok_calls) - before_ok )); failed=$(( $(failed_calls) - before_failed ))
+            requests="$(awk '{ print $5 }' <<<"$line")"
+            (( failed == 0 )) || die "$mode-c$connections: $failed calls did not succeed (see /metrics)"
+            (( ok >= requests )) || die "$mode-c$connections: wrk counted $requests answers, restmcp $ok ok calls"
+        done
     done
 done
 rss_serve="$(awk '/VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$restmcp_pid/status")"
 
 if [[ $only == load ]]; then
     "$python" - "$rss_serve" "${results[@]}" <<'PY'
-import sys
+import statistics, sys
 rss, *lines = sys.argv[1:]
+rounds = {}
 for line in lines:
     label, rps, p50, p99, requests = line.split()
     print(f"load {label} {rps} {p50} {p99}")
+    rounds.setdefault(label, []).append((float(rps), float(p50), float(p99)))
+if len(rounds["proxy-c32"]) > 1:
+    # Each round's share of proxy_pass at 32 in flight, then the medians.
+    for mode in ("session", "stateless"):
+        shares = [100 * r[0] / p[0] for r, p in zip(rounds[f"{mode}-c32"], rounds["proxy-c32"])]
+        print(f"load share-{mode}-c32 " + " ".join(f"{s:.1f}" for s in shares)
+              + f" median {statistics.median(shares):.1f}")
 print(f"load rss {rss}")
 PY
     exit 0
@@ -244,12 +260,21 @@ done
 "$python" bench/startup.py "$bin" "${specs[@]}" --runs 5 >"$work/startup.txt"
 
 "$python" - "$rss_serve" "$stdio_line" "$list_line" "$work/startup.txt" "${results[@]}" <<'PY'
-import json, sys
+import json, statistics, sys
 rss, stdio, list_line, startup_file, *lines = sys.argv[1:]
-rows = {}
+rounds = {}
 for line in lines:
     label, rps, p50, p99, requests = line.split()
-    rows[label] = (float(rps), float(p50), float(p99))
+    rounds.setdefault(label, []).append((float(rps), float(p50), float(p99)))
+# With ROUNDS, each figure is the median of its rounds.
+rows = {label: tuple(statistics.median(r[i] for r in runs) for i in range(3))
+        for label, runs in rounds.items()}
+if len(rounds["proxy-c32"]) > 1:
+    print(f"medians of {len(rounds['proxy-c32'])} rounds; share of nginx proxy_pass at 32 in flight per round:")
+    for mode in ("session", "stateless"):
+        shares = [100 * r[0] / p[0] for r, p in zip(rounds[f"{mode}-c32"], rounds["proxy-c32"])]
+        print(f"  restmcp {mode}: " + ", ".join(f"{s:.0f} %" for s in shares)
+              + f" (median {statistics.median(shares):.0f} %)")
 print(f"{'':<22}{'calls/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs direct':>12}")
 for c in (1, 32):
     direct = rows[f"direct-c{c}"]
