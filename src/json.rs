@@ -213,11 +213,7 @@ fn plain_names(text: &[u8]) -> Option<usize> {
         at += match byte {
             b'"' => {
                 let inside = text.get(at + 1..)?;
-                let end = quote_or_backslash(inside)?;
-                if inside[end] == b'\\' {
-                    return None;
-                }
-                end + 2
+                plain_string_len(inside)? + 2
             }
             b':' => {
                 names += 1;
@@ -299,24 +295,6 @@ pub(crate) fn plain_string_len(bytes: &[u8]) -> Option<usize> {
             .iter()
             .position(|&b| b < 0x20 || b == b'"' || b == b'\\')?;
     (bytes[found] == b'"').then_some(found)
-}
-
-/// Where the first `"` or `\` of `bytes` is. Eight bytes at a time: most strings of an
-/// answer are short, and for them this costs less than setting up memchr's vector search.
-fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
-    let mut chunks = bytes.chunks_exact(8);
-    let mut at = 0;
-    for chunk in &mut chunks {
-        let marks = quote_or_backslash_marks(chunk);
-        if marks != 0 {
-            return Some(at + marks.trailing_zeros() as usize / 8);
-        }
-        at += 8;
-    }
-    let rest = chunks.remainder();
-    rest.iter()
-        .position(|&b| b == b'"' || b == b'\\')
-        .map(|found| at + found)
 }
 
 /// For eight bytes, a mark (the high bit) at the first byte that is `"` or `\`, and
@@ -751,23 +729,27 @@ mod tests {
     }
 
     #[test]
-    fn the_first_quote_or_backslash_is_found_at_any_place() {
+    fn a_plain_string_ends_at_its_quote_and_any_escape_or_control_is_seen_at_any_place() {
         for len in 0..40 {
             for at in 0..=len {
-                for (mark, other) in [(b'"', b'\\'), (b'\\', b'"')] {
-                    // Every byte value but the two around the mark, `other` after it.
+                for (mark, ends) in [(b'"', true), (b'\\', false), (0x1f, false), (0x00, false)] {
+                    // Every byte value but the quote, the backslash and the controls, and
+                    // each of those after the mark.
                     let mut bytes: Vec<u8> = (0..len)
                         .map(|i| match (i * 37 + 1) as u8 {
-                            b'"' | b'\\' => 0x80,
+                            b'"' | b'\\' | 0..0x20 => 0x80,
                             b => b,
                         })
                         .collect();
                     let expected = (at < len).then(|| {
                         bytes[at] = mark;
-                        bytes[(at + 1..len).last().unwrap_or(at)] = other;
+                        for (i, other) in (at + 1..len).zip([b'"', b'\\', b'\n'].iter().cycle()) {
+                            bytes[i] = *other;
+                        }
                         at
                     });
-                    assert_eq!(quote_or_backslash(&bytes), expected, "{bytes:?}");
+                    let expected = expected.filter(|_| ends);
+                    assert_eq!(plain_string_len(&bytes), expected, "{bytes:?}");
                 }
             }
         }

@@ -374,10 +374,10 @@ impl<'a> TapeNode<'a> {
             Entry::Bool(b) => Value::Bool(*b),
             Entry::Number(n) => Value::Number(n.clone()),
             Entry::String(s) => Value::String(s.to_string()),
-            Entry::Array { .. } => Value::Array(Items(*self, 0).map(|item| item.tree()).collect()),
+            Entry::Array { .. } => Value::Array(Items::of(*self).map(|item| item.tree()).collect()),
             Entry::Object { .. } => {
                 let mut map = Map::new();
-                for (name, value) in Members(*self, 0) {
+                for (name, value) in Members::of(*self) {
                     map.insert(name.to_owned(), value.tree());
                 }
                 Value::Object(map)
@@ -477,25 +477,56 @@ pub struct TapeObject<'a>(TapeNode<'a>);
 /// An array on a tape.
 pub struct TapeArray<'a>(TapeNode<'a>);
 
-/// An object's members: (name, value), from the tape index given on.
-pub struct Members<'a>(TapeNode<'a>, usize);
+/// An object's members, (name, value) in order.
+pub struct Members<'a> {
+    container: TapeNode<'a>,
+    /// Where the next member's name is.
+    at: usize,
+    /// Past the object's last entry.
+    end: usize,
+}
 
-/// An array's items, from the tape index given on.
-pub struct Items<'a>(TapeNode<'a>, usize);
+/// An array's items, in order.
+pub struct Items<'a> {
+    container: TapeNode<'a>,
+    /// Where the next item is.
+    at: usize,
+    /// Past the array's last entry.
+    end: usize,
+}
+
+impl<'a> Members<'a> {
+    fn of(object: TapeNode<'a>) -> Members<'a> {
+        Members {
+            container: object,
+            at: object.at + 1,
+            end: object.next(),
+        }
+    }
+}
+
+impl<'a> Items<'a> {
+    fn of(array: TapeNode<'a>) -> Items<'a> {
+        Items {
+            container: array,
+            at: array.at + 1,
+            end: array.next(),
+        }
+    }
+}
 
 impl<'a> Iterator for Members<'a> {
     type Item = (&'a str, TapeNode<'a>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let at = if self.1 == 0 { self.0.at + 1 } else { self.1 };
-        if at >= self.0.next() {
+        if self.at >= self.end {
             return None;
         }
-        let Entry::String(name) = &self.0.entries[at] else {
+        let Entry::String(name) = &self.container.entries[self.at] else {
             return None;
         };
-        let value = self.0.at(at + 1);
-        self.1 = value.next();
+        let value = self.container.at(self.at + 1);
+        self.at = value.next();
         Some((name.as_ref(), value))
     }
 }
@@ -504,12 +535,11 @@ impl<'a> Iterator for Items<'a> {
     type Item = TapeNode<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let at = if self.1 == 0 { self.0.at + 1 } else { self.1 };
-        if at >= self.0.next() {
+        if self.at >= self.end {
             return None;
         }
-        let item = self.0.at(at);
-        self.1 = item.next();
+        let item = self.container.at(self.at);
+        self.at = item.next();
         Some(item)
     }
 }
@@ -526,13 +556,13 @@ impl<'a> Object<'a, TapeJson> for TapeObject<'a> {
     /// The first member named `key`: a tape that names a member twice is not checked (see
     /// [`Tape::repeats_a_name`]).
     fn get(&self, key: &String) -> Option<TapeNode<'a>> {
-        Members(self.0, 0)
+        Members::of(self.0)
             .find(|(name, _)| *name == key.as_str())
             .map(|(_, value)| value)
     }
 
     fn members(&self) -> Members<'a> {
-        Members(self.0, 0)
+        Members::of(self.0)
     }
 }
 
@@ -545,7 +575,7 @@ impl<'a> Array<'a, TapeJson> for TapeArray<'a> {
     }
 
     fn elements(&self) -> Items<'a> {
-        Items(self.0, 0)
+        Items::of(self.0)
     }
 }
 
