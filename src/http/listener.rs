@@ -5,11 +5,17 @@
 //!
 //! hyper's own `header_read_timeout` starts when hyper begins waiting for a request, so it
 //! would also close idle keep-alive connections after the header timeout; here the two are
-//! separate, as in nginx (`client_header_timeout`, `keepalive_timeout`). Each connection has
-//! a watchdog that knows, from the bytes read and the requests in service, whether it is
-//! idle, receiving headers or busy, and drops the connection when the state's deadline
-//! passes. A busy connection (a request in service, or a response still being sent, such
-//! as an event stream) has no deadline here.
+//! separate, as in nginx (`client_header_timeout`, `keepalive_timeout`). Each connection is
+//! served by one task and watched by another, its supervisor, which knows from the bytes
+//! read and the requests in service whether it is idle, receiving headers or busy, and
+//! closes the connection when the state's deadline passes. A busy connection (a request in
+//! service, or a response still being sent, such as an event stream) has no deadline here.
+//!
+//! The supervisor is not told of each request: reads and requests only store times and
+//! counts, and it wakes at the soonest moment a deadline could fall, given what it saw
+//! when it last looked (at least once per the shorter of the two timeouts), and looks
+//! again. So a call costs no timer and no wake-up beyond the connection's own, and
+//! shutdown reaches the serving task through a flag it reads when polled.
 //!
 //! At the connection cap, the connection idle the longest is closed to make room (as nginx
 //! reuses idle keep-alive connections when it runs short); with none idle, the new
@@ -22,20 +28,21 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
+use futures_util::task::AtomicWaker;
 use hyper::body::{Frame, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
@@ -71,7 +78,7 @@ pub struct Connections {
     metrics: OnceLock<Arc<Metrics>>,
 }
 
-/// What the watchdog of one connection reads; written by its reads and its requests.
+/// What the supervisor of one connection reads; written by its reads and its requests.
 struct Conn {
     /// Requests in service, counting a response until its body has been sent.
     busy: AtomicUsize,
@@ -79,8 +86,6 @@ struct Conn {
     idle_since: AtomicU64,
     /// Milliseconds since the epoch of the first byte read since then; 0 when none.
     first_byte: AtomicU64,
-    /// Wakes the watchdog when the state changes.
-    changed: Notify,
     /// Set to close the connection to make room for a new one.
     evicted: CancellationToken,
 }
@@ -190,7 +195,6 @@ impl Connections {
             busy: AtomicUsize::new(0),
             idle_since: AtomicU64::new(self.now_ms()),
             first_byte: AtomicU64::new(0),
-            changed: Notify::new(),
             evicted: CancellationToken::new(),
         });
         self.open
@@ -207,67 +211,97 @@ impl Connections {
             .remove(&id);
     }
 
-    /// Resolves when `conn` has overstayed: idle too long, or too slow with its headers,
-    /// or evicted to make room.
-    async fn watchdog(&self, conn: &Conn, peer: SocketAddr) {
+    /// Watches `conn`, served by `serving`, until the connection ends, or closes it when
+    /// it has overstayed (idle too long, too slow with its headers, or evicted to make
+    /// room); asks `stop` to finish gracefully once `shutdown` changes.
+    async fn supervise(
+        &self,
+        conn: &Conn,
+        peer: SocketAddr,
+        mut serving: JoinHandle<()>,
+        shutdown: &mut watch::Receiver<()>,
+        stop: &Stop,
+    ) {
+        let mut stopping = false;
         loop {
-            let changed = conn.changed.notified();
-            let deadline = if conn.busy.load(Ordering::Acquire) > 0 {
-                None
-            } else {
-                match conn.first_byte.load(Ordering::Acquire) {
-                    0 => Some((
-                        conn.idle_since.load(Ordering::Acquire) + self.idle.as_millis() as u64,
-                        "idle",
-                    )),
-                    first => Some((first + self.header_read.as_millis() as u64, "header")),
-                }
-            };
-            let sleep = async {
-                match deadline {
-                    Some((at, _)) => {
-                        let wait = at.saturating_sub(self.now_ms());
-                        tokio::time::sleep(Duration::from_millis(wait)).await;
-                    }
-                    None => std::future::pending().await,
-                }
-            };
+            let now = self.now_ms();
+            let wait = self.next_look(conn, now).saturating_sub(now);
             tokio::select! {
+                _ = &mut serving => return,
                 () = conn.evicted.cancelled() => {
                     tracing::debug!(%peer, "closed an idle connection to make room for a new one");
-                    return;
+                    break;
                 }
-                () = changed => continue,
-                () = sleep => {
-                    // The state may have changed right at the deadline: look again.
-                    let busy = conn.busy.load(Ordering::Acquire) > 0;
-                    let first = conn.first_byte.load(Ordering::Acquire);
-                    let now = self.now_ms();
-                    let expired = match deadline {
-                        Some((_, "header")) => {
-                            !busy && first != 0 && now >= first + self.header_read.as_millis() as u64
-                        }
-                        Some(_) => {
-                            !busy
-                                && first == 0
-                                && now >= conn.idle_since.load(Ordering::Acquire)
-                                    + self.idle.as_millis() as u64
-                        }
-                        None => false,
-                    };
-                    if expired {
-                        let why = deadline.map(|(_, why)| why).unwrap_or_default();
-                        if why == "header" {
+                _ = shutdown.changed(), if !stopping => {
+                    stopping = true;
+                    stop.ask();
+                }
+                () = tokio::time::sleep(Duration::from_millis(wait)) => {
+                    match self.overstayed(conn) {
+                        Some("header") => {
                             self.record("header_timeout");
                             tracing::debug!(%peer, "closed a connection whose request headers did not arrive in time");
-                        } else {
-                            tracing::debug!(%peer, "closed an idle connection");
+                            break;
                         }
-                        return;
+                        Some(_) => {
+                            tracing::debug!(%peer, "closed an idle connection");
+                            break;
+                        }
+                        None => {}
                     }
                 }
             }
         }
+        serving.abort();
+        let _ = serving.await;
+    }
+
+    /// The soonest time (in [`Connections::now_ms`]) at which `conn` could overstay, judged
+    /// from its state at `now`: its state's deadline, or, since the state may change right
+    /// after `now`, `now` plus the shorter timeout, whichever comes first. (A request that
+    /// ends after `now` starts an idle time ending after `now + idle`; a first byte read
+    /// after `now` a header time ending after `now + header_read`.)
+    fn next_look(&self, conn: &Conn, now: u64) -> u64 {
+        let header_read = self.header_read.as_millis() as u64;
+        let idle = self.idle.as_millis() as u64;
+        let any_change = now + header_read.min(idle).max(1);
+        let deadline = if conn.busy.load(Ordering::Acquire) > 0 {
+            u64::MAX
+        } else {
+            match conn.first_byte.load(Ordering::Acquire) {
+                0 => conn.idle_since.load(Ordering::Acquire) + idle,
+                first => first + header_read,
+            }
+        };
+        deadline.min(any_change)
+    }
+
+    /// Why `conn` has overstayed now (`"idle"` or `"header"`), if it has.
+    fn overstayed(&self, conn: &Conn) -> Option<&'static str> {
+        if conn.busy.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        let now = self.now_ms();
+        match conn.first_byte.load(Ordering::Acquire) {
+            0 => (now >= conn.idle_since.load(Ordering::Acquire) + self.idle.as_millis() as u64)
+                .then_some("idle"),
+            first => (now >= first + self.header_read.as_millis() as u64).then_some("header"),
+        }
+    }
+}
+
+/// Asks one connection's serving task to finish its requests and close (hyper's graceful
+/// shutdown); its supervisor asks at server shutdown.
+#[derive(Default)]
+struct Stop {
+    asked: AtomicBool,
+    waker: AtomicWaker,
+}
+
+impl Stop {
+    fn ask(&self) {
+        self.asked.store(true, Ordering::Release);
+        self.waker.wake();
     }
 }
 
@@ -326,9 +360,10 @@ pub async fn serve(
     connections: Arc<Connections>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let graceful = GracefulShutdown::new();
-    // Separate from `graceful`: a connection joins that only once it speaks HTTP, and a
-    // TLS handshake in progress at shutdown should end now, not after HANDSHAKE_TIMEOUT.
+    // Every supervisor holds a receiver: a change asks its connection to finish, and the
+    // last one dropped ends the shutdown.
+    let (graceful, _) = watch::channel(());
+    // A TLS handshake in progress at shutdown should end now, not after HANDSHAKE_TIMEOUT.
     let handshakes = CancellationToken::new();
     let mut shutdown = std::pin::pin!(shutdown);
     while let Some((tcp, peer)) = next_connection(&listener, shutdown.as_mut()).await {
@@ -337,9 +372,9 @@ pub async fn serve(
             continue;
         };
         let service = app.clone();
-        // The watcher is taken here, before the spawn, so a shutdown that starts while the
-        // task is still handshaking is not missed.
-        let watcher = graceful.watcher();
+        // The receiver is taken here, before the spawn, so a shutdown that starts before
+        // the supervisor first runs is not missed.
+        let shutdown = graceful.subscribe();
         let connection = Connection {
             tcp,
             peer,
@@ -349,7 +384,7 @@ pub async fn serve(
         };
         let handshakes = handshakes.clone();
         tokio::spawn(async move {
-            connection.serve(watcher, handshakes).await;
+            connection.supervise(shutdown, handshakes).await;
             drop(slot);
         });
     }
@@ -358,7 +393,8 @@ pub async fn serve(
     // backlog while the open ones drain.
     drop(listener);
     handshakes.cancel();
-    graceful.shutdown().await;
+    let _ = graceful.send(());
+    graceful.closed().await;
     Ok(())
 }
 
@@ -398,10 +434,22 @@ struct Connection {
 }
 
 impl Connection {
-    /// Serves the connection until it closes, the watchdog drops it, or (in a TLS
-    /// handshake) `handshakes` is cancelled at shutdown; `watcher` lets graceful shutdown
-    /// finish its requests.
-    async fn serve(self, watcher: Watcher, handshakes: CancellationToken) {
+    /// Serves the connection in a task of its own and supervises it until it closes;
+    /// `shutdown` asks it to finish its requests, `handshakes` ends a TLS handshake.
+    async fn supervise(self, mut shutdown: watch::Receiver<()>, handshakes: CancellationToken) {
+        let connections = self.connections.clone();
+        let peer = self.peer;
+        let (id, conn) = connections.register();
+        let stop = Arc::new(Stop::default());
+        let serving = tokio::spawn(self.serve(conn.clone(), stop.clone(), handshakes));
+        connections
+            .supervise(&conn, peer, serving, &mut shutdown, &stop)
+            .await;
+        connections.unregister(id);
+    }
+
+    /// Serves the connection until it closes, finishing its requests once `stop` asks.
+    async fn serve(self, conn: Arc<Conn>, stop: Arc<Stop>, handshakes: CancellationToken) {
         let Connection {
             tcp,
             peer,
@@ -409,7 +457,6 @@ impl Connection {
             tls,
             connections,
         } = self;
-        let (id, conn) = connections.register();
         let io = Watched {
             inner: tcp,
             conn: conn.clone(),
@@ -418,35 +465,46 @@ impl Connection {
         let tracked = Tracked {
             app: service,
             peer: ConnectInfo(peer),
-            conn: conn.clone(),
-            connections: connections.clone(),
+            conn,
+            connections,
             unread: Arc::default(),
         };
-        let served = async {
-            match tls {
-                None => {
-                    let http = builder().serve_connection(TokioIo::new(io), tracked);
-                    watcher.watch(http).await
-                }
-                Some(acceptor) => {
-                    let Some(stream) = handshake(&acceptor, io, peer, &handshakes).await else {
-                        return Ok(());
-                    };
-                    let http = builder().serve_connection(TokioIo::new(stream), tracked);
-                    watcher.watch(http).await
-                }
+        let served = match tls {
+            None => serve_http(TokioIo::new(io), tracked, &stop).await,
+            Some(acceptor) => {
+                let Some(stream) = handshake(&acceptor, io, peer, &handshakes).await else {
+                    return;
+                };
+                serve_http(TokioIo::new(stream), tracked, &stop).await
             }
         };
-        tokio::select! {
-            served = served => {
-                if let Err(error) = served {
-                    tracing::debug!(%peer, %error, "connection ended with an error");
-                }
-            }
-            () = connections.watchdog(&conn, peer) => {}
+        if let Err(error) = served {
+            tracing::debug!(%peer, %error, "connection ended with an error");
         }
-        connections.unregister(id);
     }
+}
+
+/// HTTP/1.1 on `io` until the connection closes; once `stop` asks, no new request is read
+/// and the connection closes after the one in service.
+async fn serve_http<IO>(io: IO, service: Tracked, stop: &Stop) -> hyper::Result<()>
+where
+    IO: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let mut http = std::pin::pin!(builder().serve_connection(io, service));
+    let mut asked = false;
+    std::future::poll_fn(|cx| {
+        if !asked {
+            // One atomic exchange a poll when the task's waker is unchanged, where a
+            // channel's receiver would lock.
+            stop.waker.register(cx.waker());
+            if stop.asked.load(Ordering::Acquire) {
+                asked = true;
+                http.as_mut().graceful_shutdown();
+            }
+        }
+        http.as_mut().poll(cx)
+    })
+    .await
 }
 
 /// The TLS handshake of a connection, within [`HANDSHAKE_TIMEOUT`]; `None` when it failed,
@@ -477,7 +535,7 @@ where
     }
 }
 
-/// HTTP/1.1 with hyper's own header timeout off: the watchdog keeps the time.
+/// HTTP/1.1 with hyper's own header timeout off: the supervisor keeps the time.
 fn builder() -> http1::Builder {
     let mut builder = http1::Builder::new();
     builder.header_read_timeout(None);
@@ -515,7 +573,6 @@ impl AsyncRead for Watched {
         {
             let now = self.connections.now_ms();
             self.conn.first_byte.store(now, Ordering::Release);
-            self.conn.changed.notify_one();
         }
         polled
     }
@@ -575,7 +632,6 @@ impl Drop for Busy {
                 .idle_since
                 .store(self.connections.now_ms(), Ordering::Release);
             self.conn.first_byte.store(0, Ordering::Release);
-            self.conn.changed.notify_one();
         }
     }
 }
@@ -590,7 +646,6 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Tracked 
 
     fn call(&self, request: hyper::Request<hyper::body::Incoming>) -> Self::Future {
         self.conn.busy.fetch_add(1, Ordering::AcqRel);
-        self.conn.changed.notify_one();
         let busy = Busy {
             conn: self.conn.clone(),
             connections: self.connections.clone(),
@@ -641,7 +696,13 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     async fn start(connections: Arc<Connections>) -> (SocketAddr, CancellationToken) {
-        let app = Router::new().route("/", get(|| async { "ok" }));
+        let app = Router::new().route("/", get(|| async { "ok" })).route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_millis(2500)).await;
+                "late"
+            }),
+        );
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let stop = CancellationToken::new();
@@ -683,5 +744,52 @@ mod tests {
             "the oldest idle connection was closed"
         );
         assert!(connections.open() <= 2);
+    }
+
+    /// Sends `GET path` on `stream` and reads the answer's status line.
+    async fn get_on(stream: &mut TcpStream, path: &str) -> String {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut status = [0u8; 12];
+        stream.read_exact(&mut status).await.expect("an answer");
+        String::from_utf8_lossy(&status).into_owned()
+    }
+
+    #[tokio::test]
+    async fn each_deadline_holds_though_the_supervisor_is_never_told_of_a_request() {
+        // Idle 1 s, headers 60 s: a kept-alive connection is closed about 1 s after its
+        // answer, though the supervisor last looked while the request was in service.
+        let connections =
+            Connections::with_limits(Duration::from_secs(60), Duration::from_secs(1), 8);
+        let (addr, _stop) = start(connections).await;
+        let mut kept = TcpStream::connect(addr).await.expect("connect");
+        assert_eq!(get_on(&mut kept, "/").await, "HTTP/1.1 200");
+        assert!(closed_within(&mut kept, Duration::from_millis(2500)).await);
+
+        // Headers 1 s, idle 60 s: after an answer, headers begun on the same connection
+        // and never finished are cut about 1 s after their first byte.
+        let connections =
+            Connections::with_limits(Duration::from_secs(1), Duration::from_secs(60), 8);
+        let (addr, _stop) = start(connections).await;
+        let mut slow = TcpStream::connect(addr).await.expect("connect");
+        assert_eq!(get_on(&mut slow, "/").await, "HTTP/1.1 200");
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        slow.write_all(b"GET / HTTP/1.1\r\nHost: loc")
+            .await
+            .expect("write");
+        let begun = Instant::now();
+        assert!(closed_within(&mut slow, Duration::from_millis(3000)).await);
+        let cut = begun.elapsed();
+        assert!(
+            cut >= Duration::from_millis(900) && cut < Duration::from_millis(2000),
+            "cut {cut:?} after the headers began, not after the 1 s header timeout"
+        );
+
+        // A request in service longer than both timeouts keeps its connection open.
+        let connections =
+            Connections::with_limits(Duration::from_secs(1), Duration::from_secs(1), 8);
+        let (addr, _stop) = start(connections).await;
+        let mut busy = TcpStream::connect(addr).await.expect("connect");
+        assert_eq!(get_on(&mut busy, "/slow").await, "HTTP/1.1 200");
     }
 }
