@@ -107,6 +107,18 @@ fn hot_path(c: &mut Criterion) {
     c.bench_function("map_response/addPet_json_from_text", |b| {
         b.iter(|| response::to_result("petstore", black_box(&answer), &shape, &check).is_error)
     });
+    // The same with escapes in its strings, as in most real answers' descriptions.
+    let mut escaped = pet();
+    escaped["name"] = json!("doggie \"Rex\"\nline two\tend");
+    escaped["tags"][0]["name"] = json!("friendly\r\n");
+    let body = serde_json::to_vec(&escaped).expect("json");
+    let answer = HttpResponse {
+        body: &body,
+        ..answer
+    };
+    c.bench_function("map_response/addPet_escaped_json_from_text", |b| {
+        b.iter(|| response::to_result("petstore", black_box(&answer), &shape, &check).is_error)
+    });
 
     let call = serde_json::to_vec(&json!({
         "jsonrpc": "2.0", "id": 42, "method": "tools/call",

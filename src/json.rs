@@ -193,8 +193,9 @@ pub fn compact_value_len(value: &Value) -> usize {
 /// `text` itself when it is exactly what [`compact`] would write for `parsed`, the value
 /// serde_json read from it; `None` when that cannot be told in one pass over the bytes.
 /// An API's answer is usually compact already: its text is then the result's text without
-/// writing the tree again. Told in one pass: no whitespace outside strings, no escape in a
-/// string (serde_json writes back only the escapes it must), only numbers that read and
+/// writing the tree again. Told in one pass: no whitespace outside strings, in strings no
+/// control character and only the escapes serde_json writes ([`canonical_string_len`]:
+/// `\n`, not `\u000a`; `/`, not `\/`), only numbers that read and
 /// write back as they are ([`plain_number`]), and as many members in `parsed` as names in
 /// the text (a repeated name keeps one member).
 pub fn compact_as_read<'t>(text: &'t [u8], parsed: &Value) -> Option<&'t str> {
@@ -213,7 +214,7 @@ fn plain_names(text: &[u8]) -> Option<usize> {
         at += match byte {
             b'"' => {
                 let inside = text.get(at + 1..)?;
-                plain_string_len(inside)? + 2
+                canonical_string_len(inside)?.0 + 2
             }
             b':' => {
                 names += 1;
@@ -275,26 +276,102 @@ pub(crate) fn plain_number(text: &[u8]) -> Option<usize> {
 }
 
 /// The length of a JSON string's contents, `bytes` starting after its opening quote, when
-/// serde_json writes it back as it is: up to the closing quote, no escape and no control
-/// character. `None` for any other string (or no closing quote).
-pub(crate) fn plain_string_len(bytes: &[u8]) -> Option<usize> {
+/// serde_json writes it back as it is: up to the closing quote, with no control character,
+/// and with an escape only where serde_json writes one ([`canonical_escape_len`]); and
+/// whether it has an escape. `None` for any other string (or no closing quote).
+#[inline]
+pub(crate) fn canonical_string_len(bytes: &[u8]) -> Option<(usize, bool)> {
+    let found = first_special(bytes)?;
+    if bytes[found] == b'"' {
+        return Some((found, false));
+    }
+    escaped_string_len(bytes, found).map(|len| (len, true))
+}
+
+/// [`canonical_string_len`] of contents whose first `\\` or control character is at `found`.
+#[cold]
+fn escaped_string_len(bytes: &[u8], mut found: usize) -> Option<usize> {
+    loop {
+        match bytes[found] {
+            b'"' => return Some(found),
+            b'\\' => {
+                let next = found + 1 + canonical_escape_len(&bytes[found + 1..])?;
+                found = next + first_special(bytes.get(next..)?)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The length of the escape `after` (the bytes after a backslash) starts with, when it is
+/// one serde_json writes: `\"` and `\\`, `\b`, `\f`, `\n`, `\r` and `\t`, and `\u00xx` (lowercase)
+/// for the other control characters. (It writes no other character escaped: not `/`, not
+/// one beyond ASCII.)
+fn canonical_escape_len(after: &[u8]) -> Option<usize> {
+    let lower_hex = |b: u8| match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        _ => None,
+    };
+    match *after.first()? {
+        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => Some(1),
+        b'u' => {
+            let [b'0', b'0', high, low] = *after.get(1..5)? else {
+                return None;
+            };
+            let control = lower_hex(high)? << 4 | lower_hex(low)?;
+            (control < 0x20 && !matches!(control, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)).then_some(5)
+        }
+        _ => None,
+    }
+}
+
+/// The characters of string contents whose every escape is one [`canonical_escape_len`]
+/// accepts; `None` for any other escape.
+pub(crate) fn unescape_canonical(contents: &str) -> Option<String> {
+    let mut out = String::with_capacity(contents.len());
+    let mut rest = contents;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escape = rest.get(at + 1..)?;
+        let (character, len) = match *escape.as_bytes().first()? {
+            b'b' => ('\u{8}', 1),
+            b'f' => ('\u{c}', 1),
+            b'n' => ('\n', 1),
+            b'r' => ('\r', 1),
+            b't' => ('\t', 1),
+            b'u' => (
+                char::from(u8::from_str_radix(escape.get(3..5)?, 16).ok()?),
+                5,
+            ),
+            other => (char::from(other), 1),
+        };
+        out.push(character);
+        rest = escape.get(len..)?;
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// Where the first `"`, `\` or control character of `bytes` is, eight bytes at a time.
+#[inline]
+fn first_special(bytes: &[u8]) -> Option<usize> {
     let mut chunks = bytes.chunks_exact(8);
     let mut at = 0;
     for chunk in &mut chunks {
         let marks = escape_marks(chunk);
         if marks != 0 {
             // The lowest mark is sure (see `quote_or_backslash_marks`).
-            let found = at + marks.trailing_zeros() as usize / 8;
-            return (bytes[found] == b'"').then_some(found);
+            return Some(at + marks.trailing_zeros() as usize / 8);
         }
         at += 8;
     }
     let rest = chunks.remainder();
-    let found = at
-        + rest
+    Some(
+        at + rest
             .iter()
-            .position(|&b| b < 0x20 || b == b'"' || b == b'\\')?;
-    (bytes[found] == b'"').then_some(found)
+            .position(|&b| b < 0x20 || b == b'"' || b == b'\\')?,
+    )
 }
 
 /// For eight bytes, a mark (the high bit) at the first byte that is `"` or `\`, and
@@ -637,6 +714,8 @@ mod tests {
             "{\"\":\"\",\"emoji\":\"✓ \u{7f}\"}",
             "[true,false,null]",
             r#"{"price":9.99,"rate":-0.25,"tiny":0.00001234,"pi":3.14159265358979}"#,
+            // The escapes serde_json writes.
+            r#"{"say":"\"hi\"\\\n\t\u0001","a\nb":[]}"#,
         ] {
             assert_eq!(as_read(text), Some(text), "{text}");
         }
@@ -649,11 +728,10 @@ mod tests {
             r#"{"a": 1}"#,
             " {}",
             "[1,\n2]",
-            // Escapes: serde_json writes `\/` and `\u00e9` differently, and keeps `\"`,
-            // which this pass does not tell apart.
+            // Escapes serde_json writes differently: `\/`, `\u00e9`, `\u000a` (`\n`).
             r#"{"a":"x\/y"}"#,
             r#"{"a":"caf\u00e9"}"#,
-            r#"{"a":"say \"hi\""}"#,
+            r#"{"a":"two\u000alines"}"#,
             // Numbers serde_json reads as floats, or writes back as another number.
             "1.0",
             "1e3",
@@ -729,7 +807,7 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_string_ends_at_its_quote_and_any_escape_or_control_is_seen_at_any_place() {
+    fn a_string_ends_at_its_quote_and_a_control_or_a_foreign_escape_is_seen_at_any_place() {
         for len in 0..40 {
             for at in 0..=len {
                 for (mark, ends) in [(b'"', true), (b'\\', false), (0x1f, false), (0x00, false)] {
@@ -749,10 +827,53 @@ mod tests {
                         at
                     });
                     let expected = expected.filter(|_| ends);
-                    assert_eq!(plain_string_len(&bytes), expected, "{bytes:?}");
+                    // After a backslash: `\"` (an escape serde_json writes), then `\` and a
+                    // raw newline (one it does not).
+                    assert_eq!(
+                        canonical_string_len(&bytes).map(|(len, _)| len),
+                        expected,
+                        "{bytes:?}"
+                    );
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_string_keeps_exactly_the_escapes_serde_json_writes() {
+        let every_control: String = (0u8..0x20).map(char::from).collect();
+        for text in [
+            "plain",
+            "a \"quoted\" \\ back\u{8}\u{c}\n\r\t",
+            every_control.as_str(),
+            "é ü \u{7f} /",
+            "",
+        ] {
+            let written = serde_json::to_string(text).expect("a string");
+            let inside = &written.as_bytes()[1..];
+            let (len, escaped) = canonical_string_len(inside).expect(&written);
+            assert_eq!(len, written.len() - 2, "{written}");
+            assert_eq!(escaped, written.contains('\\'), "{written}");
+            assert_eq!(
+                unescape_canonical(&written[1..written.len() - 1]).as_deref(),
+                Some(text)
+            );
+        }
+        // Valid JSON that serde_json writes otherwise.
+        for foreign in [
+            r#"\/""#,
+            r#"\u00e9""#,
+            r#"\u000a""#,
+            r#"\u001F""#,
+            r#"\u0041""#,
+            r#"\ud83d\ude00""#,
+            r#"\u0020""#,
+        ] {
+            assert_eq!(canonical_string_len(foreign.as_bytes()), None, "{foreign}");
+        }
+        assert_eq!(canonical_string_len(br#"\u001f""#), Some((6, true)));
+        assert_eq!(canonical_string_len(br#"\"#), None);
+        assert_eq!(canonical_string_len(br#"\u00"#), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use jsonschema::json::{Array, Json, Node, NodeIdentity, Object};
 use jsonschema::types::JsonType;
 use serde_json::{Map, Number, Value};
 
-use crate::json::{plain_number, plain_string_len};
+use crate::json::{canonical_string_len, plain_number, unescape_canonical};
 
 /// One JSON value on a tape. A container is followed by its items, an object's members each
 /// as its name (a [`Entry::String`]) then its value.
@@ -52,7 +52,9 @@ pub struct TapeJson;
 
 impl<'t> Tape<'t> {
     /// `text` on a tape when it is JSON written compact as serde_json writes a value read
-    /// from it: no whitespace, no escape in a string, numbers that read and write back as
+    /// from it: no whitespace, in strings only the escapes serde_json writes
+    /// ([`canonical_string_len`]: such a string is unescaped into a `String` of its own,
+    /// the others are borrowed), numbers that read and write back as
     /// they are ([`plain_number`]), at most [`DEPTH`] containers deep. `None` for any other
     /// text, valid JSON or not (serde_json reads it and says why). A value that names a
     /// member twice is read with both ([`Tape::repeats_a_name`]).
@@ -185,7 +187,7 @@ impl<'t> Compact<'t> {
         let entry = match self.byte()? {
             b'{' => return self.object(),
             b'[' => return self.array(),
-            b'"' => Entry::String(Cow::Borrowed(self.string()?)),
+            b'"' => Entry::String(self.string()?),
             b't' => self.literal("true", Entry::Bool(true))?,
             b'f' => self.literal("false", Entry::Bool(false))?,
             b'n' => self.literal("null", Entry::Null)?,
@@ -202,14 +204,19 @@ impl<'t> Compact<'t> {
         })
     }
 
-    /// A string's contents, borrowed; the reader past its closing quote.
-    fn string(&mut self) -> Option<&'t str> {
+    /// A string's contents, borrowed unless it has escapes; the reader past its closing
+    /// quote.
+    fn string(&mut self) -> Option<Cow<'t, str>> {
         self.expect(b'"')?;
-        let length = plain_string_len(&self.text.as_bytes()[self.at..])?;
+        let (length, escaped) = canonical_string_len(&self.text.as_bytes()[self.at..])?;
         // Between two quotes, both ASCII: on character boundaries.
         let contents = self.text.get(self.at..self.at + length)?;
         self.at += length + 1;
-        Some(contents)
+        if escaped {
+            unescaped(contents)
+        } else {
+            Some(Cow::Borrowed(contents))
+        }
     }
 
     /// A number as serde_json reads it: an integer as a `u64` or `i64` (at most 18 digits),
@@ -287,8 +294,8 @@ impl<'t> Compact<'t> {
     fn member(&mut self) -> Option<()> {
         let name = self.string()?;
         let index = u32::try_from(self.tape.entries.len()).ok()?;
-        self.names.push((fingerprint(name), index));
-        self.tape.entries.push(Entry::String(Cow::Borrowed(name)));
+        self.names.push((fingerprint(&name), index));
+        self.tape.entries.push(Entry::String(name));
         self.expect(b':')?;
         self.value()
     }
@@ -321,6 +328,12 @@ impl<'t> Compact<'t> {
             .chunk_by(|a, b| a.0 == b.0)
             .any(|run| run.len() > 1 && pairwise(run))
     }
+}
+
+/// String contents with escapes, as the string they stand for.
+#[cold]
+fn unescaped(contents: &str) -> Option<Cow<'_, str>> {
+    unescape_canonical(contents).map(Cow::Owned)
 }
 
 /// A name's length and first bytes: two names of different fingerprints differ.
@@ -591,6 +604,8 @@ mod tests {
             r#"[1,-2,123456789012345678,-123456789012345678,0.1,-0.5,0,0.00001,[],{},[[{}]]]"#,
             r#""é ✓ 🦀 plain""#,
             r#"{"":{"a":[{"b":"c"}]}}"#,
+            // The escapes serde_json writes, in values and names.
+            r#"{"body":"line\none\r\n\"quoted\" \\ tab\t\u0000\u001f é","a\"b":1,"a\\b":2}"#,
             "null",
             "0",
         ];
@@ -612,8 +627,10 @@ mod tests {
             r#"{"a": 1}"#,
             " 1",
             "1 ",
-            r#""a\"b""#,
             r#""\u00e9""#,
+            r#""\/""#,
+            r#""\u000a""#,
+            r#""\u001F""#,
             "1.0",
             "1e5",
             "1.5E3",
