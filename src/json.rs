@@ -326,33 +326,6 @@ fn canonical_escape_len(after: &[u8]) -> Option<usize> {
     }
 }
 
-/// The characters of string contents whose every escape is one [`canonical_escape_len`]
-/// accepts; `None` for any other escape.
-pub(crate) fn unescape_canonical(contents: &str) -> Option<String> {
-    let mut out = String::with_capacity(contents.len());
-    let mut rest = contents;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let escape = rest.get(at + 1..)?;
-        let (character, len) = match *escape.as_bytes().first()? {
-            b'b' => ('\u{8}', 1),
-            b'f' => ('\u{c}', 1),
-            b'n' => ('\n', 1),
-            b'r' => ('\r', 1),
-            b't' => ('\t', 1),
-            b'u' => (
-                char::from(u8::from_str_radix(escape.get(3..5)?, 16).ok()?),
-                5,
-            ),
-            other => (char::from(other), 1),
-        };
-        out.push(character);
-        rest = escape.get(len..)?;
-    }
-    out.push_str(rest);
-    Some(out)
-}
-
 /// Where the first `"`, `\` or control character of `bytes` is, eight bytes at a time.
 #[inline]
 fn first_special(bytes: &[u8]) -> Option<usize> {
@@ -854,10 +827,6 @@ mod tests {
             let (len, escaped) = canonical_string_len(inside).expect(&written);
             assert_eq!(len, written.len() - 2, "{written}");
             assert_eq!(escaped, written.contains('\\'), "{written}");
-            assert_eq!(
-                unescape_canonical(&written[1..written.len() - 1]).as_deref(),
-                Some(text)
-            );
         }
         // Valid JSON that serde_json writes otherwise.
         for foreign in [

@@ -16,7 +16,7 @@ use jsonschema::json::{Array, Json, Node, NodeIdentity, Object};
 use jsonschema::types::JsonType;
 use serde_json::{Map, Number, Value};
 
-use crate::json::{canonical_string_len, plain_number, unescape_canonical};
+use crate::json::{canonical_string_len, plain_number};
 
 /// One JSON value on a tape. A container is followed by its items, an object's members each
 /// as its name (a [`Entry::String`]) then its value.
@@ -211,9 +211,10 @@ impl<'t> Compact<'t> {
         let (length, escaped) = canonical_string_len(&self.text.as_bytes()[self.at..])?;
         // Between two quotes, both ASCII: on character boundaries.
         let contents = self.text.get(self.at..self.at + length)?;
+        let quoted = self.text.get(self.at - 1..self.at + length + 1)?;
         self.at += length + 1;
         if escaped {
-            unescaped(contents)
+            unescaped(quoted)
         } else {
             Some(Cow::Borrowed(contents))
         }
@@ -330,10 +331,10 @@ impl<'t> Compact<'t> {
     }
 }
 
-/// String contents with escapes, as the string they stand for.
+/// A string with escapes, quotes included, as serde_json reads it.
 #[cold]
-fn unescaped(contents: &str) -> Option<Cow<'_, str>> {
-    unescape_canonical(contents).map(Cow::Owned)
+fn unescaped(quoted: &str) -> Option<Cow<'_, str>> {
+    serde_json::from_str::<String>(quoted).ok().map(Cow::Owned)
 }
 
 /// A name's length and first bytes: two names of different fingerprints differ.
