@@ -1,6 +1,7 @@
 //! The allocator: mimalloc, which the binary installs as the global allocator
 //! ([`MiMalloc`]) and tunes at start ([`return_freed_memory_sooner`]), and the benchmarks
-//! too, so they measure what ships. Owns nothing else; imports nothing of the crate.
+//! too, so they measure what ships; and [`pinned`], how the call path boxes its futures.
+//! Owns nothing else; imports nothing of the crate.
 
 use libmimalloc_sys as mi;
 
@@ -79,4 +80,16 @@ pub fn return_freed_memory_sooner() {
             mi::mi_option_set(PURGE_DELAY, 10);
         }
     }
+}
+
+/// The future `make` returns, boxed and pinned, written straight into its allocation.
+///
+/// `Box::pin(future)` builds the future on the stack and copies all of it into the box,
+/// whatever state it starts in: a future is as large as its largest state, and a call's are
+/// kilobytes (the front's 7.9 KB, the upstream exchange's 6 KB). Those copies were a third
+/// of the 81 KB a `tools/call` moved with `memcpy` (bench/README.md, 2026-11-30: "Futures
+/// boxed in place"). Built inside `Box::write`, the future is made where it stays.
+#[inline(always)]
+pub fn pinned<F: std::future::Future>(make: impl FnOnce() -> F) -> std::pin::Pin<Box<F>> {
+    Box::into_pin(Box::write(Box::new_uninit(), make()))
 }

@@ -63,7 +63,9 @@ impl App {
         match &self.mcp {
             Some(mcp) if request.uri().path() == MCP_PATH => {
                 let mcp = mcp.clone();
-                Either::Right(Box::pin(async move { Ok(mcp.serve(request).await) }))
+                Either::Right(crate::alloc::pinned(move || async move {
+                    Ok(mcp.serve(request).await)
+                }))
             }
             _ => Either::Left(self.router.clone().call(request)),
         }

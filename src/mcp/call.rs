@@ -326,7 +326,8 @@ impl ServerState {
     /// is moved whole. Boxed in a statement of its own, away from the `.await`: a future
     /// kept in a local of the caller, or built in the statement that awaits it, takes room
     /// in the caller's future even once moved into a box (its storage lives on across the
-    /// `.await`), and each layer above grows by it.
+    /// `.await`), and each layer above grows by it. Built in its box
+    /// ([`crate::alloc::pinned`]), not on the stack and copied there.
     fn run_boxed<'a, 'b: 'a>(
         &'a self,
         snapshot: &'a super::Snapshot,
@@ -337,7 +338,7 @@ impl ServerState {
             Option<Progress>,
         ),
     ) -> futures_util::future::BoxFuture<'a, Ran> {
-        Box::pin(self.run(snapshot, call, sending, running))
+        crate::alloc::pinned(|| self.run(snapshot, call, sending, running))
     }
 
     /// Runs a resolved call to its end: sends it ([`ServerState::prepare_confirm_send`]) while
@@ -368,20 +369,24 @@ impl ServerState {
             // Nothing to tell: no channels for a status, no timer; and nothing to wait for
             // but the answer when the call cannot be cancelled.
             None => {
-                let sending = self.prepare_confirm_send(
-                    snapshot,
-                    call.name,
-                    arguments,
-                    &incoming,
-                    (asker, long_running),
-                );
-                // Not pinned in this future and polled through `&mut`: measured, that
-                // made this future (boxed by `run_boxed`) many times larger.
+                let sending = || {
+                    self.prepare_confirm_send(
+                        snapshot,
+                        call.name,
+                        arguments,
+                        &incoming,
+                        (asker, long_running),
+                    )
+                };
+                // Made where it is awaited, not in a local moved there: the move copied
+                // all 4 KB of it. Not pinned in this future and polled through `&mut`
+                // either: measured, that made this future (boxed by `run_boxed`) many
+                // times larger.
                 match cancelled {
-                    None => Some((sending.await, false)),
+                    None => Some((sending().await, false)),
                     Some(cancelled) => tokio::select! {
                         biased;
-                        outcome = sending => Some((outcome, false)),
+                        outcome = sending() => Some((outcome, false)),
                         () = cancelled.cancelled() => None,
                     },
                 }
@@ -391,13 +396,15 @@ impl ServerState {
                 let sending = (arguments, incoming, asker, long_running);
                 // Boxed in a statement of its own (see `run_boxed`): a call without progress,
                 // nearly every one, does not carry this future's size.
-                let telling: futures_util::future::BoxFuture<'_, _> = Box::pin(self.run_telling(
-                    snapshot,
-                    call.name,
-                    sending,
-                    (cancelled, progress),
-                    workflow,
-                ));
+                let telling: futures_util::future::BoxFuture<'_, _> = crate::alloc::pinned(|| {
+                    self.run_telling(
+                        snapshot,
+                        call.name,
+                        sending,
+                        (cancelled, progress),
+                        workflow,
+                    )
+                });
                 telling.await
             }
         };

@@ -281,7 +281,7 @@ impl Service<Request<Body>> for SdkFront {
             lenient_accept(&mut request);
         }
         let client = client_of(&request);
-        Box::pin(async move { Ok(steps.route(sdk, request, client).await) })
+        crate::alloc::pinned(move || async move { Ok(steps.route(sdk, request, client).await) })
     }
 }
 

@@ -61,7 +61,7 @@ impl MockUpstream {
         // The mock never redirects, so no note compares origins.
         let origin = String::new();
         Exchanged {
-            answer: Ok(Received {
+            answer: Ok(Box::new(Received {
                 status: mocked.status,
                 reason,
                 content_type: mocked.content_type,
@@ -76,7 +76,7 @@ impl MockUpstream {
                 result_location: None,
                 link: None,
                 validators: Default::default(),
-            }),
+            })),
             attempts: 0,
             upstream: None,
             bytes_sent: request.body.as_ref().map_or(0, |b| b.len() as u64),

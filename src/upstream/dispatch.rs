@@ -563,7 +563,7 @@ impl Dispatcher {
         &self,
         finish: &Finish<'_>,
         exchanged: Exchanged,
-        failed: Option<(Received, String)>,
+        failed: Option<(Box<Received>, String)>,
     ) -> Called {
         let Exchanged {
             answer,

@@ -43,7 +43,9 @@ pub struct Outgoing<'a> {
 
 /// What an exchange did: the answer (or why there is none) and what went over the wire.
 pub struct Exchanged {
-    pub answer: Result<Received, Failure>,
+    /// Boxed: the answer is moved up through every layer of the exchange's futures, and
+    /// at 500 bytes each move cost a copy.
+    pub answer: Result<Box<Received>, Failure>,
     /// Requests sent, retries included (0 when none went on the wire).
     pub attempts: u32,
     /// Time from the first send to the body read, retries included.

@@ -47,9 +47,9 @@ pub enum Polled {
     /// Still going.
     Running(Pending),
     /// Its final answer (or why there is none): mapped like any answer.
-    Finished(Result<Received, Failure>),
+    Finished(Result<Box<Received>, Failure>),
     /// The monitor says it failed (or was cancelled): its answer and the status it gave.
-    Failed(Received, String),
+    Failed(Box<Received>, String),
 }
 
 /// The longest wait between two polls, whatever `Retry-After` asks.
@@ -278,7 +278,7 @@ async fn get(
     url: &Url,
     deadline: Instant,
     totals: &mut Exchanged,
-) -> Result<Received, Failure> {
+) -> Result<Box<Received>, Failure> {
     let credentials = followable(tool, settings, url).map_err(Failure::Refused)?;
     let request = HttpRequest {
         method: Method::Get,

@@ -158,7 +158,7 @@ impl HttpExchange {
         settings: &UpstreamSettings,
         timeout: Duration,
         (wire, context): (&Mutex<Wire>, &CallContext),
-    ) -> Result<Received, String> {
+    ) -> Result<Box<Received>, String> {
         let started = Instant::now();
         // A request carrying an idempotency key is safe to send again whatever its method:
         // the upstream acts on that key once.
@@ -304,7 +304,7 @@ fn outbound(
 
 impl Exchange for HttpExchange {
     fn exchange<'a>(&'a self, outgoing: Outgoing<'a>) -> BoxFuture<'a, Exchanged> {
-        Box::pin(self.call(outgoing))
+        crate::alloc::pinned(|| self.call(outgoing))
     }
 }
 
@@ -318,7 +318,7 @@ struct Wire {
 /// Reads at most `cap` bytes (decoded bytes, for a compressed body). Past the cap the rest
 /// is drained only to count it, and only up to 16 times the cap: beyond that the count is
 /// a lower bound and reading stops.
-async fn read(mut response: Answer, cap: u64) -> Result<Received, String> {
+async fn read(mut response: Answer, cap: u64) -> Result<Box<Received>, String> {
     let (mut received, coding) = head(&response);
     let declared = response.content_length();
     let coding = match coding {
@@ -359,7 +359,7 @@ async fn read(mut response: Answer, cap: u64) -> Result<Received, String> {
 
 /// What an answer's status line and headers say, before its body is read: a [`Received`]
 /// without a body, and the body's content coding (`Err`: one restmcp cannot decode).
-fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
+fn head(response: &Answer) -> (Box<Received>, Result<Option<Coding>, String>) {
     let status = response.status;
     let heads = Heads::of(&response.headers);
     let header = |value: Option<&HeaderValue>| {
@@ -402,7 +402,7 @@ fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
         .then(|| header(heads.retry_after))
         .flatten()
         .map(|v| v.chars().take(64).collect());
-    let received = Received {
+    let received = Box::new(Received {
         status: status.as_u16(),
         reason: status.canonical_reason().unwrap_or("").to_string(),
         content_type,
@@ -421,7 +421,7 @@ fn head(response: &Answer) -> (Received, Result<Option<Coding>, String>) {
             header(heads.last_modified).as_deref(),
             header(heads.cache_control).as_deref(),
         ),
-    };
+    });
     (received, coding)
 }
 
@@ -471,11 +471,11 @@ impl<'a> Heads<'a> {
 /// decoder's ratio limit stopping a bomb at once.
 async fn read_encoded(
     mut response: Answer,
-    mut received: Received,
+    mut received: Box<Received>,
     coding: Coding,
     cap: u64,
     declared: Option<u64>,
-) -> Result<Received, String> {
+) -> Result<Box<Received>, String> {
     let mut decoder = Decoder::new(coding, cap);
     let mut wire: u64 = 0;
     let mut complete = true;

@@ -85,7 +85,7 @@ impl Exchange for Scripted {
                     .map(|(_, v)| v.to_string())
             };
             Exchanged {
-                answer: Ok(Received {
+                answer: Ok(Box::new(Received {
                     status,
                     reason: String::new(),
                     content_type: (!body.is_empty()).then(|| "application/json".to_string()),
@@ -100,7 +100,7 @@ impl Exchange for Scripted {
                     result_location: None,
                     link: None,
                     validators: Default::default(),
-                }),
+                })),
                 attempts: 1,
                 upstream: None,
                 bytes_sent: 0,
