@@ -209,14 +209,13 @@ impl<'t> Compact<'t> {
     fn string(&mut self) -> Option<Cow<'t, str>> {
         self.expect(b'"')?;
         let (length, escaped) = canonical_string_len(&self.text.as_bytes()[self.at..])?;
-        // Between two quotes, both ASCII: on character boundaries.
-        let contents = self.text.get(self.at..self.at + length)?;
+        // From quote to quote, both ASCII: on character boundaries.
         let quoted = self.text.get(self.at - 1..self.at + length + 1)?;
         self.at += length + 1;
         if escaped {
             unescaped(quoted)
         } else {
-            Some(Cow::Borrowed(contents))
+            quoted.get(1..quoted.len() - 1).map(Cow::Borrowed)
         }
     }
 
