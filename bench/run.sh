@@ -93,6 +93,13 @@ start_upstream "$work" "$upstream_port" "    upstream items {
             proxy_pass http://items/items/42;
         }
     }"
+# The one nginx worker (worker_processes 1) serves the upstream and the proxy alike.
+for _ in $(seq 100); do
+    nginx_worker="$(pgrep -P "$(cat "$work/nginx.pid" 2>/dev/null || echo 0)" | head -1 || true)"
+    [[ -n $nginx_worker ]] && break
+    sleep 0.05
+done
+[[ -n $nginx_worker ]] || die "nginx started no worker"
 
 # beside_api: the [apis] table of BESIDE, when set: loaded and listed, never called.
 beside_api() {
@@ -134,22 +141,31 @@ mcp="http://127.0.0.1:$mcp_port/mcp"
 
 # --- load ----------------------------------------------------------------------------------
 
-# wrk LABEL CONNECTIONS URL [env...]: prints "rps p50_ms p99_ms requests" and checks errors.
+# cpu_ticks PID: the user and system time PID has used, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# wrk LABEL CONNECTIONS URL [env...]: prints "label rps p50_ms p99_ms requests restmcp_us
+# nginx_us" and checks errors. The last two are the CPU time (user and system) restmcp and
+# the nginx worker used during the run, in µs per request: a share of proxy_pass depends on
+# the machine (how its CPU runs user code against the kernel's), CPU per call travels better.
 run_wrk() {
-    local label="$1" connections="$2" url="$3" threads=1 out
+    local label="$1" connections="$2" url="$3" threads=1 out r0 n0 r1 n1
     shift 3
     (( connections > 1 )) && threads=2
+    r0="$(cpu_ticks "$restmcp_pid")"; n0="$(cpu_ticks "$nginx_worker")"
     out="$(env "$@" wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s "$work/script.lua" "$url")"
+    r1="$(cpu_ticks "$restmcp_pid")"; n1="$(cpu_ticks "$nginx_worker")"
     echo "$out" >"$work/wrk-$label.txt"
     if grep -q "Non-2xx\|Socket errors" <<<"$out"; then
         echo "$out" >&2; die "$label: wrk saw errors"
     fi
-    awk -v label="$label" '
+    awk -v label="$label" -v restmcp="$((r1 - r0))" -v nginx="$((n1 - n0))" -v hz="$(getconf CLK_TCK)" '
         function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+        function us(ticks) { return requests > 0 ? ticks * 1e6 / hz / requests : 0 }
         $1 == "50%" { p50 = ms($2) } $1 == "99%" { p99 = ms($2) }
         $1 == "Requests/sec:" { rps = $2 }
         / requests in / { requests = $1 }
-        END { printf "%s %.0f %.3f %.3f %d\n", label, rps, p50, p99, requests }' <<<"$out"
+        END { printf "%s %.0f %.3f %.3f %d %.2f %.2f\n", label, rps, p50, p99, requests, us(restmcp), us(nginx) }' <<<"$out"
 }
 
 ok_calls() {
@@ -214,17 +230,28 @@ if [[ $only == load ]]; then
     "$python" - "$rss_serve" "${results[@]}" <<'PY'
 import statistics, sys
 rss, *lines = sys.argv[1:]
-rounds = {}
+rounds, cpu = {}, {}
 for line in lines:
-    label, rps, p50, p99, requests = line.split()
+    label, rps, p50, p99, requests, restmcp_us, nginx_us = line.split()
     print(f"load {label} {rps} {p50} {p99}")
     rounds.setdefault(label, []).append((float(rps), float(p50), float(p99)))
+    cpu.setdefault(label, []).append((float(restmcp_us), float(nginx_us)))
 if len(rounds["proxy-c32"]) > 1:
     # Each round's share of proxy_pass at 32 in flight, then the medians.
     for mode in ("session", "stateless"):
         shares = [100 * r[0] / p[0] for r, p in zip(rounds[f"{mode}-c32"], rounds["proxy-c32"])]
         print(f"load share-{mode}-c32 " + " ".join(f"{s:.1f}" for s in shares)
               + f" median {statistics.median(shares):.1f}")
+# CPU per call at 32 in flight, µs (user and system): the proxy's own is its worker's during
+# the proxy run less the same worker's per request answered directly (the upstream's part).
+for c in (1, 32):
+    proxy = [p[1] - d[1] for p, d in zip(cpu[f"proxy-c{c}"], cpu[f"direct-c{c}"])]
+    figures = {"proxy": proxy, "upstream": [d[1] for d in cpu[f"direct-c{c}"]]}
+    for mode in ("session", "stateless"):
+        figures[mode] = [r[0] for r in cpu[f"{mode}-c{c}"]]
+    print(f"cpu-c{c} " + " ".join(f"{name} {statistics.median(v):.2f}" for name, v in figures.items())
+          + " " + " ".join(f"{mode}/proxy {statistics.median(a / b for a, b in zip(figures[mode], proxy) if b > 0):.2f}"
+                           for mode in ("session", "stateless") if any(b > 0 for b in proxy)))
 print(f"load rss {rss}")
 PY
     exit 0
@@ -263,9 +290,11 @@ done
 import json, statistics, sys
 rss, stdio, list_line, startup_file, *lines = sys.argv[1:]
 rounds = {}
+cpu = {}
 for line in lines:
-    label, rps, p50, p99, requests = line.split()
+    label, rps, p50, p99, requests, restmcp_us, nginx_us = line.split()
     rounds.setdefault(label, []).append((float(rps), float(p50), float(p99)))
+    cpu.setdefault(label, []).append((float(restmcp_us), float(nginx_us)))
 # With ROUNDS, each figure is the median of its rounds.
 rows = {label: tuple(statistics.median(r[i] for r in runs) for i in range(3))
         for label, runs in rounds.items()}
@@ -284,6 +313,12 @@ for c in (1, 32):
         ratio = f"{100 * r[0] / direct[0]:.0f}% rps" if c > 1 else f"+{r[1] - direct[1]:.3f} ms"
         name = "nginx proxy_pass" if mode == "proxy" else "restmcp " + mode
         print(f"{name:<16} c{c:<4}{r[0]:>10.0f}{r[1]:>10.3f}{r[2]:>10.3f}{ratio:>12}")
+proxy = [p[1] - d[1] for p, d in zip(cpu["proxy-c32"], cpu["direct-c32"])]
+session = [r[0] for r in cpu["session-c32"]]
+stateless = [r[0] for r in cpu["stateless-c32"]]
+print(f"CPU per call at 32 in flight (user and system): nginx proxy_pass {statistics.median(proxy):.1f} µs "
+      f"(its worker less the upstream's part), restmcp session {statistics.median(session):.1f} µs, "
+      f"stateless {statistics.median(stateless):.1f} µs")
 print(f"restmcp serve peak RSS: {rss} MB")
 print(stdio)
 print(list_line)
