@@ -11,7 +11,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
 use futures_util::future::Either;
@@ -63,9 +62,7 @@ impl App {
         match &self.mcp {
             Some(mcp) if request.uri().path() == MCP_PATH => {
                 let mcp = mcp.clone();
-                Either::Right(crate::alloc::pinned(move || async move {
-                    Ok(mcp.serve(request).await)
-                }))
+                Either::Right(crate::alloc::pinned(move || mcp.serve(request)))
             }
             _ => Either::Left(self.router.clone().call(request)),
         }
@@ -96,17 +93,17 @@ impl From<Router> for App {
 }
 
 impl McpRoute {
-    async fn serve(&self, request: Request) -> Response {
+    /// [`guard::admit`] around the front, its two halves called here so that the request
+    /// moves once, into the front's call (each future it passed through copied it).
+    async fn serve(self: Arc<Self>, mut request: Request) -> Result<Response, Infallible> {
         if let Some(refused) = guard::host_problem(&request) {
-            return refused;
+            return Ok(refused);
         }
-        let mut front = self.front.clone();
-        guard::admit(&self.guard, request, |request: Request<Body>| async move {
-            front
-                .call(request)
-                .await
-                .unwrap_or_else(|never: Infallible| match never {})
-        })
-        .await
+        if let Err(refused) = guard::admit_request(&self.guard, &mut request).await {
+            return Ok(refused);
+        }
+        let mut response = self.front.clone().call(request).await?;
+        guard::challenge_scope(&self.guard, &mut response);
+        Ok(response)
     }
 }
