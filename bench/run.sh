@@ -20,7 +20,8 @@
 #    For scale it also measures nginx itself as a reverse proxy to the upstream, sent the
 #    same tools/call requests: a proxy doing no MCP work at all, so the most any adapter
 #    between the load tool and the upstream could reach on this machine.
-#    restmcp's /metrics must count every call as ok, or the run fails.
+#    restmcp's /metrics must count every call as ok, or the run fails. Each run also
+#    reads the CPU time restmcp and the nginx worker used (/proc), printed per call.
 # 3. stdio: a pipelined client (bench/stdio.py) keeps 32 calls in flight over stdin.
 # 4. tools/list of the GitHub API over HTTP (bench/list_http.py), cold and warm.
 # 5. Start-up (bench/startup.py): process start to the first complete tools/list, the warm
@@ -242,7 +243,7 @@ if len(rounds["proxy-c32"]) > 1:
         shares = [100 * r[0] / p[0] for r, p in zip(rounds[f"{mode}-c32"], rounds["proxy-c32"])]
         print(f"load share-{mode}-c32 " + " ".join(f"{s:.1f}" for s in shares)
               + f" median {statistics.median(shares):.1f}")
-# CPU per call at 32 in flight, µs (user and system): the proxy's own is its worker's during
+# CPU per call at 1 and 32 in flight, µs (user and system): the proxy's own is its worker's during
 # the proxy run less the same worker's per request answered directly (the upstream's part).
 for c in (1, 32):
     proxy = [p[1] - d[1] for p, d in zip(cpu[f"proxy-c{c}"], cpu[f"direct-c{c}"])]
