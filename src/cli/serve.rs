@@ -53,6 +53,7 @@ async fn open_store(config: &Config) -> anyhow::Result<Arc<crate::store::Store>>
 }
 
 async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let baseline = watch_baseline(&config, global).await;
     let loaded = load::load(&config).await?;
     warn_skipped(&loaded);
     let summary = ApiSummary::of(&loaded, &config);
@@ -68,7 +69,8 @@ async fn serve_stdio(config: Config, global: &GlobalArgs) -> anyhow::Result<Exit
         summary.totals()
     );
     summary.write_apis(&mut banner);
-    spawn_reloader(&config, global, &shared, inputs, &shutdown, &mut banner).await;
+    let watched = (inputs, baseline);
+    spawn_reloader(&config, global, &shared, watched, &shutdown, &mut banner).await;
     crate::telemetry::writer::flush();
     eprint!("{banner}");
     let served = mcp::stdio::serve(shared, config.server.max_request_bytes)
@@ -103,6 +105,7 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
             listener, app, control, shutdown, threads,
         ))
     };
+    let baseline = watch_baseline(&config, global).await;
     let loaded = tokio::select! {
         loaded = load::load(&config) => loaded,
         _ = shutdown.cancelled() => {
@@ -133,7 +136,16 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
     );
     let mut banner = banner(&config.server, &control, address, &summary);
     summary.write_apis(&mut banner);
-    spawn_reloader(&config, global, &shared, inputs, &control.stop, &mut banner).await;
+    let watched = (inputs, baseline);
+    spawn_reloader(
+        &config,
+        global,
+        &shared,
+        watched,
+        &control.stop,
+        &mut banner,
+    )
+    .await;
     if config.server.auth.is_none() && config.server.oauth.is_none() && !address.ip().is_loopback()
     {
         banner.push_str(&format!(
@@ -213,15 +225,28 @@ fn banner(
 /// Longest the start waits for hot reload's first look at the files and URLs it watches.
 const WATCH_BASELINE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// When hot reload is on, its look at the files the configuration names, taken before they
+/// are loaded (see [`spawn_reloader`]).
+async fn watch_baseline(config: &Config, global: &GlobalArgs) -> Option<crate::reload::Baseline> {
+    if !config.reload.enabled {
+        return None;
+    }
+    let planned = load::planned_inputs(config);
+    let set = crate::reload::watch_set(&global.config, &global.overrides(), &planned);
+    Some(crate::reload::Baseline::take(&set).await)
+}
+
 /// Starts hot reload when it is on, and says so in the banner. Returns once the watcher
 /// has taken its baselines (at most [`WATCH_BASELINE_WAIT`]), so that an edit made after
-/// the banner is always a change it sees: before, an edit in the moments between the load
-/// and the watcher's first look became its baseline and was never reloaded.
+/// the banner is always a change it sees. The files the configuration names keep the
+/// `baseline` taken before the load: an edit made while they loaded is reloaded at once
+/// (taken after the load, the edited file would have been the baseline, and never
+/// reloaded). Files found while loading (those a spec's `$ref`s name) get theirs now.
 async fn spawn_reloader(
     config: &Config,
     global: &GlobalArgs,
     shared: &Arc<ServerState>,
-    inputs: crate::load::Inputs,
+    (inputs, baseline): (crate::load::Inputs, Option<crate::reload::Baseline>),
     stop: &CancellationToken,
     banner: &mut String,
 ) {
@@ -236,7 +261,7 @@ async fn spawn_reloader(
     };
     // The files' loop and the URLs' loop each report their first baselines.
     let (ready, mut baselines) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(reloader.run(inputs, stop.clone(), Some(ready)));
+    tokio::spawn(reloader.run(inputs, stop.clone(), Some(ready), baseline));
     let both = async {
         for _ in 0..2 {
             if baselines.recv().await.is_none() {

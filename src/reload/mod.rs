@@ -129,17 +129,39 @@ const MIN_URL_TIMEOUT: Duration = Duration::from_secs(10);
 /// any time through `set` (after a reload the set of files may differ) without producing
 /// a spurious trigger. If `set`'s sender is dropped, the last set stays watched.
 ///
-/// The first look at each path and URL is its baseline. Start this before loading the
-/// configuration and specs it watches: a change between the baseline and the load then
-/// causes one needless reload instead of going unnoticed.
+/// The first look at each path and URL is its baseline, unless `baseline` holds one taken
+/// earlier. Take that [`Baseline`] before loading the configuration and specs it watches:
+/// a change made while they load then causes one reload, where a first look after the load
+/// would take the changed file as its baseline and never reload it. URLs are polled with
+/// `client`, or the shared client ([`crate::http_client::shared`]), built at the first URL.
 pub async fn watch(
     set: tokio::sync::watch::Receiver<WatchSet>,
     settings: WatchSettings,
-    client: reqwest::Client,
+    client: Option<reqwest::Client>,
     tx: mpsc::Sender<Trigger>,
     shutdown: CancellationToken,
+    baseline: Option<Baseline>,
 ) {
-    watch_reporting(set, settings, client, tx, shutdown, None).await;
+    watch_reporting(set, settings, client, tx, shutdown, None, baseline).await;
+}
+
+/// The files and directories of a [`WatchSet`] looked at once, before what they hold is
+/// loaded: the baselines [`watch`] compares with (its URLs get theirs when they are first
+/// polled).
+pub struct Baseline(FileWatch);
+
+impl Baseline {
+    /// Looks at `set`'s files and directories, on the blocking pool.
+    pub async fn take(set: &WatchSet) -> Baseline {
+        let mut files = FileWatch::new(set);
+        let looked = tokio::task::spawn_blocking(move || {
+            files.poll();
+            files
+        })
+        .await;
+        // Only a panic in the look gets here: the watcher's first look takes the baselines.
+        Baseline(looked.unwrap_or_else(|_| FileWatch::new(set)))
+    }
 }
 
 /// Tells whoever waits (the start, before its banner; tests) that a loop has taken its
@@ -157,10 +179,11 @@ fn report_ready(ready: &Ready) {
 async fn watch_reporting(
     set: tokio::sync::watch::Receiver<WatchSet>,
     settings: WatchSettings,
-    client: reqwest::Client,
+    client: Option<reqwest::Client>,
     tx: mpsc::Sender<Trigger>,
     shutdown: CancellationToken,
     ready: Ready,
+    baseline: Option<Baseline>,
 ) {
     let stop = shutdown.child_token();
     let (url_tx, url_rx) = mpsc::channel(64);
@@ -173,7 +196,7 @@ async fn watch_reporting(
         ready.clone(),
     );
     let files = async {
-        poll_files(set, settings, url_rx, tx, stop.clone(), ready).await;
+        poll_files(set, settings, url_rx, tx, stop.clone(), ready, baseline).await;
         // The trigger receiver is gone: nothing to poll URLs for either.
         stop.cancel();
     };
@@ -209,21 +232,32 @@ async fn poll_files(
     tx: mpsc::Sender<Trigger>,
     stop: CancellationToken,
     ready: Ready,
+    baseline: Option<Baseline>,
 ) {
     let interval = settings.file_interval.clamp(MIN_INTERVAL, MAX_INTERVAL);
     let settle = settings.settle.min(MAX_INTERVAL);
     let max_settle = settle * MAX_SETTLE_FACTOR;
     let mut current = set.borrow_and_update().clone();
-    let mut files = FileWatch::new(&current);
-    // The first look sets the baseline.
-    let Some((polled, _)) = poll_blocking(files, &current, &stop).await else {
+    let mut pending: Option<Pending> = None;
+    // The first look sets the baselines, but of paths an earlier baseline has: for them it
+    // may show a change, made while what they hold was loading.
+    let mut files = match baseline {
+        Some(Baseline(mut files)) => {
+            files.retarget(&current);
+            files
+        }
+        None => FileWatch::new(&current),
+    };
+    let Some((polled, changed)) = poll_blocking(files, &current, &stop).await else {
         return;
     };
     files = polled;
+    if changed {
+        Pending::mark(&mut pending);
+    }
     report_ready(&ready);
     let mut tick = tokio::time::interval_at(Instant::now() + interval, interval);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let mut pending: Option<Pending> = None;
     let mut set_open = true;
     let mut urls_open = true;
     loop {
@@ -335,7 +369,7 @@ struct UrlState {
 async fn poll_urls(
     mut set: tokio::sync::watch::Receiver<WatchSet>,
     interval: Duration,
-    client: reqwest::Client,
+    client: Option<reqwest::Client>,
     changes: mpsc::Sender<String>,
     stop: CancellationToken,
     ready: Ready,
@@ -345,7 +379,7 @@ async fn poll_urls(
     retarget_urls(&mut urls, &set.borrow_and_update().urls);
     // The first round takes the baselines.
     let round = UrlRound {
-        client: &client,
+        client: client.as_ref(),
         changes: &changes,
         stop: &stop,
         timeout,
@@ -384,7 +418,8 @@ async fn poll_urls(
 
 /// One pass over the watched URLs.
 struct UrlRound<'a> {
-    client: &'a reqwest::Client,
+    /// The client to poll with; `None`: the shared one ([`crate::http_client::shared`]).
+    client: Option<&'a reqwest::Client>,
     changes: &'a mpsc::Sender<String>,
     stop: &'a CancellationToken,
     timeout: Duration,
@@ -425,21 +460,27 @@ fn retarget_urls(urls: &mut BTreeMap<String, UrlState>, wanted: &[String]) {
 
 /// One conditional GET; true if the body differs from the last one seen.
 async fn poll_url(
-    client: &reqwest::Client,
+    client: Option<&reqwest::Client>,
     url: &str,
     state: &mut UrlState,
     timeout: Duration,
 ) -> bool {
-    let mut request = client.get(url).timeout(timeout);
-    if state.hash.is_some() {
-        if let Some(etag) = &state.etag {
-            request = request.header(IF_NONE_MATCH, etag.clone());
-        }
-        if let Some(last_modified) = &state.last_modified {
-            request = request.header(IF_MODIFIED_SINCE, last_modified.clone());
-        }
-    }
     let outcome = async {
+        // The shared client is built at the first URL polled: building it reads the
+        // system's certificates, which a start that watches only files need not wait for.
+        let client = match client {
+            Some(client) => client,
+            None => crate::http_client::shared()?,
+        };
+        let mut request = client.get(url).timeout(timeout);
+        if state.hash.is_some() {
+            if let Some(etag) = &state.etag {
+                request = request.header(IF_NONE_MATCH, etag.clone());
+            }
+            if let Some(last_modified) = &state.last_modified {
+                request = request.header(IF_MODIFIED_SINCE, last_modified.clone());
+            }
+        }
         let describe = |e: reqwest::Error| crate::http_client::describe_error(&e);
         let mut response = request.send().await.map_err(describe)?;
         let status = response.status();

@@ -46,12 +46,15 @@ pub fn watch_set(config_path: &Path, overrides: &Overrides, inputs: &Inputs) -> 
 impl Reloader {
     /// Watches `inputs` (and SIGHUP) and reloads on every change until `shutdown`; `ready`
     /// hears each time a loop of the watcher has taken its baselines (the files' and the
-    /// URLs' loops, at start and after each change of what is watched).
+    /// URLs' loops, at start and after each change of what is watched). Files in
+    /// `baseline`, taken before `inputs` were loaded, are compared with it: one changed
+    /// since then is reloaded at once.
     pub async fn run(
         mut self,
         inputs: Inputs,
         shutdown: CancellationToken,
         ready: Option<mpsc::UnboundedSender<()>>,
+        baseline: Option<super::Baseline>,
     ) {
         let settings = WatchSettings {
             file_interval: std::time::Duration::from_millis(self.config.reload.interval_ms),
@@ -63,20 +66,14 @@ impl Reloader {
         let (tx, mut rx) = mpsc::channel(4);
         let (set_tx, set_rx) =
             watch::channel(watch_set(&self.config_path, &self.overrides, &inputs));
-        let client = match crate::http_client::shared() {
-            Ok(client) => client.clone(),
-            Err(e) => {
-                tracing::error!("hot reload is off: cannot build an HTTP client: {e}");
-                return;
-            }
-        };
         tokio::spawn(super::watch_reporting(
             set_rx,
             settings,
-            client,
+            None,
             tx.clone(),
             shutdown.clone(),
             ready,
+            baseline,
         ));
         tokio::spawn(super::on_hangup(tx, shutdown.clone()));
         loop {

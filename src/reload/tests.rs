@@ -37,6 +37,15 @@ struct Watcher {
 impl Watcher {
     /// Starts watching `set` and returns once the baselines are taken.
     async fn start(set: WatchSet, settings: WatchSettings) -> Watcher {
+        Watcher::start_from(set, settings, None).await
+    }
+
+    /// Like [`Watcher::start`], comparing the files in `baseline` with it.
+    async fn start_from(
+        set: WatchSet,
+        settings: WatchSettings,
+        baseline: Option<Baseline>,
+    ) -> Watcher {
         crate::http_client::install_crypto_provider();
         let client = reqwest::Client::builder()
             .no_proxy()
@@ -49,10 +58,11 @@ impl Watcher {
         let task = tokio::spawn(watch_reporting(
             set_rx,
             settings,
-            client,
+            Some(client),
             tx,
             shutdown.clone(),
             Some(ready_tx),
+            baseline,
         ));
         let mut watcher = Watcher {
             set: set_tx,
@@ -129,6 +139,30 @@ async fn an_edit_triggers_once_naming_the_file() {
     write(&spec, "openapi: 3.1.0\n");
     assert_eq!(watcher.next().await, changed(&[&spec]));
     watcher.assert_quiet().await;
+    watcher.stop().await;
+}
+
+/// What the start does: the baseline of the files the configuration names is taken before
+/// the load, and the watcher starts after it with every file the load read.
+#[tokio::test]
+async fn a_file_changed_since_an_earlier_baseline_triggers_and_a_new_file_gets_its_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = dir.path().join("spec.yaml");
+    let referenced = dir.path().join("schemas.yaml");
+    let untouched = dir.path().join("overlay.yaml");
+    write(&spec, "openapi: 3.0.3\n");
+    write(&referenced, "schemas: {}\n");
+    write(&untouched, "tools: {}\n");
+    let baseline = Baseline::take(&files(&[&spec, &untouched])).await;
+    // Edited while loading.
+    write(&spec, "openapi: 3.1.0\n");
+    let all = files(&[&spec, &referenced, &untouched]);
+    let mut watcher = Watcher::start_from(all, fast(), Some(baseline)).await;
+    assert_eq!(watcher.next().await, changed(&[&spec]));
+    watcher.assert_quiet().await;
+
+    write(&referenced, "schemas: {a: {}}\n");
+    assert_eq!(watcher.next().await, changed(&[&referenced]));
     watcher.stop().await;
 }
 

@@ -222,3 +222,84 @@ async fn editing_yaml_changes_the_tools_of_a_running_server_and_broken_yaml_chan
     let _ = client.cancel().await;
     let _ = binary.child.kill().await;
 }
+
+/// Serves `spec` at `/echo.yaml`, holding every answer until the gate opens; the receiver
+/// counts the requests that arrived.
+async fn gated_spec(
+    spec: String,
+) -> (
+    String,
+    tokio::sync::watch::Sender<bool>,
+    tokio::sync::watch::Receiver<usize>,
+) {
+    let (gate, opened) = tokio::sync::watch::channel(false);
+    let (asked, asks) = tokio::sync::watch::channel(0usize);
+    let app = axum::Router::new().route(
+        "/echo.yaml",
+        axum::routing::get(move || {
+            let mut opened = opened.clone();
+            let asked = asked.clone();
+            let spec = spec.clone();
+            async move {
+                asked.send_modify(|n| *n += 1);
+                let _ = opened.wait_for(|open| *open).await;
+                spec
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/echo.yaml", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, gate, asks)
+}
+
+/// An overlay edited while the server is still loading is reloaded: the watcher's baseline
+/// of the files the configuration names is taken before the load, not after it (when the
+/// edited file became the baseline and the edit was never served). The spec is a URL that
+/// answers only when the test lets it, and the overlays are read before the spec is
+/// fetched, so the edit falls between the two.
+#[tokio::test]
+async fn an_overlay_edited_while_the_server_loads_is_reloaded() {
+    restmcp::http_client::install_crypto_provider();
+    let upstream = upstream::start().await;
+    let spec = std::fs::read_to_string(crate::support::fixture("echo-api.yaml")).expect("spec");
+    let (spec_url, gate, mut asks) = gated_spec(spec).await;
+    let config = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[loading]\nallow_private_addresses = true\n\
+         [apis.echo]\nspec = \"{spec_url}\"\nbase_url = \"{}\"\noverlays = [\"echo.overlay.yaml\"]\n\
+         [reload]\ninterval_ms = 100\n",
+        upstream.url()
+    );
+    let dir = project(&config, &[("echo.overlay.yaml", FIRST_OVERLAY)]);
+    let start = Binary::start(dir.path());
+    let edit = async {
+        tokio::time::timeout(Duration::from_secs(20), asks.wait_for(|n| *n >= 1))
+            .await
+            .expect("the load asks for the spec")
+            .expect("the spec server runs");
+        std::fs::write(dir.path().join("echo.overlay.yaml"), SECOND_OVERLAY).expect("edit");
+        gate.send_replace(true);
+    };
+    let (binary, ()) = tokio::join!(start, edit);
+    let reloaded = binary
+        .wait_for_log("1 added (hello)", Duration::from_secs(5))
+        .await;
+    assert!(
+        reloaded,
+        "the edit made while loading is reloaded; log:\n{}",
+        binary.log()
+    );
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(binary.url.clone()))
+            .await
+            .expect("initialize");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert!(
+        tools.iter().any(|t| t.name == "hello"),
+        "the edited overlay's tool is served: {:?}",
+        tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()
+    );
+    let _ = client.cancel().await;
+}
