@@ -105,9 +105,13 @@ async fn serve_http(config: Config, global: &GlobalArgs) -> anyhow::Result<ExitC
             listener, app, control, shutdown, threads,
         ))
     };
-    let baseline = watch_baseline(&config, global).await;
+    let mut baseline = None;
+    let loading = async {
+        baseline = watch_baseline(&config, global).await;
+        load::load(&config).await
+    };
     let loaded = tokio::select! {
-        loaded = load::load(&config) => loaded,
+        loaded = loading => loaded,
         _ = shutdown.cancelled() => {
             control.stop.cancel();
             return Ok(ExitCode::SUCCESS);
@@ -233,7 +237,20 @@ async fn watch_baseline(config: &Config, global: &GlobalArgs) -> Option<crate::r
     }
     let planned = load::planned_inputs(config);
     let set = crate::reload::watch_set(&global.config, &global.overrides(), &planned);
-    Some(crate::reload::Baseline::take(&set).await)
+    let taken = tokio::time::timeout(WATCH_BASELINE_WAIT, crate::reload::Baseline::take(&set));
+    match taken.await {
+        Ok(baseline) => Some(baseline),
+        // A file that does not answer (a hung network mount): loading decides what
+        // happens; the watcher looks after the load, as it did before it looked first.
+        Err(_) => {
+            tracing::warn!(
+                "hot reload had not looked at the files it watches {} s after start; it \
+                 looks once they are loaded, and an edit made before then may go unnoticed",
+                WATCH_BASELINE_WAIT.as_secs()
+            );
+            None
+        }
+    }
 }
 
 /// Starts hot reload when it is on, and says so in the banner. Returns once the watcher
