@@ -239,19 +239,9 @@ async fn poll_files(
     let max_settle = settle * MAX_SETTLE_FACTOR;
     let mut current = set.borrow_and_update().clone();
     let mut pending: Option<Pending> = None;
-    // The first look sets the baselines, but of paths an earlier baseline has: for them it
-    // may show a change, made while what they hold was loading.
-    let mut files = match baseline {
-        Some(Baseline(mut files)) => {
-            files.retarget(&current);
-            files
-        }
-        None => FileWatch::new(&current),
-    };
-    let Some((polled, changed)) = poll_blocking(files, &current, &stop).await else {
+    let Some((mut files, changed)) = first_look(baseline, &current, &stop).await else {
         return;
     };
-    files = polled;
     if changed {
         Pending::mark(&mut pending);
     }
@@ -328,6 +318,24 @@ async fn poll_files(
             }
         }
     }
+}
+
+/// The watcher's first look at `current`: it sets the baselines, but of paths `baseline`
+/// has, for which it may show a change, made while what they hold was loading. `None` when
+/// `stop` came first.
+async fn first_look(
+    baseline: Option<Baseline>,
+    current: &WatchSet,
+    stop: &CancellationToken,
+) -> Option<(FileWatch, bool)> {
+    let files = match baseline {
+        Some(Baseline(mut files)) => {
+            files.retarget(current);
+            files
+        }
+        None => FileWatch::new(current),
+    };
+    poll_blocking(files, current, stop).await
 }
 
 /// [`FileWatch::poll`] on the blocking pool: the watch and whether anything changed, or
