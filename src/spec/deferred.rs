@@ -198,11 +198,10 @@ pub fn parse_document(
 /// The document is read once, each deferred entry kept as the text it was read as; then
 /// every entry is checked on every core (a pass over the whole text again: done as the
 /// document was read, it was about half of what GitHub's start spent on one core), and
-/// minified on this thread, in the document's order (quick, and the texts are allocated as
-/// they were when each was minified as it was read). An entry
-/// that names another document is built at once, and where it stands decides what the
-/// skeleton holds; a document with one is read again, an entry at a time, as before
-/// (such documents are few and small).
+/// minified on this thread (quick; minified on the other threads, the texts would live in
+/// their allocators' pages). An entry that names another document is built at once, and
+/// where it stands decides what the skeleton holds; a document with one is read again, an
+/// entry at a time, as before (such documents are few and small).
 fn parse(bytes: &[u8]) -> Option<(Value, Deferred)> {
     let mut raws = Vec::new();
     let (root, deferred) = read(bytes, Some(&mut raws))?;
@@ -210,18 +209,9 @@ fn parse(bytes: &[u8]) -> Option<(Value, Deferred)> {
     if accepted.contains(&false) {
         return None;
     }
-    // In the document's order, as they were read: path items are dropped in that order
-    // once their tools are made, and texts allocated in another order (the maps') left
-    // pages partly used and GitHub's peak RSS 1.3 MB higher.
-    let mut in_order: Vec<Option<&Lazy>> = vec![None; raws.len()];
-    for lazy in deferred.all() {
-        *in_order.get_mut(lazy.raw)? = Some(lazy);
-    }
     let mut names_another = false;
-    for (lazy, raw) in in_order.into_iter().zip(&raws) {
-        if let Some(lazy) = lazy {
-            names_another |= lazy.keep(raw)?;
-        }
+    for lazy in deferred.all() {
+        names_another |= lazy.keep(raws.get(lazy.raw)?)?;
     }
     match names_another {
         false => Some((root, deferred)),
